@@ -1,0 +1,55 @@
+/*
+ * st.h - libst, a C library for safetensors checkpoints.
+ *
+ * A safetensors file is laid out as
+ *
+ *   [u64 little-endian N][N bytes of JSON header][data buffer]
+ *
+ * The JSON header is one object. Each key but "__metadata__" names a tensor:
+ *
+ *   {"__metadata__": {"format": "pt"},
+ *    "wte.weight": {"dtype": "F32", "shape": [50257, 768],
+ *                   "data_offsets": [0, 154389504]}, ...}
+ *
+ * data_offsets [BEGIN, END) count from the start of the data buffer (byte
+ * 8 + N of the file), not from the start of the file. Data is little-endian,
+ * C order, with no alignment. "__metadata__" maps strings to strings.
+ *
+ * This is the one header a user includes. It pulls in:
+ *   st/error.h   status codes, st_error, st_strerror
+ *   st/dtype.h   the dtype table and F64/F32/F16/BF16 conversion
+ *   st/file.h    reading and validating one file (mmap or memory)
+ *   st/writer.h  writing one file: streaming, canonical, atomic
+ *   st/index.h   shard indexes and snapshots opened as one checkpoint
+ *
+ * The library never prints and never exits; it keeps no global mutable
+ * state, so distinct handles may be used from distinct threads.
+ */
+#ifndef ST_H
+#define ST_H
+
+#define ST_VERSION_MAJOR 0
+#define ST_VERSION_MINOR 1
+#define ST_VERSION_PATCH 0
+#define ST_VERSION_NUMBER \
+	(ST_VERSION_MAJOR * 10000 + ST_VERSION_MINOR * 100 + ST_VERSION_PATCH)
+#define ST_VERSION_STRING "0.1.0"
+
+#include "st/error.h"
+#include "st/dtype.h"
+#include "st/file.h"
+#include "st/writer.h"
+#include "st/index.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of the library that is linked, e.g. "0.1.0". */
+ST_API const char *st_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ST_H */

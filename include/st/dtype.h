@@ -1,0 +1,98 @@
+/*
+ * st/dtype.h - the safetensors dtypes and conversion between float types.
+ *
+ * The enum is ordered by the canonical writer's rank: the writer emits
+ * tensors by descending st_dtype value, then by name.
+ */
+#ifndef ST_DTYPE_H
+#define ST_DTYPE_H
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum st_dtype {
+	ST_DTYPE_BOOL = 0,
+	ST_DTYPE_F4,
+	ST_DTYPE_F6_E2M3,
+	ST_DTYPE_F6_E3M2,
+	ST_DTYPE_U8,
+	ST_DTYPE_I8,
+	ST_DTYPE_F8_E5M2,
+	ST_DTYPE_F8_E4M3,
+	ST_DTYPE_F8_E8M0,
+	ST_DTYPE_F8_E4M3FNUZ,
+	ST_DTYPE_F8_E5M2FNUZ,
+	ST_DTYPE_I16,
+	ST_DTYPE_U16,
+	ST_DTYPE_F16,
+	ST_DTYPE_BF16,
+	ST_DTYPE_I32,
+	ST_DTYPE_U32,
+	ST_DTYPE_F32,
+	ST_DTYPE_C64,
+	ST_DTYPE_F64,
+	ST_DTYPE_I64,
+	ST_DTYPE_U64,
+	ST_DTYPE_COUNT
+} st_dtype;
+
+/* 16-bit floats are wrapped so they cannot be mixed up with integers. */
+typedef struct st_f16 { uint16_t bits; } st_f16;
+typedef struct st_bf16 { uint16_t bits; } st_bf16;
+
+/* The exact, case-sensitive name ("F32", "BF16", "F8_E4M3"...). */
+ST_API const char *st_dtype_name(st_dtype dtype);
+/*
+ * Look a name up (exact, case-sensitive; s need not be NUL-terminated).
+ * Returns ST_OK and sets *out, or ST_ENOTFOUND.
+ */
+ST_API int st_dtype_from_name(const char *s, size_t len, st_dtype *out);
+/* Bits per element: 64, 32, 16, 8, 6 or 4 (BOOL is 8). */
+ST_API unsigned st_dtype_bits(st_dtype dtype);
+/* 1 for F64, F32, F16 and BF16, the types st_convert handles; else 0. */
+ST_API int st_dtype_is_float(st_dtype dtype);
+
+/*
+ * Scalar conversions. Narrowing rounds to nearest, ties to even, as
+ * PyTorch's .to(): NaN stays a (quiet) NaN, +-Inf stays +-Inf, finite values
+ * that round past the largest finite value become +-Inf, subnormals are
+ * kept (never flushed to zero). Widening is exact.
+ */
+ST_API float st_f16_to_f32(st_f16 h);
+ST_API st_f16 st_f32_to_f16(float f);
+ST_API float st_bf16_to_f32(st_bf16 b);
+ST_API st_bf16 st_f32_to_bf16(float f);
+ST_API float st_f64_to_f32(double d);
+
+/* What a narrowing conversion lost, counted by st_convert. */
+typedef struct st_convert_stats {
+	uint64_t overflow;  /* finite values that became +-Inf */
+	uint64_t underflow; /* non-zero values that became +-0 */
+} st_convert_stats;
+
+/*
+ * Convert n elements from src (type src_type) to dst (type dst_type).
+ * Both types must be float types (st_dtype_is_float); the same type copies.
+ * F16 <-> BF16 goes through F32 (exact, then rounded once). Buffers hold
+ * little-endian values and need no alignment; they must not overlap unless
+ * dst == src and the element sizes are equal.
+ *
+ * Uses F16C / AVX-512 when the CPU has them (chosen at run time); the
+ * result is the same bits as the scalar path.
+ *
+ * stats, if not NULL, is incremented (not reset) with the overflow and
+ * underflow counts of this call.
+ *
+ * Returns ST_OK, or ST_EUNSUPPORTED for a non-float type.
+ */
+ST_API int st_convert(st_dtype dst_type, void *dst, st_dtype src_type,
+                      const void *src, size_t n, st_convert_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * st/file.h - reading and validating one safetensors file.
+ *
+ * Recipe:
+ *   1. st_file_open(&f, "model.safetensors", 0, &err)   reads only 8 + N bytes
+ *   2. for (i = 0; i < st_file_n_tensors(f); i++) t = st_file_tensor(f, i);
+ *   3. st_file_data(f, i, &p, &err)                     maps the file on demand
+ *      or st_file_read(f, i, off, buf, n, &err)         pread, bounded memory
+ *   4. st_file_close(f)
+ *
+ * Opening enforces every rule of the format (FORMAT.md 1-17); the first
+ * problem found is returned as ST_EFORMAT with a message naming the file,
+ * the tensor and the numbers. st_check_file() reports every problem.
+ */
+#ifndef ST_FILE_H
+#define ST_FILE_H
+
+#include "dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct st_file st_file;
+
+/* Shapes have at most this many dimensions. */
+#define ST_MAX_DIMS 64
+
+/*
+ * One tensor of the table. Strings are owned by the st_file and valid
+ * until st_file_close(). name is NUL-terminated for convenience but may
+ * itself contain NUL bytes: name_len is its length.
+ */
+typedef struct st_tensor {
+	const char *name;
+	size_t name_len;
+	st_dtype dtype;
+	unsigned ndim;
+	const uint64_t *shape;  /* ndim entries */
+	uint64_t n_elements;    /* product of shape; 1 for a scalar */
+	uint64_t begin, end;    /* data_offsets, relative to the data buffer */
+	uint64_t n_bytes;       /* end - begin */
+} st_tensor;
+
+/* One __metadata__ entry (both strings NUL-terminated, lengths given). */
+typedef struct st_meta {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+} st_meta;
+
+/*
+ * Open a file by path. Reads the 8-byte length and the header only; the
+ * data is mapped when first asked for. flags: 0.
+ * On success *out is the new handle (free with st_file_close).
+ * Returns ST_OK, ST_EIO (cannot open/read), ST_EFORMAT (a rule broken,
+ * including a git-lfs pointer, an HTML page, a truncated file or trailing
+ * bytes, each diagnosed in plain words), ST_ENOMEM.
+ */
+ST_API int st_file_open(st_file **out, const char *path, unsigned flags,
+                        st_error *err);
+
+/*
+ * Open a file held in memory; buf must stay valid until st_file_close.
+ * name is used in messages (e.g. "<memory>"); it is copied.
+ */
+ST_API int st_file_open_memory(st_file **out, const void *buf, size_t len,
+                               const char *name, unsigned flags,
+                               st_error *err);
+
+/* Close and free everything; views become invalid. NULL does nothing. */
+ST_API void st_file_close(st_file *f);
+
+ST_API const char *st_file_path(const st_file *f);
+ST_API uint64_t st_file_size(const st_file *f);        /* whole file */
+ST_API uint64_t st_file_header_size(const st_file *f); /* N */
+ST_API uint64_t st_file_data_offset(const st_file *f); /* 8 + N */
+ST_API uint64_t st_file_data_size(const st_file *f);   /* size - 8 - N */
+
+/*
+ * Tensors in data order (by data_offsets). i < st_file_n_tensors(f).
+ * The pointer is valid until st_file_close().
+ */
+ST_API size_t st_file_n_tensors(const st_file *f);
+ST_API const st_tensor *st_file_tensor(const st_file *f, size_t i);
+/* Index of the tensor with this name, or -1. */
+ST_API long st_file_find(const st_file *f, const char *name, size_t len);
+
+/* __metadata__ entries in header order; st_file_meta_get returns NULL if absent. */
+ST_API size_t st_file_n_meta(const st_file *f);
+ST_API const st_meta *st_file_meta(const st_file *f, size_t i);
+ST_API const char *st_file_meta_get(const st_file *f, const char *key);
+
+/*
+ * Fields a tensor entry had besides dtype, shape and data_offsets (ignored
+ * by readers, as the reference does), as "tensor 'x': unknown field 'y'"
+ * lines; for stinfo --check warnings.
+ */
+ST_API size_t st_file_n_warnings(const st_file *f);
+ST_API const char *st_file_warning(const st_file *f, size_t i);
+
+/*
+ * Borrow tensor i's bytes: *data points into the mapping (or the memory
+ * buffer) and stays valid until st_file_close(). Maps the file on first
+ * use. An empty tensor gives a non-NULL pointer.
+ * Returns ST_OK, ST_EIO (mmap failed).
+ */
+ST_API int st_file_data(st_file *f, size_t i, const void **data,
+                        st_error *err);
+
+/*
+ * Copy n bytes of tensor i, starting at byte offset off within the tensor,
+ * into buf (pread for files: memory stays bounded however large the file).
+ * Returns ST_OK, ST_EINVAL (range outside the tensor), ST_EIO (read failed
+ * or the file shrank).
+ */
+ST_API int st_file_read(st_file *f, size_t i, uint64_t off, void *buf,
+                        size_t n, st_error *err);
+
+/*
+ * Problems found by a full check, one message per call. severity is
+ * ST_PROBLEM_ERROR (a broken rule) or ST_PROBLEM_WARNING (legal but odd).
+ */
+enum { ST_PROBLEM_ERROR = 1, ST_PROBLEM_WARNING = 2 };
+typedef void (*st_problem_fn)(void *ctx, int severity, const char *message);
+
+/*
+ * Check one file against every rule and report each problem (not only the
+ * first) to fn. Returns the number of errors found (>= 0), or ST_EIO when
+ * the path cannot be read at all (then err says why and fn is not called).
+ */
+ST_API int st_check_file(const char *path, st_problem_fn fn, void *ctx,
+                         st_error *err);
+/* The same for a file in memory. */
+ST_API int st_check_memory(const void *buf, size_t len, const char *name,
+                           st_problem_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * st/index.h - shard indexes, and snapshots opened as one checkpoint.
+ *
+ * A checkpoint PATH is any of
+ *   - a .safetensors file;
+ *   - a shard index (*.safetensors.index.json) with its shards beside it;
+ *   - a snapshot directory: model.safetensors.index.json if present, else
+ *     model.safetensors, else the single *.safetensors in it.
+ * Sharded checkpoints behave as one: tensors are numbered across shards.
+ *
+ * Index format: {"metadata": {"total_size": N, ...},
+ *                "weight_map": {"tensor": "model-00001-of-00002.safetensors"}}
+ * with rules I1-I5 of FORMAT.md, all checked by st_checkpoint_open.
+ */
+#ifndef ST_INDEX_H
+#define ST_INDEX_H
+
+#include "file.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct st_checkpoint st_checkpoint;
+
+/*
+ * Open PATH (see above). Opens every shard's header; no data is read.
+ * Returns ST_OK, ST_EIO, ST_EFORMAT (a shard breaks a rule), ST_EINDEX (the
+ * index breaks I1-I4, or names a missing shard), ST_ENOTFOUND (a directory
+ * with no safetensors file, or several and no index), ST_ENOMEM.
+ */
+ST_API int st_checkpoint_open(st_checkpoint **out, const char *path,
+                              unsigned flags, st_error *err);
+ST_API void st_checkpoint_close(st_checkpoint *c);
+
+/* The PATH as given; the index path or NULL; the directory holding the files. */
+ST_API const char *st_checkpoint_path(const st_checkpoint *c);
+ST_API const char *st_checkpoint_index_path(const st_checkpoint *c);
+ST_API const char *st_checkpoint_dir(const st_checkpoint *c);
+
+/* The files (one, or the shards in index order of first appearance). */
+ST_API size_t st_checkpoint_n_files(const st_checkpoint *c);
+ST_API st_file *st_checkpoint_file(const st_checkpoint *c, size_t i);
+
+/*
+ * Tensors of all files: file by file, each in data order. *file (if not
+ * NULL) receives the index of the file holding tensor i.
+ */
+ST_API size_t st_checkpoint_n_tensors(const st_checkpoint *c);
+ST_API const st_tensor *st_checkpoint_tensor(const st_checkpoint *c,
+                                             size_t i, size_t *file);
+/* Index of the tensor with this name, or -1. */
+ST_API long st_checkpoint_find(const st_checkpoint *c, const char *name,
+                               size_t len);
+/* Sum of tensor data bytes (what an index's total_size must say). */
+ST_API uint64_t st_checkpoint_data_bytes(const st_checkpoint *c);
+
+/* st_file_data / st_file_read on the file holding tensor i. */
+ST_API int st_checkpoint_data(st_checkpoint *c, size_t i, const void **data,
+                              st_error *err);
+ST_API int st_checkpoint_read(st_checkpoint *c, size_t i, uint64_t off,
+                              void *buf, size_t n, st_error *err);
+
+/*
+ * Check PATH fully: every rule of every file and I1-I5, reporting every
+ * problem to fn. Returns the number of errors (>= 0), or ST_EIO when PATH
+ * cannot be read at all (does not exist, permission denied).
+ */
+ST_API int st_check_path(const char *path, st_problem_fn fn, void *ctx,
+                         st_error *err);
+
+/* One weight_map entry for st_index_write. */
+typedef struct st_index_entry {
+	const char *name;
+	size_t name_len;
+	const char *file; /* plain file name, NUL-terminated */
+} st_index_entry;
+
+/*
+ * Write a shard index atomically: indent 2, keys sorted, metadata with
+ * total_size (plus the given extra string entries, may be 0).
+ * Returns ST_OK, ST_EINVAL (bad file name), ST_EIO, ST_ENOMEM.
+ */
+ST_API int st_index_write(const char *path, uint64_t total_size,
+                          const st_index_entry *entries, size_t n,
+                          const st_meta *meta, size_t n_meta, st_error *err);
+
+/* The canonical shard file name: "model-%05u-of-%05u.safetensors". */
+ST_API void st_shard_name(char *buf, size_t size, unsigned i, unsigned n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * error.c - status codes, error records, version, and the small buffer and
+ * UTF-8 helpers the rest of libst shares.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *st_version_string(void) { return ST_VERSION_STRING; }
+
+const char *st_strerror(int code)
+{
+	switch (code) {
+	case ST_OK: return "success";
+	case ST_EIO: return "input/output error";
+	case ST_EFORMAT: return "not a valid safetensors file";
+	case ST_ENOMEM: return "out of memory";
+	case ST_EINVAL: return "invalid argument";
+	case ST_ENOTFOUND: return "not found";
+	case ST_EUNSUPPORTED: return "not supported";
+	case ST_EINDEX: return "invalid shard index";
+	case ST_ESTATE: return "call out of order";
+	default: return "unknown error";
+	}
+}
+
+int st__error(st_error *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		err->sys_errno = 0;
+		vsnprintf(err->message, sizeof err->message, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int st__error_sys(st_error *err, int code, int errnum, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		err->code = code;
+		err->sys_errno = errnum;
+		int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+		va_end(ap);
+		if (n >= 0 && (size_t)n < sizeof err->message)
+			snprintf(err->message + n, sizeof err->message - (size_t)n,
+			         ": %s", strerror(errnum));
+	}
+	return code;
+}
+
+int st__utf8_valid(const char *str, size_t len, size_t *bad_at)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	while (i < len) {
+		unsigned c = s[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		size_t need;
+		unsigned min, cp;
+		if (c >= 0xc2 && c <= 0xdf) { need = 1; cp = c & 0x1f; min = 0x80; }
+		else if (c >= 0xe0 && c <= 0xef) { need = 2; cp = c & 0x0f; min = 0x800; }
+		else if (c >= 0xf0 && c <= 0xf4) { need = 3; cp = c & 0x07; min = 0x10000; }
+		else goto bad;
+		if (len - i <= need)
+			goto bad;
+		for (size_t k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				goto bad;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			goto bad;
+		i += need + 1;
+	}
+	return 1;
+bad:
+	if (bad_at)
+		*bad_at = i;
+	return 0;
+}
+
+void st__buf_put(struct st__buf *b, const void *p, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->cap - b->len < n + 1) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap - b->len < n + 1) {
+			if (cap > SIZE_MAX / 2) {
+				b->failed = 1;
+				return;
+			}
+			cap *= 2;
+		}
+		char *d = realloc(b->data, cap);
+		if (!d) {
+			b->failed = 1;
+			return;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = 0;
+}
+
+void st__buf_puts(struct st__buf *b, const char *s) { st__buf_put(b, s, strlen(s)); }
+
+void st__buf_printf(struct st__buf *b, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof tmp) {
+		b->failed = 1;
+		return;
+	}
+	st__buf_put(b, tmp, (size_t)n);
+}
+
+void st__buf_json_string(struct st__buf *b, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	st__buf_put(b, "\"", 1);
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *esc = NULL;
+		char u[6];
+		switch (c) {
+		case '"': esc = "\\\""; break;
+		case '\\': esc = "\\\\"; break;
+		case '\b': esc = "\\b"; break;
+		case '\f': esc = "\\f"; break;
+		case '\n': esc = "\\n"; break;
+		case '\r': esc = "\\r"; break;
+		case '\t': esc = "\\t"; break;
+		default:
+			if (c < 0x20) {
+				memcpy(u, "\\u00", 4);
+				u[4] = hex[c >> 4];
+				u[5] = hex[c & 15];
+			}
+		}
+		if (!esc && c >= 0x20)
+			continue;
+		st__buf_put(b, s + run, i - run);
+		if (esc)
+			st__buf_puts(b, esc);
+		else
+			st__buf_put(b, u, 6);
+		run = i + 1;
+	}
+	st__buf_put(b, s + run, len - run);
+	st__buf_put(b, "\"", 1);
+}
+
+void st__buf_free(struct st__buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,758 @@
+/*
+ * writer.c - build and write one safetensors file: the canonical header,
+ * streamed tensor data, and atomic replacement of the target.
+ *
+ * What it is: st_writer_* (include/st/writer.h). The header it builds is
+ * byte-identical to the reference serializer (huggingface/safetensors,
+ * safetensors/src/tensor.rs, prepare()): compact JSON with serde_json's
+ * string escaping, "__metadata__" first, tensors by descending dtype rank
+ * then by name bytes, offsets contiguous from 0, spaces up to a multiple
+ * of 8. Two choices go beyond the reference: metadata keys are sorted by
+ * bytes (the reference keeps them in a HashMap, so its order is random),
+ * and "format": "pt" is present unless the caller sets "format" (the
+ * reference adds nothing; transformers passes {"format": "pt"}).
+ *
+ * What it is not: a reader (file.c, format.c) or a shard writer; shard
+ * indexes are written by index_write.c.
+ *
+ * Atomicity: the data goes to a temporary file created beside the target
+ * (same directory, so rename() is atomic); finish fsyncs it, renames it
+ * over the target and fsyncs the directory. Until then the target is never
+ * touched, and any failure or an early st_writer_free() removes the
+ * temporary file.
+ */
+#include "internal.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* A reader rejects a header longer than this (FORMAT.md rule 2). */
+#define HEADER_MAX 100000000u
+/* Small writes are gathered up to this size; larger ones go straight out. */
+#define WBUF_SIZE ((size_t)1 << 20)
+
+struct meta_entry {
+	char *key, *value;
+	size_t key_len, value_len;
+};
+
+/* One slot of the open-addressing set of names (duplicate detection). */
+struct name_slot {
+	const char *name; /* NULL: empty slot; points at a tensor's own copy */
+	size_t len;
+};
+
+enum wstate { W_BUILD, W_OPEN, W_DONE, W_FAILED };
+
+struct st_writer {
+	/* Declared tensors; in canonical order with offsets once sorted. */
+	st_tensor *t;
+	size_t n, cap;
+	int sorted;
+	uint64_t data_size; /* sum of every tensor's n_bytes */
+
+	struct name_slot *set;
+	size_t set_cap; /* a power of two, or 0 */
+
+	struct meta_entry *meta;
+	size_t n_meta, meta_cap;
+
+	struct st__buf header; /* 8-byte N + padded JSON, when header_ok */
+	int header_ok;
+
+	enum wstate state;
+	char *path, *tmp;
+	int fd;
+	uint64_t written; /* data bytes accepted so far */
+	char *buf;        /* write buffer, WBUF_SIZE bytes */
+	size_t blen;
+};
+
+/* ---- names in messages -------------------------------------------------- */
+
+/*
+ * Render a tensor name for an error message: valid UTF-8 is kept, control
+ * bytes and invalid bytes become \xNN, and long names are cut with "...",
+ * so a message stays one readable line whatever the name holds.
+ */
+static const char *show_name(char *out, size_t size, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i = 0;
+	assert(size >= 8);
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t seq = 1;
+		if (c >= 0x80) {
+			size_t k = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+			if (len - i >= k && st__utf8_valid(s + i, k, NULL))
+				seq = k;
+		}
+		int plain = (c >= 0x20 && c < 0x7f) || seq > 1;
+		size_t need = plain ? seq : 4;
+		if (o + need + 4 > size) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (plain) {
+			memcpy(out + o, s + i, seq);
+			o += seq;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+		i += seq;
+	}
+	out[o] = 0;
+	return out;
+}
+
+#define NAME_SHOW 160
+
+/* ---- the set of names ---------------------------------------------------- */
+
+static uint64_t name_hash(const char *s, size_t len)
+{
+	/* FNV-1a: names are short and this only guards against duplicates. */
+	uint64_t h = 0xcbf29ce484222325u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3u;
+	}
+	return h;
+}
+
+static struct name_slot *set_find(struct name_slot *set, size_t cap,
+                                  const char *s, size_t len)
+{
+	size_t i = (size_t)name_hash(s, len) & (cap - 1);
+	while (set[i].name &&
+	       !(set[i].len == len && memcmp(set[i].name, s, len) == 0))
+		i = (i + 1) & (cap - 1);
+	return &set[i];
+}
+
+/* Make room for one more name; keeps the load at most one half. */
+static int set_reserve(st_writer *w)
+{
+	if (w->set_cap && (w->n + 1) * 2 <= w->set_cap)
+		return 0;
+	size_t cap = w->set_cap ? w->set_cap * 2 : 64;
+	if (cap > SIZE_MAX / sizeof *w->set)
+		return -1;
+	struct name_slot *set = calloc(cap, sizeof *set);
+	if (!set)
+		return -1;
+	for (size_t i = 0; i < w->set_cap; i++)
+		if (w->set[i].name)
+			*set_find(set, cap, w->set[i].name, w->set[i].len) = w->set[i];
+	free(w->set);
+	w->set = set;
+	w->set_cap = cap;
+	return 0;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
+int st_writer_new(st_writer **out, st_error *err)
+{
+	st_writer *w = calloc(1, sizeof *w);
+	if (!w) {
+		*out = NULL;
+		return st__error(err, ST_ENOMEM, "cannot allocate a writer");
+	}
+	w->fd = -1;
+	/* "format": "pt" unless the caller says otherwise: transformers refuses
+	 * a file whose format is not pt/tf/flax/mlx. */
+	int rc = st_writer_set_meta(w, "format", "pt", err);
+	if (rc != ST_OK) {
+		st_writer_free(w);
+		*out = NULL;
+		return rc;
+	}
+	*out = w;
+	return ST_OK;
+}
+
+static void remove_temp(st_writer *w)
+{
+	if (w->fd >= 0) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	if (w->tmp) {
+		unlink(w->tmp);
+		free(w->tmp);
+		w->tmp = NULL;
+	}
+}
+
+void st_writer_free(st_writer *w)
+{
+	if (!w)
+		return;
+	remove_temp(w);
+	for (size_t i = 0; i < w->n; i++) {
+		free((void *)w->t[i].name);
+		free((void *)w->t[i].shape);
+	}
+	free(w->t);
+	free(w->set);
+	for (size_t i = 0; i < w->n_meta; i++) {
+		free(w->meta[i].key);
+		free(w->meta[i].value);
+	}
+	free(w->meta);
+	st__buf_free(&w->header);
+	free(w->path);
+	free(w->buf);
+	free(w);
+}
+
+static char *dup_bytes(const char *s, size_t len)
+{
+	char *d = malloc(len + 1);
+	if (d) {
+		if (len)
+			memcpy(d, s, len);
+		d[len] = 0;
+	}
+	return d;
+}
+
+int st_writer_set_meta(st_writer *w, const char *key, const char *value,
+                       st_error *err)
+{
+	if (!key || !value)
+		return st__error(err, ST_EINVAL, "metadata: key and value must not be NULL");
+	if (w->state != W_BUILD)
+		return st__error(err, ST_ESTATE,
+		                 "metadata '%s': set after the writer was opened", key);
+	size_t kl = strlen(key), vl = strlen(value), bad;
+	if (!st__utf8_valid(key, kl, &bad))
+		return st__error(err, ST_EINVAL,
+		                 "metadata: key is not valid UTF-8 (bad byte at offset %zu)", bad);
+	if (!st__utf8_valid(value, vl, &bad))
+		return st__error(err, ST_EINVAL,
+		                 "metadata '%s': value is not valid UTF-8 (bad byte at offset %zu)",
+		                 key, bad);
+	char *v = dup_bytes(value, vl);
+	if (!v)
+		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
+	for (size_t i = 0; i < w->n_meta; i++) {
+		if (w->meta[i].key_len == kl && memcmp(w->meta[i].key, key, kl) == 0) {
+			free(w->meta[i].value);
+			w->meta[i].value = v;
+			w->meta[i].value_len = vl;
+			w->header_ok = 0;
+			return ST_OK;
+		}
+	}
+	if (w->n_meta == w->meta_cap) {
+		size_t cap = w->meta_cap ? w->meta_cap * 2 : 8;
+		struct meta_entry *m = realloc(w->meta, cap * sizeof *m);
+		if (!m) {
+			free(v);
+			return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
+		}
+		w->meta = m;
+		w->meta_cap = cap;
+	}
+	char *k = dup_bytes(key, kl);
+	if (!k) {
+		free(v);
+		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
+	}
+	w->meta[w->n_meta++] = (struct meta_entry){ k, v, kl, vl };
+	w->header_ok = 0;
+	return ST_OK;
+}
+
+int st_writer_add(st_writer *w, const char *name, size_t name_len,
+                  st_dtype dtype, unsigned ndim, const uint64_t *shape,
+                  st_error *err)
+{
+	char shown[NAME_SHOW];
+	size_t bad;
+
+	if (!name && name_len)
+		return st__error(err, ST_EINVAL, "tensor name is NULL");
+	if (!name)
+		name = "";
+	show_name(shown, sizeof shown, name, name_len);
+	if (w->state != W_BUILD)
+		return st__error(err, ST_ESTATE,
+		                 "tensor '%s': added after the writer was opened", shown);
+
+	/* Name: UTF-8 (the header is JSON), unique, not the metadata key. */
+	if (!st__utf8_valid(name, name_len, &bad))
+		return st__error(err, ST_EINVAL,
+		                 "tensor '%s': name is not valid UTF-8 (bad byte at offset %zu)",
+		                 shown, bad);
+	if (name_len == 12 && memcmp(name, "__metadata__", 12) == 0)
+		return st__error(err, ST_EINVAL,
+		                 "tensor '__metadata__': name is reserved for the metadata");
+	if (w->set_cap && set_find(w->set, w->set_cap, name, name_len)->name)
+		return st__error(err, ST_EINVAL, "tensor '%s': duplicate name", shown);
+
+	/* Dtype and shape. */
+	if ((unsigned)dtype >= (unsigned)ST_DTYPE_COUNT)
+		return st__error(err, ST_EINVAL, "tensor '%s': unknown dtype %d",
+		                 shown, (int)dtype);
+	if (ndim > ST_MAX_DIMS)
+		return st__error(err, ST_EINVAL, "tensor '%s': too many dimensions (%u, expected at most %d)",
+		                 shown, ndim, ST_MAX_DIMS);
+	if (ndim && !shape)
+		return st__error(err, ST_EINVAL, "tensor '%s': shape is NULL", shown);
+
+	/* Sizes, with every product and sum checked for overflow. */
+	uint64_t count = 1, bits;
+	for (unsigned i = 0; i < ndim; i++)
+		if (st__mul_u64(count, shape[i], &count))
+			return st__error(err, ST_EINVAL,
+			                 "tensor '%s': element count overflows 64 bits (at dimension %u)",
+			                 shown, i);
+	unsigned dbits = st_dtype_bits(dtype);
+	if (st__mul_u64(count, dbits, &bits))
+		return st__error(err, ST_EINVAL,
+		                 "tensor '%s': size in bits overflows 64 bits (%" PRIu64 " x %s)",
+		                 shown, count, st_dtype_name(dtype));
+	if (bits % 8)
+		return st__error(err, ST_EINVAL,
+		                 "tensor '%s': %" PRIu64 " x %s is %" PRIu64 " bits, not a whole number of bytes",
+		                 shown, count, st_dtype_name(dtype), bits);
+	uint64_t total;
+	if (st__add_u64(w->data_size, bits / 8, &total))
+		return st__error(err, ST_EINVAL,
+		                 "tensor '%s': total data size overflows 64 bits", shown);
+
+	/* Store it. */
+	if (set_reserve(w))
+		return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 16;
+		st_tensor *t = cap <= SIZE_MAX / sizeof *t ? realloc(w->t, cap * sizeof *t) : NULL;
+		if (!t)
+			return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
+		w->t = t;
+		w->cap = cap;
+	}
+	char *nm = dup_bytes(name, name_len);
+	uint64_t *dims = malloc((ndim ? ndim : 1) * sizeof *dims);
+	if (!nm || !dims) {
+		free(nm);
+		free(dims);
+		return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
+	}
+	if (ndim)
+		memcpy(dims, shape, ndim * sizeof *dims);
+	w->t[w->n++] = (st_tensor){
+		.name = nm, .name_len = name_len, .dtype = dtype, .ndim = ndim,
+		.shape = dims, .n_elements = count, .n_bytes = bits / 8,
+	};
+	*set_find(w->set, w->set_cap, nm, name_len) = (struct name_slot){ nm, name_len };
+	w->data_size = total;
+	w->sorted = 0;
+	w->header_ok = 0;
+	return ST_OK;
+}
+
+/* ---- canonical order and header ------------------------------------------- */
+
+static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	if (c)
+		return c;
+	return al < bl ? -1 : al > bl;
+}
+
+/* Descending dtype rank (the enum order), then name bytes: as the reference. */
+static int tensor_cmp(const void *pa, const void *pb)
+{
+	const st_tensor *a = pa, *b = pb;
+	if (a->dtype != b->dtype)
+		return a->dtype > b->dtype ? -1 : 1;
+	return bytes_cmp(a->name, a->name_len, b->name, b->name_len);
+}
+
+static int meta_cmp(const void *pa, const void *pb)
+{
+	const struct meta_entry *a = pa, *b = pb;
+	return bytes_cmp(a->key, a->key_len, b->key, b->key_len);
+}
+
+static void prepare(st_writer *w)
+{
+	if (w->sorted)
+		return;
+	if (w->n > 1)
+		qsort(w->t, w->n, sizeof *w->t, tensor_cmp);
+	uint64_t off = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		w->t[i].begin = off;
+		off += w->t[i].n_bytes; /* cannot overflow: checked by add */
+		w->t[i].end = off;
+	}
+	w->sorted = 1;
+}
+
+static int build_header(st_writer *w, st_error *err)
+{
+	if (w->header_ok)
+		return ST_OK;
+	prepare(w);
+	if (w->n_meta > 1)
+		qsort(w->meta, w->n_meta, sizeof *w->meta, meta_cmp);
+
+	struct st__buf *b = &w->header;
+	st__buf_free(b);
+	st__buf_put(b, "\0\0\0\0\0\0\0\0", 8);
+	/* __metadata__ always has an entry ("format"), so it is always written. */
+	st__buf_puts(b, "{\"__metadata__\":{");
+	for (size_t i = 0; i < w->n_meta; i++) {
+		if (i)
+			st__buf_put(b, ",", 1);
+		st__buf_json_string(b, w->meta[i].key, w->meta[i].key_len);
+		st__buf_put(b, ":", 1);
+		st__buf_json_string(b, w->meta[i].value, w->meta[i].value_len);
+	}
+	st__buf_put(b, "}", 1);
+	for (size_t i = 0; i < w->n && !b->failed; i++) {
+		const st_tensor *t = &w->t[i];
+		st__buf_put(b, ",", 1);
+		st__buf_json_string(b, t->name, t->name_len);
+		st__buf_puts(b, ":{\"dtype\":\"");
+		st__buf_puts(b, st_dtype_name(t->dtype));
+		st__buf_puts(b, "\",\"shape\":[");
+		for (unsigned d = 0; d < t->ndim; d++)
+			st__buf_printf(b, d ? ",%" PRIu64 : "%" PRIu64, t->shape[d]);
+		st__buf_printf(b, "],\"data_offsets\":[%" PRIu64 ",%" PRIu64 "]}",
+		               t->begin, t->end);
+	}
+	st__buf_put(b, "}", 1);
+	/* Spaces up to a multiple of 8, so the data buffer starts aligned. */
+	while ((b->len - 8) % 8 && !b->failed)
+		st__buf_put(b, " ", 1);
+	if (b->failed) {
+		st__buf_free(b);
+		return st__error(err, ST_ENOMEM, "cannot allocate the header (%zu tensors)", w->n);
+	}
+	uint64_t n = b->len - 8;
+	if (n > HEADER_MAX) {
+		st__buf_free(b);
+		return st__error(err, ST_EINVAL,
+		                 "header would be %" PRIu64 " bytes, more than the %u a reader accepts",
+		                 n, HEADER_MAX);
+	}
+	for (int i = 0; i < 8; i++)
+		b->data[i] = (char)(unsigned char)(n >> (8 * i));
+	w->header_ok = 1;
+	return ST_OK;
+}
+
+int st_writer_header(st_writer *w, const void **buf, size_t *len,
+                     st_error *err)
+{
+	int rc = build_header(w, err);
+	if (rc != ST_OK)
+		return rc;
+	*buf = w->header.data;
+	*len = w->header.len;
+	return ST_OK;
+}
+
+size_t st_writer_n_tensors(st_writer *w)
+{
+	prepare(w);
+	return w->n;
+}
+
+const st_tensor *st_writer_tensor(st_writer *w, size_t i)
+{
+	assert(i < w->n);
+	prepare(w);
+	return &w->t[i];
+}
+
+/* ---- file output ---------------------------------------------------------- */
+
+/* Write everything, retrying on EINTR and short writes; 0 or an errno. */
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (r == 0)
+			return EIO;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int fsync_retry(int fd)
+{
+	while (fsync(fd) != 0) {
+		if (errno != EINTR)
+			return errno;
+	}
+	return 0;
+}
+
+/*
+ * Create "<dir>/.<base>.tmp-XXXXXX" with O_EXCL and mode 0666, so that the
+ * kernel applies the umask (and a default ACL) exactly as for any new file:
+ * mkstemp would give 0600, and undoing that needs the umask, which a
+ * library cannot read without changing it for every thread.
+ */
+static int create_temp(const char *path, char **tmp_out, int *fd_out)
+{
+	static const char alnum[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *base = path + dlen;
+	size_t len = dlen + 1 + strlen(base) + 5 + 6;
+	char *tmp = malloc(len + 1);
+	if (!tmp)
+		return ENOMEM;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char rnd[6];
+		if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+			/* No entropy yet (early boot): mix what differs between calls. */
+			uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^
+			             (uint64_t)(uintptr_t)tmp ^ (uint64_t)attempt << 40;
+			for (size_t i = 0; i < sizeof rnd; i++, x >>= 8)
+				rnd[i] = (unsigned char)x;
+		}
+		char sfx[7];
+		for (int i = 0; i < 6; i++)
+			sfx[i] = alnum[rnd[i] % (sizeof alnum - 1)];
+		sfx[6] = 0;
+		snprintf(tmp, len + 1, "%.*s.%s.tmp-%s", (int)dlen, path, base, sfx);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			*tmp_out = tmp;
+			*fd_out = fd;
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int e = errno;
+			free(tmp);
+			return e;
+		}
+	}
+	free(tmp);
+	return EEXIST;
+}
+
+/* fsync the directory holding path, so that the rename itself is durable. */
+static int fsync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? dup_bytes(path, slash == path ? 1 : (size_t)(slash - path))
+	                  : dup_bytes(".", 1);
+	if (!dir)
+		return ENOMEM;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return errno;
+	int e = fsync_retry(fd);
+	close(fd);
+	/* Some file systems cannot sync a directory; that is not a failure. */
+	if (e == EINVAL || e == ENOTSUP || e == EBADF)
+		e = 0;
+	return e;
+}
+
+/* A system call failed: drop the temporary file and report errnum. */
+static int fail(st_writer *w, st_error *err, int errnum, const char *what)
+{
+	int rc = st__error_sys(err, ST_EIO, errnum, "%s: cannot %s temporary file '%s'",
+	                       w->path, what, w->tmp ? w->tmp : "");
+	remove_temp(w);
+	w->state = W_FAILED;
+	return rc;
+}
+
+int st_writer_open(st_writer *w, const char *path, st_error *err)
+{
+	if (!path || !*path)
+		return st__error(err, ST_EINVAL, "output path is empty");
+	if (w->state != W_BUILD)
+		return st__error(err, ST_ESTATE, "%s: the writer was already opened", path);
+	const char *slash = strrchr(path, '/');
+	if (slash && !slash[1])
+		return st__error(err, ST_EINVAL, "%s: output path names a directory", path);
+	int rc = build_header(w, err);
+	if (rc != ST_OK)
+		return rc;
+
+	/* An existing target keeps its permissions: a private checkpoint must
+	 * not become world-readable because it was rewritten. */
+	struct stat st;
+	int keep_mode = -1;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return st__error_sys(err, ST_EIO, EISDIR, "%s", path);
+		if (S_ISREG(st.st_mode))
+			keep_mode = (int)(st.st_mode & 07777);
+	}
+
+	w->path = dup_bytes(path, strlen(path));
+	w->buf = malloc(WBUF_SIZE);
+	if (!w->path || !w->buf) {
+		free(w->path);
+		free(w->buf);
+		w->path = w->buf = NULL;
+		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
+	}
+	int e = create_temp(path, &w->tmp, &w->fd);
+	if (e) {
+		/* Nothing was created: the writer may be opened again elsewhere. */
+		free(w->path);
+		free(w->buf);
+		w->path = w->buf = NULL;
+		return st__error_sys(err, ST_EIO, e,
+		                     "%s: cannot create a temporary file beside it", path);
+	}
+	w->state = W_OPEN;
+	if (keep_mode >= 0 && fchmod(w->fd, (mode_t)keep_mode) != 0)
+		return fail(w, err, errno, "set the mode of");
+	if ((e = write_all(w->fd, w->header.data, w->header.len)) != 0)
+		return fail(w, err, e, "write");
+	w->written = 0;
+	w->blen = 0;
+	return ST_OK;
+}
+
+const char *st_writer_temp_path(const st_writer *w)
+{
+	return w->state == W_OPEN ? w->tmp : NULL;
+}
+
+/* The tensor that holds data byte off (the first non-empty one ending past it). */
+static const st_tensor *tensor_at(const st_writer *w, uint64_t off)
+{
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->t[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->n ? &w->t[lo] : NULL;
+}
+
+static int state_error(const st_writer *w, st_error *err, const char *call)
+{
+	switch (w->state) {
+	case W_BUILD:
+		return st__error(err, ST_ESTATE, "%s before st_writer_open", call);
+	case W_DONE:
+		return st__error(err, ST_ESTATE, "%s: %s after the file was finished", w->path, call);
+	default:
+		return st__error(err, ST_ESTATE, "%s: %s after an earlier failure", w->path, call);
+	}
+}
+
+static int flush(st_writer *w, st_error *err)
+{
+	int e = write_all(w->fd, w->buf, w->blen);
+	w->blen = 0;
+	return e ? fail(w, err, e, "write") : ST_OK;
+}
+
+int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
+{
+	if (w->state != W_OPEN)
+		return state_error(w, err, "st_writer_write");
+	if (n > w->data_size - w->written) {
+		const st_tensor *last = w->n ? &w->t[w->n - 1] : NULL;
+		char shown[NAME_SHOW];
+		return st__error(err, ST_EINVAL,
+		                 "%s: %zu bytes of data past the end (%" PRIu64 " of %" PRIu64
+		                 " bytes written; last tensor '%s')",
+		                 w->path, n - (size_t)(w->data_size - w->written), w->written,
+		                 w->data_size,
+		                 last ? show_name(shown, sizeof shown, last->name, last->name_len) : "");
+	}
+	if (n == 0)
+		return ST_OK;
+	if (w->blen + n > WBUF_SIZE && w->blen) {
+		int rc = flush(w, err);
+		if (rc != ST_OK)
+			return rc;
+	}
+	if (n >= WBUF_SIZE) {
+		/* Large chunks go straight to the file: no copy. */
+		int e = write_all(w->fd, data, n);
+		if (e)
+			return fail(w, err, e, "write");
+	} else {
+		memcpy(w->buf + w->blen, data, n);
+		w->blen += n;
+	}
+	w->written += n;
+	return ST_OK;
+}
+
+int st_writer_finish(st_writer *w, st_error *err)
+{
+	if (w->state != W_OPEN)
+		return state_error(w, err, "st_writer_finish");
+	if (w->written != w->data_size) {
+		const st_tensor *t = tensor_at(w, w->written);
+		char shown[NAME_SHOW];
+		int rc = st__error(err, ST_ESTATE,
+		                   "%s: tensor '%s': data incomplete (%" PRIu64 " of %" PRIu64
+		                   " bytes written, expected %" PRIu64 " in all)",
+		                   w->path, show_name(shown, sizeof shown, t->name, t->name_len),
+		                   w->written - t->begin, t->n_bytes, w->data_size);
+		remove_temp(w);
+		w->state = W_FAILED;
+		return rc;
+	}
+	int rc = flush(w, err);
+	if (rc != ST_OK)
+		return rc;
+	int e = fsync_retry(w->fd);
+	if (e)
+		return fail(w, err, e, "sync");
+	e = close(w->fd) == 0 ? 0 : errno;
+	w->fd = -1;
+	if (e)
+		return fail(w, err, e, "close");
+	if (rename(w->tmp, w->path) != 0)
+		return fail(w, err, errno, "rename");
+	free(w->tmp);
+	w->tmp = NULL;
+	free(w->buf);
+	w->buf = NULL;
+	w->state = W_DONE;
+	/* The file is in place; a failure now only means it may not survive a
+	 * crash, which the caller still needs to hear about. */
+	if ((e = fsync_dir(w->path)) != 0)
+		return st__error_sys(err, ST_EIO, e, "%s: cannot sync its directory", w->path);
+	return ST_OK;
+}

@@ -47,4 +47,84 @@ void st__buf_free(struct st__buf *b);
 int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
                        const void *src, size_t n, st_convert_stats *stats);
 
+/*
+ * Where a parse or check sends its problems. In open mode (fn == NULL) the
+ * first error is written to err and parsing stops; in check mode every
+ * problem goes to fn and parsing goes on where it can.
+ */
+struct st__report {
+	const char *path;   /* prefix of every message */
+	st_problem_fn fn;   /* NULL: stop at the first error */
+	void *ctx;
+	st_error *err;
+	int n_errors;
+};
+/* Report an error (severity ERROR) or a warning; message gets "path: ". */
+void st__report(struct st__report *r, int severity, const char *fmt, ...)
+	ST_PRINTF(3, 4);
+/* 1 when parsing must stop (open mode and an error was reported). */
+static inline int st__report_stop(const struct st__report *r)
+{
+	return r->fn == NULL && r->n_errors > 0;
+}
+
+/* A parsed, validated header (format.c). */
+struct st__header {
+	st_tensor *tensors;  /* valid tensors, in data order */
+	size_t n_tensors;
+	size_t *by_name;     /* indices into tensors, sorted by name */
+	st_meta *meta;
+	size_t n_meta;
+	char **warnings;
+	size_t n_warnings;
+	char *arena;         /* decoded strings */
+	uint64_t *dims;      /* all shapes, back to back */
+};
+/*
+ * Parse and validate the n-byte header json of a file whose data buffer is
+ * data_size bytes (FORMAT.md rules 4-17). Returns ST_OK, or ST_EFORMAT /
+ * ST_ENOMEM (the message is in r->err in open mode). In check mode it
+ * returns ST_OK when only rule violations (reported) were found.
+ */
+int st__header_parse(struct st__header *h, const char *json, size_t n,
+                     uint64_t data_size, struct st__report *r);
+void st__header_free(struct st__header *h);
+/* Index into h->tensors of name, or -1. */
+long st__header_find(const struct st__header *h, const char *name, size_t len);
+/*
+ * Check the 8-byte prefix of a file of file_size bytes (rules 1-3) and
+ * diagnose common broken downloads (git-lfs pointer, HTML page, JSON
+ * file, truncation). head holds the first head_len bytes (up to 64).
+ * Returns ST_OK and sets *n, or reports and returns ST_EFORMAT.
+ */
+int st__prefix_check(const unsigned char *head, size_t head_len,
+                     uint64_t file_size, uint64_t *n, struct st__report *r);
+
+/*
+ * Open path reporting to r: in check mode (r->fn set) rule violations are
+ * reported and the file still opens with its valid tensors (ST_OK);
+ * ST_EFORMAT only when nothing could be parsed. ST_EIO when unreadable.
+ */
+int st__file_open_report(st_file **out, const char *path, struct st__report *r);
+
+/* A parsed shard index (json.c). */
+struct st__index_entry {
+	char *name;
+	size_t name_len;
+	char *file;
+};
+struct st__index {
+	struct st__index_entry *e; /* sorted by name */
+	size_t n;
+	int has_total;
+	uint64_t total_size;
+};
+/*
+ * Parse index JSON text (I1, I2; duplicate keys). Problems go to r; in
+ * open mode metadata problems are ignored (loaders read weight_map only).
+ */
+int st__index_parse(struct st__index *ix, const char *text, size_t len,
+                    struct st__report *r);
+void st__index_free(struct st__index *ix);
+
 #endif

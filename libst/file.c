@@ -1,0 +1,347 @@
+/*
+ * file.c - open one safetensors file (by path or from memory), hand out its
+ * tensor table, and give access to tensor data as borrowed views (mmap,
+ * made on first use) or by pread into the caller's buffer.
+ *
+ * Opening reads only the 8-byte length and the N header bytes; format.c
+ * validates them. Nothing here allocates from a size read from the file
+ * before that size has been checked against the file's real size.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct st_file {
+	char *path;
+	int fd;                 /* -1 for memory files */
+	const unsigned char *mem;  /* memory file, or the mapping once made */
+	void *map;              /* mmap base (to unmap), NULL until mapped */
+	size_t map_len;
+	uint64_t size, header_size;
+	struct st__header h;
+};
+
+static int read_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	unsigned char *p = buf;
+	while (n > 0) {
+		ssize_t k = pread(fd, p, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (k == 0) {
+			errno = 0; /* the file shrank */
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+/*
+ * Parse a file of `size` bytes whose first bytes are at head (head_len of
+ * them); fetch(ctx, buf, n, off) reads the header.
+ */
+static int parse(st_file *f, const unsigned char *head, size_t head_len,
+                 const char *json_in_memory, struct st__report *r)
+{
+	uint64_t n = 0;
+	int rc = st__prefix_check(head, head_len, f->size, &n, r);
+	if (rc)
+		return rc;
+	f->header_size = n;
+	const char *json = json_in_memory;
+	char *buf = NULL;
+	if (!json) {
+		/* n <= 1e8 and 8 + n <= size: safe to allocate and read. */
+		buf = malloc(n ? n : 1);
+		if (!buf)
+			return st__error(r->err, ST_ENOMEM,
+			                 "%s: out of memory reading a %llu-byte header",
+			                 f->path, (unsigned long long)n);
+		if (read_full(f->fd, buf, n, 8) < 0) {
+			int e = errno;
+			free(buf);
+			if (e)
+				return st__error_sys(r->err, ST_EIO, e, "%s: read", f->path);
+			return st__error(r->err, ST_EIO, "%s: file shrank while reading",
+			                 f->path);
+		}
+		json = buf;
+	}
+	rc = st__header_parse(&f->h, json, n, f->size - 8 - n, r);
+	free(buf);
+	return rc;
+}
+
+static st_file *new_file(const char *path)
+{
+	st_file *f = calloc(1, sizeof *f);
+	if (!f)
+		return NULL;
+	f->fd = -1;
+	if (!(f->path = strdup(path))) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* Open path's fd and size; ST_EIO with the reason. */
+static int open_fd(const char *path, int *fd, uint64_t *size, st_error *err)
+{
+	int d = open(path, O_RDONLY | O_CLOEXEC);
+	if (d < 0)
+		return st__error_sys(err, ST_EIO, errno, "%s", path);
+	struct stat sb;
+	if (fstat(d, &sb) < 0) {
+		int e = errno;
+		close(d);
+		return st__error_sys(err, ST_EIO, e, "%s: stat", path);
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		close(d);
+		return st__error(err, ST_EIO, "%s: is a directory", path);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(d);
+		return st__error(err, ST_EIO, "%s: not a regular file", path);
+	}
+	*fd = d;
+	*size = (uint64_t)sb.st_size;
+	return ST_OK;
+}
+
+static int open_path(st_file **out, const char *path, struct st__report *r)
+{
+	st_file *f = new_file(path);
+	if (!f)
+		return st__error(r->err, ST_ENOMEM, "%s: out of memory", path);
+	int rc = open_fd(path, &f->fd, &f->size, r->err);
+	if (rc) {
+		st_file_close(f);
+		return rc;
+	}
+	unsigned char head[64] = {0};
+	size_t head_len = f->size < sizeof head ? (size_t)f->size : sizeof head;
+	if (read_full(f->fd, head, head_len, 0) < 0) {
+		rc = st__error_sys(r->err, ST_EIO, errno ? errno : EIO, "%s: read",
+		                   path);
+		st_file_close(f);
+		return rc;
+	}
+	rc = parse(f, head, head_len, NULL, r);
+	if (rc) {
+		st_file_close(f);
+		return rc;
+	}
+	*out = f;
+	return ST_OK;
+}
+
+int st__file_open_report(st_file **out, const char *path,
+                         struct st__report *r)
+{
+	*out = NULL;
+	return open_path(out, path, r);
+}
+
+int st_file_open(st_file **out, const char *path, unsigned flags,
+                 st_error *err)
+{
+	struct st__report r = {.path = path, .err = err};
+	*out = NULL;
+	return open_path(out, path, &r);
+}
+
+static int open_mem(st_file **out, const void *buf, size_t len,
+                    const char *name, struct st__report *r)
+{
+	st_file *f = new_file(name ? name : "<memory>");
+	if (!f)
+		return st__error(r->err, ST_ENOMEM, "%s: out of memory", r->path);
+	f->mem = buf;
+	f->size = len;
+	const unsigned char *head = buf;
+	int rc = parse(f, head, len < 64 ? len : 64,
+	               len >= 8 ? (const char *)head + 8 : NULL, r);
+	if (rc) {
+		st_file_close(f);
+		return rc;
+	}
+	*out = f;
+	return ST_OK;
+}
+
+int st_file_open_memory(st_file **out, const void *buf, size_t len,
+                        const char *name, unsigned flags, st_error *err)
+{
+	struct st__report r = {.path = name ? name : "<memory>", .err = err};
+	*out = NULL;
+	return open_mem(out, buf, len, name, &r);
+}
+
+void st_file_close(st_file *f)
+{
+	if (!f)
+		return;
+	if (f->map)
+		munmap(f->map, f->map_len);
+	if (f->fd >= 0)
+		close(f->fd);
+	st__header_free(&f->h);
+	free(f->path);
+	free(f);
+}
+
+const char *st_file_path(const st_file *f) { return f->path; }
+uint64_t st_file_size(const st_file *f) { return f->size; }
+uint64_t st_file_header_size(const st_file *f) { return f->header_size; }
+uint64_t st_file_data_offset(const st_file *f) { return 8 + f->header_size; }
+uint64_t st_file_data_size(const st_file *f)
+{
+	return f->size - 8 - f->header_size;
+}
+size_t st_file_n_tensors(const st_file *f) { return f->h.n_tensors; }
+
+const st_tensor *st_file_tensor(const st_file *f, size_t i)
+{
+	if (i >= f->h.n_tensors)
+		return NULL;
+	return &f->h.tensors[i];
+}
+
+long st_file_find(const st_file *f, const char *name, size_t len)
+{
+	return st__header_find(&f->h, name, len);
+}
+
+size_t st_file_n_meta(const st_file *f) { return f->h.n_meta; }
+
+const st_meta *st_file_meta(const st_file *f, size_t i)
+{
+	return i < f->h.n_meta ? &f->h.meta[i] : NULL;
+}
+
+const char *st_file_meta_get(const st_file *f, const char *key)
+{
+	size_t len = strlen(key);
+	for (size_t i = 0; i < f->h.n_meta; i++)
+		if (f->h.meta[i].key_len == len && !memcmp(f->h.meta[i].key, key, len))
+			return f->h.meta[i].value;
+	return NULL;
+}
+
+size_t st_file_n_warnings(const st_file *f) { return f->h.n_warnings; }
+
+const char *st_file_warning(const st_file *f, size_t i)
+{
+	return i < f->h.n_warnings ? f->h.warnings[i] : NULL;
+}
+
+/* Map the whole file read-only, once. */
+static int map_file(st_file *f, st_error *err)
+{
+	if (f->mem)
+		return ST_OK;
+	if (f->size > SIZE_MAX)
+		return st__error(err, ST_EIO, "%s: too large to map",
+		                 f->path);
+	void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+	if (m == MAP_FAILED)
+		return st__error_sys(err, ST_EIO, errno, "%s: mmap", f->path);
+	f->map = m;
+	f->map_len = (size_t)f->size;
+	f->mem = m;
+	return ST_OK;
+}
+
+int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
+{
+	static const unsigned char empty[1];
+	if (i >= f->h.n_tensors)
+		return st__error(err, ST_EINVAL, "%s: tensor index %zu out of range",
+		                 f->path, i);
+	const st_tensor *t = &f->h.tensors[i];
+	if (t->n_bytes == 0) {
+		*data = empty;
+		return ST_OK;
+	}
+	int rc = map_file(f, err);
+	if (rc)
+		return rc;
+	*data = f->mem + 8 + f->header_size + t->begin;
+	return ST_OK;
+}
+
+int st_file_read(st_file *f, size_t i, uint64_t off, void *buf, size_t n,
+                 st_error *err)
+{
+	if (i >= f->h.n_tensors)
+		return st__error(err, ST_EINVAL, "%s: tensor index %zu out of range",
+		                 f->path, i);
+	const st_tensor *t = &f->h.tensors[i];
+	if (off > t->n_bytes || n > t->n_bytes - off)
+		return st__error(err, ST_EINVAL,
+		                 "%s: tensor '%s': read of %zu bytes at %llu is "
+		                 "outside its %llu bytes", f->path, t->name, n,
+		                 (unsigned long long)off,
+		                 (unsigned long long)t->n_bytes);
+	uint64_t at = 8 + f->header_size + t->begin + off;
+	if (f->mem) {
+		memcpy(buf, f->mem + at, n);
+		return ST_OK;
+	}
+	if (read_full(f->fd, buf, n, at) < 0) {
+		if (errno)
+			return st__error_sys(err, ST_EIO, errno, "%s: tensor '%s': read",
+			                     f->path, t->name);
+		return st__error(err, ST_EIO,
+		                 "%s: tensor '%s': the file shrank while reading",
+		                 f->path, t->name);
+	}
+	return ST_OK;
+}
+
+/* ---- full checks ------------------------------------------------------------ */
+
+int st_check_file(const char *path, st_problem_fn fn, void *ctx, st_error *err)
+{
+	struct st__report r = {.path = path, .fn = fn, .ctx = ctx, .err = err};
+	st_file *f = NULL;
+	int fd = -1;
+	uint64_t size;
+	/* Unreadable is not a rule violation: ST_EIO, no problems reported. */
+	int rc = open_fd(path, &fd, &size, err);
+	if (rc)
+		return rc;
+	close(fd);
+	rc = open_path(&f, path, &r);
+	st_file_close(f);
+	if (rc == ST_EIO || rc == ST_ENOMEM)
+		return rc;
+	return r.n_errors;
+}
+
+int st_check_memory(const void *buf, size_t len, const char *name,
+                    st_problem_fn fn, void *ctx)
+{
+	const char *nm = name ? name : "<memory>";
+	struct st__report r = {.path = nm, .fn = fn, .ctx = ctx};
+	st_file *f = NULL;
+	int rc = open_mem(&f, buf, len, nm, &r);
+	st_file_close(f);
+	if (rc == ST_ENOMEM)
+		return rc;
+	return r.n_errors;
+}

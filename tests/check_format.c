@@ -1,0 +1,319 @@
+/*
+ * check_format.c - the reader against every rule of FORMAT.md: each fixture
+ * of testdata/format/MANIFEST.tsv (made byte by byte by gen_fixtures.py)
+ * through the path reader, the memory reader and the full check, plus the
+ * tensor table, metadata, lookups and data access of valid files.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DIR ST_TESTDATA "/format/"
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert(buf != NULL);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+struct counts {
+	int errors, warnings;
+	char first[1024];
+	char all[8192];
+};
+
+static void collect(void *ctx, int severity, const char *msg)
+{
+	struct counts *c = ctx;
+	if (severity == ST_PROBLEM_ERROR) {
+		if (!c->errors++)
+			snprintf(c->first, sizeof c->first, "%s", msg);
+	} else
+		c->warnings++;
+	size_t n = strlen(c->all);
+	snprintf(c->all + n, sizeof c->all - n, "%s\n", msg);
+}
+
+/* Every manifest row, three ways. */
+START_TEST(test_manifest)
+{
+	FILE *m = fopen(DIR "MANIFEST.tsv", "r");
+	ck_assert(m != NULL);
+	char line[2048];
+	int rows = 0;
+	while (fgets(line, sizeof line, m)) {
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		char *name = strtok(line, "\t");
+		char *expect = strtok(NULL, "\t");
+		char *needle = strtok(NULL, "\t");
+		char *comment = strtok(NULL, "\t");
+		if (!strcmp(expect, "ok") || !strcmp(expect, "warning")) {
+			comment = needle;
+			needle = NULL;
+			if (!strcmp(expect, "warning")) {
+				needle = comment;
+				comment = strtok(NULL, "\t");
+			}
+		}
+		char path[1024];
+		snprintf(path, sizeof path, DIR "%s", name);
+		int want_ok = strcmp(expect, "error") != 0;
+
+		/* The path reader. */
+		st_error err = {0};
+		st_file *f = NULL;
+		int rc = st_file_open(&f, path, 0, &err);
+		if (want_ok)
+			ck_assert_msg(rc == ST_OK, "%s (%s): %s", name, comment, err.message);
+		else {
+			ck_assert_msg(rc == ST_EFORMAT, "%s (%s): rc %d", name, comment, rc);
+			ck_assert_msg(f == NULL, "%s: handle on failure", name);
+			ck_assert_msg(strstr(err.message, needle) != NULL,
+			              "%s: message '%s' lacks '%s'", name, err.message, needle);
+			ck_assert_msg(strstr(err.message, path) == err.message,
+			              "%s: message '%s' does not start with the path", name,
+			              err.message);
+			ck_assert_msg(err.code == ST_EFORMAT, "%s: err.code", name);
+		}
+
+		/* The memory reader gives the same verdict and message body. */
+		size_t len;
+		char *buf = slurp(path, &len);
+		st_file *g = NULL;
+		st_error err2 = {0};
+		rc = st_file_open_memory(&g, buf, len, name, 0, &err2);
+		ck_assert_msg((rc == ST_OK) == want_ok, "%s: memory reader rc %d", name, rc);
+		if (!want_ok)
+			ck_assert_msg(strcmp(strchr(err.message, ':'), strchr(err2.message, ':')) == 0,
+			              "%s: path and memory messages differ: '%s' vs '%s'",
+			              name, err.message, err2.message);
+		if (want_ok) {
+			ck_assert_uint_eq(st_file_n_tensors(f), st_file_n_tensors(g));
+			for (size_t i = 0; i < st_file_n_tensors(f); i++) {
+				const void *a, *b;
+				const st_tensor *t = st_file_tensor(f, i);
+				ck_assert_int_eq(st_file_data(f, i, &a, NULL), ST_OK);
+				ck_assert_int_eq(st_file_data(g, i, &b, NULL), ST_OK);
+				ck_assert(memcmp(a, b, t->n_bytes) == 0);
+			}
+		}
+		st_file_close(g);
+
+		/* The full check: errors counted, warnings apart. */
+		struct counts c = {0};
+		int n = st_check_file(path, collect, &c, NULL);
+		ck_assert_int_eq(n, c.errors);
+		if (want_ok)
+			ck_assert_msg(c.errors == 0, "%s: check found %s", name, c.first);
+		else
+			ck_assert_msg(c.errors >= 1 && strstr(c.all, needle),
+			              "%s: check said '%s'", name, c.all);
+		if (!strcmp(expect, "warning")) {
+			ck_assert_int_eq(c.warnings, 1);
+			ck_assert(strstr(c.all, needle) != NULL);
+			ck_assert_uint_eq(st_file_n_warnings(f), 1);
+			ck_assert(strstr(st_file_warning(f, 0), needle) != NULL);
+		}
+		struct counts c2 = {0};
+		ck_assert_int_eq(st_check_memory(buf, len, name, collect, &c2), c.errors);
+		free(buf);
+		st_file_close(f);
+		rows++;
+	}
+	fclose(m);
+	ck_assert_int_ge(rows, 60);
+}
+END_TEST
+
+START_TEST(test_check_lists_every_problem)
+{
+	struct counts c = {0};
+	int n = st_check_file(DIR "bad_many.safetensors", collect, &c, NULL);
+	ck_assert_msg(n >= 3, "only %d problems: %s", n, c.all);
+	ck_assert(strstr(c.all, "unknown dtype 'X'") != NULL);
+	ck_assert(strstr(c.all, "tensor 'b': data_offsets [0, 1) hold 1 bytes; U8 [2] needs 2") != NULL);
+	ck_assert(strstr(c.all, "trailing") != NULL || strstr(c.all, "gap") != NULL);
+}
+END_TEST
+
+START_TEST(test_table)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_unordered.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_tensors(f), 2);
+	/* Data order, not header order. */
+	ck_assert_str_eq(st_file_tensor(f, 0)->name, "a");
+	ck_assert_str_eq(st_file_tensor(f, 1)->name, "b");
+	ck_assert_int_eq(st_file_find(f, "b", 1), 1);
+	ck_assert_int_eq(st_file_find(f, "c", 1), -1);
+	ck_assert_uint_eq(st_file_header_size(f) % 8, 0);
+	ck_assert_uint_eq(st_file_data_size(f), 4);
+	ck_assert_uint_eq(st_file_data_offset(f) + 4, st_file_size(f));
+	char buf[2];
+	ck_assert_int_eq(st_file_read(f, 1, 0, buf, 2, &err), ST_OK);
+	ck_assert(memcmp(buf, "cd", 2) == 0);
+	ck_assert_int_eq(st_file_read(f, 1, 1, buf, 2, &err), ST_EINVAL);
+	ck_assert_ptr_eq(st_file_tensor(f, 2), NULL);
+	st_file_close(f);
+	st_file_close(NULL);
+
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_simple.safetensors", 0, &err), ST_OK);
+	const void *p;
+	ck_assert_int_eq(st_file_data(f, 0, &p, &err), ST_OK);
+	float v[2];
+	memcpy(v, p, 8);
+	ck_assert(v[0] == 1.5f && v[1] == -2.0f);
+	const st_tensor *t = st_file_tensor(f, 0);
+	ck_assert_int_eq(t->dtype, ST_DTYPE_F32);
+	ck_assert_uint_eq(t->ndim, 1);
+	ck_assert_uint_eq(t->shape[0], 2);
+	ck_assert_uint_eq(t->n_elements, 2);
+	ck_assert_uint_eq(t->n_bytes, 8);
+	ck_assert_uint_eq(st_file_n_meta(f), 0);
+	st_file_close(f);
+}
+END_TEST
+
+START_TEST(test_metadata)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_metadata.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_meta(f), 2);
+	ck_assert_str_eq(st_file_meta_get(f, "format"), "pt");
+	ck_assert_str_eq(st_file_meta_get(f, "k"), "v");
+	ck_assert_ptr_eq(st_file_meta_get(f, "nope"), NULL);
+	ck_assert_str_eq(st_file_meta(f, 1)->key, "k");
+	st_file_close(f);
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_metadata_null.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_meta(f), 0);
+	st_file_close(f);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_nul_name.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_tensors(f), 2);
+	const st_tensor *t = st_file_tensor(f, 0);
+	ck_assert_uint_eq(t->name_len, 3);
+	ck_assert(memcmp(t->name, "a\0b", 3) == 0);
+	ck_assert_int_eq(st_file_find(f, "a\0b", 3), 0);
+	ck_assert_int_eq(st_file_find(f, "a", 1), 1);
+	st_file_close(f);
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_unicode_name.safetensors", 0, &err), ST_OK);
+	ck_assert_str_eq(st_file_tensor(f, 0)->name, "h\xc3\xa9\xc3\xa9\xf0\x9f\x98\x80");
+	st_file_close(f);
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_empty_name.safetensors", 0, &err), ST_OK);
+	ck_assert_int_eq(st_file_find(f, "", 0), 0);
+	st_file_close(f);
+}
+END_TEST
+
+START_TEST(test_shapes)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_scalar.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_tensor(f, 0)->ndim, 0);
+	ck_assert_uint_eq(st_file_tensor(f, 0)->n_elements, 1);
+	st_file_close(f);
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_empty_tensor.safetensors", 0, &err), ST_OK);
+	long i = st_file_find(f, "e", 1);
+	ck_assert_int_ge(i, 0);
+	ck_assert_uint_eq(st_file_tensor(f, (size_t)i)->n_elements, 0);
+	const void *p = NULL;
+	ck_assert_int_eq(st_file_data(f, (size_t)i, &p, &err), ST_OK);
+	ck_assert_ptr_ne(p, NULL);
+	st_file_close(f);
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_all_dtypes.safetensors", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_tensors(f), 19);
+	st_file_close(f);
+}
+END_TEST
+
+START_TEST(test_io_errors)
+{
+	st_file *f = (st_file *)1;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "does-not-exist.safetensors", 0, &err), ST_EIO);
+	ck_assert_ptr_eq(f, NULL);
+	ck_assert(strstr(err.message, "does-not-exist.safetensors") != NULL);
+	ck_assert(strstr(err.message, "No such file") != NULL);
+	ck_assert_int_eq(st_file_open(&f, DIR, 0, &err), ST_EIO);
+	ck_assert(strstr(err.message, "directory") != NULL);
+	/* Unreadable is not a rule violation for a check. */
+	struct counts c = {0};
+	ck_assert_int_eq(st_check_file(DIR "nope", collect, &c, &err), ST_EIO);
+	ck_assert_int_eq(c.errors, 0);
+	ck_assert_str_eq(st_strerror(ST_EFORMAT), "not a valid safetensors file");
+}
+END_TEST
+
+/* Every truncation of a valid file is rejected, never crashes. */
+START_TEST(test_every_truncation)
+{
+	size_t len;
+	char *buf = slurp(DIR "ok_metadata.safetensors", &len);
+	for (size_t n = 0; n < len; n++) {
+		st_file *f = NULL;
+		st_error err;
+		ck_assert_int_eq(st_file_open_memory(&f, buf, n, "t", 0, &err), ST_EFORMAT);
+	}
+	/* And every single-byte corruption is either accepted or rejected cleanly. */
+	for (size_t i = 0; i < len; i++) {
+		char *copy = malloc(len);
+		memcpy(copy, buf, len);
+		for (int v = 0; v < 256; v += 51) {
+			copy[i] = (char)v;
+			st_file *f = NULL;
+			st_error err;
+			if (st_file_open_memory(&f, copy, len, "c", 0, &err) == ST_OK)
+				st_file_close(f);
+		}
+		free(copy);
+	}
+	free(buf);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("format");
+	TCase *tc = tcase_create("rules");
+	tcase_add_test(tc, test_manifest);
+	tcase_add_test(tc, test_check_lists_every_problem);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("core");
+	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_metadata);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_shapes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_io_errors);
+	tcase_add_test(tc, test_every_truncation);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

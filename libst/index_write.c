@@ -130,13 +130,17 @@ static int shard_name_ok(const char *f)
 	return st__utf8_valid(f, len, NULL);
 }
 
-/* A short, printable form of a name for messages (bytes < 0x20 as \xNN). */
+/*
+ * A printable form of a name for messages: control bytes as \xNN, and every
+ * byte from 0x80 up as well when the name is not valid UTF-8; cut if long.
+ */
 static const char *show(char *out, size_t size, const char *s, size_t len)
 {
 	size_t o = 0;
+	int utf8 = st__utf8_valid(s, len, NULL);
 	for (size_t i = 0; i < len && o + 8 < size; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
+		if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8))
 			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
 		else
 			out[o++] = (char)c;

@@ -437,6 +437,74 @@ START_TEST(test_meta_replace_and_header_refresh)
 }
 END_TEST
 
+static void count_problem(void *ctx, int severity, const char *message)
+{
+	(void)message;
+	if (severity == ST_PROBLEM_ERROR)
+		++*(int *)ctx;
+}
+
+/*
+ * Round trip through the reader (file.c): every tensor back with its dtype,
+ * shape, offsets and bytes, the metadata as set, no warnings, a clean
+ * full check. The byte-exact tests above do not depend on the reader.
+ */
+START_TEST(test_roundtrip_reader)
+{
+	const struct wcase *c = &cases[_i];
+	const char *path = tpath("rt.safetensors");
+	write_case(c, path, 5);
+	st_file *f;
+	st_error err;
+	int rc = st_file_open(&f, path, 0, &err);
+	ck_assert_msg(rc == ST_OK, "%s", err.message);
+	ck_assert_uint_eq(st_file_n_tensors(f), c->n);
+	ck_assert_uint_eq(st_file_n_warnings(f), 0);
+	ck_assert_uint_eq(st_file_header_size(f) % 8, 0);
+	for (size_t k = 0; k < c->n; k++) {
+		const struct ct *want = &c->t[k];
+		long i = st_file_find(f, want->name, want->len);
+		ck_assert_int_ge(i, 0);
+		const st_tensor *t = st_file_tensor(f, (size_t)i);
+		ck_assert_uint_eq(t->name_len, want->len);
+		ck_assert(memcmp(t->name, want->name, want->len) == 0);
+		ck_assert_int_eq(t->dtype, want->dtype);
+		ck_assert_uint_eq(t->ndim, want->ndim);
+		for (unsigned d = 0; d < t->ndim; d++)
+			ck_assert_uint_eq(t->shape[d], want->shape[d]);
+		const void *data;
+		ck_assert_int_eq(st_file_data(f, (size_t)i, &data, &err), ST_OK);
+		unsigned char *exp = malloc(t->n_bytes + 1);
+		fill(exp, (size_t)t->n_bytes, k);
+		ck_assert(memcmp(data, exp, (size_t)t->n_bytes) == 0);
+		free(exp);
+	}
+	/* The metadata: the last value set for each key, "format" defaulted. */
+	const char *format = "pt";
+	size_t n_keys = 1;
+	for (size_t m = 0; m < c->n_meta; m++) {
+		size_t j = 0;
+		while (j < m && strcmp(c->m[j].key, c->m[m].key))
+			j++;
+		if (strcmp(c->m[m].key, "format") == 0)
+			format = c->m[m].value;
+		else if (j == m)
+			n_keys++;
+		size_t last = m;
+		for (size_t l = m + 1; l < c->n_meta; l++)
+			if (strcmp(c->m[l].key, c->m[m].key) == 0)
+				last = l;
+		ck_assert_str_eq(st_file_meta_get(f, c->m[m].key), c->m[last].value);
+	}
+	ck_assert_str_eq(st_file_meta_get(f, "format"), format);
+	ck_assert_uint_eq(st_file_n_meta(f), n_keys);
+	st_file_close(f);
+	int errors = 0;
+	ck_assert_int_eq(st_check_file(path, count_problem, &errors, &err), 0);
+	ck_assert_int_eq(errors, 0);
+}
+END_TEST
+
 /* ---- streaming -------------------------------------------------------------- */
 
 START_TEST(test_stream_chunks)
@@ -1078,6 +1146,42 @@ START_TEST(test_index_io_errors)
 }
 END_TEST
 
+/* Shards from the writer and an index from st_index_write open as one checkpoint. */
+START_TEST(test_index_checkpoint)
+{
+	static const struct ct s1[] = {{S("h.0.w"), ST_DTYPE_F32, 2, {3, 4}},
+	                               {S("wte"), ST_DTYPE_BF16, 1, {7}}};
+	static const struct ct s2[] = {{S("h.1.w"), ST_DTYPE_F16, 1, {5}},
+	                               {S("ln.b\xc3\xa9"), ST_DTYPE_U8, 0, {0}}};
+	const struct wcase shard[2] = {{"s1", s1, 2, NULL, 0}, {"s2", s2, 2, NULL, 0}};
+	char names[2][64];
+	st_index_entry e[4];
+	size_t ne = 0;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		st_shard_name(names[i], sizeof names[i], i + 1, 2);
+		write_case(&shard[i], tpath(names[i]), 3);
+		for (size_t k = 0; k < 2; k++)
+			e[ne++] = (st_index_entry){shard[i].t[k].name, shard[i].t[k].len, names[i]};
+	}
+	total = 3 * 4 * 4 + 7 * 2 + 5 * 2 + 1;
+	const char *ip = tpath("model.safetensors.index.json");
+	st_error err;
+	ck_assert_int_eq(st_index_write(ip, total, e, ne, NULL, 0, &err), ST_OK);
+	st_checkpoint *c;
+	int rc = st_checkpoint_open(&c, tmpdir, 0, &err);
+	ck_assert_msg(rc == ST_OK, "%s", err.message);
+	ck_assert_uint_eq(st_checkpoint_n_files(c), 2);
+	ck_assert_uint_eq(st_checkpoint_n_tensors(c), 4);
+	ck_assert_uint_eq(st_checkpoint_data_bytes(c), total);
+	ck_assert_int_ge(st_checkpoint_find(c, S("ln.b\xc3\xa9")), 0);
+	st_checkpoint_close(c);
+	int errors = 0;
+	ck_assert_int_eq(st_check_path(ip, count_problem, &errors, &err), 0);
+	ck_assert_int_eq(errors, 0);
+}
+END_TEST
+
 START_TEST(test_shard_name)
 {
 	char b[64];
@@ -1105,6 +1209,7 @@ static Suite *writer_suite(void)
 	tcase_add_loop_test(tc, test_header_is_file_prefix, 0, (int)NELEM(cases));
 	tcase_add_test(tc, test_tensor_order_and_offsets);
 	tcase_add_test(tc, test_meta_replace_and_header_refresh);
+	tcase_add_loop_test(tc, test_roundtrip_reader, 0, (int)NELEM(cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("streaming");
@@ -1150,6 +1255,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_index_bad_entries);
 	tcase_add_test(tc, test_index_io_errors);
 	tcase_add_test(tc, test_shard_name);
+	tcase_add_test(tc, test_index_checkpoint);
 	suite_add_tcase(s, tc);
 	return s;
 }

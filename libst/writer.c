@@ -691,14 +691,15 @@ int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
 		const st_tensor *last = w->n ? &w->t[w->n - 1] : NULL;
 		char shown[NAME_SHOW];
 		return st__error(err, ST_EINVAL,
-		                 "%s: %zu bytes of data past the end (%" PRIu64 " of %" PRIu64
-		                 " bytes written; last tensor '%s')",
+		                 "%s: %zu bytes more than declared (%" PRIu64 " of %" PRIu64
+		                 " data bytes written; last tensor '%s')",
 		                 w->path, n - (size_t)(w->data_size - w->written), w->written,
 		                 w->data_size,
 		                 last ? show_name(shown, sizeof shown, last->name, last->name_len) : "");
 	}
 	if (n == 0)
 		return ST_OK;
+	assert(data != NULL);
 	if (w->blen + n > WBUF_SIZE && w->blen) {
 		int rc = flush(w, err);
 		if (rc != ST_OK)
@@ -725,10 +726,10 @@ int st_writer_finish(st_writer *w, st_error *err)
 		const st_tensor *t = tensor_at(w, w->written);
 		char shown[NAME_SHOW];
 		int rc = st__error(err, ST_ESTATE,
-		                   "%s: tensor '%s': data incomplete (%" PRIu64 " of %" PRIu64
-		                   " bytes written, expected %" PRIu64 " in all)",
+		                   "%s: tensor '%s': data incomplete (%" PRIu64 " of its %" PRIu64
+		                   " bytes written; %" PRIu64 " of %" PRIu64 " in the file)",
 		                   w->path, show_name(shown, sizeof shown, t->name, t->name_len),
-		                   w->written - t->begin, t->n_bytes, w->data_size);
+		                   w->written - t->begin, t->n_bytes, w->written, w->data_size);
 		remove_temp(w);
 		w->state = W_FAILED;
 		return rc;

@@ -24,6 +24,8 @@ struct st_file {
 	void *map;              /* mmap base (to unmap), NULL until mapped */
 	size_t map_len;
 	uint64_t size, header_size;
+	uint64_t data_base;     /* file offset that tensor offsets count from */
+	int format;             /* ST_FORMAT_* */
 	struct st__header h;
 };
 
@@ -53,13 +55,29 @@ static int read_full(int fd, void *buf, size_t n, uint64_t off)
  * them); fetch(ctx, buf, n, off) reads the header.
  */
 static int parse(st_file *f, const unsigned char *head, size_t head_len,
-                 const char *json_in_memory, struct st__report *r)
+                 const char *json_in_memory, unsigned flags,
+                 struct st__report *r)
 {
 	uint64_t n = 0;
+	if ((flags & ST_OPEN_TORCH) && head_len >= 4 && head[0] == 'P' &&
+	    head[1] == 'K' && head[2] == 3 && head[3] == 4) {
+		struct st__src src = {f->fd, f->mem, f->size};
+		f->format = ST_FORMAT_TORCH;
+		f->data_base = 0;
+		return st__torch_parse(&f->h, &src, r);
+	}
+	if ((flags & ST_OPEN_TORCH) && head_len >= 2 && head[0] == 0x80 &&
+	    head[1] >= 2 && head[1] <= 5) {
+		st__report(r, ST_PROBLEM_ERROR,
+		           "a legacy (pre-1.6, non-zip) PyTorch checkpoint: not "
+		           "supported; re-save it with a current torch.save");
+		return ST_EFORMAT;
+	}
 	int rc = st__prefix_check(head, head_len, f->size, &n, r);
 	if (rc)
 		return rc;
 	f->header_size = n;
+	f->data_base = 8 + n;
 	const char *json = json_in_memory;
 	char *buf = NULL;
 	if (!json) {
@@ -122,7 +140,8 @@ static int open_fd(const char *path, int *fd, uint64_t *size, st_error *err)
 	return ST_OK;
 }
 
-static int open_path(st_file **out, const char *path, struct st__report *r)
+static int open_path(st_file **out, const char *path, unsigned flags,
+                     struct st__report *r)
 {
 	st_file *f = new_file(path);
 	if (!f)
@@ -140,7 +159,7 @@ static int open_path(st_file **out, const char *path, struct st__report *r)
 		st_file_close(f);
 		return rc;
 	}
-	rc = parse(f, head, head_len, NULL, r);
+	rc = parse(f, head, head_len, NULL, flags, r);
 	if (rc) {
 		st_file_close(f);
 		return rc;
@@ -149,11 +168,11 @@ static int open_path(st_file **out, const char *path, struct st__report *r)
 	return ST_OK;
 }
 
-int st__file_open_report(st_file **out, const char *path,
+int st__file_open_report(st_file **out, const char *path, unsigned flags,
                          struct st__report *r)
 {
 	*out = NULL;
-	return open_path(out, path, r);
+	return open_path(out, path, flags, r);
 }
 
 int st_file_open(st_file **out, const char *path, unsigned flags,
@@ -161,11 +180,11 @@ int st_file_open(st_file **out, const char *path, unsigned flags,
 {
 	struct st__report r = {.path = path, .err = err};
 	*out = NULL;
-	return open_path(out, path, &r);
+	return open_path(out, path, flags, &r);
 }
 
 static int open_mem(st_file **out, const void *buf, size_t len,
-                    const char *name, struct st__report *r)
+                    const char *name, unsigned flags, struct st__report *r)
 {
 	st_file *f = new_file(name ? name : "<memory>");
 	if (!f)
@@ -174,7 +193,7 @@ static int open_mem(st_file **out, const void *buf, size_t len,
 	f->size = len;
 	const unsigned char *head = buf;
 	int rc = parse(f, head, len < 64 ? len : 64,
-	               len >= 8 ? (const char *)head + 8 : NULL, r);
+	               len >= 8 ? (const char *)head + 8 : NULL, flags, r);
 	if (rc) {
 		st_file_close(f);
 		return rc;
@@ -188,7 +207,7 @@ int st_file_open_memory(st_file **out, const void *buf, size_t len,
 {
 	struct st__report r = {.path = name ? name : "<memory>", .err = err};
 	*out = NULL;
-	return open_mem(out, buf, len, name, &r);
+	return open_mem(out, buf, len, name, flags, &r);
 }
 
 void st_file_close(st_file *f)
@@ -205,12 +224,13 @@ void st_file_close(st_file *f)
 }
 
 const char *st_file_path(const st_file *f) { return f->path; }
+int st_file_format(const st_file *f) { return f->format; }
 uint64_t st_file_size(const st_file *f) { return f->size; }
 uint64_t st_file_header_size(const st_file *f) { return f->header_size; }
-uint64_t st_file_data_offset(const st_file *f) { return 8 + f->header_size; }
+uint64_t st_file_data_offset(const st_file *f) { return f->data_base; }
 uint64_t st_file_data_size(const st_file *f)
 {
-	return f->size - 8 - f->header_size;
+	return f->size - f->data_base;
 }
 size_t st_file_n_tensors(const st_file *f) { return f->h.n_tensors; }
 
@@ -280,7 +300,7 @@ int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 	int rc = map_file(f, err);
 	if (rc)
 		return rc;
-	*data = f->mem + 8 + f->header_size + t->begin;
+	*data = f->mem + f->data_base + t->begin;
 	return ST_OK;
 }
 
@@ -297,7 +317,7 @@ int st_file_read(st_file *f, size_t i, uint64_t off, void *buf, size_t n,
 		                 "outside its %llu bytes", f->path, t->name, n,
 		                 (unsigned long long)off,
 		                 (unsigned long long)t->n_bytes);
-	uint64_t at = 8 + f->header_size + t->begin + off;
+	uint64_t at = f->data_base + t->begin + off;
 	if (f->mem) {
 		memcpy(buf, f->mem + at, n);
 		return ST_OK;
@@ -326,7 +346,7 @@ int st_check_file(const char *path, st_problem_fn fn, void *ctx, st_error *err)
 	if (rc)
 		return rc;
 	close(fd);
-	rc = open_path(&f, path, &r);
+	rc = open_path(&f, path, 0, &r);
 	st_file_close(f);
 	if (rc == ST_EIO || rc == ST_ENOMEM)
 		return rc;
@@ -339,7 +359,7 @@ int st_check_memory(const void *buf, size_t len, const char *name,
 	const char *nm = name ? name : "<memory>";
 	struct st__report r = {.path = nm, .fn = fn, .ctx = ctx};
 	st_file *f = NULL;
-	int rc = open_mem(&f, buf, len, nm, &r);
+	int rc = open_mem(&f, buf, len, nm, 0, &r);
 	st_file_close(f);
 	if (rc == ST_ENOMEM)
 		return rc;

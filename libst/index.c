@@ -69,8 +69,8 @@ static int is_file(const char *path)
  * Resolve PATH to the index or the safetensors file it stands for.
  * *resolved is malloc'd; *is_index says which it is.
  */
-static int resolve(const char *path, char **resolved, int *is_index,
-                   st_error *err)
+static int resolve(const char *path, unsigned flags, char **resolved,
+                   int *is_index, st_error *err)
 {
 	struct stat sb;
 	if (stat(path, &sb) < 0)
@@ -94,6 +94,7 @@ static int resolve(const char *path, char **resolved, int *is_index,
 		return ST_OK;
 	}
 	free(p);
+	p = NULL;
 	DIR *d = opendir(path);
 	if (!d)
 		return st__error_sys(err, ST_EIO, errno, "%s", path);
@@ -121,6 +122,11 @@ static int resolve(const char *path, char **resolved, int *is_index,
 		*is_index = 0;
 		*resolved = file;
 		file = NULL;
+	} else if (n_files == 0 && n_index == 0 && (flags & ST_OPEN_TORCH) &&
+	           (p = join(path, "pytorch_model.bin")) && is_file(p)) {
+		*is_index = 0;
+		*resolved = p;
+		p = NULL;
 	} else if (n_files == 0 && n_index == 0)
 		rc = st__error(err, ST_ENOTFOUND,
 		               "%s: no model.safetensors, index or .safetensors file "
@@ -132,6 +138,7 @@ static int resolve(const char *path, char **resolved, int *is_index,
 		               path, n_files, n_index);
 	free(file);
 	free(index);
+	free(p);
 	return rc;
 }
 
@@ -368,7 +375,7 @@ static int open_index(st_checkpoint *c, const char *index_path,
 		}
 		struct st__report sr = {.path = p, .fn = r->fn, .ctx = r->ctx,
 		                        .err = r->err};
-		int frc = st__file_open_report(&c->files[k], p, &sr);
+		int frc = st__file_open_report(&c->files[k], p, 0, &sr);
 		r->n_errors += sr.n_errors;
 		if (frc || sr.n_errors)
 			all_open = 0;
@@ -405,13 +412,13 @@ static int open_index(st_checkpoint *c, const char *index_path,
 }
 
 static int checkpoint_open(st_checkpoint **out, const char *path,
-                           struct st__report *r)
+                           unsigned flags, struct st__report *r)
 {
 	st_error *err = r->err;
 	char *resolved = NULL;
 	int is_index = 0;
 	*out = NULL;
-	int rc = resolve(path, &resolved, &is_index, err);
+	int rc = resolve(path, flags, &resolved, &is_index, err);
 	if (rc)
 		return rc;
 	st_checkpoint *c = calloc(1, sizeof *c);
@@ -436,7 +443,7 @@ static int checkpoint_open(st_checkpoint **out, const char *path,
 			rc = st__error(err, ST_ENOMEM, "out of memory");
 		else {
 			r->path = resolved;
-			rc = st__file_open_report(&c->files[0], resolved, r);
+			rc = st__file_open_report(&c->files[0], resolved, flags, r);
 			c->n_files = c->files[0] ? 1 : 0;
 		}
 		free(resolved);
@@ -455,7 +462,7 @@ int st_checkpoint_open(st_checkpoint **out, const char *path, unsigned flags,
                        st_error *err)
 {
 	struct st__report r = {.path = path, .err = err};
-	return checkpoint_open(out, path, &r);
+	return checkpoint_open(out, path, flags, &r);
 }
 
 void st_checkpoint_close(st_checkpoint *c)
@@ -544,7 +551,7 @@ int st_check_path(const char *path, st_problem_fn fn, void *ctx, st_error *err)
 		err = &local;
 	struct st__report r = {.path = path, .fn = fn, .ctx = ctx, .err = err};
 	st_checkpoint *c = NULL;
-	int rc = checkpoint_open(&c, path, &r);
+	int rc = checkpoint_open(&c, path, 0, &r);
 	st_checkpoint_close(c);
 	/* PATH itself unreadable (or nothing to check in a directory). */
 	if (rc == ST_EIO || rc == ST_ENOMEM)

@@ -105,7 +105,8 @@ int st__prefix_check(const unsigned char *head, size_t head_len,
  * reported and the file still opens with its valid tensors (ST_OK);
  * ST_EFORMAT only when nothing could be parsed. ST_EIO when unreadable.
  */
-int st__file_open_report(st_file **out, const char *path, struct st__report *r);
+int st__file_open_report(st_file **out, const char *path, unsigned flags,
+                         struct st__report *r);
 
 /* A parsed shard index (json.c). */
 struct st__index_entry {
@@ -126,5 +127,20 @@ struct st__index {
 int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r);
 void st__index_free(struct st__index *ix);
+
+/* A byte source: a file descriptor, or memory when mem is set. */
+struct st__src {
+	int fd;
+	const unsigned char *mem;
+	uint64_t size;
+};
+/* Read exactly n bytes at off; -1 (errno 0 when past the end) on failure. */
+int st__src_read(const struct st__src *s, void *buf, size_t n, uint64_t off);
+/*
+ * Read a PyTorch zip checkpoint into h (torch.c): tensors with begin/end
+ * as absolute file offsets, in file order. ST_OK, ST_EFORMAT, ST_ENOMEM.
+ */
+int st__torch_parse(struct st__header *h, const struct st__src *src,
+                    struct st__report *r);
 
 #endif

@@ -51,8 +51,21 @@ typedef struct st_meta {
 } st_meta;
 
 /*
+ * Flags for st_file_open and st_checkpoint_open.
+ * ST_OPEN_TORCH: also accept a PyTorch checkpoint (torch.save's zip
+ * format, e.g. pytorch_model.bin). Its pickle is read by a restricted
+ * interpreter that builds tensors and containers only and never imports or
+ * calls anything else; tensor data is read in place from the zip's stored
+ * entries. Such a file has st_file_format() == ST_FORMAT_TORCH, header size
+ * 0, and tensor offsets that count from the start of the file.
+ */
+#define ST_OPEN_TORCH 1u
+
+enum { ST_FORMAT_SAFETENSORS = 0, ST_FORMAT_TORCH = 1 };
+
+/*
  * Open a file by path. Reads the 8-byte length and the header only; the
- * data is mapped when first asked for. flags: 0.
+ * data is mapped when first asked for. flags: 0 or ST_OPEN_TORCH.
  * On success *out is the new handle (free with st_file_close).
  * Returns ST_OK, ST_EIO (cannot open/read), ST_EFORMAT (a rule broken,
  * including a git-lfs pointer, an HTML page, a truncated file or trailing
@@ -73,9 +86,11 @@ ST_API int st_file_open_memory(st_file **out, const void *buf, size_t len,
 ST_API void st_file_close(st_file *f);
 
 ST_API const char *st_file_path(const st_file *f);
+/* ST_FORMAT_SAFETENSORS, or ST_FORMAT_TORCH (opened with ST_OPEN_TORCH). */
+ST_API int st_file_format(const st_file *f);
 ST_API uint64_t st_file_size(const st_file *f);        /* whole file */
 ST_API uint64_t st_file_header_size(const st_file *f); /* N */
-ST_API uint64_t st_file_data_offset(const st_file *f); /* 8 + N */
+ST_API uint64_t st_file_data_offset(const st_file *f); /* 8 + N (torch: 0) */
 ST_API uint64_t st_file_data_size(const st_file *f);   /* size - 8 - N */
 
 /*

@@ -5,7 +5,9 @@
  *   - a .safetensors file;
  *   - a shard index (*.safetensors.index.json) with its shards beside it;
  *   - a snapshot directory: model.safetensors.index.json if present, else
- *     model.safetensors, else the single *.safetensors in it.
+ *     model.safetensors, else the single *.safetensors in it; with
+ *     ST_OPEN_TORCH, else pytorch_model.bin;
+ *   - with ST_OPEN_TORCH, a PyTorch checkpoint file (see st/file.h).
  * Sharded checkpoints behave as one: tensors are numbered across shards.
  *
  * Index format: {"metadata": {"total_size": N, ...},
@@ -25,6 +27,7 @@ typedef struct st_checkpoint st_checkpoint;
 
 /*
  * Open PATH (see above). Opens every shard's header; no data is read.
+ * flags: 0 or ST_OPEN_TORCH.
  * Returns ST_OK, ST_EIO, ST_EFORMAT (a shard breaks a rule), ST_EINDEX (the
  * index breaks I1-I4, or names a missing shard), ST_ENOTFOUND (a directory
  * with no safetensors file, or several and no index), ST_ENOMEM.

@@ -1,0 +1,1054 @@
+/*
+ * torch.c - read a PyTorch checkpoint (torch.save's zip format, e.g.
+ * pytorch_model.bin) into the same tensor table a safetensors header gives,
+ * without executing anything.
+ *
+ * The zip's central directory is parsed here (zip64 included) so that each
+ * storage, which torch writes uncompressed, is read in place by offset.
+ * data.pkl (inflated with zlib when it is compressed) is run through a
+ * restricted pickle interpreter: it knows the opcodes a state dict uses,
+ * builds only containers, numbers, strings, storages and tensors, and
+ * refuses every global but the handful torch.save emits for tensors
+ * (collections.OrderedDict, torch._utils._rebuild_tensor_v2, the typed
+ * storage classes...). It never imports or calls anything. What it does not
+ * do: legacy (pre-1.6, non-zip) checkpoints, compressed storages,
+ * big-endian files, non-contiguous views.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+int st__src_read(const struct st__src *s, void *buf, size_t n, uint64_t off)
+{
+	if (off > s->size || n > s->size - off) {
+		errno = 0;
+		return -1;
+	}
+	if (s->mem) {
+		memcpy(buf, s->mem + off, n);
+		return 0;
+	}
+	unsigned char *p = buf;
+	while (n > 0) {
+		ssize_t k = pread(s->fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = 0;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+static uint16_t le16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* ---- zip ------------------------------------------------------------------- */
+
+struct zentry {
+	char *name;       /* NUL-terminated */
+	uint16_t method;  /* 0 stored, 8 deflate */
+	uint64_t csize, usize;
+	uint64_t data;    /* file offset of the entry's bytes */
+};
+
+struct zip {
+	struct zentry *e;
+	size_t n;
+};
+
+static void zip_free(struct zip *z)
+{
+	for (size_t i = 0; i < z->n; i++)
+		free(z->e[i].name);
+	free(z->e);
+}
+
+#define BAD(...) (st__report(r, ST_PROBLEM_ERROR, __VA_ARGS__), ST_EFORMAT)
+
+static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r)
+{
+	memset(z, 0, sizeof *z);
+	/* The end-of-central-directory record is in the last 64 KiB + 22. */
+	uint64_t tail = s->size < 65557 ? s->size : 65557;
+	unsigned char *buf = malloc(tail ? tail : 1);
+	if (!buf)
+		return ST_ENOMEM;
+	if (st__src_read(s, buf, tail, s->size - tail) < 0) {
+		free(buf);
+		return BAD("zip: cannot read the end of the file");
+	}
+	long eocd = -1;
+	for (long i = (long)tail - 22; i >= 0; i--)
+		if (le32(buf + i) == 0x06054b50) {
+			eocd = i;
+			break;
+		}
+	if (eocd < 0) {
+		free(buf);
+		return BAD("zip: no end-of-central-directory record (truncated "
+		           "download, or a legacy non-zip checkpoint?)");
+	}
+	uint64_t count = le16(buf + eocd + 10);
+	uint64_t cd_size = le32(buf + eocd + 12), cd_off = le32(buf + eocd + 16);
+	uint64_t eocd_at = s->size - tail + (uint64_t)eocd;
+	free(buf);
+	if (count == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu) {
+		/* zip64: the locator sits just before the EOCD record. */
+		unsigned char loc[20], rec[56];
+		if (eocd_at < 20 || st__src_read(s, loc, 20, eocd_at - 20) < 0 ||
+		    le32(loc) != 0x07064b50)
+			return BAD("zip64: end-of-central-directory locator missing");
+		uint64_t rec_at = le64(loc + 8);
+		if (st__src_read(s, rec, 56, rec_at) < 0 || le32(rec) != 0x06064b50)
+			return BAD("zip64: end-of-central-directory record missing");
+		count = le64(rec + 32);
+		cd_size = le64(rec + 40);
+		cd_off = le64(rec + 48);
+	}
+	if (cd_off > s->size || cd_size > s->size - cd_off)
+		return BAD("zip: central directory [%llu, +%llu) is outside the "
+		           "%llu-byte file", (unsigned long long)cd_off,
+		           (unsigned long long)cd_size, (unsigned long long)s->size);
+	/* Each entry takes at least 46 bytes: that bounds count. */
+	if (count > cd_size / 46)
+		return BAD("zip: %llu entries cannot fit in a %llu-byte central "
+		           "directory", (unsigned long long)count,
+		           (unsigned long long)cd_size);
+	unsigned char *cd = malloc(cd_size ? cd_size : 1);
+	z->e = calloc(count ? count : 1, sizeof *z->e);
+	if (!cd || !z->e) {
+		free(cd);
+		return ST_ENOMEM;
+	}
+	int rc = ST_OK;
+	if (st__src_read(s, cd, cd_size, cd_off) < 0) {
+		free(cd);
+		return BAD("zip: cannot read the central directory");
+	}
+	uint64_t at = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		if (cd_size - at < 46 || le32(cd + at) != 0x02014b50) {
+			rc = BAD("zip: central directory entry %llu is damaged",
+			         (unsigned long long)i);
+			break;
+		}
+		const unsigned char *c = cd + at;
+		uint16_t method = le16(c + 10), nlen = le16(c + 28),
+		         xlen = le16(c + 30), clen = le16(c + 32);
+		uint64_t csize = le32(c + 20), usize = le32(c + 24),
+		         lho = le32(c + 42);
+		if (cd_size - at - 46 < (uint64_t)nlen + xlen + clen) {
+			rc = BAD("zip: central directory entry %llu is damaged",
+			         (unsigned long long)i);
+			break;
+		}
+		/* zip64 extra field: the 0xffffffff fields, in order. */
+		const unsigned char *x = c + 46 + nlen, *xend = x + xlen;
+		while (xend - x >= 4) {
+			uint16_t id = le16(x), sz = le16(x + 2);
+			if (xend - x - 4 < sz)
+				break;
+			if (id == 0x0001) {
+				const unsigned char *q = x + 4, *qe = q + sz;
+				if (usize == 0xffffffffu && qe - q >= 8) { usize = le64(q); q += 8; }
+				if (csize == 0xffffffffu && qe - q >= 8) { csize = le64(q); q += 8; }
+				if (lho == 0xffffffffu && qe - q >= 8) { lho = le64(q); q += 8; }
+			}
+			x += 4 + sz;
+		}
+		unsigned char lh[30];
+		if (st__src_read(s, lh, 30, lho) < 0 || le32(lh) != 0x04034b50) {
+			rc = BAD("zip: local header of entry %llu at %llu is damaged",
+			         (unsigned long long)i, (unsigned long long)lho);
+			break;
+		}
+		uint64_t data = lho + 30 + le16(lh + 26) + le16(lh + 28);
+		if (data > s->size || csize > s->size - data) {
+			rc = BAD("zip: entry '%.*s' [%llu, +%llu) runs past the end of "
+			         "the %llu-byte file (truncated?)", (int)nlen,
+			         (const char *)c + 46, (unsigned long long)data,
+			         (unsigned long long)csize,
+			         (unsigned long long)s->size);
+			break;
+		}
+		struct zentry *e = &z->e[z->n];
+		if (!(e->name = strndup((const char *)c + 46, nlen))) {
+			rc = ST_ENOMEM;
+			break;
+		}
+		z->n++;
+		e->method = method;
+		e->csize = csize;
+		e->usize = usize;
+		e->data = data;
+		at += 46 + (uint64_t)nlen + xlen + clen;
+	}
+	free(cd);
+	return rc;
+}
+
+/* The entry whose name is "<any top folder>/suffix". */
+static const struct zentry *zip_find(const struct zip *z, const char *suffix)
+{
+	size_t m = strlen(suffix);
+	for (size_t i = 0; i < z->n; i++) {
+		const char *slash = strchr(z->e[i].name, '/');
+		if (slash && strlen(slash + 1) == m && !memcmp(slash + 1, suffix, m))
+			return &z->e[i];
+	}
+	return NULL;
+}
+
+/* Read (and inflate) a small entry whole; limit bounds the allocation. */
+static int zip_slurp(const struct st__src *s, const struct zentry *e,
+                     uint64_t limit, unsigned char **out, size_t *len,
+                     struct st__report *r)
+{
+	if (e->usize > limit || e->csize > limit)
+		return BAD("zip: entry '%s' is %llu bytes, more than the %llu "
+		           "allowed", e->name, (unsigned long long)e->usize,
+		           (unsigned long long)limit);
+	unsigned char *raw = malloc(e->csize ? e->csize : 1);
+	if (!raw)
+		return ST_ENOMEM;
+	if (st__src_read(s, raw, e->csize, e->data) < 0) {
+		free(raw);
+		return BAD("zip: cannot read entry '%s'", e->name);
+	}
+	if (e->method == 0) {
+		*out = raw;
+		*len = e->csize;
+		return ST_OK;
+	}
+	if (e->method != 8) {
+		free(raw);
+		return BAD("zip: entry '%s' uses compression method %u (only "
+		           "stored and deflate are supported)", e->name, e->method);
+	}
+	unsigned char *u = malloc(e->usize ? e->usize : 1);
+	if (!u) {
+		free(raw);
+		return ST_ENOMEM;
+	}
+	z_stream zs;
+	memset(&zs, 0, sizeof zs);
+	int ok = inflateInit2(&zs, -MAX_WBITS) == Z_OK;
+	if (ok) {
+		zs.next_in = raw;
+		zs.avail_in = (uInt)e->csize;
+		zs.next_out = u;
+		zs.avail_out = (uInt)e->usize;
+		ok = inflate(&zs, Z_FINISH) == Z_STREAM_END &&
+		     zs.total_out == e->usize;
+		inflateEnd(&zs);
+	}
+	free(raw);
+	if (!ok) {
+		free(u);
+		return BAD("zip: entry '%s' does not inflate to its %llu bytes",
+		           e->name, (unsigned long long)e->usize);
+	}
+	*out = u;
+	*len = e->usize;
+	return ST_OK;
+}
+
+/* ---- the restricted pickle interpreter ---------------------------------- */
+
+enum kind {
+	K_NONE, K_BOOL, K_INT, K_FLOAT, K_STR, K_TUPLE, K_LIST, K_DICT,
+	K_GLOBAL, K_STORAGE, K_TENSOR, K_MARK
+};
+
+enum global_id {
+	G_ORDERED_DICT, G_REBUILD_TENSOR_V2, G_REBUILD_TENSOR, G_REBUILD_PARAM,
+	G_REBUILD_PARAM_STATE, G_STORAGE
+};
+
+struct obj {
+	enum kind kind;
+	int64_t i;              /* INT, BOOL; GLOBAL: enum global_id */
+	const char *s;          /* STR (into the pickle); STORAGE: key */
+	size_t len;
+	st_dtype dtype;         /* GLOBAL storage class, STORAGE, TENSOR */
+	struct obj **items;     /* TUPLE, LIST; DICT: key, value pairs */
+	size_t n, cap;
+	struct obj *storage;    /* TENSOR */
+	uint64_t offset;        /* TENSOR: storage offset in elements */
+	struct obj *size, *stride; /* TENSOR: tuples of ints */
+};
+
+struct vm {
+	const unsigned char *start, *p, *end;
+	struct obj **stack;
+	size_t sp, stack_cap;
+	struct obj **memo;
+	size_t memo_cap;
+	struct obj **all;   /* every object, to free */
+	size_t n_all, all_cap;
+	struct st__report *r;
+	int nomem;
+};
+
+static struct obj *mk(struct vm *vm, enum kind k)
+{
+	if (vm->n_all == vm->all_cap) {
+		size_t c = vm->all_cap ? vm->all_cap * 2 : 256;
+		struct obj **a = realloc(vm->all, c * sizeof *a);
+		if (!a) {
+			vm->nomem = 1;
+			return NULL;
+		}
+		vm->all = a;
+		vm->all_cap = c;
+	}
+	struct obj *o = calloc(1, sizeof *o);
+	if (!o) {
+		vm->nomem = 1;
+		return NULL;
+	}
+	o->kind = k;
+	vm->all[vm->n_all++] = o;
+	return o;
+}
+
+static int push(struct vm *vm, struct obj *o)
+{
+	if (!o)
+		return -1;
+	if (vm->sp == vm->stack_cap) {
+		size_t c = vm->stack_cap ? vm->stack_cap * 2 : 64;
+		struct obj **s = realloc(vm->stack, c * sizeof *s);
+		if (!s) {
+			vm->nomem = 1;
+			return -1;
+		}
+		vm->stack = s;
+		vm->stack_cap = c;
+	}
+	vm->stack[vm->sp++] = o;
+	return 0;
+}
+
+static int add_item(struct vm *vm, struct obj *c, struct obj *o)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4;
+		struct obj **it = realloc(c->items, cap * sizeof *it);
+		if (!it) {
+			vm->nomem = 1;
+			return -1;
+		}
+		c->items = it;
+		c->cap = cap;
+	}
+	c->items[c->n++] = o;
+	return 0;
+}
+
+/* Index of the topmost MARK, or -1. */
+static long find_mark(struct vm *vm)
+{
+	for (size_t i = vm->sp; i > 0; i--)
+		if (vm->stack[i - 1]->kind == K_MARK)
+			return (long)(i - 1);
+	return -1;
+}
+
+static const struct {
+	const char *module, *name;
+	enum global_id id;
+	st_dtype dtype;
+} allowed[] = {
+	{"collections", "OrderedDict", G_ORDERED_DICT, 0},
+	{"torch._utils", "_rebuild_tensor_v2", G_REBUILD_TENSOR_V2, 0},
+	{"torch._utils", "_rebuild_tensor", G_REBUILD_TENSOR, 0},
+	{"torch._utils", "_rebuild_parameter", G_REBUILD_PARAM, 0},
+	{"torch._utils", "_rebuild_parameter_with_state", G_REBUILD_PARAM_STATE, 0},
+	{"torch", "DoubleStorage", G_STORAGE, ST_DTYPE_F64},
+	{"torch", "FloatStorage", G_STORAGE, ST_DTYPE_F32},
+	{"torch", "HalfStorage", G_STORAGE, ST_DTYPE_F16},
+	{"torch", "BFloat16Storage", G_STORAGE, ST_DTYPE_BF16},
+	{"torch", "LongStorage", G_STORAGE, ST_DTYPE_I64},
+	{"torch", "IntStorage", G_STORAGE, ST_DTYPE_I32},
+	{"torch", "ShortStorage", G_STORAGE, ST_DTYPE_I16},
+	{"torch", "CharStorage", G_STORAGE, ST_DTYPE_I8},
+	{"torch", "ByteStorage", G_STORAGE, ST_DTYPE_U8},
+	{"torch", "BoolStorage", G_STORAGE, ST_DTYPE_BOOL},
+};
+
+static int vm_error(struct vm *vm, const char *what)
+{
+	st__report(vm->r, ST_PROBLEM_ERROR, "data.pkl: %s (at pickle byte %ld)",
+	           what, (long)(vm->p - vm->start));
+	return ST_EFORMAT;
+}
+
+static int global(struct vm *vm, const char *mod, size_t ml, const char *nm,
+                  size_t nl)
+{
+	for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+		if (strlen(allowed[i].module) == ml &&
+		    !memcmp(allowed[i].module, mod, ml) &&
+		    strlen(allowed[i].name) == nl && !memcmp(allowed[i].name, nm, nl)) {
+			struct obj *o = mk(vm, K_GLOBAL);
+			if (!o)
+				return ST_ENOMEM;
+			o->i = allowed[i].id;
+			o->dtype = allowed[i].dtype;
+			return push(vm, o) ? ST_ENOMEM : ST_OK;
+		}
+	char msg[300];
+	snprintf(msg, sizeof msg,
+	         "refusing to load '%.*s.%.*s': only tensors and containers are "
+	         "allowed (this file may try to run code)",
+	         (int)(ml > 100 ? 100 : ml), mod, (int)(nl > 100 ? 100 : nl), nm);
+	return vm_error(vm, msg);
+}
+
+static int is_ints(const struct obj *t)
+{
+	if (!t || t->kind != K_TUPLE)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->items[i]->kind != K_INT || t->items[i]->i < 0)
+			return 0;
+	return 1;
+}
+
+/* Apply a callable to an argument tuple (REDUCE / NEWOBJ). */
+static int call(struct vm *vm, struct obj *fn, struct obj *args)
+{
+	if (fn->kind != K_GLOBAL || args->kind != K_TUPLE)
+		return vm_error(vm, "call of something that is not an allowed global");
+	struct obj *o;
+	switch ((enum global_id)fn->i) {
+	case G_ORDERED_DICT:
+		return push(vm, mk(vm, K_DICT)) ? ST_ENOMEM : ST_OK;
+	case G_REBUILD_TENSOR_V2:
+	case G_REBUILD_TENSOR:
+		if (args->n < 4 || args->items[0]->kind != K_STORAGE ||
+		    args->items[1]->kind != K_INT || args->items[1]->i < 0 ||
+		    !is_ints(args->items[2]) || !is_ints(args->items[3]) ||
+		    args->items[2]->n != args->items[3]->n)
+			return vm_error(vm, "malformed _rebuild_tensor arguments");
+		if (!(o = mk(vm, K_TENSOR)))
+			return ST_ENOMEM;
+		o->storage = args->items[0];
+		o->dtype = o->storage->dtype;
+		o->offset = (uint64_t)args->items[1]->i;
+		o->size = args->items[2];
+		o->stride = args->items[3];
+		return push(vm, o) ? ST_ENOMEM : ST_OK;
+	case G_REBUILD_PARAM:
+	case G_REBUILD_PARAM_STATE:
+		if (args->n < 1 || args->items[0]->kind != K_TENSOR)
+			return vm_error(vm, "malformed _rebuild_parameter arguments");
+		return push(vm, args->items[0]) ? ST_ENOMEM : ST_OK;
+	case G_STORAGE:
+		break;
+	}
+	return vm_error(vm, "a storage class called directly");
+}
+
+static int need(struct vm *vm, size_t n)
+{
+	return (size_t)(vm->end - vm->p) >= n ? 0 : -1;
+}
+
+static int memo_put(struct vm *vm, uint64_t idx)
+{
+	if (vm->sp == 0)
+		return vm_error(vm, "memo store on an empty stack");
+	/* The memo can hold no more entries than the pickle has bytes. */
+	if (idx > (uint64_t)(vm->end - vm->start))
+		return vm_error(vm, "memo index out of range");
+	if (idx >= vm->memo_cap) {
+		size_t c = vm->memo_cap ? vm->memo_cap : 64;
+		while (c <= idx)
+			c *= 2;
+		struct obj **m = realloc(vm->memo, c * sizeof *m);
+		if (!m)
+			return ST_ENOMEM;
+		memset(m + vm->memo_cap, 0, (c - vm->memo_cap) * sizeof *m);
+		vm->memo = m;
+		vm->memo_cap = c;
+	}
+	vm->memo[idx] = vm->stack[vm->sp - 1];
+	return ST_OK;
+}
+
+static int memo_get(struct vm *vm, uint64_t idx)
+{
+	if (idx >= vm->memo_cap || !vm->memo[idx])
+		return vm_error(vm, "memo lookup of an unset index");
+	return push(vm, vm->memo[idx]) ? ST_ENOMEM : ST_OK;
+}
+
+static int str_obj(struct vm *vm, uint64_t n)
+{
+	if (need(vm, n) < 0 || n > (uint64_t)(vm->end - vm->p))
+		return vm_error(vm, "string runs past the end");
+	struct obj *o = mk(vm, K_STR);
+	if (!o)
+		return ST_ENOMEM;
+	o->s = (const char *)vm->p;
+	o->len = (size_t)n;
+	vm->p += n;
+	return push(vm, o) ? ST_ENOMEM : ST_OK;
+}
+
+/* Pop the items above the topmost MARK into container c (tuple/list). */
+static int pop_mark_into(struct vm *vm, struct obj *c)
+{
+	long m = find_mark(vm);
+	if (m < 0)
+		return vm_error(vm, "no MARK on the stack");
+	for (size_t i = (size_t)m + 1; i < vm->sp; i++)
+		if (add_item(vm, c, vm->stack[i]))
+			return ST_ENOMEM;
+	vm->sp = (size_t)m;
+	return ST_OK;
+}
+
+#define POP(x)                                                           \
+	do {                                                                 \
+		if (vm->sp == 0)                                                 \
+			return vm_error(vm, "stack underflow");                      \
+		(x) = vm->stack[--vm->sp];                                       \
+		if ((x)->kind == K_MARK)                                         \
+			return vm_error(vm, "MARK where a value was expected");      \
+	} while (0)
+
+static int run(struct vm *vm, struct obj **result)
+{
+	int rc;
+	while (vm->p < vm->end) {
+		unsigned op = *vm->p++;
+		struct obj *a, *b, *c, *o;
+		uint64_t n;
+		switch (op) {
+		case 0x80: /* PROTO */
+			if (need(vm, 1) < 0)
+				return vm_error(vm, "truncated");
+			vm->p++;
+			break;
+		case 0x95: /* FRAME */
+			if (need(vm, 8) < 0)
+				return vm_error(vm, "truncated");
+			vm->p += 8;
+			break;
+		case '}': case ']': case ')':
+			if (!(o = mk(vm, op == '}' ? K_DICT : op == ']' ? K_LIST : K_TUPLE)) || push(vm, o))
+				return ST_ENOMEM;
+			break;
+		case '(':
+			if (push(vm, mk(vm, K_MARK)))
+				return ST_ENOMEM;
+			break;
+		case 'N':
+			if (push(vm, mk(vm, K_NONE)))
+				return ST_ENOMEM;
+			break;
+		case 0x88: case 0x89: /* NEWTRUE, NEWFALSE */
+			if (!(o = mk(vm, K_BOOL)))
+				return ST_ENOMEM;
+			o->i = op == 0x88;
+			if (push(vm, o))
+				return ST_ENOMEM;
+			break;
+		case 'J': case 'K': case 'M': { /* BININT, BININT1, BININT2 */
+			size_t w = op == 'J' ? 4 : op == 'K' ? 1 : 2;
+			if (need(vm, w) < 0)
+				return vm_error(vm, "truncated");
+			if (!(o = mk(vm, K_INT)))
+				return ST_ENOMEM;
+			o->i = w == 4 ? (int32_t)le32(vm->p) : w == 2 ? le16(vm->p) : vm->p[0];
+			vm->p += w;
+			if (push(vm, o))
+				return ST_ENOMEM;
+			break;
+		}
+		case 0x8a: { /* LONG1: little-endian two's complement */
+			if (need(vm, 1) < 0)
+				return vm_error(vm, "truncated");
+			size_t w = *vm->p++;
+			if (w > 8 || need(vm, w) < 0)
+				return vm_error(vm, "LONG1 wider than 64 bits");
+			uint64_t v = 0;
+			for (size_t i = 0; i < w; i++)
+				v |= (uint64_t)vm->p[i] << (8 * i);
+			if (w && w < 8 && (vm->p[w - 1] & 0x80))
+				v |= ~(uint64_t)0 << (8 * w);
+			vm->p += w;
+			if (!(o = mk(vm, K_INT)))
+				return ST_ENOMEM;
+			o->i = (int64_t)v;
+			if (push(vm, o))
+				return ST_ENOMEM;
+			break;
+		}
+		case 'G': /* BINFLOAT */
+			if (need(vm, 8) < 0)
+				return vm_error(vm, "truncated");
+			vm->p += 8;
+			if (push(vm, mk(vm, K_FLOAT)))
+				return ST_ENOMEM;
+			break;
+		case 'X': case 0x8c: case 0x8d: case 'T': case 'U': case 'B': case 'C': {
+			/* BINUNICODE, SHORT_BINUNICODE, BINUNICODE8, BINSTRING,
+			 * SHORT_BINSTRING, BINBYTES, SHORT_BINBYTES */
+			size_t w = (op == 0x8c || op == 'U' || op == 'C') ? 1
+			           : op == 0x8d ? 8 : 4;
+			if (need(vm, w) < 0)
+				return vm_error(vm, "truncated");
+			n = w == 1 ? vm->p[0] : w == 4 ? le32(vm->p) : le64(vm->p);
+			vm->p += w;
+			if ((rc = str_obj(vm, n)))
+				return rc;
+			break;
+		}
+		case 'c': { /* GLOBAL "module\nname\n" */
+			const unsigned char *m = vm->p, *nl1, *nl2;
+			nl1 = memchr(m, '\n', (size_t)(vm->end - m));
+			if (!nl1)
+				return vm_error(vm, "truncated GLOBAL");
+			nl2 = memchr(nl1 + 1, '\n', (size_t)(vm->end - nl1 - 1));
+			if (!nl2)
+				return vm_error(vm, "truncated GLOBAL");
+			vm->p = nl2 + 1;
+			if ((rc = global(vm, (const char *)m, (size_t)(nl1 - m),
+			                 (const char *)nl1 + 1, (size_t)(nl2 - nl1 - 1))))
+				return rc;
+			break;
+		}
+		case 0x93: /* STACK_GLOBAL */
+			POP(b);
+			POP(a);
+			if (a->kind != K_STR || b->kind != K_STR)
+				return vm_error(vm, "STACK_GLOBAL of non-strings");
+			if ((rc = global(vm, a->s, a->len, b->s, b->len)))
+				return rc;
+			break;
+		case 'q': case 'r': case 0x94: /* BINPUT, LONG_BINPUT, MEMOIZE */
+			if (op == 'q') {
+				if (need(vm, 1) < 0)
+					return vm_error(vm, "truncated");
+				n = *vm->p++;
+			} else if (op == 'r') {
+				if (need(vm, 4) < 0)
+					return vm_error(vm, "truncated");
+				n = le32(vm->p);
+				vm->p += 4;
+			} else {
+				/* MEMOIZE stores at len(memo): count the set entries. */
+				n = 0;
+				for (size_t i = 0; i < vm->memo_cap; i++)
+					if (vm->memo[i])
+						n = i + 1;
+			}
+			if ((rc = memo_put(vm, n)))
+				return rc;
+			break;
+		case 'h': case 'j': /* BINGET, LONG_BINGET */
+			if (need(vm, op == 'h' ? 1 : 4) < 0)
+				return vm_error(vm, "truncated");
+			n = op == 'h' ? *vm->p : le32(vm->p);
+			vm->p += op == 'h' ? 1 : 4;
+			if ((rc = memo_get(vm, n)))
+				return rc;
+			break;
+		case 't': /* TUPLE */
+			if (!(o = mk(vm, K_TUPLE)))
+				return ST_ENOMEM;
+			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
+				return rc ? rc : ST_ENOMEM;
+			break;
+		case 'l': /* LIST */
+			if (!(o = mk(vm, K_LIST)))
+				return ST_ENOMEM;
+			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
+				return rc ? rc : ST_ENOMEM;
+			break;
+		case 'd': /* DICT */
+			if (!(o = mk(vm, K_DICT)))
+				return ST_ENOMEM;
+			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
+				return rc ? rc : ST_ENOMEM;
+			if (o->n % 2)
+				return vm_error(vm, "DICT with an odd number of items");
+			break;
+		case 0x85: case 0x86: case 0x87: { /* TUPLE1..3 */
+			size_t k = op - 0x84;
+			if (vm->sp < k)
+				return vm_error(vm, "stack underflow");
+			if (!(o = mk(vm, K_TUPLE)))
+				return ST_ENOMEM;
+			for (size_t i = vm->sp - k; i < vm->sp; i++) {
+				if (vm->stack[i]->kind == K_MARK)
+					return vm_error(vm, "MARK inside a tuple");
+				if (add_item(vm, o, vm->stack[i]))
+					return ST_ENOMEM;
+			}
+			vm->sp -= k;
+			if (push(vm, o))
+				return ST_ENOMEM;
+			break;
+		}
+		case 'a': /* APPEND */
+			POP(b);
+			POP(a);
+			if (a->kind != K_LIST || add_item(vm, a, b) || push(vm, a))
+				return vm->nomem ? ST_ENOMEM : vm_error(vm, "APPEND to a non-list");
+			break;
+		case 'e': { /* APPENDS */
+			long m = find_mark(vm);
+			if (m < 1 || vm->stack[m - 1]->kind != K_LIST)
+				return vm_error(vm, "APPENDS without a list");
+			a = vm->stack[m - 1];
+			for (size_t i = (size_t)m + 1; i < vm->sp; i++)
+				if (add_item(vm, a, vm->stack[i]))
+					return ST_ENOMEM;
+			vm->sp = (size_t)m;
+			break;
+		}
+		case 's': /* SETITEM */
+			POP(c);
+			POP(b);
+			POP(a);
+			if (a->kind != K_DICT || add_item(vm, a, b) || add_item(vm, a, c) ||
+			    push(vm, a))
+				return vm->nomem ? ST_ENOMEM : vm_error(vm, "SETITEM on a non-dict");
+			break;
+		case 'u': { /* SETITEMS */
+			long m = find_mark(vm);
+			if (m < 1 || vm->stack[m - 1]->kind != K_DICT || (vm->sp - (size_t)m - 1) % 2)
+				return vm_error(vm, "SETITEMS without a dict");
+			a = vm->stack[m - 1];
+			for (size_t i = (size_t)m + 1; i < vm->sp; i++)
+				if (add_item(vm, a, vm->stack[i]))
+					return ST_ENOMEM;
+			vm->sp = (size_t)m;
+			break;
+		}
+		case 'R': /* REDUCE */
+		case 0x81: /* NEWOBJ */
+			POP(b);
+			POP(a);
+			if ((rc = call(vm, a, b)))
+				return rc;
+			break;
+		case 'b': /* BUILD: state of an object; ignored (e.g. _metadata) */
+			POP(b);
+			if (vm->sp == 0)
+				return vm_error(vm, "BUILD on an empty stack");
+			break;
+		case 'Q': { /* BINPERSID: ('storage', cls, key, location, numel) */
+			POP(a);
+			if (a->kind != K_TUPLE || a->n < 5 || a->items[0]->kind != K_STR ||
+			    a->items[0]->len != 7 || memcmp(a->items[0]->s, "storage", 7) ||
+			    a->items[1]->kind != K_GLOBAL || a->items[1]->i != G_STORAGE ||
+			    a->items[2]->kind != K_STR || a->items[4]->kind != K_INT ||
+			    a->items[4]->i < 0)
+				return vm_error(vm, "persistent id is not a torch storage");
+			if (!(o = mk(vm, K_STORAGE)))
+				return ST_ENOMEM;
+			o->dtype = a->items[1]->dtype;
+			o->s = a->items[2]->s;
+			o->len = a->items[2]->len;
+			o->i = a->items[4]->i; /* numel */
+			if (push(vm, o))
+				return ST_ENOMEM;
+			break;
+		}
+		case '.': /* STOP */
+			POP(a);
+			*result = a;
+			return ST_OK;
+		default: {
+			char msg[80];
+			vm->p--;
+			snprintf(msg, sizeof msg, "unsupported pickle opcode 0x%02x", op);
+			return vm_error(vm, msg);
+		}
+		}
+		if (vm->nomem)
+			return ST_ENOMEM;
+	}
+	return vm_error(vm, "no STOP opcode (truncated pickle)");
+}
+
+/* ---- tensors --------------------------------------------------------------- */
+
+struct found {
+	char *name;
+	size_t name_len;
+	const struct obj *t;
+};
+
+struct collect {
+	struct found *f;
+	size_t n, cap;
+	int nomem;
+};
+
+/* Flatten nested dicts of tensors into "a.b.c" names. */
+static int walk(struct collect *c, const struct obj *d, const char *prefix,
+                size_t plen, int depth, struct st__report *r)
+{
+	if (depth > 16)
+		return BAD("data.pkl: dictionaries nested more than 16 deep");
+	for (size_t i = 0; i + 1 < d->n; i += 2) {
+		const struct obj *k = d->items[i], *v = d->items[i + 1];
+		if (k->kind != K_STR)
+			continue; /* e.g. integer keys of optimizer state */
+		size_t len = plen + (plen ? 1 : 0) + k->len;
+		char *name = malloc(len + 1);
+		if (!name)
+			return ST_ENOMEM;
+		if (plen) {
+			memcpy(name, prefix, plen);
+			name[plen] = '.';
+		}
+		memcpy(name + len - k->len, k->s, k->len);
+		name[len] = 0;
+		if (v->kind == K_DICT) {
+			int rc = walk(c, v, name, len, depth + 1, r);
+			free(name);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (v->kind != K_TENSOR) {
+			free(name); /* numbers, strings: not weights */
+			continue;
+		}
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 64;
+			struct found *f = realloc(c->f, cap * sizeof *f);
+			if (!f) {
+				free(name);
+				return ST_ENOMEM;
+			}
+			c->f = f;
+			c->cap = cap;
+		}
+		c->f[c->n++] = (struct found){name, len, v};
+	}
+	return ST_OK;
+}
+
+static int by_begin(const void *x, const void *y)
+{
+	const st_tensor *a = x, *b = y;
+	if (a->begin != b->begin)
+		return a->begin < b->begin ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+static int name_order(const st_tensor *a, const st_tensor *b)
+{
+	size_t m = a->name_len < b->name_len ? a->name_len : b->name_len;
+	int c = memcmp(a->name, b->name, m);
+	if (c)
+		return c;
+	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
+}
+
+static const st_tensor *name_sort_base;
+#include <pthread.h>
+static pthread_mutex_t name_sort_lock = PTHREAD_MUTEX_INITIALIZER;
+static int by_name(const void *x, const void *y)
+{
+	return name_order(&name_sort_base[*(const size_t *)x],
+	                  &name_sort_base[*(const size_t *)y]);
+}
+
+int st__torch_parse(struct st__header *h, const struct st__src *src,
+                    struct st__report *r)
+{
+	struct zip z;
+	struct vm vm = {0};
+	struct collect col = {0};
+	unsigned char *pkl = NULL;
+	size_t pkl_len = 0;
+	char nb[256];
+	memset(h, 0, sizeof *h);
+
+	int rc = zip_open(&z, src, r);
+	if (rc)
+		goto out;
+	const struct zentry *bo = zip_find(&z, "byteorder");
+	if (bo) {
+		unsigned char b[8] = {0};
+		if (bo->method == 0 && bo->csize <= 8 &&
+		    st__src_read(src, b, bo->csize, bo->data) == 0 &&
+		    !(bo->csize == 6 && !memcmp(b, "little", 6))) {
+			rc = BAD("this PyTorch checkpoint is not little-endian; "
+			         "big-endian files are not supported");
+			goto out;
+		}
+	}
+	const struct zentry *pe = zip_find(&z, "data.pkl");
+	if (!pe) {
+		rc = BAD("zip archive without data.pkl: not a PyTorch checkpoint");
+		goto out;
+	}
+	/* A state dict's pickle is small next to its data; 1 GiB is ample. */
+	if ((rc = zip_slurp(src, pe, 1ULL << 30, &pkl, &pkl_len, r)))
+		goto out;
+	vm.start = vm.p = pkl;
+	vm.end = pkl + pkl_len;
+	vm.r = r;
+	struct obj *root = NULL;
+	if ((rc = run(&vm, &root)))
+		goto out;
+	if (root->kind != K_DICT) {
+		rc = BAD("data.pkl: the checkpoint is not a dictionary of tensors");
+		goto out;
+	}
+	if ((rc = walk(&col, root, "", 0, 0, r)))
+		goto out;
+
+	/* Resolve every tensor to a byte range of the file. */
+	h->tensors = calloc(col.n ? col.n : 1, sizeof *h->tensors);
+	h->by_name = malloc((col.n ? col.n : 1) * sizeof *h->by_name);
+	size_t n_dims = 0, names = 0;
+	for (size_t i = 0; i < col.n; i++) {
+		n_dims += col.f[i].t->size->n;
+		names += col.f[i].name_len + 1;
+	}
+	h->dims = malloc((n_dims ? n_dims : 1) * sizeof *h->dims);
+	h->arena = malloc(names ? names : 1);
+	if (!h->tensors || !h->by_name || !h->dims || !h->arena) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
+	size_t di = 0, ai = 0;
+	for (size_t i = 0; i < col.n; i++) {
+		const struct obj *t = col.f[i].t;
+		const struct obj *s = t->storage;
+		st_tensor *o = &h->tensors[h->n_tensors];
+		const char *name = col.f[i].name;
+		snprintf(nb, sizeof nb, "%s", name);
+		memcpy(h->arena + ai, name, col.f[i].name_len + 1);
+		o->name = h->arena + ai;
+		o->name_len = col.f[i].name_len;
+		ai += col.f[i].name_len + 1;
+		o->dtype = t->dtype;
+		o->ndim = (unsigned)t->size->n;
+		if (o->ndim > ST_MAX_DIMS) {
+			rc = BAD("tensor '%s': %u dimensions, more than %d", nb, o->ndim,
+			         ST_MAX_DIMS);
+			goto out;
+		}
+		o->shape = h->dims + di;
+		uint64_t count = 1, expect = 1;
+		int contiguous = 1;
+		for (size_t d = o->ndim; d-- > 0;) {
+			uint64_t dim = (uint64_t)t->size->items[d]->i;
+			uint64_t st = (uint64_t)t->stride->items[d]->i;
+			h->dims[di + d] = dim;
+			if (dim != 1 && st != expect)
+				contiguous = 0;
+			if (st__mul_u64(expect, dim, &expect) ||
+			    st__mul_u64(count, dim, &count)) {
+				rc = BAD("tensor '%s': shape overflows 64 bits", nb);
+				goto out;
+			}
+		}
+		di += o->ndim;
+		if (!contiguous && count > 1) {
+			rc = BAD("tensor '%s': a non-contiguous view (its strides do "
+			         "not follow its shape); save it with .contiguous()",
+			         nb);
+			goto out;
+		}
+		/* The storage's bytes: archive/data/<key>, stored. */
+		char key[300];
+		snprintf(key, sizeof key, "data/%.*s",
+		         (int)(s->len > 200 ? 200 : s->len), s->s);
+		const struct zentry *se = zip_find(&z, key);
+		if (!se) {
+			rc = BAD("tensor '%s': storage '%s' is missing from the archive",
+			         nb, key);
+			goto out;
+		}
+		if (se->method != 0) {
+			rc = BAD("tensor '%s': storage '%s' is compressed; only "
+			         "uncompressed storages (as torch.save writes them) are "
+			         "supported", nb, key);
+			goto out;
+		}
+		unsigned esize = st_dtype_bits(o->dtype) / 8;
+		uint64_t begin_b, bytes;
+		if (st__mul_u64(t->offset, esize, &begin_b) ||
+		    st__mul_u64(count, esize, &bytes) || begin_b > se->usize ||
+		    bytes > se->usize - begin_b) {
+			rc = BAD("tensor '%s': %llu elements at offset %llu do not fit "
+			         "in its %llu-byte storage", nb,
+			         (unsigned long long)count,
+			         (unsigned long long)t->offset,
+			         (unsigned long long)se->usize);
+			goto out;
+		}
+		o->n_elements = count;
+		o->n_bytes = bytes;
+		o->begin = se->data + begin_b;
+		o->end = o->begin + bytes;
+		h->n_tensors++;
+	}
+	qsort(h->tensors, h->n_tensors, sizeof *h->tensors, by_begin);
+	for (size_t i = 0; i < h->n_tensors; i++)
+		h->by_name[i] = i;
+	pthread_mutex_lock(&name_sort_lock);
+	name_sort_base = h->tensors;
+	qsort(h->by_name, h->n_tensors, sizeof *h->by_name, by_name);
+	pthread_mutex_unlock(&name_sort_lock);
+	for (size_t i = 1; i < h->n_tensors; i++)
+		if (name_order(&h->tensors[h->by_name[i - 1]],
+		               &h->tensors[h->by_name[i]]) == 0) {
+			rc = BAD("tensor '%s' appears twice after flattening nested "
+			         "dictionaries", h->tensors[h->by_name[i]].name);
+			goto out;
+		}
+out:
+	if (rc == ST_ENOMEM || vm.nomem) {
+		rc = ST_ENOMEM;
+		st__error(r->err, ST_ENOMEM, "%s: out of memory", r->path);
+	}
+	for (size_t i = 0; i < vm.n_all; i++) {
+		free(vm.all[i]->items);
+		free(vm.all[i]);
+	}
+	free(vm.all);
+	free(vm.stack);
+	free(vm.memo);
+	for (size_t i = 0; i < col.n; i++)
+		free(col.f[i].name);
+	free(col.f);
+	free(pkl);
+	zip_free(&z);
+	if (rc)
+		st__header_free(h);
+	return rc;
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Make the PyTorch-checkpoint fixtures with torch.save (Debian's
+python3-torch), and, for each readable one, the expected tensors as a
+safetensors file built byte by byte here from numpy (not by libst):
+  state.bin / state.expected.safetensors   every dtype, a scalar, an empty
+      tensor, two names sharing one storage, a slice at a storage offset,
+      an nn.Parameter
+  nested.bin / nested.expected.safetensors  {"model": {...}, "epoch": 3}:
+      nested dicts flatten to "model.x", non-tensors are left out
+  snapshot/pytorch_model.bin                a directory holding only a .bin
+  evil.bin        a pickle that would call os.system: must be refused
+  legacy.bin      the pre-1.6 non-zip format: diagnosed, not read
+  noncontig.bin   a transposed (non-contiguous) view: refused
+  truncated.bin   state.bin cut short: no zip directory
+Run:  /usr/bin/python3 testdata/torch/gen_torch.py
+"""
+import collections
+import json
+import os
+import struct
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+torch.manual_seed(0)
+
+NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+         torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
+         torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+
+
+def raw(t):
+    t = t.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().tobytes()
+    return t.numpy().tobytes()
+
+
+def write_expected(path, tensors):
+    """A safetensors file of the given name -> tensor dict, by hand."""
+    hdr, data, off = {}, b"", 0
+    for name in sorted(tensors):
+        t = tensors[name]
+        blob = raw(t)
+        hdr[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape),
+                     "data_offsets": [off, off + len(blob)]}
+        data += blob
+        off += len(blob)
+    h = json.dumps(hdr, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + data)
+
+
+def p(name):
+    return os.path.join(HERE, name)
+
+
+big = torch.arange(10, dtype=torch.float32)
+shared = torch.randn(3, 4)
+sd = collections.OrderedDict()
+sd["f32"] = torch.randn(2, 3)
+sd["f16"] = torch.randn(5).half()
+sd["bf16"] = torch.randn(2, 2).bfloat16()
+sd["f64"] = torch.randn(3, dtype=torch.float64)
+sd["i64"] = torch.tensor([1, -2, 3 << 40])
+sd["i32"] = torch.tensor([7, -7], dtype=torch.int32)
+sd["i16"] = torch.tensor([300, -300], dtype=torch.int16)
+sd["i8"] = torch.tensor([-5, 5], dtype=torch.int8)
+sd["u8"] = torch.tensor([0, 255], dtype=torch.uint8)
+sd["bool"] = torch.tensor([True, False, True])
+sd["scalar"] = torch.tensor(2.5)
+sd["empty"] = torch.zeros(0, 4)
+sd["wte.weight"] = shared
+sd["lm_head.weight"] = shared          # the same storage twice (tied)
+sd["slice"] = big[4:7]                  # a view at storage offset 4
+sd["param"] = torch.nn.Parameter(torch.randn(4))
+torch.save(sd, p("state.bin"))
+write_expected(p("state.expected.safetensors"), {k: v for k, v in sd.items()})
+
+nested = {"model": {"a": torch.ones(2), "b": {"c": torch.zeros(1, dtype=torch.int64)}},
+          "epoch": 3, "name": "run-1"}
+torch.save(nested, p("nested.bin"))
+write_expected(p("nested.expected.safetensors"),
+               {"model.a": nested["model"]["a"], "model.b.c": nested["model"]["b"]["c"]})
+
+os.makedirs(p("snapshot"), exist_ok=True)
+torch.save({"w": torch.ones(3)}, p("snapshot/pytorch_model.bin"))
+with open(p("snapshot/config.json"), "w") as f:
+    f.write("{}\n")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo this must never run",))
+
+
+torch.save({"x": torch.ones(1), "y": Evil()}, p("evil.bin"))
+torch.save({"w": torch.ones(2)}, p("legacy.bin"), _use_new_zipfile_serialization=False)
+torch.save({"t": torch.randn(3, 2).t()}, p("noncontig.bin"))
+with open(p("state.bin"), "rb") as f:
+    blob = f.read()
+with open(p("truncated.bin"), "wb") as f:
+    f.write(blob[: len(blob) - 200])
+print("ok")

@@ -1,0 +1,706 @@
+/*
+ * check_gpt2.c - the GPT-2 model code (tools/gpt2/gpt2*.c): config
+ * parsing and refusals, the name table, the loader's rules on broken
+ * snapshots, the matmul against its naive reference, logits against the
+ * independent PyTorch reference (testdata/gpt2/reference.py, fixtures made
+ * by gen_fixtures.py), the KV cache against a full recompute, thread-count
+ * independence, greedy ids, and the sampler.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <st.h>
+
+#include "gpt2/gpt2.h"
+
+#define DIR ST_TESTDATA "/gpt2/"
+
+/* ---- helpers ------------------------------------------------------------- */
+
+struct ref {
+	int T, V;
+	float *logits;    /* (T, V) */
+	int32_t ids[128]; /* the prompt */
+	int32_t greedy[32];
+	int n_greedy;
+};
+
+static void read_ints(st_file *f, const char *name, int32_t *out, int max,
+                      int *n)
+{
+	long i = st_file_find(f, name, strlen(name));
+	*n = 0;
+	if (i < 0)
+		return;
+	const st_tensor *t = st_file_tensor(f, (size_t)i);
+	ck_assert_int_eq(t->dtype, ST_DTYPE_I64);
+	ck_assert_int_le((int)t->n_elements, max);
+	const void *data;
+	ck_assert_int_eq(st_file_data(f, (size_t)i, &data, NULL), ST_OK);
+	for (uint64_t k = 0; k < t->n_elements; k++) {
+		int64_t v;
+		memcpy(&v, (const char *)data + 8 * k, 8);
+		out[k] = (int32_t)v;
+	}
+	*n = (int)t->n_elements;
+}
+
+static struct ref load_ref(const char *file)
+{
+	char path[4096];
+	snprintf(path, sizeof path, DIR "%s", file);
+	st_file *f;
+	st_error e = {0};
+	ck_assert_msg(st_file_open(&f, path, 0, &e) == ST_OK, "%s", e.message);
+	struct ref r = {0};
+	long i = st_file_find(f, "logits", 6);
+	ck_assert(i >= 0);
+	const st_tensor *t = st_file_tensor(f, (size_t)i);
+	ck_assert_int_eq(t->dtype, ST_DTYPE_F32);
+	r.T = (int)t->shape[0];
+	r.V = (int)t->shape[1];
+	const void *data;
+	ck_assert_int_eq(st_file_data(f, (size_t)i, &data, NULL), ST_OK);
+	r.logits = malloc(t->n_bytes);
+	memcpy(r.logits, data, t->n_bytes);
+	int n;
+	read_ints(f, "ids", r.ids, 128, &n);
+	ck_assert_int_eq(n, r.T);
+	read_ints(f, "greedy", r.greedy, 32, &r.n_greedy);
+	st_file_close(f);
+	return r;
+}
+
+static gpt2_model *load_model(const char *name, int dtype)
+{
+	char path[4096], err[1024];
+	snprintf(path, sizeof path, DIR "%s", name);
+	gpt2_model *m;
+	ck_assert_msg(gpt2_model_load(&m, path, dtype, err, sizeof err) == 0,
+	              "%s: %s", name, err);
+	return m;
+}
+
+static float max_diff(const float *a, const float *b, size_t n)
+{
+	float worst = 0.0f;
+	for (size_t i = 0; i < n; i++) {
+		float d = fabsf(a[i] - b[i]);
+		if (!(d <= worst))
+			worst = d; /* NaN counts as the worst */
+	}
+	return worst;
+}
+
+/* All logits of the prompt in one pass. */
+static float *run_all(gpt2_model *m, const int32_t *ids, int T)
+{
+	gpt2_cache *c;
+	char err[256];
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+	float *out = malloc((size_t)T * (size_t)m->config.vocab_size * sizeof(float));
+	ck_assert_msg(gpt2_forward(m, c, ids, T, out, 1, err, sizeof err) == 0,
+	              "%s", err);
+	gpt2_cache_free(c);
+	return out;
+}
+
+static const char *const REFS[] = {"p1", "p7", "p70"};
+
+/* ---- config -------------------------------------------------------------- */
+
+START_TEST(test_config_tiny)
+{
+	gpt2_config c;
+	char err[512];
+	ck_assert_int_eq(gpt2_config_load(&c, DIR "tiny-f32", err, sizeof err), 0);
+	ck_assert_int_eq(c.vocab_size, 300);
+	ck_assert_int_eq(c.max_seq_len, 128);
+	ck_assert_int_eq(c.channels, 32);
+	ck_assert_int_eq(c.num_layers, 2);
+	ck_assert_int_eq(c.num_heads, 4);
+	ck_assert_float_eq(c.layer_norm_eps, 1e-5f);
+	ck_assert_int_eq(c.n_eos, 1);
+	ck_assert_int_eq(c.eos[0], 299);
+}
+END_TEST
+
+START_TEST(test_config_defaults_and_eos)
+{
+	gpt2_config c;
+	char err[512];
+	const char *j = "{\"model_type\":\"gpt2\",\"vocab_size\":10,\"n_positions\":4,"
+	                "\"n_embd\":8,\"n_layer\":1,\"n_head\":2,\"n_inner\":32,"
+	                "\"activation_function\":\"gelu_pytorch_tanh\","
+	                "\"eos_token_id\":[3,7]}";
+	ck_assert_msg(gpt2_config_parse(&c, j, strlen(j), "c", err, sizeof err) == 0,
+	              "%s", err);
+	ck_assert_float_eq(c.layer_norm_eps, 1e-5f);
+	ck_assert_int_eq(c.n_eos, 2);
+	ck_assert_int_eq(c.eos[1], 7);
+	/* No eos_token_id at all: none. */
+	const char *k = "{\"model_type\":\"gpt2\",\"vocab_size\":10,\"n_positions\":4,"
+	                "\"n_embd\":8,\"n_layer\":1,\"n_head\":2}";
+	ck_assert_int_eq(gpt2_config_parse(&c, k, strlen(k), "c", err, sizeof err), 0);
+	ck_assert_int_eq(c.n_eos, 0);
+}
+END_TEST
+
+/* Each refused config names the setting it refuses. */
+START_TEST(test_config_refusals)
+{
+	static const struct { const char *dir, *needle; } cases[] = {
+		{"config-model-type", "model_type \"gptj\" is not supported"},
+		{"config-activation", "activation_function \"relu\" is not implemented"},
+		{"config-n-inner", "n_inner 16 is not implemented"},
+		{"config-inverse-layer", "scale_attn_by_inverse_layer_idx true is not implemented"},
+		{"config-upcast", "reorder_and_upcast_attn true is not implemented"},
+		{"config-cross", "add_cross_attention true is not implemented"},
+		{"config-untied", "tie_word_embeddings false is not implemented"},
+		{"config-missing", "\"n_embd\" is missing"},
+		{"config-heads", "n_head 3 does not divide n_embd 8"},
+		{"config-json", "config.json: not valid JSON"},
+		{"config-none", "config.json: No such file"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[4096], err[1024] = "";
+		snprintf(path, sizeof path, DIR "broken/%s", cases[i].dir);
+		gpt2_model *m = NULL;
+		ck_assert_int_eq(gpt2_model_load(&m, path, -1, err, sizeof err), -1);
+		ck_assert_ptr_null(m);
+		ck_assert_msg(strstr(err, cases[i].needle) != NULL,
+		              "%s: '%s' lacks '%s'", cases[i].dir, err, cases[i].needle);
+	}
+}
+END_TEST
+
+/* ---- the name table --------------------------------------------------------- */
+
+START_TEST(test_names_round_trip)
+{
+	gpt2_config c = {.vocab_size = 10, .max_seq_len = 4, .channels = 8,
+	                 .num_layers = 12, .num_heads = 2, .layer_norm_eps = 1e-5f};
+	char name[128], prefixed[160];
+	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
+		int nl = gpt2_param(s)->per_layer ? 12 : 1;
+		for (int l = 0; l < nl; l++) {
+			size_t n = gpt2_param_name(s, l, name, sizeof name);
+			int slot = -1, layer = -1;
+			ck_assert_int_eq(gpt2_name_lookup(&c, name, n, &slot, &layer),
+			                 GPT2_NAME_PARAM);
+			ck_assert_int_eq(slot, s);
+			ck_assert_int_eq(layer, gpt2_param(s)->per_layer ? l : 0);
+			snprintf(prefixed, sizeof prefixed, "transformer.%s", name);
+			ck_assert_int_eq(gpt2_name_lookup(&c, prefixed, strlen(prefixed),
+			                                  &slot, &layer), GPT2_NAME_PARAM);
+			ck_assert_int_eq(slot, s);
+		}
+	}
+	/* The Conv1D weights are exactly the four the seed names. */
+	ck_assert(gpt2_param(GPT2_QKVW)->conv1d && gpt2_param(GPT2_ATTPROJW)->conv1d &&
+	          gpt2_param(GPT2_FCW)->conv1d && gpt2_param(GPT2_FCPROJW)->conv1d);
+	ck_assert(!gpt2_param(GPT2_WTE)->conv1d && !gpt2_param(GPT2_WPE)->conv1d);
+	uint64_t shape[2];
+	ck_assert_int_eq(gpt2_param_shape(&c, GPT2_QKVW, shape), 2);
+	ck_assert(shape[0] == 8 && shape[1] == 24);
+	ck_assert_int_eq(gpt2_param_shape(&c, GPT2_FCPROJW, shape), 2);
+	ck_assert(shape[0] == 32 && shape[1] == 8);
+}
+END_TEST
+
+START_TEST(test_names_special)
+{
+	gpt2_config c = {.vocab_size = 10, .max_seq_len = 4, .channels = 8,
+	                 .num_layers = 12, .num_heads = 2, .layer_norm_eps = 1e-5f};
+	int s, l;
+#define KIND(str) gpt2_name_lookup(&c, str, sizeof(str) - 1, &s, &l)
+	ck_assert_int_eq(KIND("lm_head.weight"), GPT2_NAME_LM_HEAD);
+	ck_assert_int_eq(KIND("h.3.attn.bias"), GPT2_NAME_BUFFER);
+	ck_assert_int_eq(KIND("transformer.h.11.attn.masked_bias"), GPT2_NAME_BUFFER);
+	ck_assert_int_eq(KIND("h.12.attn.bias"), GPT2_NAME_UNKNOWN);   /* layer 12 of 12 */
+	ck_assert_int_eq(KIND("h.01.ln_1.weight"), GPT2_NAME_UNKNOWN); /* not canonical */
+	ck_assert_int_eq(KIND("h..ln_1.weight"), GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(KIND("h.1.ln_1.weight.x"), GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(KIND("h.99999999999999999999.ln_1.weight"), GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(KIND("transformer.lm_head.weight"), GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(KIND("model.wte.weight"), GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(gpt2_name_lookup(&c, "wte.weight\0x", 12, &s, &l),
+	                 GPT2_NAME_UNKNOWN);
+	ck_assert_int_eq(KIND("h.0.ln_1.weight"), GPT2_NAME_PARAM);
+#undef KIND
+}
+END_TEST
+
+/* ---- loading errors ----------------------------------------------------------- */
+
+START_TEST(test_broken_snapshots)
+{
+	static const struct { const char *dir, *needle; } cases[] = {
+		{"missing-tensor", "missing tensor 'h.0.mlp.c_fc.bias'"},
+		{"extra-tensor", "tensor 'h.0.attn.rotary_emb.inv_freq': unexpected tensor"},
+		{"extra-layer", "tensor 'h.1.ln_1.weight': unexpected tensor"},
+		{"wrong-shape", "tensor 'h.0.mlp.c_fc.weight': wrong shape ([8, 31], expected [8, 32])"},
+		{"transposed", "tensor 'h.0.attn.c_attn.weight': wrong shape ([24, 8], expected [8, 24]): transposed?"},
+		{"untied-head", "tensor 'lm_head.weight': differs from 'wte.weight' at [3, 5]"},
+		{"int-dtype", "tensor 'ln_f.bias': dtype I64 is not a float type"},
+		{"duplicate", "a second copy of"},
+		{"no-weights", "broken/no-weights"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[4096], err[1024] = "";
+		snprintf(path, sizeof path, DIR "broken/%s", cases[i].dir);
+		gpt2_model *m = NULL;
+		ck_assert_int_eq(gpt2_model_load(&m, path, -1, err, sizeof err), -1);
+		ck_assert_ptr_null(m);
+		ck_assert_msg(strstr(err, cases[i].needle) != NULL,
+		              "%s: '%s' lacks '%s'", cases[i].dir, err, cases[i].needle);
+		/* Tensor errors name the file holding the tensor. */
+		if (strncmp(cases[i].needle, "tensor '", 8) == 0)
+			ck_assert_msg(strstr(err, "model.safetensors: tensor '") != NULL,
+			              "%s: '%s' does not name the file", cases[i].dir, err);
+	}
+	/* The intact one (with a correct lm_head alias) loads. */
+	gpt2_model *m = load_model("broken/ok", -1);
+	ck_assert_int_eq(m->config.num_layers, 1);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* ---- matmul --------------------------------------------------------------------- */
+
+START_TEST(test_matmul_fast_equals_naive)
+{
+	static const int Ts[] = {1, 5, 33, 70};
+	static const st_dtype types[] = {ST_DTYPE_F32, ST_DTYPE_F16, ST_DTYPE_BF16};
+	int IN = 40, OUT = 100; /* OUT is not a multiple of the 64-wide tiles */
+	uint64_t rng = 42;
+	float *w32 = malloc((size_t)IN * OUT * sizeof(float));
+	uint16_t *w16 = malloc((size_t)IN * OUT * 2);
+	float *inp = malloc(70 * (size_t)IN * sizeof(float));
+	float *bias = malloc((size_t)OUT * sizeof(float));
+	float *a = malloc(70 * (size_t)OUT * sizeof(float));
+	float *b = malloc(70 * (size_t)OUT * sizeof(float));
+	for (int i = 0; i < IN * OUT; i++)
+		w32[i] = gpt2_random_f32(&rng) - 0.5f;
+	for (int i = 0; i < 70 * IN; i++)
+		inp[i] = gpt2_random_f32(&rng) * 4 - 2;
+	for (int i = 0; i < OUT; i++)
+		bias[i] = gpt2_random_f32(&rng);
+	gpt2_pool *pool = gpt2_pool_new(3);
+	ck_assert_ptr_nonnull(pool);
+	for (size_t k = 0; k < 3; k++) {
+		const void *w = w32;
+		if (types[k] != ST_DTYPE_F32) {
+			st_convert(types[k], w16, ST_DTYPE_F32, w32, (size_t)IN * OUT, NULL);
+			w = w16;
+		}
+		for (size_t t = 0; t < 4; t++) {
+			gpt2_matmul_naive(a, inp, w, types[k], bias, Ts[t], IN, OUT);
+			gpt2_matmul(pool, b, inp, w, types[k], bias, Ts[t], IN, OUT);
+			ck_assert_msg(memcmp(a, b, (size_t)Ts[t] * OUT * sizeof(float)) == 0,
+			              "%s T=%d", st_dtype_name(types[k]), Ts[t]);
+			gpt2_matmul(NULL, b, inp, w, types[k], NULL, Ts[t], IN, OUT);
+			gpt2_matmul_naive(a, inp, w, types[k], NULL, Ts[t], IN, OUT);
+			ck_assert(memcmp(a, b, (size_t)Ts[t] * OUT * sizeof(float)) == 0);
+		}
+	}
+	/* And the naive one is the definition: out = inp @ w + bias. */
+	double want = bias[7];
+	for (int i = 0; i < IN; i++)
+		want += (double)inp[3 * IN + i] * w32[i * OUT + 7];
+	gpt2_matmul_naive(a, inp, w32, ST_DTYPE_F32, bias, 5, IN, OUT);
+	ck_assert_double_eq_tol(a[3 * OUT + 7], want, 1e-5);
+	gpt2_pool_free(pool);
+	free(w32);
+	free(w16);
+	free(inp);
+	free(bias);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* ---- logits against the PyTorch reference ---------------------------------------- */
+
+/* Every fixture, every prompt, every position: within 1e-4 of the reference. */
+START_TEST(test_logits_match_reference)
+{
+	static const struct { const char *model, *ref; int dtype; } cases[] = {
+		{"tiny-f32", "f32", -1}, {"tiny-f16", "f16", -1},
+		{"tiny-bf16", "bf16", -1}, {"tiny-hf", "f32", -1},
+		/* --dtype: tiny-f32 held as BF16 / F16 is tiny-bf16 / tiny-f16. */
+		{"tiny-f32", "bf16", ST_DTYPE_BF16}, {"tiny-f32", "f16", ST_DTYPE_F16},
+		{"tiny-bf16", "bf16", ST_DTYPE_F32},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		gpt2_model *m = load_model(cases[i].model, cases[i].dtype);
+		ck_assert_int_eq(gpt2_model_set_threads(m, 2), 0);
+		for (int p = 0; p < 3; p++) {
+			char file[64];
+			snprintf(file, sizeof file, "ref-%s-%s.safetensors", cases[i].ref,
+			         REFS[p]);
+			struct ref r = load_ref(file);
+			ck_assert_int_eq(r.V, m->config.vocab_size);
+			float *got = run_all(m, r.ids, r.T);
+			float d = max_diff(got, r.logits, (size_t)r.T * (size_t)r.V);
+			ck_assert_msg(d <= 1e-4f, "%s vs %s: max abs diff %g", cases[i].model,
+			              file, (double)d);
+			free(got);
+			free(r.logits);
+		}
+		gpt2_model_free(m);
+	}
+}
+END_TEST
+
+START_TEST(test_logits_hand_derived)
+{
+	gpt2_model *m = load_model("hand", -1);
+	struct ref r = load_ref("ref-hand.safetensors");
+	float *got = run_all(m, r.ids, r.T);
+	/* Derived in reference.py's hand_model(); F32 rounding only. */
+	ck_assert_float_le(max_diff(got, r.logits, 4), 1e-6f);
+	free(got);
+	free(r.logits);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* Loading "as stored" keeps the stored dtype in memory. */
+START_TEST(test_dtype_as_stored)
+{
+	gpt2_model *m = load_model("tiny-bf16", -1);
+	ck_assert_int_eq(m->wdtype, ST_DTYPE_BF16);
+	gpt2_model_free(m);
+	m = load_model("tiny-f16", -1);
+	ck_assert_int_eq(m->wdtype, ST_DTYPE_F16);
+	gpt2_model_free(m);
+	m = load_model("tiny-hf", -1);
+	ck_assert_int_eq(m->wdtype, ST_DTYPE_F32);
+	ck_assert_uint_eq(m->num_parameters, 300 * 32 + 128 * 32 + 2 * (12 * 32 * 32 + 13 * 32) + 64);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* The transpose trap: c_proj used untransposed must fail the comparison. */
+START_TEST(test_transpose_trap_is_caught)
+{
+	gpt2_model *m = load_model("tiny-f32", -1);
+	float *w = gpt2_model_param(m, GPT2_ATTPROJW, 0, NULL);
+	int C = m->config.channels;
+	for (int i = 0; i < C; i++)
+		for (int j = i + 1; j < C; j++) {
+			float t = w[i * C + j];
+			w[i * C + j] = w[j * C + i];
+			w[j * C + i] = t;
+		}
+	struct ref r = load_ref("ref-f32-p7.safetensors");
+	float *got = run_all(m, r.ids, r.T);
+	ck_assert_float_gt(max_diff(got, r.logits, (size_t)r.T * (size_t)r.V), 1e-2f);
+	free(got);
+	free(r.logits);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* Filling from llm.c-style [out, in] weights gives the same model. */
+START_TEST(test_fill_transposed)
+{
+	gpt2_model *ref_m = load_model("tiny-f32", -1);
+	gpt2_model *m;
+	char err[256];
+	ck_assert_int_eq(gpt2_model_new(&m, &ref_m->config, ST_DTYPE_F32, err, sizeof err), 0);
+	int slot, layer;
+	ck_assert_int_eq(gpt2_model_missing(m, &slot, &layer), -1);
+	ck_assert_int_eq(slot, GPT2_WTE);
+	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
+		int nl = gpt2_param(s)->per_layer ? m->config.num_layers : 1;
+		for (int l = 0; l < nl; l++) {
+			const float *src = gpt2_model_param(ref_m, s, l, NULL);
+			uint64_t sh[2];
+			int nd = gpt2_param_shape(&m->config, s, sh);
+			size_t n = (size_t)gpt2_param_numel(&m->config, s);
+			if (gpt2_param(s)->conv1d) {
+				ck_assert_int_eq(nd, 2);
+				float *t = malloc(n * sizeof(float));
+				for (uint64_t i = 0; i < sh[0]; i++)
+					for (uint64_t o = 0; o < sh[1]; o++)
+						t[o * sh[0] + i] = src[i * sh[1] + o];
+				ck_assert_int_eq(gpt2_model_fill(m, s, l, ST_DTYPE_F32, t, 1, err,
+				                                 sizeof err), 0);
+				free(t);
+			} else {
+				ck_assert_int_eq(gpt2_model_fill(m, s, l, ST_DTYPE_F32, src, 0, err,
+				                                 sizeof err), 0);
+			}
+		}
+	}
+	ck_assert_int_eq(gpt2_model_missing(m, &slot, &layer), 0);
+	ck_assert(memcmp(m->params_memory, ref_m->params_memory, m->params_bytes) == 0);
+	gpt2_model_free(m);
+	gpt2_model_free(ref_m);
+}
+END_TEST
+
+/* ---- the KV cache, threads, greedy ------------------------------------------------- */
+
+START_TEST(test_cache_equals_full_recompute)
+{
+	gpt2_model *m = load_model("tiny-f32", -1);
+	struct ref r = load_ref("ref-f32-p70.safetensors");
+	int V = r.V, T = r.T;
+	float *full = run_all(m, r.ids, T);
+	float *step = malloc((size_t)T * V * sizeof(float));
+	gpt2_cache *c;
+	char err[256];
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+	/* One token at a time. */
+	for (int t = 0; t < T; t++) {
+		ck_assert_int_eq(gpt2_cache_len(c), t);
+		ck_assert_int_eq(gpt2_forward(m, c, &r.ids[t], 1, step + (size_t)t * V, 0,
+		                              err, sizeof err), 0);
+	}
+	ck_assert_float_le(max_diff(full, step, (size_t)T * V), 1e-5f);
+	ck_assert_float_le(max_diff(r.logits, step, (size_t)T * V), 1e-4f);
+	/* In chunks of 3, 30 and 37, all logits of each. */
+	gpt2_cache_reset(c);
+	ck_assert_int_eq(gpt2_forward(m, c, r.ids, 3, step, 1, err, sizeof err), 0);
+	ck_assert_int_eq(gpt2_forward(m, c, r.ids + 3, 30, step + 3 * V, 1, err, sizeof err), 0);
+	ck_assert_int_eq(gpt2_forward(m, c, r.ids + 33, 37, step + 33 * V, 1, err, sizeof err), 0);
+	ck_assert_float_le(max_diff(full, step, (size_t)T * V), 1e-5f);
+	/* The last-token-only mode gives the last row. */
+	gpt2_cache_reset(c);
+	ck_assert_int_eq(gpt2_forward(m, c, r.ids, T, step, 0, err, sizeof err), 0);
+	ck_assert_float_le(max_diff(full + (size_t)(T - 1) * V, step, (size_t)V), 1e-5f);
+	gpt2_cache_free(c);
+	free(full);
+	free(step);
+	free(r.logits);
+	gpt2_model_free(m);
+}
+END_TEST
+
+START_TEST(test_threads_do_not_change_results)
+{
+	gpt2_model *m = load_model("tiny-bf16", -1);
+	struct ref r = load_ref("ref-bf16-p70.safetensors");
+	size_t n = (size_t)r.T * (size_t)r.V;
+	float *one = run_all(m, r.ids, r.T);
+	for (int th = 2; th <= 5; th += 3) {
+		ck_assert_int_eq(gpt2_model_set_threads(m, th), 0);
+		float *many = run_all(m, r.ids, r.T);
+		ck_assert_msg(memcmp(one, many, n * sizeof(float)) == 0, "%d threads", th);
+		free(many);
+	}
+	free(one);
+	free(r.logits);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* Greedy decoding through the cache gives the reference's 32 ids. */
+START_TEST(test_greedy_matches_reference)
+{
+	static const char *const models[] = {"f32", "f16", "bf16"};
+	for (int k = 0; k < 3; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "tiny-%s", models[k]);
+		gpt2_model *m = load_model(name, -1);
+		gpt2_model_set_threads(m, 2);
+		for (int p = 0; p < 3; p++) {
+			char file[64], err[256];
+			snprintf(file, sizeof file, "ref-%s-%s.safetensors", models[k], REFS[p]);
+			struct ref r = load_ref(file);
+			ck_assert_int_eq(r.n_greedy, 32);
+			gpt2_cache *c;
+			ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+			float *logits = malloc((size_t)r.V * sizeof(float));
+			ck_assert_int_eq(gpt2_forward(m, c, r.ids, r.T, logits, 0, err, sizeof err), 0);
+			for (int i = 0; i < 32; i++) {
+				int32_t next = gpt2_argmax(logits, r.V);
+				ck_assert_msg(next == r.greedy[i], "%s step %d: %d, expected %d",
+				              file, i, next, r.greedy[i]);
+				ck_assert_int_eq(gpt2_forward(m, c, &next, 1, logits, 0, err, sizeof err), 0);
+			}
+			free(logits);
+			gpt2_cache_free(c);
+			free(r.logits);
+		}
+		gpt2_model_free(m);
+	}
+}
+END_TEST
+
+START_TEST(test_forward_limits)
+{
+	gpt2_model *m = load_model("tiny-f32", -1);
+	gpt2_cache *c;
+	char err[256];
+	float *logits = malloc(300 * sizeof(float));
+	int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 6), 0);
+	ck_assert_int_eq(gpt2_cache_capacity(c), 6);
+	ck_assert_int_eq(gpt2_forward(m, c, ids, 5, logits, 0, err, sizeof err), 0);
+	/* No silent wrap: the sixth fits, a seventh does not. */
+	ck_assert_int_eq(gpt2_forward(m, c, ids, 2, logits, 0, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "context is full") != NULL, "%s", err);
+	ck_assert_int_eq(gpt2_cache_len(c), 5);
+	ck_assert_int_eq(gpt2_forward(m, c, ids, 1, logits, 0, err, sizeof err), 0);
+	ck_assert_int_eq(gpt2_forward(m, c, ids, 1, logits, 0, err, sizeof err), -1);
+	gpt2_cache_reset(c);
+	int32_t bad = 300;
+	ck_assert_int_eq(gpt2_forward(m, c, &bad, 1, logits, 0, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "token id 300 is outside the vocabulary") != NULL, "%s", err);
+	bad = -1;
+	ck_assert_int_eq(gpt2_forward(m, c, &bad, 1, logits, 0, err, sizeof err), -1);
+	gpt2_cache_free(c);
+	/* capacity 0 or too large means n_positions. */
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 100000), 0);
+	ck_assert_int_eq(gpt2_cache_capacity(c), 128);
+	gpt2_cache_free(c);
+	free(logits);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/* ---- the sampler -------------------------------------------------------------------- */
+
+START_TEST(test_argmax)
+{
+	float x[5] = {1, 3, NAN, 3, 2};
+	ck_assert_int_eq(gpt2_argmax(x, 5), 1); /* first of a tie, NaN ignored */
+	float y[2] = {NAN, -INFINITY};
+	ck_assert_int_eq(gpt2_argmax(y, 2), 1);
+}
+END_TEST
+
+static void counts_of(int top_k, float top_p, float temp, const float *p, int V,
+                      int draws, uint64_t seed, int *counts)
+{
+	gpt2_sampler s;
+	ck_assert_int_eq(gpt2_sampler_init(&s, V, temp, top_k, top_p, seed), 0);
+	float *l = malloc((size_t)V * sizeof(float));
+	memset(counts, 0, (size_t)V * sizeof(int));
+	for (int d = 0; d < draws; d++) {
+		for (int i = 0; i < V; i++)
+			l[i] = logf(p[i]) + 3.0f; /* softmax is shift-invariant */
+		int32_t id = gpt2_sample(&s, l);
+		ck_assert(id >= 0 && id < V);
+		counts[id]++;
+	}
+	free(l);
+	gpt2_sampler_free(&s);
+}
+
+START_TEST(test_sampler_distribution)
+{
+	const float p[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+	int c[4], n = 40000;
+	counts_of(0, 1.0f, 1.0f, p, 4, n, 1, c);
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_eq_tol((double)c[i] / n, p[i], 0.01);
+	/* Temperature 0.5 squares the probabilities (then renormalises). */
+	counts_of(0, 1.0f, 0.5f, p, 4, n, 2, c);
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_eq_tol((double)c[i] / n, p[i] * p[i] / 0.3, 0.01);
+	/* top-k 2: only the two best, in proportion 0.3 : 0.4. */
+	counts_of(2, 1.0f, 1.0f, p, 4, n, 3, c);
+	ck_assert_int_eq(c[0] + c[1], 0);
+	ck_assert_double_eq_tol((double)c[3] / n, 0.4 / 0.7, 0.01);
+	/* top-p 0.65: {0.4, 0.3} reach 0.7 >= 0.65, so only those two. */
+	counts_of(0, 0.65f, 1.0f, p, 4, n, 4, c);
+	ck_assert_int_eq(c[0] + c[1], 0);
+	ck_assert_double_eq_tol((double)c[2] / n, 0.3 / 0.7, 0.01);
+	/* top-p 0.75 needs a third token. */
+	counts_of(0, 0.75f, 1.0f, p, 4, n, 5, c);
+	ck_assert_int_eq(c[0], 0);
+	ck_assert_int_gt(c[1], 0);
+	/* top-k then top-p: k 3 keeps {.4,.3,.2}; p 0.5 of that keeps {.4,.3}. */
+	counts_of(3, 0.5f, 1.0f, p, 4, n, 6, c);
+	ck_assert_int_eq(c[0] + c[1], 0);
+	/* A tiny top-p is greedy. */
+	counts_of(0, 1e-6f, 1.0f, p, 4, 100, 7, c);
+	ck_assert_int_eq(c[3], 100);
+}
+END_TEST
+
+START_TEST(test_sampler_greedy_modes_and_seed)
+{
+	float base[6] = {0.5f, 2.0f, 1.0f, 2.5f, -1.0f, 0.0f}, l[6];
+	gpt2_sampler s;
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 0.0f, 0, 1.0f, 9), 0);
+	memcpy(l, base, sizeof l);
+	ck_assert_int_eq(gpt2_sample(&s, l), 3);
+	gpt2_sampler_free(&s);
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.5f, 1, 1.0f, 9), 0);
+	memcpy(l, base, sizeof l);
+	ck_assert_int_eq(gpt2_sample(&s, l), 3);
+	gpt2_sampler_free(&s);
+	/* The same seed gives the same stream; another seed another one. */
+	int32_t a[64], b[64], c[64];
+	uint64_t seeds[3] = {123, 123, 124};
+	int32_t *outs[3] = {a, b, c};
+	for (int k = 0; k < 3; k++) {
+		ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 0.95f, seeds[k]), 0);
+		for (int i = 0; i < 64; i++) {
+			memcpy(l, base, sizeof l);
+			outs[k][i] = gpt2_sample(&s, l);
+		}
+		gpt2_sampler_free(&s);
+	}
+	ck_assert(memcmp(a, b, sizeof a) == 0);
+	ck_assert(memcmp(a, c, sizeof a) != 0);
+	/* Seed 0 is a live generator too. */
+	uint64_t st = 0;
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 1.0f, 0), 0);
+	st = s.rng;
+	ck_assert(st != 0);
+	gpt2_sampler_free(&s);
+}
+END_TEST
+
+static Suite *gpt2_suite(void)
+{
+	Suite *s = suite_create("gpt2");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, test_config_tiny);
+	tcase_add_test(tc, test_config_defaults_and_eos);
+	tcase_add_test(tc, test_config_refusals);
+	tcase_add_test(tc, test_names_round_trip);
+	tcase_add_test(tc, test_names_special);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_broken_snapshots);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_matmul_fast_equals_naive);
+	tcase_add_test(tc, test_logits_match_reference);
+	tcase_add_test(tc, test_logits_hand_derived);
+	tcase_add_test(tc, test_dtype_as_stored);
+	tcase_add_test(tc, test_transpose_trap_is_caught);
+	tcase_add_test(tc, test_fill_transposed);
+	tcase_add_test(tc, test_cache_equals_full_recompute);
+	tcase_add_test(tc, test_threads_do_not_change_results);
+	tcase_add_test(tc, test_greedy_matches_reference);
+	tcase_add_test(tc, test_forward_limits);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sampler");
+	tcase_add_test(tc, test_argmax);
+	tcase_add_test(tc, test_sampler_distribution);
+	tcase_add_test(tc, test_sampler_greedy_modes_and_seed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(gpt2_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -96,6 +96,13 @@ golden stinfo/check-multi 2 "$S" --check tiny.safetensors bad/overlap.safetensor
   no-such-file.safetensors snap
 golden stinfo/check-multi-invalid 1 "$S" --check bad/trailing.safetensors tiny.safetensors
 
+# --- a full disk: the write error is reported, exit 2 ----------------------------
+if [ -w /dev/full ]; then
+  "$S" tiny.safetensors >/dev/full 2>"$TMP/full.err"
+  [ $? = 2 ] && ok || fail "full: exit status is not 2"
+  expect_err full '^stinfo: error writing standard output: '
+fi
+
 # --- a 300 GB sparse file: only the header is read -----------------------------
 # 75e9 F32 elements = 300e9 bytes; the file is a hole past the header, so it
 # needs no disk space. Skipped where the filesystem has no sparse files.

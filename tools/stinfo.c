@@ -12,7 +12,6 @@
  */
 #include "common/cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -802,6 +801,26 @@ out:
 	return NULL;
 }
 
+/*
+ * Whether two handles of one path describe the same tensors: the path
+ * could have been replaced between the opens, and a worker must never read
+ * with another handle's sizes.
+ */
+static int same_tensors(const st_checkpoint *a, const st_checkpoint *b)
+{
+	size_t n = st_checkpoint_n_tensors(a);
+	if (n != st_checkpoint_n_tensors(b))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *x = st_checkpoint_tensor(a, i, NULL);
+		const st_tensor *y = st_checkpoint_tensor(b, i, NULL);
+		if (x->dtype != y->dtype || x->n_elements != y->n_elements ||
+		    x->n_bytes != y->n_bytes)
+			return 0;
+	}
+	return 1;
+}
+
 /* Default elements per chunk: 8 MiB of F64 in the widening buffer. */
 #define STATS_CHUNK_ELEMS ((size_t)1 << 20)
 
@@ -870,10 +889,16 @@ static int compute_stats(const char *path, st_checkpoint *ck, int threads,
 			cli_error(&err);
 			rc = -1;
 			break;
+		} else if (!same_tensors(ck, job.handles[k])) {
+			cli_warn("%s: changed while being read", path);
+			st_checkpoint_close(job.handles[k]);
+			rc = -1;
+			break;
 		}
 		ws[k] = (struct worker){&job, job.handles[k]};
-		if (pthread_create(&tids[k], NULL, stats_worker, &ws[k]) != 0) {
-			cli_warn("cannot start a thread: %s", strerror(errno));
+		int e = pthread_create(&tids[k], NULL, stats_worker, &ws[k]);
+		if (e != 0) {
+			cli_warn("cannot start a thread: %s", strerror(e));
 			rc = -1;
 			if (k)
 				st_checkpoint_close(job.handles[k]);

@@ -7,7 +7,8 @@
 # in a temporary directory under /tmp, reads them once so both tools see a
 # warm page cache, then times `cmp A B` and `stdiff -q A B` (best of 3 each)
 # and prints both times and the ratio stdiff/cmp. The goal (issue 4) is a
-# ratio of at most 1.5. The files are deleted on exit.
+# ratio of at most 1.5. It also times one thread (-j 1) and reports stdiff's
+# peak resident memory (GNU time). The files are deleted on exit.
 set -euo pipefail
 build=${1:-build}
 mb=${2:-1024}
@@ -48,9 +49,17 @@ cat "$dir/a.safetensors" "$dir/b.safetensors" >/dev/null # warm the cache
 	echo "bench_stdiff: stdiff says the identical files differ" >&2; exit 1; }
 tc=$(best cmp "$dir/a.safetensors" "$dir/b.safetensors")
 ts=$(best "$stdiff" -q "$dir/a.safetensors" "$dir/b.safetensors")
+t1=$(best "$stdiff" -q -j 1 "$dir/a.safetensors" "$dir/b.safetensors")
 ratio=$(echo "$ts / $tc" | bc -l)
+rss=?
+if [ -x /usr/bin/time ]; then
+	rss=$( { /usr/bin/time -f '%M' "$stdiff" -q "$dir/a.safetensors" \
+	         "$dir/b.safetensors"; } 2>&1 >/dev/null | tail -1)
+fi
 size=$(du -m "$dir/a.safetensors" | cut -f1)
 printf 'two identical %s MB F32 files, warm cache, %s CPUs\n' "$size" "$(nproc)"
 printf 'cmp     %8.3f s  %7.0f MB/s per file\n' "$tc" "$(echo "$size / $tc" | bc -l)"
-printf 'stdiff  %8.3f s  %7.0f MB/s per file\n' "$ts" "$(echo "$size / $ts" | bc -l)"
+printf 'stdiff  %8.3f s  %7.0f MB/s per file  (peak RSS %s KB)\n' "$ts" \
+	"$(echo "$size / $ts" | bc -l)" "$rss"
+printf 'stdiff -j 1 %4.3f s  %7.0f MB/s per file\n' "$t1" "$(echo "$size / $t1" | bc -l)"
 printf 'ratio stdiff/cmp %.2f (goal <= 1.5)\n' "$ratio"

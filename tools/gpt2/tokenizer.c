@@ -975,24 +975,25 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 	for (const cJSON *a = n ? added->child : NULL; a; a = a->next, i++) {
 		const cJSON *content = cJSON_GetObjectItemCaseSensitive(a, "content");
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
-		added_token *e = &ls->added[i];
-		if (!cJSON_IsString(content) || !content->valuestring[0])
-			return fail(ls->err, ls->errlen, "%s: added_tokens[%zu]: content is missing or empty",
-			            path, i);
-		if (json_int_id(id, &e->id) != 0)
-			return fail(ls->err, ls->errlen,
-			            "%s: added_tokens[%zu]: id is missing or not an integer in [0, %d)",
-			            path, i, MAX_IDS);
+		added_token *e;
+		if (!cJSON_IsString(content))
+			return fail(ls->err, ls->errlen, "%s: added_tokens[%zu]: content is missing", path, i);
+		/* The id must be there, but its value is not used (build). */
+		if (!cJSON_IsNumber(id))
+			return fail(ls->err, ls->errlen, "%s: added_tokens[%zu]: id is missing", path, i);
+		/* Hugging Face skips empty tokens. */
+		if (!content->valuestring[0])
+			continue;
 		const char *unsupported[] = {"lstrip", "rstrip", "single_word"};
 		for (int k = 0; k < 3; k++)
 			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, unsupported[k])))
 				return fail(ls->err, ls->errlen,
 				            "%s: added_tokens[%zu] '%s': %s is not supported (expected false)",
 				            path, i, content->valuestring, unsupported[k]);
+		e = &ls->added[ls->n_added++];
 		e->text = content->valuestring;
 		e->len = strlen(content->valuestring);
 		e->special = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special"));
-		ls->n_added++;
 	}
 	return 0;
 }
@@ -1055,14 +1056,11 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	char *err = ls->err;
 	size_t errlen = ls->errlen;
 
-	/* The id space. */
+	/* The model's id space; added tokens come after it (below). */
 	int32_t max_id = -1;
 	for (size_t i = 0; i < ls->n_vocab; i++)
 		max_id = ls->vocab[i].id > max_id ? ls->vocab[i].id : max_id;
-	for (size_t i = 0; i < ls->n_added; i++)
-		max_id = ls->added[i].id > max_id ? ls->added[i].id : max_id;
-	t->n_ids = max_id + 1;
-	size_t nid = (size_t)t->n_ids;
+	size_t nid = (size_t)max_id + 1;
 
 	/* The char-domain keys of the model vocabulary. */
 	size_t key_bytes = 0;
@@ -1091,6 +1089,44 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		off += e->len;
 		key_insert(t, (uint32_t)e->id);
 	}
+
+	/*
+	 * Added tokens get their ids as Hugging Face gives them, whatever ids
+	 * the file lists: the id of a token with the same text (added earlier
+	 * or in the model), else the next id after the model's vocabulary,
+	 * counted by entries, in file order. Files Hugging Face wrote list the
+	 * same ids.
+	 */
+	int32_t next_id = (int32_t)ls->n_vocab;
+	uint32_t amask = pow2_at_least(ls->n_added * 2) - 1;
+	uint32_t *atab = calloc((size_t)amask + 1, sizeof *atab); /* index + 1 */
+	if (!atab)
+		return fail(err, errlen, "%s: out of memory", vpath);
+	size_t n_unique = 0;
+	for (size_t i = 0; i < ls->n_added; i++) {
+		added_token a = ls->added[i];
+		uint32_t h = (uint32_t)hash_bytes(a.text, a.len) & amask;
+		for (;; h = (h + 1) & amask) {
+			added_token *u = atab[h] ? &ls->added[atab[h] - 1] : NULL;
+			if (!u) {
+				/* A new text: the model's id, else the next one. */
+				a.id = key_find(t, a.text, a.len);
+				if (a.id < 0)
+					a.id = next_id++;
+				ls->added[n_unique] = a;
+				atab[h] = (uint32_t)++n_unique;
+				break;
+			}
+			if (u->len == a.len && memcmp(u->text, a.text, a.len) == 0) {
+				/* The same text again: same id, special if either is. */
+				u->special |= a.special;
+				break;
+			}
+		}
+	}
+	free(atab);
+	ls->n_added = n_unique;
+	t->n_ids = (int)(next_id > (int32_t)nid ? (size_t)next_id : nid);
 
 	/* The id of each byte's one-character token. */
 	for (unsigned b = 0; b < 256; b++) {
@@ -1149,6 +1185,8 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	size_t data_bytes = key_bytes;
 	for (size_t i = 0; i < ls->n_added; i++)
 		data_bytes += ls->added[i].len;
+	size_t model_nid = nid;
+	nid = (size_t)t->n_ids;
 	t->tok_off = calloc(nid + 1, sizeof *t->tok_off);
 	t->tok_ok = calloc(nid ? nid : 1, 1);
 	t->tok_data = malloc(data_bytes ? data_bytes : 1);
@@ -1173,7 +1211,7 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 			memcpy(t->tok_data + off, added_text[id], added_len[id]);
 			off += added_len[id];
 			t->tok_ok[id] = 1;
-		} else if (t->key_len[id] != UINT32_MAX) {
+		} else if (id < model_nid && t->key_len[id] != UINT32_MAX) {
 			const unsigned char *k = (const unsigned char *)t->key_data + t->key_off[id];
 			size_t kl = t->key_len[id], o = off, j = 0;
 			while (j < kl) {
@@ -1267,21 +1305,17 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 		    load_merges_txt(&ls, mtext, mlen) != 0)
 			goto done;
 		/* transformers registers <|endoftext|> as bos/eos/unk, which makes
-		 * it a special added token. */
+		 * it a special added token (with the next free id when the
+		 * vocabulary lacks it). */
 		ls.added = calloc(1, sizeof *ls.added);
 		if (!ls.added) {
 			fail(err, errlen, "%s: out of memory", json_path);
 			goto done;
 		}
-		for (size_t i = 0; i < ls.n_vocab; i++) {
-			if (ls.vocab[i].len == 13 && memcmp(ls.vocab[i].key, "<|endoftext|>", 13) == 0) {
-				ls.added[0].text = (char *)ls.vocab[i].key;
-				ls.added[0].len = 13;
-				ls.added[0].id = ls.vocab[i].id;
-				ls.added[0].special = 1;
-				ls.n_added = 1;
-			}
-		}
+		ls.added[0].text = (char *)"<|endoftext|>";
+		ls.added[0].len = 13;
+		ls.added[0].special = 1;
+		ls.n_added = 1;
 	} else if (load_tokenizer_json(&ls, root) != 0) {
 		goto done;
 	}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <st.h>
@@ -190,13 +191,18 @@ static int32_t *encode_prompt(gpt2_tokenizer *tok, const struct options *o,
 	return ids;
 }
 
-static gpt2_tokenizer *load_tokenizer(const struct options *o)
+/* for_output: only needed to print text (--print-ids would do without). */
+static gpt2_tokenizer *load_tokenizer(const struct options *o, int for_output)
 {
 	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
 	gpt2_tokenizer *tok;
 	char err[1024];
-	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err))
-		cli_die(CLI_ERROR, "%s", err);
+	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err)) {
+		if (o->tokenizer_dir)
+			cli_die(CLI_ERROR, "%s", err);
+		cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
+		        for_output ? ", or --print-ids" : "");
+	}
 	return tok;
 }
 
@@ -510,13 +516,18 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 
 	/* --tokenize needs only the tokenizer. */
+	int32_t *prompt = NULL;
+	size_t T = 0;
+	if (o.ids)
+		prompt = parse_ids(o.ids, &T);
+	struct stat sb;
+	if (!o.tokenize && stat(o.model_dir, &sb) != 0)
+		cli_die(CLI_ERROR, "%s: %s", o.model_dir, strerror(errno));
 	gpt2_tokenizer *tok = NULL;
 	int need_text = o.prompt || o.prompt_file;
 	int logits_mode = o.logits_out || o.check;
 	if (o.tokenize || need_text || (!logits_mode && !o.print_ids))
-		tok = load_tokenizer(&o);
-	int32_t *prompt = NULL;
-	size_t T = 0;
+		tok = load_tokenizer(&o, !o.tokenize && !need_text);
 	if (need_text)
 		prompt = encode_prompt(tok, &o, &T);
 	if (o.tokenize) {
@@ -527,8 +538,6 @@ int main(int argc, char **argv)
 		gpt2_tokenizer_free(tok);
 		return cli_exit(CLI_OK);
 	}
-	if (o.ids)
-		prompt = parse_ids(o.ids, &T);
 
 	/* The model. */
 	double t0 = cli_now();
@@ -580,7 +589,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < T; i++)
 		if (prompt[i] < 0 || prompt[i] >= V)
 			cli_die(CLI_ERROR, "prompt token %zu: id %ld is outside the "
-			        "model's vocabulary (0..%d)", i, (long)prompt[i], V - 1);
+			        "model's vocabulary (0..%d)%s", i, (long)prompt[i], V - 1,
+			        need_text ? "; is the tokenizer the model's?" : "");
 	if (T > (size_t)cfg->max_seq_len)
 		cli_die(CLI_ERROR, "the prompt has %zu tokens, more than the model's "
 		        "context (n_positions %d)", T, cfg->max_seq_len);

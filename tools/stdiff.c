@@ -623,7 +623,13 @@ static void open_ck(st_checkpoint **out, const char *path)
 	}
 }
 
-static void worker_setup(struct worker *w, struct ctx *c, bool borrow,
+/*
+ * Give a worker its handles and buffers. The first borrows the main
+ * handles; the others open their own and return false when they cannot
+ * (too many open files with many shards, say): fewer threads then do the
+ * work.
+ */
+static bool worker_setup(struct worker *w, struct ctx *c, bool borrow,
                          const char *pa, const char *pb)
 {
 	memset(w, 0, sizeof *w);
@@ -632,8 +638,12 @@ static void worker_setup(struct worker *w, struct ctx *c, bool borrow,
 		w->a = c->ca;
 		w->b = c->cb;
 	} else {
-		open_ck(&w->a, pa);
-		open_ck(&w->b, pb);
+		if (st_checkpoint_open(&w->a, pa, 0, NULL) != ST_OK)
+			return false;
+		if (st_checkpoint_open(&w->b, pb, 0, NULL) != ST_OK) {
+			st_checkpoint_close(w->a);
+			return false;
+		}
 		for (size_t j = 0; j < c->n_jobs; j++) {
 			if (!same_layout(c->ca, w->a, c->jobs[j]->a))
 				cli_die(CLI_ERROR, "%s: changed while being read", pa);
@@ -648,6 +658,7 @@ static void worker_setup(struct worker *w, struct ctx *c, bool borrow,
 	w->db = xmalloc(SUB * sizeof(double));
 	w->ia = xmalloc(SUB * sizeof(wide_int));
 	w->ib = xmalloc(SUB * sizeof(wide_int));
+	return true;
 }
 
 static void worker_free(struct worker *w, bool borrowed)
@@ -711,8 +722,12 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		nt = c.total_chunks ? (int)c.total_chunks : 1;
 	struct worker workers[MAX_THREADS];
 	int started = 0;
-	for (int i = 0; i < nt; i++)
-		worker_setup(&workers[i], &c, i == 0, path_a, path_b);
+	for (int i = 0; i < nt; i++) {
+		if (!worker_setup(&workers[i], &c, i == 0, path_a, path_b)) {
+			nt = i;
+			break;
+		}
+	}
 	for (int i = 1; i < nt; i++) {
 		if (pthread_create(&workers[i].thread, NULL, worker_main,
 		                   &workers[i]) != 0)
@@ -830,33 +845,40 @@ static int cmp_meta(const void *x, const void *y)
 	return cmp_bytes(a->key, a->key_len, b->key, b->key_len);
 }
 
+/* An entry and its position, so qsort can keep the first of equal keys. */
+struct meta_pos {
+	const st_meta *m;
+	size_t pos;
+};
+
+static int cmp_meta_pos(const void *x, const void *y)
+{
+	const struct meta_pos *a = x, *b = y;
+	int r = cmp_meta(&a->m, &b->m);
+	return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
 static void collect_meta(st_checkpoint *c, struct meta_list *l)
 {
-	size_t total = 0;
+	size_t total = 0, n = 0;
 	for (size_t f = 0; f < st_checkpoint_n_files(c); f++)
 		total += st_file_n_meta(st_checkpoint_file(c, f));
-	l->m = xmalloc(total * sizeof *l->m);
-	l->n = 0;
+	struct meta_pos *all = xmalloc(total * sizeof *all);
 	for (size_t f = 0; f < st_checkpoint_n_files(c); f++) {
 		st_file *file = st_checkpoint_file(c, f);
-		for (size_t i = 0; i < st_file_n_meta(file); i++)
-			l->m[l->n++] = st_file_meta(file, i);
-	}
-	/* A stable sort keeps the first file's entry first among equal keys. */
-	for (size_t i = 1; i < l->n; i++) {
-		const st_meta *x = l->m[i];
-		size_t j = i;
-		while (j > 0 && cmp_meta(&l->m[j - 1], &x) > 0) {
-			l->m[j] = l->m[j - 1];
-			j--;
+		for (size_t i = 0; i < st_file_n_meta(file); i++) {
+			all[n].m = st_file_meta(file, i);
+			all[n].pos = n;
+			n++;
 		}
-		l->m[j] = x;
 	}
-	size_t w = 0;
-	for (size_t i = 0; i < l->n; i++)
-		if (w == 0 || cmp_meta(&l->m[w - 1], &l->m[i]) != 0)
-			l->m[w++] = l->m[i];
-	l->n = w;
+	qsort(all, n, sizeof *all, cmp_meta_pos);
+	l->m = xmalloc(n * sizeof *l->m);
+	l->n = 0;
+	for (size_t i = 0; i < n; i++)
+		if (l->n == 0 || cmp_meta(&l->m[l->n - 1], &all[i].m) != 0)
+			l->m[l->n++] = all[i].m;
+	free(all);
 }
 
 /* One differing metadata key; a or b is NULL when absent on that side. */

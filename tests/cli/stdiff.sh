@@ -135,6 +135,21 @@ run j1 1 "$S" --json -j 1 a.safetensors b.safetensors
 run j2 1 "$S" --json -j 2 a.safetensors b.safetensors
 cmp -s "$TMP/j1.out" "$TMP/j2.out" && ok || fail "-j 1 and -j 2 differ"
 
+# Out of file descriptors for the extra threads' handles: fewer threads do
+# the work (the main handles need 3 + 2 shards + 1). A limit too low for
+# the main handles is an error naming the file.
+answered=0
+for n in 6 7 8; do
+	(ulimit -n $n; exec "$S" --json -j 2 sharded snap) >"$TMP/fd.out" 2>"$TMP/fd.err"
+	rc=$?
+	if [ $rc = 1 ] && cmp -s "$TMP/fd.out" "$GOLDEN/stdiff/a_b_json.out"; then
+		answered=$((answered + 1))
+	elif [ $rc != 2 ] || ! grep -q 'Too many open files' "$TMP/fd.err"; then
+		fail "ulimit -n $n: exit $rc"; sed 's/^/  /' "$TMP/fd.err" | head -3 >&2
+	fi
+done
+[ $answered -gt 0 ] && ok || fail "no ulimit -n from 6 to 8 let stdiff answer"
+
 # Errors: exit 2, one line naming the file.
 run missing 2 "$S" a.safetensors nope.safetensors
 expect_err missing '^stdiff: nope.safetensors: '

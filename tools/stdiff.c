@@ -442,12 +442,16 @@ static int read_side(struct ctx *c, st_checkpoint *ck, const struct entry *e,
 	st_error err = {0};
 	if (st_checkpoint_read(ck, e->idx, off, buf, n, &err) == ST_OK)
 		return 0;
-	size_t fi = 0;
-	st_checkpoint_tensor(ck, e->idx, &fi);
-	fail(c, "%s: tensor '%.*s': %s",
-	     st_file_path(st_checkpoint_file(ck, fi)),
-	     (int)e->t->name_len, e->t->name,
-	     err.message[0] ? err.message : st_strerror(err.code));
+	/* libst's messages name the file and the tensor already. */
+	if (err.message[0]) {
+		fail(c, "%s", err.message);
+	} else {
+		size_t fi = 0;
+		st_checkpoint_tensor(ck, e->idx, &fi);
+		fail(c, "%s: tensor '%.*s': %s",
+		     st_file_path(st_checkpoint_file(ck, fi)),
+		     (int)e->t->name_len, e->t->name, st_strerror(err.code));
+	}
 	return -1;
 }
 

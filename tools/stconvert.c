@@ -565,6 +565,7 @@ typedef struct job {
 	uint64_t next;         /* the chunk whose turn it is to be written */
 	uint64_t unsynced;     /* bytes written since writeback was last started */
 	int failed;
+	int write_failed;      /* the failure was the writer's */
 	st_error err;          /* why, when failed */
 } job;
 
@@ -707,6 +708,7 @@ static void *work(void *arg)
 			break;
 		/* Our turn: only this worker touches the writer and the progress. */
 		if (st_writer_write(j->w, wk->out, out_len, &err) != ST_OK) {
+			j->write_failed = 1;
 			job_fail(j, &err);
 			break;
 		}
@@ -775,8 +777,22 @@ static int run_job(job *j, worker *workers, st_error *err)
 	return 0;
 }
 
-/* Write one output file (all tensors, or those of one shard) to path. */
-static void write_file(const char *path, st_checkpoint *c, const struct options *o,
+/*
+ * A write to the output failed. libst names the temporary file, which is
+ * gone by the time the user reads the message; name the file as the user
+ * knows it (shown) and the system error instead.
+ */
+static _Noreturn void fail_write(const char *shown, const st_error *err)
+{
+	if (err->sys_errno)
+		fail("%s: cannot write: %s", shown, strerror(err->sys_errno));
+	fail_st(err);
+}
+
+/* Write one output file (all tensors, or those of one shard) to path;
+ * shown is its name in messages (where it will be, not the temporary). */
+static void write_file(const char *path, const char *shown, st_checkpoint *c,
+                       const struct options *o,
                        item *items, size_t n_items, int shard, int *fds,
                        worker *workers, unsigned n_workers, cli_progress *progress)
 {
@@ -800,7 +816,7 @@ static void write_file(const char *path, st_checkpoint *c, const struct options 
 	j.progress = progress;
 	check_signal();
 	if (st_writer_open(w, path, &err) != ST_OK)
-		fail_st(&err);
+		fail_write(shown, &err);
 	j.out_fd = open(st_writer_temp_path(w), O_RDONLY | O_CLOEXEC);
 	int rc = run_job(&j, workers, &err);
 	if (j.out_fd >= 0)
@@ -809,11 +825,13 @@ static void write_file(const char *path, st_checkpoint *c, const struct options 
 	if (rc != 0) {
 		if (atomic_load(&g_signal))
 			abandon();
+		if (j.write_failed)
+			fail_write(shown, &err);
 		fail_st(&err);
 	}
 	check_signal();
 	if (st_writer_finish(w, &err) != ST_OK)
-		fail_st(&err);
+		fail_write(shown, &err);
 	st_writer_free(w);
 	g_clean.writer = NULL;
 }
@@ -1739,7 +1757,8 @@ int main(int argc, char **argv)
 	cli_progress_start(&progress, "stconvert", total_in);
 
 	if (!loc.is_dir) {
-		write_file(loc.path, c, &o, items, n, -1, fds, workers, n_workers, &progress);
+		write_file(loc.path, loc.path, c, &o, items, n, -1, fds, workers, n_workers,
+		           &progress);
 	} else {
 		check_signal();
 		size_t len = strlen(loc.parent) + strlen(loc.base) + 32;
@@ -1754,8 +1773,10 @@ int main(int argc, char **argv)
 		g_clean.tmpdir = tmp;
 		if (n_shards == 1) {
 			char *p = path_join(tmp, "model.safetensors");
-			write_file(p, c, &o, items, n, -1, fds, workers, n_workers, &progress);
+			char *shown = path_join(o.out, "model.safetensors");
+			write_file(p, shown, c, &o, items, n, -1, fds, workers, n_workers, &progress);
 			free(p);
+			free(shown);
 		} else {
 			st_index_entry *entries = xcalloc(n, sizeof *entries);
 			char (*names)[64] = xcalloc(n_shards, sizeof *names);
@@ -1764,8 +1785,11 @@ int main(int argc, char **argv)
 			for (unsigned s = 0; s < n_shards; s++) {
 				st_shard_name(names[s], sizeof names[s], s + 1, n_shards);
 				char *p = path_join(tmp, names[s]);
-				write_file(p, c, &o, items, n, (int)s, fds, workers, n_workers, &progress);
+				char *shown = path_join(o.out, names[s]);
+				write_file(p, shown, c, &o, items, n, (int)s, fds, workers, n_workers,
+				           &progress);
 				free(p);
+				free(shown);
 			}
 			for (size_t i = 0; i < n; i++) {
 				if (items[i].action == ACT_DROP)

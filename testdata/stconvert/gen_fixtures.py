@@ -27,7 +27,8 @@ Files made (all in this directory):
                                 and target ("TARGET NAME OVERFLOW UNDERFLOW")
   shards-bf16/                  expected --to bf16 --shard-size 3000 output:
                                 the shards and model.safetensors.index.json,
-                                split as huggingface_hub splits
+                                split as huggingface_hub splits (with a .nan
+                                file per shard)
   shards-none/                  expected --shard-size 3kB (no --to) output
   snap/                         a snapshot directory: config.json, tokenizer
                                 files, a subdirectory, a fake pytorch_model.bin
@@ -313,7 +314,6 @@ def write_shards(dirname, meta, tensors, max_size):
     for i, shard in enumerate(shards):
         name = "model-%05d-of-%05d.safetensors" % (i + 1, n)
         write_canonical(os.path.join(dirname, name), meta, shard)
-        os.remove(os.path.join(dirname, name[: -len(".safetensors")] + ".nan"))
         for t in shard:
             weight_map[t.name] = name
             total += len(t.data)
@@ -395,6 +395,9 @@ def main():
     # A sharded snapshot: two shards and an index, config without torch_dtype.
     sharded = os.path.join(HERE, "snap-sharded")
     write_shards(sharded, {"format": "pt"}, small, 200)
+    for f in os.listdir(sharded):
+        if f.endswith(".nan"):
+            os.remove(os.path.join(sharded, f))
     with open(os.path.join(sharded, "config.json"), "w") as f:
         f.write(CONFIG_NO_DTYPE)
     with open(os.path.join(HERE, "snap-sharded.config.f16.json"), "w") as f:

@@ -1,0 +1,95 @@
+# stconvert failure paths: whatever goes wrong (a bad shard, a full disk, a
+# signal, an unreadable snapshot file), OUT is the old one or absent, never
+# partial, no temporary file is left, and the exit status says so.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/stconvert_lib.bash"
+
+# An existing OUT of each kind, to show it is left untouched.
+mkdir "$TMP/outdir"; cp -r "$D/snap/." "$TMP/outdir/"; echo mine >"$TMP/outdir/user.txt"
+cp "$D/mixed.canonical.safetensors" "$TMP/outfile.safetensors"
+dir_sum=$(tree_sum "$TMP/outdir")
+untouched() { # NAME
+  if [ "$(tree_sum "$TMP/outdir")" = "$dir_sum" ]; then ok; else fail "$1: OUT directory changed"; fi
+  expect_same "$1 file" "$D/mixed.canonical.safetensors" "$TMP/outfile.safetensors"
+  no_temps "$1" "$TMP"
+}
+
+# ---- a broken shard in a sharded input -----------------------------------------
+cp -r "$D/snap-sharded" "$TMP/bad"
+truncate -s -8 "$TMP/bad/model-00002-of-00002.safetensors"
+run bad_shard 2 "$SC" --force --to bf16 "$TMP/bad" "$TMP/outdir"
+expect_err bad_shard '^stconvert: .*model-00002-of-00002.safetensors'
+run bad_shard_file 2 "$SC" --force --to bf16 "$TMP/bad" "$TMP/outfile.safetensors"
+untouched bad_shard
+rm "$TMP/bad/model-00002-of-00002.safetensors"
+run missing_shard 2 "$SC" --to bf16 "$TMP/bad" "$TMP/new"
+expect_err missing_shard 'model-00002-of-00002.safetensors'
+expect_absent missing_shard "$TMP/new"
+
+# ---- a snapshot file that cannot be copied, found after the tensors -----------
+cp -r "$D/snap" "$TMP/dangling"; ln -s nowhere "$TMP/dangling/tokenizer.json"
+run dangling 2 "$SC" --force --to bf16 "$TMP/dangling" "$TMP/outdir"
+expect_err dangling 'dangling/tokenizer.json: cannot copy: No such file or directory'
+run dangling_new 2 "$SC" --to bf16 "$TMP/dangling" "$TMP/new"
+expect_absent dangling_new "$TMP/new"
+untouched dangling
+
+# ---- disk full (a file size limit): EFBIG, not death by SIGXFSZ -----------------
+make_f32 "$TMP/big.safetensors" 262144     # 1 MiB of F32: 512 KiB of BF16
+run efbig 2 bash -c "ulimit -f 256; exec '$SC' --to bf16 '$TMP/big.safetensors' '$TMP/new.safetensors'"
+expect_err efbig 'new.safetensors.*File too large'
+expect_absent efbig "$TMP/new.safetensors"
+run efbig_force 2 bash -c "ulimit -f 256; exec '$SC' --force --to bf16 '$TMP/big.safetensors' '$TMP/outfile.safetensors'"
+# Directory output: the first shard fits, the second does not. Input: three
+# shards a (160 kB), b (160 kB), c (1 MiB), split at 200 kB into [a], [c], [b].
+mkdir "$TMP/abc"
+make_f32 "$TMP/abc/a.safetensors" 40000 a
+make_f32 "$TMP/abc/b.safetensors" 40000 b
+make_f32 "$TMP/abc/c.safetensors" 262144 c
+printf '{"metadata":{"total_size":%d},"weight_map":{"a":"a.safetensors","b":"b.safetensors","c":"c.safetensors"}}' \
+  $((4 * (40000 + 40000 + 262144))) >"$TMP/abc/model.safetensors.index.json"
+run efbig_dir 2 bash -c "ulimit -f 256; exec '$SC' -v --force --shard-size 200kB '$TMP/abc' '$TMP/outdir'"
+expect_err efbig_dir 'model-00002-of-00003.safetensors.*File too large'
+run efbig_dir_new 2 bash -c "ulimit -f 256; exec '$SC' -q '$TMP/big.safetensors' '$TMP/new'"
+expect_absent efbig_dir_new "$TMP/new"
+untouched efbig
+
+# ---- a signal in the middle of a conversion ------------------------------------
+# A 64 MiB input; stconvert is stopped as soon as its temporary output
+# exists (so it is mid-conversion: the temporary is gone once the output is
+# complete), sent the signal, and continued.
+make_f32 "$TMP/huge.safetensors" 16777216
+signal_test() { # NAME SIGNAL OUT PATTERN [OPTIONS...]
+  local name=$1 sig=$2 out=$3 pat=$4; shift 4
+  "$SC" "$@" --to bf16 "$TMP/huge.safetensors" "$out" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+  local pid=$! caught=0 i
+  for i in $(seq 1 5000); do
+    kill -STOP $pid 2>/dev/null || break
+    if compgen -G "$pat" >/dev/null; then caught=1; break; fi
+    kill -CONT $pid
+  done
+  if [ $caught = 1 ]; then kill -"$sig" $pid; fi
+  kill -CONT $pid 2>/dev/null
+  { wait $pid; } 2>/dev/null
+  local rc=$?
+  if [ $caught = 0 ]; then fail "$name: never saw the temporary output ($pat)"; return; fi
+  if [ $rc -gt 128 ]; then ok; else fail "$name: exit $rc, expected death by SIG$sig"; fi
+}
+signal_test sig_term TERM "$TMP/new.safetensors" "$TMP/.new.safetensors.tmp-*"
+expect_absent sig_term "$TMP/new.safetensors"
+signal_test sig_hup HUP "$TMP/new" "$TMP/.new.stconvert-*"
+expect_absent sig_hup "$TMP/new"
+signal_test sig_int INT "$TMP/outdir" "$TMP/.outdir.stconvert-*/.model.safetensors.tmp-*" --force
+signal_test sig_force TERM "$TMP/outfile.safetensors" "$TMP/.outfile.safetensors.tmp-*" --force
+untouched signals
+
+# ---- OUT cannot be made ----------------------------------------------------------
+run no_parent 2 "$SC" "$D/mixed.safetensors" "$TMP/no/such/dir"
+expect_err no_parent 'cannot create a temporary directory beside it'
+run no_parent_file 2 "$SC" "$D/mixed.safetensors" "$TMP/no/such.safetensors"
+expect_err no_parent_file 'no/such.safetensors'
+run out_special 2 "$SC" --force "$D/mixed.safetensors" /dev/null
+expect_err out_special '/dev/null: exists and is not a regular file or directory'
+no_temps out "$TMP"
+
+finish

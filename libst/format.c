@@ -446,6 +446,7 @@ struct entry {
 	const char *name;
 	size_t name_len;
 	int ok;            /* passed the per-tensor rules */
+	int off_ok;        /* data_offsets parsed, END >= BEGIN */
 	st_dtype dtype;
 	size_t dim0;       /* first dim in the dims array */
 	unsigned ndim;
@@ -695,6 +696,7 @@ static int parse_entry(struct parser *p, struct table *t, struct entry *e)
 				else if (!dup) {
 					e->begin = v[0];
 					e->end = v[1];
+					e->off_ok = v[1] >= v[0];
 				}
 			}
 		} else {
@@ -935,9 +937,13 @@ static int check_layout(struct parser *p, struct table *t, uint64_t data_size,
 	}
 
 	/* Rule 9: sorted by offsets, contiguous from 0, no overlap. */
+	/*
+	 * Entries that broke a per-tensor rule but have usable offsets take
+	 * part, so that one bad dtype does not also read as a gap.
+	 */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (t->e[i].ok)
+		if (t->e[i].ok || t->e[i].off_ok)
 			idx[m++] = i;
 	sort_entries(idx, m, t->e, by_offset_cmp);
 	uint64_t at = 0;
@@ -976,8 +982,15 @@ static int check_layout(struct parser *p, struct table *t, uint64_t data_size,
 		}
 	}
 
-	/* Rule 13: the data buffer ends where the last tensor ends. */
-	if (!st__report_stop(r)) {
+	/*
+	 * Rule 13: the data buffer ends where the last tensor ends. When some
+	 * entry's offsets could not be read, where the data ends is unknown.
+	 */
+	int unknown = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!t->e[i].ok && !t->e[i].off_ok)
+			unknown = 1;
+	if (!st__report_stop(r) && !unknown) {
 		if (at > data_size)
 			st__report(r, ST_PROBLEM_ERROR,
 			           "file truncated: tensors need %llu data bytes but the "
@@ -1097,6 +1110,13 @@ int st__header_parse(struct st__header *h, const char *json, size_t n,
 	}
 
 	/* Build the public table: valid tensors in data order. */
+	{
+		size_t k = 0;
+		for (size_t i = 0; i < n_valid; i++)
+			if (t.e[order[i]].ok)
+				order[k++] = order[i];
+		n_valid = k;
+	}
 	h->n_tensors = n_valid;
 	h->tensors = calloc(n_valid ? n_valid : 1, sizeof *h->tensors);
 	h->by_name = malloc((n_valid ? n_valid : 1) * sizeof *h->by_name);

@@ -28,8 +28,12 @@ typedef struct st_checkpoint st_checkpoint;
 /*
  * Open PATH (see above). Opens every shard's header; no data is read.
  * flags: 0 or ST_OPEN_TORCH.
+ * An index must have a weight_map of plain shard names (I1, I2) that
+ * agrees with the shards (I3), and every shard must be a valid file (I5);
+ * like every loader it does not need metadata.total_size (I1, I4): use
+ * st_check_path for those.
  * Returns ST_OK, ST_EIO, ST_EFORMAT (a shard breaks a rule), ST_EINDEX (the
- * index breaks I1-I4, or names a missing shard), ST_ENOTFOUND (a directory
+ * index breaks I1-I3, or names a missing shard), ST_ENOTFOUND (a directory
  * with no safetensors file, or several and no index), ST_ENOMEM.
  */
 ST_API int st_checkpoint_open(st_checkpoint **out, const char *path,

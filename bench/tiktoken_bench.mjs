@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// tiktoken_bench.mjs - tokens per second of tiktoken (npm `tiktoken`, OpenAI's
+// Rust code as WebAssembly, encoding "gpt2") and of Hugging Face tokenizers
+// (npm `tokenizers`, Rust as a Node addon) on a text file, to set beside
+// bench_tokenizer's figures for the same file. Single sequence, one call per
+// run; tiktoken has no word cache, Hugging Face's is emptied by a fresh
+// tokenizer before each run ("cold") and full on the second call ("warm").
+//
+// The packages come from testdata/tokenizer/node_modules
+// (cd testdata/tokenizer && npm install).
+//
+// Usage: node bench/tiktoken_bench.mjs TEXT_FILE [RUNS]
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const require = createRequire(path.join(root, "testdata/tokenizer/package.json"));
+const { get_encoding } = require("tiktoken");
+const { Tokenizer } = require("tokenizers");
+
+const file = process.argv[2];
+const runs = Number(process.argv[3] || 10);
+if (!file || !(runs >= 1)) {
+  console.error("usage: node bench/tiktoken_bench.mjs TEXT_FILE [RUNS]");
+  process.exit(2);
+}
+const bytes = fs.readFileSync(file);
+const text = bytes.toString("utf8");
+
+// FNV-1a 64 of the ids (as little-endian uint32), the digest bench_tokenizer
+// prints, so equal digests mean equal ids.
+function digest(ids) {
+  let h = 0xcbf29ce484222325n;
+  for (const id of ids)
+    for (let k = 0; k < 4; k++) {
+      h ^= BigInt((id >>> (8 * k)) & 255);
+      h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+    }
+  return h.toString(16).padStart(16, "0");
+}
+
+function report(name, what, times, n) {
+  times.sort((a, b) => a - b);
+  const best = times[0], med = times[Math.floor(times.length / 2)];
+  const f = (x, w, d) => x.toFixed(d).padStart(w);
+  console.log(`${name.padEnd(9)}${what.padEnd(6)}best ${f(best * 1e3, 7, 2)} ms  ${f(n / best / 1e6, 6, 2)} M tokens/s  ` +
+              `${f(bytes.length / best / 1e6, 6, 1)} MB/s   median ${f(med * 1e3, 7, 2)} ms  ${f(n / med / 1e6, 6, 2)} M tokens/s`);
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e9;
+
+// tiktoken: encode_ordinary is plain GPT-2 (no special tokens), which is
+// what the text needs: it holds no "<|endoftext|>".
+const enc = get_encoding("gpt2");
+let tt;
+const tTimes = [];
+for (let r = 0; r < runs; r++) {
+  const t0 = now();
+  tt = enc.encode_ordinary(text);
+  tTimes.push(now() - t0);
+}
+console.log(`tiktoken ${file}: ${bytes.length} bytes, ${tt.length} tokens, digest ${digest(tt)}, ${runs} runs`);
+report("tiktoken", "", tTimes, tt.length);
+enc.free();
+
+const json = path.join(root, "testdata/gpt2-tokenizer/tokenizer.json");
+let hf;
+const cold = [], warm = [];
+for (let r = 0; r < runs; r++) {
+  const tok = Tokenizer.fromFile(json);
+  let t0 = now();
+  hf = (await tok.encode(text)).getIds();
+  cold.push(now() - t0);
+  t0 = now();
+  await tok.encode(text);
+  warm.push(now() - t0);
+}
+console.log(`HF       ${file}: ${bytes.length} bytes, ${hf.length} tokens, digest ${digest(hf)}, ${runs} runs`);
+report("HF", "cold", cold, hf.length);
+report("HF", "warm", warm, hf.length);

@@ -714,7 +714,7 @@ START_TEST(test_errors_json)
 	/* A merge of tokens the vocabulary lacks. */
 	expect_load_error("tokenizer.json",
 	                  "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a c\"]}}",
-	                  "model.merges index 0: token 'c' is not in the vocabulary", NULL);
+	                  "model.merges[0]: token 'c' is not in the vocabulary", NULL);
 	expect_load_error("tokenizer.json",
 	                  "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [[\"a\", \"b\"]]}}",
 	                  "merged token 'ab' is not in the vocabulary", NULL);
@@ -771,7 +771,8 @@ START_TEST(test_errors_merges_txt)
 	ck_assert_msg(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err) == 0, "%s", err);
 	int32_t *ids;
 	size_t n;
-	/* "c" is not in this vocabulary: dropped, as Hugging Face does. */
+	/* "c" is not in this vocabulary: dropped, and the bytes around it
+	 * still merge, as Hugging Face does (npm tokenizers 0.23.2 gives 2, 2). */
 	ck_assert_int_eq(gpt2_tokenizer_encode(t, "abcab", 5, 0, &ids, &n, NULL), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(ids[0], 2);
@@ -817,6 +818,25 @@ START_TEST(test_errors_added_ids)
 		ck_assert_msg(hole ? p == NULL : p != NULL, "id %d", id);
 	}
 	ck_assert(memcmp(gpt2_tokenizer_token_bytes(t, 4, &len), "<y>", 3) == 0 && len == 3);
+	gpt2_tokenizer_free(t);
+	unlink(path);
+}
+END_TEST
+
+/* add_prefix_space and ignore_merges together: " ab" is a token, so it
+ * is taken whole; " abab" is not, so it is merged (npm tokenizers 0.23.2
+ * gives 4, 4, 4, 2). */
+START_TEST(test_errors_prefix_and_ignore)
+{
+	char path[256], err[512];
+	snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+	spit(path, "{\"pre_tokenizer\": {\"type\": \"ByteLevel\", \"add_prefix_space\": true},"
+	           " \"model\": {\"ignore_merges\": true, \"vocab\": {\"a\": 0, \"b\": 1, \"ab\": 2,"
+	           " \"\u0120\": 3, \"\u0120ab\": 4}, \"merges\": [\"a b\", \"\u0120 ab\"]}}");
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err) == 0, "%s", err);
+	static const int32_t want[] = {4, 4, 4, 2};
+	check_encode(t, "prefix and ignore", "ab ab abab", 10, 0, want, 4, 0);
 	gpt2_tokenizer_free(t);
 	unlink(path);
 }
@@ -882,6 +902,7 @@ static Suite *tokenizer_suite(void)
 	tcase_add_test(tc, test_errors_merges_txt);
 	tcase_add_test(tc, test_errors_unknown_keys);
 	tcase_add_test(tc, test_errors_added_ids);
+	tcase_add_test(tc, test_errors_prefix_and_ignore);
 	suite_add_tcase(s, tc);
 	return s;
 }

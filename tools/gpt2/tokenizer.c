@@ -121,8 +121,10 @@ struct gpt2_tokenizer {
 	bpe_heap_item *heap;
 	uint32_t *ranks;
 	size_t scratch_cap;
-	char *tmp;
+	char *tmp; /* bpe_word's char-domain key */
 	size_t tmp_cap;
+	char *seg; /* encode_segment's text with a space in front */
+	size_t seg_cap;
 };
 
 /* ---- errors and files ------------------------------------------------- */
@@ -1149,12 +1151,13 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	size_t cat_cap = 0;
 	for (size_t i = 0; i < ls->n_merges; i++) {
 		const merge_entry *m = &ls->mergev[i];
-		const char *what = ls->merges_path ? "line" : "model.merges index";
+		char where[64];
+		snprintf(where, sizeof where, ls->merges_path ? "line %zu" : "model.merges[%zu]", m->where);
 		int32_t a = key_find(t, m->a, m->alen), b = key_find(t, m->b, m->blen);
 		if (a < 0 || b < 0) {
 			free(cat);
-			return fail(err, errlen, "%s: %s %zu: token '%.*s' is not in the vocabulary", mpath,
-			            what, m->where, (int)(a < 0 ? m->alen : m->blen), a < 0 ? m->a : m->b);
+			return fail(err, errlen, "%s: %s: token '%.*s' is not in the vocabulary", mpath,
+			            where, (int)(a < 0 ? m->alen : m->blen), a < 0 ? m->a : m->b);
 		}
 		if (m->alen + m->blen > cat_cap) {
 			cat_cap = (m->alen + m->blen) * 2;
@@ -1170,8 +1173,8 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		int32_t ab = key_find(t, cat, m->alen + m->blen);
 		if (ab < 0) {
 			int n = (int)(m->alen + m->blen);
-			fail(err, errlen, "%s: %s %zu: merged token '%.*s' is not in the vocabulary",
-			     mpath, what, m->where, n, cat);
+			fail(err, errlen, "%s: %s: merged token '%.*s' is not in the vocabulary",
+			     mpath, where, n, cat);
 			free(cat);
 			return -1;
 		}
@@ -1402,6 +1405,7 @@ void gpt2_tokenizer_free(gpt2_tokenizer *t)
 	free(t->heap);
 	free(t->ranks);
 	free(t->tmp);
+	free(t->seg);
 	free(t);
 }
 
@@ -1705,16 +1709,16 @@ static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len,
 		return 0;
 	if (t->add_prefix_space && s[0] != ' ') {
 		/* ByteLevel's add_prefix_space puts a space before each stretch. */
-		if (len + 1 > t->tmp_cap) {
-			char *p = realloc(t->tmp, len + 1);
+		if (len + 1 > t->seg_cap) {
+			char *p = realloc(t->seg, len + 1);
 			if (!p)
 				return -1;
-			t->tmp = p;
-			t->tmp_cap = len + 1;
+			t->seg = p;
+			t->seg_cap = len + 1;
 		}
-		t->tmp[0] = ' ';
-		memcpy(t->tmp + 1, s, len);
-		s = (const unsigned char *)t->tmp;
+		t->seg[0] = ' ';
+		memcpy(t->seg + 1, s, len);
+		s = (const unsigned char *)t->seg;
 		len++;
 	}
 	if (!t->use_regex)

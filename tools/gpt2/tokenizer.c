@@ -208,19 +208,16 @@ static unsigned byte_to_cp(unsigned b)
 	return 256 + n;
 }
 
-/* The byte a code point of the alphabet spells, or -1. */
+/* The byte a code point of the alphabet spells, or -1. Only the loader
+ * calls these two, so they count instead of keeping a table. */
 static int cp_to_byte(unsigned cp)
 {
-	static int table[324];
-	static int ready;
-	if (!ready) {
-		for (unsigned i = 0; i < 324; i++)
-			table[i] = -1;
-		for (unsigned b = 0; b < 256; b++)
-			table[byte_to_cp(b)] = (int)b;
-		ready = 1;
-	}
-	return cp < 324 ? table[cp] : -1;
+	if (cp < 256)
+		return byte_keeps_code_point(cp) ? (int)cp : -1;
+	for (unsigned b = 0, n = 256; b < 256; b++)
+		if (!byte_keeps_code_point(b) && n++ == cp)
+			return (int)b;
+	return -1;
 }
 
 static size_t utf8_put(char *out, unsigned cp)
@@ -351,14 +348,28 @@ size_t gpt2_utf8_sanitize(const char *src, size_t len, char **dst, size_t *dst_l
 	*dst_len = 0;
 	if (i == len)
 		return 0;
-	/* Each replaced byte grows to at most 3 bytes. */
-	if (len > (SIZE_MAX - 1) / 3)
-		return (size_t)-1;
-	char *out = malloc(len * 3 + 1);
+	/* Measure first: each replacement is 3 bytes for 1 to 3 bad ones. */
+	size_t o = i, start = i;
+	while (i < len) {
+		size_t bad = 0;
+		size_t k = utf8_seq(s + i, len - i, &bad);
+		if (k) {
+			o += k;
+			i += k;
+		} else {
+			if (o > SIZE_MAX - 4)
+				return (size_t)-1;
+			o += 3;
+			i += bad;
+		}
+	}
+	char *out = malloc(o + 1);
 	if (!out)
 		return (size_t)-1;
+	i = start;
 	memcpy(out, src, i);
-	size_t o = i, n_bad = 0;
+	o = i;
+	size_t n_bad = 0;
 	while (i < len) {
 		size_t bad = 0;
 		size_t k = utf8_seq(s + i, len - i, &bad);

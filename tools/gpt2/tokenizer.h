@@ -24,8 +24,10 @@ typedef struct gpt2_tokenizer gpt2_tokenizer;
 
 /*
  * Load from a snapshot directory: tokenizer.json if present, else
- * vocab.json + merges.txt (then "<|endoftext|>", when in the vocabulary,
- * is registered as a special token, as transformers does).
+ * vocab.json + merges.txt (then "<|endoftext|>" is registered as a special
+ * token, as transformers does: with its id in the vocabulary, or the next
+ * free id when the vocabulary lacks it). Added tokens take the ids Hugging
+ * Face gives them, which are the ids its own files list.
  * Returns 0 and sets *out (free it with gpt2_tokenizer_free), or -1 with a
  * one-line message naming the file in err (errlen bytes, may be 0).
  */

@@ -147,6 +147,15 @@ run text_oov 2 "$G" --model-dir "$D/tiny-f32" --tokenizer "$TOK" --prompt "Hello
 run text_notok 2 "$G" --model-dir "$D/tiny-f32" --ids 1 -q &&
   expect_err text_notok 'give --tokenizer DIR, or --print-ids'
 
+# ---- with stconvert (when built): a converted snapshot still computes the model ---------
+if [ -x "$BIN/stconvert" ]; then
+  "$BIN/stconvert" --shard-size 50kB "$D/tiny-f32" "$TMP/sharded" >/dev/null 2>&1 && ok || fail "stconvert --shard-size"
+  run conv_sharded 0 "$G" --model-dir "$TMP/sharded" --check "$TMP/l.safetensors" --ids "$(ids f32 p7)" --atol 0 -q
+  # stconvert's BF16 rounding gives exactly the weights PyTorch's does.
+  "$BIN/stconvert" --to bf16 "$D/tiny-f32" "$TMP/bf16" >/dev/null 2>&1 && ok || fail "stconvert --to bf16"
+  run conv_bf16 0 "$G" --model-dir "$TMP/bf16" --check "$D/ref-bf16-p70.safetensors" -q
+fi
+
 # ---- broken snapshots: exit 2, one line naming the problem ------------------------------
 while IFS='|' read -r dir pattern; do
   run "broken_$dir" 2 "$G" --model-dir "$D/broken/$dir" --ids 1 --print-ids -q &&

@@ -1707,7 +1707,7 @@ int main(int argc, char **argv)
 	st_error err;
 	if (st_checkpoint_open(&c, o.in, 0, &err) != ST_OK) {
 		cli_error(&err);
-		return CLI_ERROR;
+		exit(CLI_ERROR);
 	}
 	size_t n = st_checkpoint_n_tensors(c);
 	item *items = xcalloc(n, sizeof *items);
@@ -1805,6 +1805,7 @@ int main(int argc, char **argv)
 			free(entries);
 			free(names);
 		}
+		cli_progress_done(&progress);
 		/* The other snapshot files, when IN is a directory. */
 		struct stat st;
 		const char *idx = st_checkpoint_index_path(c);

@@ -5,8 +5,12 @@
 . "$(dirname "$0")/stconvert_lib.bash"
 
 # An existing OUT of each kind, to show it is left untouched.
-mkdir "$TMP/outdir"; cp -r "$D/snap/." "$TMP/outdir/"; echo mine >"$TMP/outdir/user.txt"
-cp "$D/mixed.canonical.safetensors" "$TMP/outfile.safetensors"
+make_outs() {
+  rm -rf "$TMP/outdir"
+  mkdir "$TMP/outdir"; cp -r "$D/snap/." "$TMP/outdir/"; echo mine >"$TMP/outdir/user.txt"
+  cp "$D/mixed.canonical.safetensors" "$TMP/outfile.safetensors"
+}
+make_outs
 dir_sum=$(tree_sum "$TMP/outdir")
 untouched() { # NAME
   if [ "$(tree_sum "$TMP/outdir")" = "$dir_sum" ]; then ok; else fail "$1: OUT directory changed"; fi
@@ -55,33 +59,74 @@ expect_absent efbig_dir_new "$TMP/new"
 untouched efbig
 
 # ---- a signal in the middle of a conversion ------------------------------------
-# A 64 MiB input; stconvert is stopped as soon as its temporary output
-# exists (so it is mid-conversion: the temporary is gone once the output is
-# complete), sent the signal, and continued.
+# A 64 MiB F32 input (32 MiB of BF16 out). stconvert is stopped (SIGSTOP) as
+# soon as the writer's temporary file exists and holds less than 8 MiB, so
+# it is surely mid-conversion, not syncing or renaming a complete output;
+# then the test acts (a signal, a truncated input) and lets it continue.
+# A run caught too late is retried.
 make_f32 "$TMP/huge.safetensors" 16777216
-signal_test() { # NAME SIGNAL OUT PATTERN [OPTIONS...]
-  local name=$1 sig=$2 out=$3 pat=$4; shift 4
-  "$SC" "$@" --to bf16 "$TMP/huge.safetensors" "$out" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-  local pid=$! caught=0 i
-  for i in $(seq 1 5000); do
-    kill -STOP $pid 2>/dev/null || break
-    if compgen -G "$pat" >/dev/null; then caught=1; break; fi
+# start_stopped PATTERN CMD...: run CMD in the background, leave it stopped
+# mid-conversion in $pid; returns 1 when it could not be caught.
+start_stopped() {
+  local pat=$1 i f; shift
+  "$@" >"$TMP/bg.out" 2>"$TMP/bg.err" &
+  pid=$!
+  for i in $(seq 1 20000); do
+    kill -STOP $pid 2>/dev/null || return 1
+    for f in $pat; do
+      if [ -f "$f" ]; then
+        [ "$(stat -c %s "$f")" -lt 8388608 ] && return 0
+        kill -CONT $pid; { wait $pid; } 2>/dev/null; return 1
+      fi
+    done
     kill -CONT $pid
   done
-  if [ $caught = 1 ]; then kill -"$sig" $pid; fi
-  kill -CONT $pid 2>/dev/null
-  { wait $pid; } 2>/dev/null
-  local rc=$?
-  if [ $caught = 0 ]; then fail "$name: never saw the temporary output ($pat)"; return; fi
-  if [ $rc -gt 128 ]; then ok; else fail "$name: exit $rc, expected death by SIG$sig"; fi
+  return 1
+}
+signal_test() { # NAME SIGNAL OUT PATTERN [OPTIONS...]
+  local name=$1 sig=$2 out=$3 pat=$4 try rc; shift 4
+  for try in 1 2 3 4 5; do
+    if start_stopped "$pat" "$SC" "$@" --to bf16 "$TMP/huge.safetensors" "$out"; then
+      kill -"$sig" $pid; kill -CONT $pid
+      { wait $pid; } 2>/dev/null
+      rc=$?
+      cp "$TMP/bg.err" "$TMP/$name.err"
+      if [ $rc -gt 128 ]; then ok; else fail "$name: exit $rc, expected death by SIG$sig"; fi
+      return
+    fi
+    # Caught too late: the run completed; put everything back and retry.
+    rm -rf "$TMP/new" "$TMP/new.safetensors"; make_outs
+  done
+  fail "$name: could not stop stconvert mid-conversion"
 }
 signal_test sig_term TERM "$TMP/new.safetensors" "$TMP/.new.safetensors.tmp-*"
 expect_absent sig_term "$TMP/new.safetensors"
-signal_test sig_hup HUP "$TMP/new" "$TMP/.new.stconvert-*"
+signal_test sig_hup HUP "$TMP/new" "$TMP/.new.stconvert-*/.model.safetensors.tmp-*"
 expect_absent sig_hup "$TMP/new"
 signal_test sig_int INT "$TMP/outdir" "$TMP/.outdir.stconvert-*/.model.safetensors.tmp-*" --force
 signal_test sig_force TERM "$TMP/outfile.safetensors" "$TMP/.outfile.safetensors.tmp-*" --force
 untouched signals
+
+# ---- the input shrinks while it is being read (found halfway) --------------------
+shrunk=0
+for try in 1 2 3 4 5; do
+  cp "$TMP/huge.safetensors" "$TMP/shrink.safetensors"
+  if start_stopped "$TMP/.outfile.safetensors.tmp-*" \
+      "$SC" --force --to bf16 "$TMP/shrink.safetensors" "$TMP/outfile.safetensors"; then
+    truncate -s 1000000 "$TMP/shrink.safetensors"
+    kill -CONT $pid
+    { wait $pid; } 2>/dev/null
+    rc=$?
+    cp "$TMP/bg.err" "$TMP/shrink.err"
+    if [ $rc = 2 ]; then ok; else fail "shrink: exit $rc, expected 2"; fi
+    shrunk=1
+    break
+  fi
+  make_outs
+done
+[ $shrunk = 1 ] || fail "shrink: could not stop stconvert mid-conversion"
+expect_err shrink 'shrink.safetensors: tensor .w.: the file shrank while reading'
+untouched shrink
 
 # ---- OUT cannot be made ----------------------------------------------------------
 run no_parent 2 "$SC" "$D/mixed.safetensors" "$TMP/no/such/dir"

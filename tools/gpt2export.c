@@ -50,7 +50,7 @@ static void usage(void)
 "                        libst)\n"
 "      --no-tokenizer    write no tokenizer files\n"
 "  -q, --quiet           no warnings\n"
-"      --help            show this help and exit\n"
+"  -h, --help            show this help and exit\n"
 "      --version         show the version and exit\n"
 "\n"
 "Random snapshots (GPT-2's initialisation: normal(0, 0.02), residual\n"
@@ -192,7 +192,8 @@ int main(int argc, char **argv)
 	int random_opts = 0;
 	uint64_t seed = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "d:q", options, NULL)) != -1) {
+	opterr = 0; /* our own messages, named "gpt2export" not argv[0] */
+	while ((c = getopt_long(argc, argv, ":d:qh", options, NULL)) != -1) {
 		switch (c) {
 		case 'd': dtype = parse_dtype(optarg); break;
 		case 'q': quiet = 1; break;
@@ -211,12 +212,16 @@ int main(int argc, char **argv)
 				                "integer", optarg);
 			random_opts++;
 			break;
+		case 'h':
 		case OPT_HELP: usage(); return cli_exit(CLI_OK);
 		case OPT_VERSION: cli_version();
+		case ':':
+			cli_usage_error("option '%s' requires an argument",
+			                argv[optind - 1]);
 		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n",
-			        cli_progname());
-			return CLI_ERROR;
+			if (optopt > 0 && optopt < 128)
+				cli_usage_error("invalid option -- '%c'", optopt);
+			cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	if (tokenizer && no_tokenizer)

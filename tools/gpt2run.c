@@ -10,6 +10,7 @@
  * file reading and writing libst's.
  */
 #include "common/cli.h"
+#include "common/paths.h"
 #include "gpt2/gpt2.h"
 #include "gpt2/tokenizer.h"
 
@@ -191,19 +192,40 @@ static int32_t *encode_prompt(gpt2_tokenizer *tok, const struct options *o,
 	return ids;
 }
 
-/* for_output: only needed to print text (--print-ids would do without). */
+static int has_file(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * The tokenizer of --tokenizer DIR, else of the model directory. A model
+ * directory with no tokenizer files at all falls back, with a warning, on
+ * the GPT-2 tokenizer installed with libst ($ST_TOKENIZER_DIR first): every
+ * GPT-2 snapshot uses that one. for_output: the tokenizer is only needed
+ * to print text (--print-ids would do without).
+ */
 static gpt2_tokenizer *load_tokenizer(const struct options *o, int for_output)
 {
 	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
 	gpt2_tokenizer *tok;
-	char err[1024];
-	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err)) {
-		if (o->tokenizer_dir)
-			cli_die(CLI_ERROR, "%s", err);
-		cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
-		        for_output ? ", or --print-ids" : "");
+	char err[1024], err2[1024];
+	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err) == 0)
+		return tok;
+	if (o->tokenizer_dir)
+		cli_die(CLI_ERROR, "%s", err);
+	const char *fallback = paths_gpt2_tokenizer_dir(NULL);
+	if (fallback && !has_file(dir, "tokenizer.json") &&
+	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
+		if (gpt2_tokenizer_load(&tok, fallback, err2, sizeof err2) != 0)
+			cli_die(CLI_ERROR, "%s", err2);
+		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s",
+		         dir, fallback);
+		return tok;
 	}
-	return tok;
+	cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
+	        for_output ? ", or --print-ids" : "");
 }
 
 /* ---- --check -------------------------------------------------------------- */

@@ -144,8 +144,16 @@ run text_ids2 0 "$G" --model-dir "$D/tiny-f32" --ids 258,287 --greedy -n 24 --ig
 cmp -s "$TMP/text_ids.out" "$TMP/text_ids2.out" && ok || fail "text prompt and --ids differ"
 run text_oov 2 "$G" --model-dir "$D/tiny-f32" --tokenizer "$TOK" --prompt "Hello" -q &&
   expect_err text_oov "id 15496 is outside the model's vocabulary \(0..299\); is the tokenizer the model's\?"
-run text_notok 2 "$G" --model-dir "$D/tiny-f32" --ids 1 -q &&
-  expect_err text_notok 'give --tokenizer DIR, or --print-ids'
+# No tokenizer files in the snapshot: the GPT-2 tokenizer installed with
+# libst ($ST_TOKENIZER_DIR first), with a warning; none there: an error.
+ST_TOKENIZER_DIR=$TOK run text_fallback 0 "$G" --model-dir "$D/tiny-f32" --prompt "he in" --greedy -n 24 --ignore-eos -q &&
+  expect_err text_fallback "tiny-f32: no tokenizer files; using the GPT-2 tokenizer in $TOK"
+cmp -s "$TMP/text_fallback.out" "$GOLDEN/gpt2run/text.out" && ok || fail "text_fallback: other text"
+mkdir -p "$TMP/notok"
+ST_TOKENIZER_DIR=$TMP/notok run text_notok 2 "$G" --model-dir "$D/tiny-f32" --ids 1 -q &&
+  expect_err text_notok 'notok'
+run text_badtok 2 "$G" --model-dir "$D/tiny-f32" --tokenizer "$TMP/notok" --ids 1 -q &&
+  expect_err text_badtok 'notok'
 
 # ---- with stconvert (when built): a converted snapshot still computes the model ---------
 if [ -x "$BIN/stconvert" ]; then

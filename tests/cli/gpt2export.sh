@@ -69,6 +69,15 @@ for v in fp32 bf16; do
   absent "to_hf_$v readme" "$O/hf_$v/README.txt"
 done
 
+# Padding rows that are not zero cannot come back: a warning, not an error.
+# Row 201 of wte starts at byte 1024 + 201 * 16 * 4.
+cp tiny_fp32.bin "$TMP/dirty.bin"
+printf '\001' | dd of="$TMP/dirty.bin" bs=1 seek=$((1024 + 201 * 64 + 5)) conv=notrunc 2>/dev/null
+run dirty_padding 0 "$G" "$TMP/dirty.bin" "$O/dirty"
+expect_err dirty_padding '^gpt2export: warning: .*dirty\.bin: padding row 201 of wte \(rows 200\.\.255 pad V = 200 to Vp = 256\) is not zero'
+same dirty_padding "$O/dirty/model.safetensors" tiny_fp32_hf/model.safetensors
+run dirty_quiet 0 "$G" -q "$TMP/dirty.bin" "$O/dirty_q" && no_err dirty_quiet
+
 # --- HF -> llm.c, against llm.c's own bytes ---------------------------------------
 run to_bin_fp32 0 "$G" tiny_fp32_hf "$O/fp32.bin" && no_err to_bin_fp32
 same to_bin_fp32 "$O/fp32.bin" tiny_fp32.bin

@@ -799,11 +799,15 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	if (gpt2_config_load(&cfg, dir, err, errlen))
 		return -1;
 	/* llm.c's layernorm hardcodes its epsilon. */
-	if (cfg.layer_norm_eps != 1e-5f)
+	if (cfg.layer_norm_eps != 1e-5f) {
+		char path[4096 + 16];
+		if (join(path, sizeof path, dir, "config.json", err, errlen))
+			return -1;
 		return seterr(err, errlen,
-		              "%s/config.json: layer_norm_epsilon %g cannot be kept "
-		              "in an llm.c checkpoint (llm.c always uses 1e-05)",
-		              dir, (double)cfg.layer_norm_eps);
+		              "%s: layer_norm_epsilon %g cannot be kept in an "
+		              "llm.c checkpoint (llm.c always uses 1e-05)", path,
+		              (double)cfg.layer_norm_eps);
+	}
 	st_checkpoint *ck;
 	st_error e;
 	memset(&e, 0, sizeof e);

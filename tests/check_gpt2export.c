@@ -250,7 +250,7 @@ START_TEST(test_fixtures_agree)
 }
 END_TEST
 
-static const gpt2_export_opts quiet_opts = {-1, NULL, 0, NULL, NULL};
+static const gpt2_export_opts quiet_opts = {.dtype = -1};
 
 START_TEST(test_export_to_hf_transposes)
 {

@@ -10,10 +10,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/paths.h"
@@ -65,7 +67,8 @@ static void usage(void)
 "      --seed S          random seed (default 0)\n"
 "\n"
 "Exit status: 0 success, 1 --check found a difference in an exact export,\n"
-"2 usage error, unreadable or invalid input, I/O failure.\n");
+"2 usage error, unreadable or invalid input, I/O failure (OUT is then left\n"
+"as it was), 128+N killed by signal N (likewise).\n");
 }
 
 enum {
@@ -91,6 +94,44 @@ static const struct option options[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{NULL, 0, NULL, 0},
 };
+
+/*
+ * SIGINT, SIGTERM and SIGHUP only set this flag; the export polls it, stops
+ * and removes its temporaries, and main then dies of the same signal.
+ */
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+	g_signal = sig;
+}
+
+static void setup_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* A file size limit must come back as EFBIG from write, so that the
+	 * temporaries are removed; by default SIGXFSZ kills the process. */
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* An export failed: say why, or die of the signal that stopped it. */
+static noreturn void export_failed(const char *err)
+{
+	int sig = g_signal;
+	if (sig) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		_exit(128 + sig);
+	}
+	cli_die(CLI_ERROR, "%s", err);
+}
 
 static void print_warning(void *ctx, const char *message)
 {
@@ -232,6 +273,8 @@ int main(int argc, char **argv)
 	o.dtype = dtype;
 	o.progress = 1;
 	o.warn = quiet ? NULL : print_warning;
+	o.cancel = &g_signal;
+	setup_signals();
 	char err[1024];
 
 	if (random_out) {
@@ -257,7 +300,7 @@ int main(int argc, char **argv)
 				        "--tokenizer DIR or --no-tokenizer)");
 		}
 		if (gpt2_export_random(random_out, &cfg, seed, &o, err, sizeof err))
-			cli_die(CLI_ERROR, "%s", err);
+			export_failed(err);
 		return cli_exit(CLI_OK);
 	}
 
@@ -278,7 +321,7 @@ int main(int argc, char **argv)
 				        "--tokenizer DIR or --no-tokenizer)");
 		}
 		if (gpt2_export_llmc_to_hf(in, out, &o, &res, err, sizeof err))
-			cli_die(CLI_ERROR, "%s", err);
+			export_failed(err);
 	} else {
 		if (dtype == ST_DTYPE_F16)
 			cli_usage_error("--dtype f16: an llm.c checkpoint holds f32 "
@@ -287,7 +330,7 @@ int main(int argc, char **argv)
 			cli_usage_error("--tokenizer and --no-tokenizer apply to "
 			                "snapshots written, not to a .bin");
 		if (gpt2_export_hf_to_llmc(in, out, &o, &res, err, sizeof err))
-			cli_die(CLI_ERROR, "%s", err);
+			export_failed(err);
 	}
 	int rc = do_check ? check(in, in_llmc, out, &res) : CLI_OK;
 	return cli_exit(rc);

@@ -191,6 +191,15 @@ run fail_bin 2 "$G" bad/missing_hf "$O/keep.bin"
 same fail_bin "$O/keep.bin" tiny_bf16.bin
 no_temps fail_bin "$O"
 
+# Killed half-way (GPT-2 small takes seconds): it dies of the signal and
+# removes its temporary folder and file.
+mkdir -p "$O/killed"
+timeout --preserve-status -s TERM 0.5 "$G" --random "$O/killed/snap" >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 0 ]; then ok  # a machine fast enough to finish first
+elif [ "$rc" = 143 ]; then ok; absent killed "$O/killed/snap"; no_temps killed "$O/killed"
+else fail "killed: exit $rc, expected 143"; fi
+
 # --- tokenizer files --------------------------------------------------------------
 run no_tokenizer 0 "$G" --no-tokenizer tiny_fp32.bin "$O/no_tok"
 absent no_tokenizer "$O/no_tok/tokenizer.json"

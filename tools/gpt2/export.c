@@ -58,6 +58,14 @@ static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
 	o->warn(o->warn_ctx, msg);
 }
 
+/* Stop when asked to (a signal): the caller's cleanup removes temporaries. */
+static int cancelled(const gpt2_export_opts *o, char *err, size_t errlen)
+{
+	if (o->cancel && *o->cancel)
+		return seterr(err, errlen, "interrupted");
+	return 0;
+}
+
 /* Elements converted per chunk when no transpose needs the whole tensor. */
 #define CHUNK ((size_t)1 << 16)
 
@@ -558,6 +566,8 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 		const gpt2_param_info *p = gpt2_param(slot);
 		size_t n = (size_t)t->n_elements;
 		uint64_t base = p->per_layer ? (uint64_t)layer * n : 0;
+		if (cancelled(o, err, errlen))
+			goto out;
 		if (p->conv1d) {
 			/* llm.c's [out, in] -> HF's [in, out]. */
 			if (llmc_read(r, slot, base, a, n, err, errlen))
@@ -573,7 +583,8 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 			/* wte: the first V rows only; the padding stays behind. */
 			for (size_t off = 0; off < n; off += CHUNK) {
 				size_t k = n - off < CHUNK ? n - off : CHUNK;
-				if (llmc_read(r, slot, base + off, a, k, err, errlen))
+				if (cancelled(o, err, errlen) ||
+				    llmc_read(r, slot, base + off, a, k, err, errlen))
 					goto out;
 				st_convert(dst, c, src, a, k, NULL);
 				if (st_writer_write(w, c, k * esize(dst), &e) != ST_OK) {
@@ -873,6 +884,8 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 			const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 			size_t n = (size_t)t->n_elements, ses = esize(t->dtype);
 			res->exact &= exact_conversion(t->dtype, dst);
+			if (cancelled(o, err, errlen))
+				goto out;
 			if (p->conv1d) {
 				/* HF's [in, out] -> llm.c's [out, in]. */
 				if (st_checkpoint_read(ck, i, 0, a, n * ses, &e) != ST_OK) {
@@ -887,6 +900,8 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 			} else {
 				for (size_t off = 0; off < n; off += CHUNK) {
 					size_t k = n - off < CHUNK ? n - off : CHUNK;
+					if (cancelled(o, err, errlen))
+						goto out;
 					if (st_checkpoint_read(ck, i, off * ses, a, k * ses,
 					                       &e) != ST_OK) {
 						seterr(err, errlen, "%s", e.message);
@@ -1064,6 +1079,8 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 		size_t n = (size_t)t->n_elements;
 		for (size_t off = 0; off < n; off += CHUNK) {
 			size_t k = n - off < CHUNK ? n - off : CHUNK;
+			if (cancelled(o, err, errlen))
+				goto out;
 			for (size_t j = 0; j < k; j++)
 				a[j] = normal ? (float)(v * gpt2_export_rng_normal(&rng))
 				              : (float)v;

@@ -13,6 +13,7 @@
  */
 #include "gpt2/export.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -467,7 +468,9 @@ static void writer_slot(const gpt2_config *cfg, const st_tensor *t,
 	*layer = 0;
 	enum gpt2_name_kind k = gpt2_name_lookup(cfg, t->name, t->name_len,
 	                                         slot, layer);
-	(void)k; /* declare_tensors made every name from the table */
+	/* declare_tensors made every name from the table. */
+	assert(k == GPT2_NAME_PARAM);
+	(void)k;
 }
 
 /* ---- llm.c -> HF --------------------------------------------------------- */

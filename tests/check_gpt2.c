@@ -177,6 +177,57 @@ START_TEST(test_config_refusals)
 }
 END_TEST
 
+/* Malformed values: each is refused with a message naming the key. */
+START_TEST(test_config_errors)
+{
+	static const char *const base[] = {
+		"\"model_type\":\"gpt2\"", "\"vocab_size\":10", "\"n_positions\":4",
+		"\"n_embd\":8", "\"n_layer\":1", "\"n_head\":2",
+	};
+	static const struct { const char *key, *value, *needle; } cases[] = {
+		{"vocab_size", "\"300\"", "\"vocab_size\" must be an integer"},
+		{"n_layer", "0", "\"n_layer\" is 0, expected 1 to 4096"},
+		{"n_layer", "1e10", "\"n_layer\" is 10000000000, expected 1 to 4096"},
+		{"n_embd", "2.5", "\"n_embd\" must be an integer"},
+		{"n_head", "5000", "\"n_head\" is 5000, expected 1 to 1024"},
+		{"n_positions", "-4", "\"n_positions\" is -4"},
+		{"layer_norm_epsilon", "-1", "\"layer_norm_epsilon\" must be a positive number"},
+		{"scale_attn_weights", "\"yes\"", "\"scale_attn_weights\" must be true or false"},
+		{"scale_attn_weights", "false", "scale_attn_weights false is not implemented"},
+		{"eos_token_id", "\"x\"", "\"eos_token_id\" must be an integer or a list"},
+		{"eos_token_id", "[1,2,3,4,5,6,7,8,9]", "lists more than 8 ids"},
+		{"eos_token_id", "-1", "\"eos_token_id\" must be a token id"},
+		{"activation_function", "7", "\"activation_function\" must be a string"},
+		{"model_type", "5", "\"model_type\" is not a string, expected \"gpt2\""},
+		{"n_layer\":1,\"n_layer", "2", "key \"n_layer\" appears twice"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char json[512], err[512] = "";
+		int n = snprintf(json, sizeof json, "{\"%s\":%s", cases[i].key, cases[i].value);
+		for (size_t k = 0; k < sizeof base / sizeof base[0]; k++) {
+			char quoted[64];
+			snprintf(quoted, sizeof quoted, "\"%s\":", cases[i].key);
+			if (strncmp(base[k], quoted, strlen(quoted)) != 0)
+				n += snprintf(json + n, sizeof json - (size_t)n, ",%s", base[k]);
+		}
+		snprintf(json + n, sizeof json - (size_t)n, "}");
+		gpt2_config c;
+		ck_assert_int_eq(gpt2_config_parse(&c, json, strlen(json), "cfg.json",
+		                                   err, sizeof err), -1);
+		ck_assert_msg(strstr(err, cases[i].needle) && strncmp(err, "cfg.json: ", 10) == 0,
+		              "%s: '%s' lacks '%s'", json, err, cases[i].needle);
+	}
+	gpt2_config c;
+	char err[512];
+	ck_assert_int_eq(gpt2_config_parse(&c, "[1]", 3, "cfg.json", err, sizeof err), -1);
+	ck_assert_str_eq(err, "cfg.json: not a JSON object");
+	ck_assert_int_eq(gpt2_config_parse(&c, "{\"a\":1} x", 9, "cfg.json", err, sizeof err), -1);
+	ck_assert_str_eq(err, "cfg.json: not valid JSON (extra data at byte 8)");
+	ck_assert_int_eq(gpt2_config_parse(&c, "{\"a\":1}\0", 8, "cfg.json", err, sizeof err), -1);
+	ck_assert_str_eq(err, "cfg.json: not valid JSON (extra data at byte 7)");
+}
+END_TEST
+
 /* ---- the name table --------------------------------------------------------- */
 
 START_TEST(test_names_round_trip)
@@ -669,6 +720,7 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_config_tiny);
 	tcase_add_test(tc, test_config_defaults_and_eos);
 	tcase_add_test(tc, test_config_refusals);
+	tcase_add_test(tc, test_config_errors);
 	tcase_add_test(tc, test_names_round_trip);
 	tcase_add_test(tc, test_names_special);
 	suite_add_tcase(s, tc);

@@ -42,6 +42,7 @@ static int seterr(char *err, size_t errlen, const char *fmt, ...)
 #define MAX_POSITIONS (1 << 20)
 #define MAX_CHANNELS (1 << 16)
 #define MAX_LAYERS 4096
+#define MAX_HEADS 1024 /* keeps tokens x heads attention tasks in an int */
 
 static int json_int(const cJSON *root, const char *key, int required,
                     int lo, int hi, int *out, const char *name, char *err,
@@ -126,11 +127,35 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 		seterr(err, errlen, "%s: not valid JSON (near byte %zu)", name, at);
 		return NULL;
 	}
+	/* One value, as Python's json.load reads it: nothing after it. */
+	size_t at = (size_t)(end - json);
+	while (at < len && (json[at] == ' ' || json[at] == '\t' ||
+	                    json[at] == '\n' || json[at] == '\r'))
+		at++;
+	if (at < len) {
+		cJSON_Delete(root);
+		seterr(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
+		       name, at);
+		return NULL;
+	}
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
 		seterr(err, errlen, "%s: not a JSON object", name);
 		return NULL;
 	}
+	/*
+	 * Python's json keeps the last of duplicate keys and cJSON finds the
+	 * first: refuse them, so that transformers and this code never read
+	 * two different configs from one file.
+	 */
+	for (const cJSON *a = root->child; a; a = a->next)
+		for (const cJSON *b = a->next; b; b = b->next)
+			if (a->string && b->string && strcmp(a->string, b->string) == 0) {
+				seterr(err, errlen, "%s: key \"%.64s\" appears twice",
+				       name, a->string);
+				cJSON_Delete(root);
+				return NULL;
+			}
 	return root;
 }
 
@@ -148,7 +173,10 @@ int gpt2_config_check(const gpt2_config *c, char *err, size_t errlen)
 	if (c->num_layers < 1 || c->num_layers > MAX_LAYERS)
 		return seterr(err, errlen, "n_layer %d is outside 1..%d",
 		              c->num_layers, MAX_LAYERS);
-	if (c->num_heads < 1 || c->channels % c->num_heads != 0)
+	if (c->num_heads < 1 || c->num_heads > MAX_HEADS)
+		return seterr(err, errlen, "n_head %d is outside 1..%d",
+		              c->num_heads, MAX_HEADS);
+	if (c->channels % c->num_heads != 0)
 		return seterr(err, errlen,
 		              "n_head %d does not divide n_embd %d",
 		              c->num_heads, c->channels);
@@ -171,8 +199,8 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	/* What kind of model this is; only GPT-2's own block is implemented. */
 	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
 	if (!cJSON_IsString(mt)) {
-		seterr(err, errlen, "%s: \"model_type\" is missing, expected \"gpt2\"",
-		       name);
+		seterr(err, errlen, "%s: \"model_type\" is %s, expected \"gpt2\"",
+		       name, mt ? "not a string" : "missing");
 		goto out;
 	}
 	if (strcmp(mt->valuestring, "gpt2") != 0) {
@@ -191,7 +219,7 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	             err, errlen) ||
 	    json_int(root, "n_layer", 1, 1, MAX_LAYERS, &cfg->num_layers, name,
 	             err, errlen) ||
-	    json_int(root, "n_head", 1, 1, MAX_CHANNELS, &cfg->num_heads, name,
+	    json_int(root, "n_head", 1, 1, MAX_HEADS, &cfg->num_heads, name,
 	             err, errlen))
 		goto out;
 	if (cfg->channels % cfg->num_heads != 0) {

@@ -160,21 +160,37 @@ static void pool_run(gpt2_pool *p, task_fn fn, void *ctx, int n_tasks)
 
 /* ---- reading weights of any held dtype ----------------------------------- */
 
+/*
+ * F16 -> F32 by table: exact (st_f16_to_f32 fills it once), and cheap for
+ * the short runs the kernels widen; st_convert is made for long ones.
+ */
+static float f16_table[65536];
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+
+static void f16_table_init(void)
+{
+	for (uint32_t i = 0; i < 65536; i++)
+		f16_table[i] = st_f16_to_f32((st_f16){(uint16_t)i});
+}
+
 /* n weights starting at element i of w (type wt), widened into buf. */
 static const float *widen(const void *w, st_dtype wt, size_t i, size_t n,
                           float *buf)
 {
 	if (wt == ST_DTYPE_F32)
 		return (const float *)w + i;
+	const uint16_t *h = (const uint16_t *)w + i;
 	if (wt == ST_DTYPE_BF16) {
-		const uint16_t *b = (const uint16_t *)w + i;
+		/* BF16 is the top half of an F32. */
 		for (size_t k = 0; k < n; k++) {
-			uint32_t bits = (uint32_t)b[k] << 16;
+			uint32_t bits = (uint32_t)h[k] << 16;
 			memcpy(&buf[k], &bits, 4);
 		}
 		return buf;
 	}
-	st_convert(ST_DTYPE_F32, buf, wt, (const uint16_t *)w + i, n, NULL);
+	pthread_once(&f16_once, f16_table_init);
+	for (size_t k = 0; k < n; k++)
+		buf[k] = f16_table[h[k]];
 	return buf;
 }
 
@@ -604,9 +620,16 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 	int first = all_logits ? 0 : T - 1, rows = T - first;
 	layernorm_forward(c->ln, c->x + (size_t)first * (size_t)C, P->lnfw,
 	                  P->lnfb, rows, C, cfg->layer_norm_eps);
-	struct head_ctx hc = {logits, c->ln, P->wte, wt, rows, C, V,
-	                      (V + HEAD_TILE_V - 1) / HEAD_TILE_V, c->row_scratch};
-	pool_run(pool, head_task, &hc, hc.tiles_v * ((rows + TILE_T - 1) / TILE_T));
+	/* In blocks of rows, so that the task count stays far inside an int. */
+	for (int r0 = 0; r0 < rows; r0 += 128 * TILE_T) {
+		int nr = rows - r0 < 128 * TILE_T ? rows - r0 : 128 * TILE_T;
+		struct head_ctx hc = {logits + (size_t)r0 * (size_t)V,
+		                      c->ln + (size_t)r0 * (size_t)C, P->wte, wt, nr,
+		                      C, V, (V + HEAD_TILE_V - 1) / HEAD_TILE_V,
+		                      c->row_scratch};
+		pool_run(pool, head_task, &hc,
+		         hc.tiles_v * ((nr + TILE_T - 1) / TILE_T));
+	}
 	c->len += T;
 	return 0;
 }

@@ -420,6 +420,18 @@ START_TEST(test_logits_hand_derived)
 }
 END_TEST
 
+/* The model path may also be the weights file or the shard index. */
+START_TEST(test_load_from_file_paths)
+{
+	gpt2_model *a = load_model("tiny-f32/model.safetensors", -1);
+	gpt2_model *b = load_model("tiny-hf/model.safetensors.index.json", -1);
+	ck_assert_uint_eq(a->params_bytes, b->params_bytes);
+	ck_assert(memcmp(a->params_memory, b->params_memory, a->params_bytes) == 0);
+	gpt2_model_free(a);
+	gpt2_model_free(b);
+}
+END_TEST
+
 /* Loading "as stored" keeps the stored dtype in memory. */
 START_TEST(test_dtype_as_stored)
 {
@@ -733,6 +745,7 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_logits_match_reference);
 	tcase_add_test(tc, test_logits_hand_derived);
 	tcase_add_test(tc, test_dtype_as_stored);
+	tcase_add_test(tc, test_load_from_file_paths);
 	tcase_add_test(tc, test_transpose_trap_is_caught);
 	tcase_add_test(tc, test_fill_transposed);
 	tcase_add_test(tc, test_cache_equals_full_recompute);

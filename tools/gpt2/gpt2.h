@@ -228,7 +228,8 @@ void gpt2_cache_reset(gpt2_cache *c);
  * the last token only. Results do not depend on the thread count (each
  * output element is reduced in a fixed order by one thread).
  * Returns 0, or -1 with a message (an id outside the vocabulary, the cache
- * full: no silent wrap, an allocation failure).
+ * full: no silent wrap, an allocation failure). One call at a time per
+ * model: the model's thread pool is not reentrant.
  */
 int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
                  float *logits, int all_logits, char *err, size_t errlen);

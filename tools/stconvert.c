@@ -563,7 +563,9 @@ typedef struct job {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	uint64_t next;         /* the chunk whose turn it is to be written */
-	uint64_t unsynced;     /* bytes written since writeback was last started */
+	uint64_t unsynced;     /* bytes written since writeback was last asked for */
+	pthread_cond_t flush_cv;
+	int flush_pending, flush_stop; /* for the flusher, under mu */
 	int failed;
 	int write_failed;      /* the failure was the writer's */
 	st_error err;          /* why, when failed */
@@ -714,15 +716,41 @@ static void *work(void *arg)
 		}
 		cli_progress_add(j->progress, in_len);
 		j->unsynced += out_len;
-		if (j->out_fd >= 0 && j->unsynced >= WRITEBACK_EVERY) {
-			sync_file_range(j->out_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-			j->unsynced = 0;
-		}
 		pthread_mutex_lock(&j->mu);
+		if (j->unsynced >= WRITEBACK_EVERY) {
+			j->unsynced = 0;
+			j->flush_pending = 1;
+			pthread_cond_signal(&j->flush_cv);
+		}
 		j->next = k + 1;
 		pthread_cond_broadcast(&j->cv);
 		pthread_mutex_unlock(&j->mu);
 	}
+	return NULL;
+}
+
+/*
+ * The flusher starts writeback of what has been written so far each time
+ * the workers ask (every WRITEBACK_EVERY bytes), so the disk works while
+ * they convert and the writer's final fsync has little left to wait for.
+ * It is a thread of its own because sync_file_range blocks while the
+ * device queue is full, which would stall the worker holding the turn.
+ */
+static void *flusher(void *arg)
+{
+	job *j = arg;
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		while (!j->flush_pending && !j->flush_stop)
+			pthread_cond_wait(&j->flush_cv, &j->mu);
+		if (j->flush_stop)
+			break;
+		j->flush_pending = 0;
+		pthread_mutex_unlock(&j->mu);
+		sync_file_range(j->out_fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		pthread_mutex_lock(&j->mu);
+	}
+	pthread_mutex_unlock(&j->mu);
 	return NULL;
 }
 
@@ -731,11 +759,14 @@ static void *work(void *arg)
 static int run_job(job *j, worker *workers, st_error *err)
 {
 	sigset_t old;
+	pthread_t flush_thread;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
+	pthread_cond_init(&j->flush_cv, NULL);
 	j->next = 0;
 	j->failed = 0;
 	j->unsynced = 0;
+	j->flush_pending = j->flush_stop = 0;
 	for (unsigned i = 0; i < j->n_workers; i++) {
 		workers[i].j = j;
 		workers[i].id = i;
@@ -744,6 +775,7 @@ static int run_job(job *j, worker *workers, st_error *err)
 	/* The helper threads block the signals so that they reach the main
 	 * thread (any thread would do: the handler only sets a flag). */
 	block_signals(&old);
+	int flushing = j->out_fd >= 0 && pthread_create(&flush_thread, NULL, flusher, j) == 0;
 	unsigned started = 1;
 	for (unsigned i = 1; i < j->n_workers; i++) {
 		if (pthread_create(&workers[i].thread, NULL, work, &workers[i]) != 0)
@@ -762,8 +794,16 @@ static int run_job(job *j, worker *workers, st_error *err)
 	}
 	for (unsigned i = 1; i < started; i++)
 		pthread_join(workers[i].thread, NULL);
+	if (flushing) {
+		pthread_mutex_lock(&j->mu);
+		j->flush_stop = 1;
+		pthread_cond_signal(&j->flush_cv);
+		pthread_mutex_unlock(&j->mu);
+		pthread_join(flush_thread, NULL);
+	}
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->cv);
+	pthread_cond_destroy(&j->flush_cv);
 	if (j->failed) {
 		*err = j->err;
 		return -1;

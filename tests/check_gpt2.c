@@ -420,6 +420,35 @@ START_TEST(test_logits_hand_derived)
 }
 END_TEST
 
+/*
+ * Mixed storage (BF16 matrices, F32 vectors), loaded as stored, keeps the
+ * F32 vectors exact; --dtype bf16 rounds them too.
+ */
+START_TEST(test_mixed_storage)
+{
+	gpt2_model *m = load_model("tiny-mixed", -1);
+	gpt2_model *f = load_model("tiny-f32", -1);
+	ck_assert_int_eq(m->wdtype, ST_DTYPE_BF16);
+	int C = m->config.channels;
+	ck_assert(memcmp(m->params.ln1w, f->params.ln1w, (size_t)C * sizeof(float)) == 0);
+	ck_assert(memcmp(m->params.fcb, f->params.fcb, 4 * (size_t)C * sizeof(float)) == 0);
+	struct ref r = load_ref("ref-mixed-p7.safetensors");
+	float *got = run_all(m, r.ids, r.T);
+	ck_assert_float_le(max_diff(got, r.logits, (size_t)r.T * (size_t)r.V), 1e-4f);
+	free(got);
+	free(r.logits);
+	gpt2_model_free(m);
+	m = load_model("tiny-mixed", ST_DTYPE_BF16);
+	r = load_ref("ref-bf16-p7.safetensors");
+	got = run_all(m, r.ids, r.T);
+	ck_assert_float_le(max_diff(got, r.logits, (size_t)r.T * (size_t)r.V), 1e-4f);
+	free(got);
+	free(r.logits);
+	gpt2_model_free(m);
+	gpt2_model_free(f);
+}
+END_TEST
+
 /* The model path may also be the weights file or the shard index. */
 START_TEST(test_load_from_file_paths)
 {
@@ -746,6 +775,7 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_logits_hand_derived);
 	tcase_add_test(tc, test_dtype_as_stored);
 	tcase_add_test(tc, test_load_from_file_paths);
+	tcase_add_test(tc, test_mixed_storage);
 	tcase_add_test(tc, test_transpose_trap_is_caught);
 	tcase_add_test(tc, test_fill_transposed);
 	tcase_add_test(tc, test_cache_equals_full_recompute);

@@ -13,6 +13,9 @@ Made here:
               n_positions 128), F32, plain names, one file.
   tiny-f16/   the same weights rounded to F16 (round to nearest even).
   tiny-bf16/  the same weights rounded to BF16.
+  tiny-mixed/ the matrices (wte, wpe, the four Conv1D weights) in BF16, the
+              biases and LayerNorm weights in F32; ref-mixed-p7.safetensors
+              holds its logits for the 7-token prompt.
   tiny-hf/    tiny-f32's weights as transformers' GPT2LMHeadModel saves
               them: "transformer." prefix, the legacy h.N.attn.bias (BOOL)
               and h.N.attn.masked_bias (F32 scalar) buffers, lm_head.weight
@@ -151,6 +154,22 @@ def make_tiny():
         write_safetensors(os.path.join(d, "model.safetensors"),
                           [tensor(n, master[n], dt) for n in names],
                           {"format": "pt"})
+
+    # tiny-mixed: BF16 matrices, F32 vectors (as stconvert --keep would).
+    matrices = {"wte.weight", "wpe.weight"} | {n for n in names if n.endswith(
+        ("c_attn.weight", "c_proj.weight", "c_fc.weight"))}
+    d = os.path.join(HERE, "tiny-mixed")
+    write_config(d, cfg, eos=299)
+    write_safetensors(os.path.join(d, "model.safetensors"),
+                      [tensor(n, master[n], "BF16" if n in matrices else "F32")
+                       for n in names], {"format": "pt"})
+    mixed = rounded(master, "F32")
+    mixed.update({n: v for n, v in rounded(master, "BF16").items() if n in matrices})
+    ids = prompts[7]
+    write_safetensors(os.path.join(HERE, "ref-mixed-p7.safetensors"),
+                      [tensor("logits", reference.forward(cfg, mixed, ids).numpy(), "F32"),
+                       tensor("ids", np.array(ids, np.int64), "I64")],
+                      {"format": "pt", "source": "testdata/gpt2/reference.py"})
 
     # tiny-hf: GPT2LMHeadModel's layout, sharded, in a shuffled order.
     d = os.path.join(HERE, "tiny-hf")

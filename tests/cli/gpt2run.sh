@@ -38,6 +38,9 @@ for dt in f32 f16 bf16; do
 done
 # Sharded, "transformer." prefix, legacy buffers, lm_head alias: tiny-f32's logits.
 run chk_hf 0 "$G" --model-dir "$D/tiny-hf" --check "$D/ref-f32-p70.safetensors" --ids "$(ids f32 p70)" -q
+# BF16 matrices with F32 vectors: the vectors stay F32 unless --dtype says.
+run chk_mixed 0 "$G" --model-dir "$D/tiny-mixed" --check "$D/ref-mixed-p7.safetensors" -q
+run chk_mixed_bf16 0 "$G" --model-dir "$D/tiny-mixed" --dtype bf16 --check "$D/ref-bf16-p7.safetensors" -q
 run chk_hand 0 "$G" --model-dir "$D/hand" --check "$D/ref-hand.safetensors" --atol 1e-6 -q
 # --dtype: tiny-f32 held as BF16 / F16 computes tiny-bf16's / tiny-f16's logits.
 run chk_as_bf16 0 "$G" --model-dir "$D/tiny-f32" --dtype bf16 --check "$D/ref-bf16-p70.safetensors" -q

@@ -547,6 +547,7 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		return seterr(err, errlen, "out of memory");
 	m->config = *cfg;
 	m->wdtype = wdtype;
+	m->round_vectors = 1;
 	m->threads = 1;
 	int L = cfg->num_layers;
 
@@ -661,7 +662,7 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 		if (st_convert(dt, dst, src_type, src, n, NULL) != ST_OK)
 			return seterr(err, errlen, "cannot convert %s to %s",
 			              st_dtype_name(src_type), st_dtype_name(dt));
-		if (!p->matrix)
+		if (!p->matrix && m->round_vectors)
 			round_to(m->wdtype, dst, n);
 	}
 	m->filled[(size_t)slot * (size_t)m->config.num_layers + (size_t)layer] = 1;
@@ -919,6 +920,8 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 	gpt2_model *m;
 	if (gpt2_model_new(&m, cfg, wt, err, errlen))
 		goto out;
+	/* "As stored": a vector stored as F32 beside BF16 matrices stays F32. */
+	m->round_vectors = wdtype >= 0;
 
 	/* Pass 2: the data. */
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {

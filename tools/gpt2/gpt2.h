@@ -158,10 +158,13 @@ typedef struct gpt2_model {
 	/*
 	 * How the matrices (wte, wpe and the four Conv1D weights) are held:
 	 * ST_DTYPE_F32, _F16 or _BF16. Vectors (biases, LayerNorm) are held as
-	 * F32 but hold the values that dtype rounds them to, so "--dtype bf16"
-	 * means every parameter is a BF16 value.
+	 * F32. With round_vectors (gpt2_model_new's default, and the loader's
+	 * when a wdtype is asked for) they hold the values wdtype rounds them
+	 * to, so "--dtype bf16" means every parameter is a BF16 value; without
+	 * it (loading "as stored") they keep their stored values exactly.
 	 */
 	st_dtype wdtype;
+	int round_vectors;
 	gpt2_params params;
 	void *slot[GPT2_NUM_SLOTS]; /* the same pointers, by slot */
 	void *params_memory;

@@ -812,6 +812,51 @@ START_TEST(test_vector_streams)
 }
 END_TEST
 
+START_TEST(test_vector_large_unaligned)
+{
+	/*
+	 * Outputs of 8 MiB and more take the non-temporal store path, which
+	 * first steps to an aligned address: try every dst offset, including
+	 * odd ones (no streaming possible), with a misaligned source.
+	 */
+	static const unsigned offsets[] = {0, 1, 2, 6, 30};
+	int isa = _i + 1;
+	size_t n = F32_N - 3;
+	unsigned char *in, *ref, *out;
+
+	if (!isa_ok(isa))
+		return;
+	streams_setup();
+	in = xmalloc(F32_N * 4 + 1);
+	ref = xmalloc(F32_N * 4);
+	out = xmalloc(F32_N * 4 + 64);
+	memcpy(in + 1, src_f32, n * 4);
+	for (int k = 0; k < 2; k++) {
+		st_dtype dst = k ? ST_DTYPE_F16 : ST_DTYPE_BF16;
+		st_convert_stats sa = {0, 0};
+		ck_assert_int_eq(st__convert_scalar(dst, ref, ST_DTYPE_F32, in + 1, n, &sa), ST_OK);
+		for (size_t o = 0; o < COUNT(offsets); o++) {
+			st_convert_stats sb = {0, 0};
+			memset(out, 0xA5, F32_N * 4 + 64);
+			ck_assert_int_eq(st__convert_isa(isa, dst, out + offsets[o], ST_DTYPE_F32, in + 1, n, &sb),
+			                 ST_OK);
+			ck_assert_msg(memcmp(out + offsets[o], ref, n * 2) == 0, "%s F32 -> %s offset %u: differs at %zu",
+			              isa_names[isa], st_dtype_name(dst), offsets[o],
+			              first_diff(dst, out + offsets[o], ref, n));
+			for (size_t g = 0; g < offsets[o]; g++)
+				CHECK(out[g] == 0xA5, "wrote before the output");
+			for (size_t g = offsets[o] + n * 2; g < F32_N * 4 + 64; g++)
+				CHECK(out[g] == 0xA5, "wrote after the output");
+			ck_assert_uint_eq(sa.overflow, sb.overflow);
+			ck_assert_uint_eq(sa.underflow, sb.underflow);
+		}
+	}
+	free(in);
+	free(ref);
+	free(out);
+}
+END_TEST
+
 START_TEST(test_vector_tails)
 {
 	/*
@@ -1031,6 +1076,7 @@ static Suite *dtype_suite(void)
 	tcase_add_unchecked_fixture(tc, NULL, streams_teardown);
 	tcase_add_loop_test(tc, test_vector_streams, 0, 2);
 	tcase_add_loop_test(tc, test_vector_tails, 0, 2);
+	tcase_add_loop_test(tc, test_vector_large_unaligned, 0, 2);
 	tcase_add_loop_test(tc, test_vector_in_place, 0, 2);
 	tcase_add_test(tc, test_vector_mxcsr);
 	suite_add_tcase(s, tc);

@@ -621,7 +621,7 @@ static void *xmalloc(size_t n)
 static void open_ck(st_checkpoint **out, const char *path)
 {
 	st_error err = {0};
-	if (st_checkpoint_open(out, path, 0, &err) != ST_OK) {
+	if (st_checkpoint_open(out, path, ST_OPEN_TORCH, &err) != ST_OK) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
@@ -642,9 +642,9 @@ static bool worker_setup(struct worker *w, struct ctx *c, bool borrow,
 		w->a = c->ca;
 		w->b = c->cb;
 	} else {
-		if (st_checkpoint_open(&w->a, pa, 0, NULL) != ST_OK)
+		if (st_checkpoint_open(&w->a, pa, ST_OPEN_TORCH, NULL) != ST_OK)
 			return false;
-		if (st_checkpoint_open(&w->b, pb, 0, NULL) != ST_OK) {
+		if (st_checkpoint_open(&w->b, pb, ST_OPEN_TORCH, NULL) != ST_OK) {
 			st_checkpoint_close(w->a);
 			return false;
 		}

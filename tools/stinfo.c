@@ -885,7 +885,7 @@ static int compute_stats(const char *path, st_checkpoint *ck, int threads,
 	for (int k = 0; k < threads; k++) {
 		if (k == 0) {
 			job.handles[k] = ck;
-		} else if (st_checkpoint_open(&job.handles[k], path, 0, &err) != ST_OK) {
+		} else if (st_checkpoint_open(&job.handles[k], path, ST_OPEN_TORCH, &err) != ST_OK) {
 			cli_error(&err);
 			rc = -1;
 			break;
@@ -959,10 +959,18 @@ static void print_files(const st_checkpoint *ck)
 		char *p = printable(st_file_path(f), strlen(st_file_path(f)));
 		print_kv("file:", p);
 		free(p);
-		fmt_bytes_full(buf, sizeof buf, st_file_header_size(f));
-		print_kv("  header:", buf);
-		fmt_bytes_full(buf, sizeof buf, st_file_data_size(f));
-		print_kv("  data:", buf);
+		if (st_file_format(f) == ST_FORMAT_TORCH) {
+			/* Offsets below count from the start of the file. */
+			print_kv("  format:", "PyTorch zip checkpoint (its pickle was "
+			         "read, not executed)");
+			fmt_bytes_full(buf, sizeof buf, st_file_size(f));
+			print_kv("  size:", buf);
+		} else {
+			fmt_bytes_full(buf, sizeof buf, st_file_header_size(f));
+			print_kv("  header:", buf);
+			fmt_bytes_full(buf, sizeof buf, st_file_data_size(f));
+			print_kv("  data:", buf);
+		}
 		size_t nm = st_file_n_meta(f);
 		if (nm == 0)
 			print_kv("  metadata:", "(none)");
@@ -1307,7 +1315,7 @@ static int describe_path(const char *path, const struct options *o,
 	st_checkpoint *ck;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int rc = st_checkpoint_open(&ck, path, 0, &err);
+	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &err);
 	if (rc != ST_OK) {
 		if (!err.message[0])
 			snprintf(err.message, sizeof err.message, "%s: %s", path,

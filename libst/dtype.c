@@ -405,15 +405,11 @@ scalar_loop(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s
 typedef void convert_fn(void *dst, const void *src, size_t n, st_convert_stats *stats);
 
 /* The four float types as a dense index (0..3), for the kernel tables. */
+enum { I_F64, I_F32, I_F16, I_BF16 };
+
 static inline int fidx(st_dtype t)
 {
-	switch (t) {
-	case ST_DTYPE_F64: return 0;
-	case ST_DTYPE_F32: return 1;
-	case ST_DTYPE_F16: return 2;
-	case ST_DTYPE_BF16: return 3;
-	default: return -1;
-	}
+	return t == ST_DTYPE_F64 ? I_F64 : t == ST_DTYPE_F32 ? I_F32 : t == ST_DTYPE_F16 ? I_F16 : I_BF16;
 }
 
 /*
@@ -435,10 +431,7 @@ static inline int fidx(st_dtype t)
 	}
 FOR_EACH_PAIR(SCALAR_FN)
 
-#define TABLE_ENTRY(P, D, S) [(ST_DTYPE_##D == ST_DTYPE_F64 ? 0 : \
-	ST_DTYPE_##D == ST_DTYPE_F32 ? 1 : ST_DTYPE_##D == ST_DTYPE_F16 ? 2 : 3)] \
-	[(ST_DTYPE_##S == ST_DTYPE_F64 ? 0 : ST_DTYPE_##S == ST_DTYPE_F32 ? 1 : \
-	ST_DTYPE_##S == ST_DTYPE_F16 ? 2 : 3)] = P##_##S##_##D,
+#define TABLE_ENTRY(P, D, S) [I_##D][I_##S] = P##_##S##_##D,
 #define SCALAR_ENTRY(D, S) TABLE_ENTRY(scalar, D, S)
 
 /* scalar_table[dst][src]; the diagonal (same type) is a plain copy. */
@@ -447,8 +440,8 @@ static convert_fn *const scalar_table[4][4] = {FOR_EACH_PAIR(SCALAR_ENTRY)};
 /*
  * Checks shared by both entry points: both types must be float types;
  * nothing to do for n == 0 (dst and src may then be NULL); the same type
- * is a copy. Returns 1 when the call is complete, 0 when a conversion is
- * still needed, or a negative status.
+ * is a copy. Returns 1 when the call is complete (its result in *status),
+ * 0 when a conversion is still needed.
  */
 static int convert_trivial(st_dtype dst_type, void *dst, st_dtype src_type,
                            const void *src, size_t n, int *status)

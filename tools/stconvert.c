@@ -14,8 +14,9 @@
  *
  * What it is not: the format, the canonical writer, shard indexes and the
  * conversion arithmetic are libst's (st_checkpoint_*, st_writer_*,
- * st_index_write, st_convert); F8, F6, F4 and C64 tensors are copied, not
- * converted; PyTorch .bin input is not read yet.
+ * st_index_write, st_convert, and PyTorch .bin reading); F8, F6, F4 and
+ * C64 tensors are copied, not converted; sharded .bin checkpoints are not
+ * read yet.
  */
 #include "common/cli.h"
 
@@ -63,11 +64,12 @@ static void usage(void)
 "Convert a safetensors checkpoint's dtype and/or layout, streaming, in\n"
 "bounded memory; OUT appears complete or not at all.\n"
 "\n"
-"IN is a .safetensors file, a shard index (*.safetensors.index.json) or a\n"
-"snapshot directory. OUT is a file when it ends in .safetensors (or is an\n"
-"existing file), else a snapshot directory: model.safetensors, or with\n"
-"--shard-size model-0000i-of-0000N.safetensors plus\n"
-"model.safetensors.index.json. A directory IN's other files (config,\n"
+"IN is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
+"snapshot directory, or a PyTorch checkpoint (pytorch_model.bin, whose\n"
+"pickle is read without executing anything). OUT is a file when it ends in\n"
+".safetensors (or is an existing file), else a snapshot directory:\n"
+"model.safetensors, or with --shard-size model-0000i-of-0000N.safetensors\n"
+"plus model.safetensors.index.json. A directory IN's other files (config,\n"
 "tokenizer...) are copied to a directory OUT, with torch_dtype in\n"
 "config.json set to the new dtype.\n"
 "\n"
@@ -1615,34 +1617,27 @@ static void locate_out(const struct options *o, struct outloc *loc)
 	loc->path = path;
 }
 
-/* IN holding a PyTorch checkpoint (SPEC: "IN may also be a PyTorch
- * checkpoint"): not read yet; say so plainly. */
-static void refuse_pytorch(const char *in)
+/*
+ * PyTorch checkpoints are read through libst (ST_OPEN_TORCH: the pickle is
+ * interpreted without executing anything), but only as one file: a sharded
+ * one (pytorch_model.bin.index.json) is not, and deserves a plainer word
+ * than "no .safetensors file".
+ */
+static const char *const sharded_torch_msg =
+	"sharded PyTorch checkpoints (pytorch_model.bin.index.json) are not supported yet; "
+	"convert each shard, or load and save them with transformers";
+
+static void refuse_sharded_torch(const char *in, int after_open_failed)
 {
-	const char *msg = "PyTorch checkpoints (.bin) are not supported yet; "
-	                  "convert it to safetensors first";
-	if (ends_with(in, ".bin") || ends_with(in, ".pt") || ends_with(in, ".pth") ||
-	    ends_with(in, ".bin.index.json"))
-		cli_die(CLI_ERROR, "%s: %s", in, msg);
-	struct stat st;
-	if (stat(in, &st) == 0 && S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(in);
-		if (!d)
-			return;
-		int safetensors = 0, bin = 0;
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (ends_with(e->d_name, ".safetensors") ||
-			    ends_with(e->d_name, ".safetensors.index.json"))
-				safetensors = 1;
-			if (strcmp(e->d_name, "pytorch_model.bin") == 0 ||
-			    strcmp(e->d_name, "pytorch_model.bin.index.json") == 0)
-				bin = 1;
-		}
-		closedir(d);
-		if (bin && !safetensors)
-			cli_die(CLI_ERROR, "%s: holds pytorch_model.bin only: %s", in, msg);
-	}
+	if (ends_with(in, ".bin.index.json"))
+		cli_die(CLI_ERROR, "%s: %s", in, sharded_torch_msg);
+	if (!after_open_failed)
+		return;
+	char *idx = path_join(in, "pytorch_model.bin.index.json");
+	int found = access(idx, F_OK) == 0;
+	free(idx);
+	if (found)
+		cli_die(CLI_ERROR, "%s: %s", in, sharded_torch_msg);
 }
 
 /* ---- report ------------------------------------------------------------------ */
@@ -1742,10 +1737,12 @@ int main(int argc, char **argv)
 	setup_signals();
 	atexit(cleanup);
 
-	refuse_pytorch(o.in);
+	refuse_sharded_torch(o.in, 0);
 	st_checkpoint *c;
 	st_error err;
-	if (st_checkpoint_open(&c, o.in, 0, &err) != ST_OK) {
+	if (st_checkpoint_open(&c, o.in, ST_OPEN_TORCH, &err) != ST_OK) {
+		if (err.code == ST_ENOTFOUND)
+			refuse_sharded_torch(o.in, 1);
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
@@ -1779,6 +1776,10 @@ int main(int argc, char **argv)
 		if (stat(p, &st) == 0)
 			skip[n_skip++] = (struct file_id){st.st_dev, st.st_ino};
 	}
+	/* In place, the safetensors files read are the earlier layout and go;
+	 * a PyTorch file is another format, and stays where the user put it. */
+	int torch_in = st_file_format(st_checkpoint_file(c, 0)) == ST_FORMAT_TORCH;
+	size_t n_in_layout = torch_in ? 0 : n_skip;
 	unsigned n_workers = (unsigned)cli_ncpus();
 	if (n_workers > MAX_WORKERS)
 		n_workers = MAX_WORKERS;
@@ -1851,7 +1852,8 @@ int main(int argc, char **argv)
 		const char *idx = st_checkpoint_index_path(c);
 		if (idx && stat(idx, &st) == 0)
 			skip[n_skip++] = (struct file_id){st.st_dev, st.st_ino};
-		size_t n_in_files = n_skip;
+		if (n_in_layout)
+			n_in_layout = n_skip;
 		if (stat(o.in, &st) == 0 && S_ISDIR(st.st_mode)) {
 			if (stat(tmp, &st) == 0)
 				skip[n_skip++] = (struct file_id){st.st_dev, st.st_ino};
@@ -1864,7 +1866,7 @@ int main(int argc, char **argv)
 			struct stat a, b;
 			int in_place = stat(o.in, &a) == 0 && stat(loc.path, &b) == 0 &&
 			               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-			carry_over(loc.path, tmp, &o, skip, in_place ? n_in_files : 0);
+			carry_over(loc.path, tmp, &o, skip, in_place ? n_in_layout : 0);
 		}
 		if (chmod(tmp, loc.mode) != 0)
 			fail("%s: cannot set the mode of the new directory: %s", tmp, strerror(errno));

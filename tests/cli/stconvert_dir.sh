@@ -43,6 +43,17 @@ expect_same cache_config "$D/snap.config.bf16.json" "$TMP/cache-bf16/config.json
 if [ ! -L "$TMP/cache-bf16/config.json" ]; then ok; else fail "cache: config.json is a link"; fi
 expect_same cache_model "$TMP/snap-model.safetensors" "$TMP/cache-bf16/model.safetensors"
 
+# A snapshot holding only pytorch_model.bin becomes a safetensors snapshot;
+# converted in place, the .bin stays (it is another format, not a layout).
+run torch_snap 0 "$SC" --to f16 "$TESTDATA/torch/snapshot" "$TMP/torch-snap"
+n=$(ls "$TMP/torch-snap" | tr '\n' ' ')
+if [ "$n" = "config.json model.safetensors " ]; then ok; else fail "torch_snap: files '$n'"; fi
+expect_same torch_snap_config "$TMP/torch-snap/config.json" <(echo '{"torch_dtype": "float16"}')
+cp -r "$TESTDATA/torch/snapshot" "$TMP/torch-ip"
+run torch_inplace 0 "$SC" --force "$TMP/torch-ip" "$TMP/torch-ip"
+n=$(ls "$TMP/torch-ip" | tr '\n' ' ')
+if [ "$n" = "config.json model.safetensors pytorch_model.bin " ]; then ok; else fail "torch_inplace: files '$n'"; fi
+
 # ---- --shard-size -------------------------------------------------------------
 # Expected shards from gen_fixtures.py's copy of huggingface_hub's split.
 check_shards() { # NAME EXPECTED_DIR ACTUAL_DIR

@@ -22,9 +22,6 @@
 
 #include "internal.h"
 
-/* Declared in libst/dtype.c only: force one kernel family. */
-int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
-                    const void *src, size_t n, st_convert_stats *stats);
 
 static double now(void)
 {

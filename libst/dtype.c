@@ -32,6 +32,8 @@
  */
 #include "internal.h"
 
+#include <pthread.h>
+
 #include <assert.h>
 #include <string.h>
 
@@ -480,7 +482,6 @@ int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
  * prototype): it forces one kernel family so each can be compared with the
  * scalar path on a CPU that has a better one.
  */
-enum { ST__ISA_SCALAR = 0, ST__ISA_AVX2 = 1, ST__ISA_AVX512 = 2 };
 int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
                     const void *src, size_t n, st_convert_stats *stats);
 
@@ -878,7 +879,9 @@ static int has_f16c(void)
 	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
-static int isa_available(int isa)
+static int isa_available(int isa);
+
+static int isa_detect(int isa)
 {
 	switch (isa) {
 	case ST__ISA_SCALAR:
@@ -888,7 +891,7 @@ static int isa_available(int isa)
 		       has_f16c();
 	case ST__ISA_AVX512:
 		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		       __builtin_cpu_supports("avx512vl") && isa_available(ST__ISA_AVX2);
+		       __builtin_cpu_supports("avx512vl") && isa_detect(ST__ISA_AVX2);
 	default:
 		return 0;
 	}
@@ -918,7 +921,7 @@ static int best_isa(void)
 
 #else /* !ST_X86 */
 
-static int isa_available(int isa)
+static int isa_detect(int isa)
 {
 	return isa == ST__ISA_SCALAR;
 }
@@ -935,6 +938,28 @@ static int best_isa(void)
 }
 
 #endif /* ST_X86 */
+
+/*
+ * What the CPU offers is read once: CPUID traps to the hypervisor in a VM
+ * and costs microseconds, which adds up over many small conversions. The
+ * cache is written once, under pthread_once, and never changes after.
+ */
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static int isa_cache[3];
+
+static void isa_init(void)
+{
+	for (int i = 0; i < 3; i++)
+		isa_cache[i] = isa_detect(i);
+}
+
+static int isa_available(int isa)
+{
+	if (isa < 0 || isa > 2)
+		return 0;
+	pthread_once(&isa_once, isa_init);
+	return isa_cache[isa];
+}
 
 int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
                     const void *src, size_t n, st_convert_stats *stats)

@@ -46,6 +46,14 @@ void st__buf_free(struct st__buf *b);
 /* Scalar reference conversion (dtype.c); st_convert may vectorise. */
 int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
                        const void *src, size_t n, st_convert_stats *stats);
+/*
+ * st_convert with one kernel family forced (tests and benchmarks):
+ * ST__ISA_SCALAR, ST__ISA_AVX2 or ST__ISA_AVX512. ST_EUNSUPPORTED when this
+ * CPU lacks it.
+ */
+enum { ST__ISA_SCALAR = 0, ST__ISA_AVX2 = 1, ST__ISA_AVX512 = 2 };
+int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
+                    const void *src, size_t n, st_convert_stats *stats);
 
 /*
  * Where a parse or check sends its problems. In open mode (fn == NULL) the

@@ -27,9 +27,6 @@
 
 #include "internal.h"
 
-/* Declared in libst/dtype.c only: force one kernel family (0, 1, 2). */
-int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
-                    const void *src, size_t n, st_convert_stats *stats);
 enum { ISA_SCALAR = 0, ISA_AVX2 = 1, ISA_AVX512 = 2 };
 static const char *const isa_names[] = {"scalar", "AVX2", "AVX-512"};
 

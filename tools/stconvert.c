@@ -366,6 +366,9 @@ static void setup_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	/* A report to a closed pipe must not kill the run halfway. */
+	signal(SIGPIPE, SIG_IGN);
 	/* A file size limit must come back as an error (EFBIG) from write, so
 	 * the temporaries get removed; by default SIGXFSZ kills the process. */
 	signal(SIGXFSZ, SIG_IGN);
@@ -378,6 +381,7 @@ static void block_signals(sigset_t *old)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
@@ -832,9 +836,10 @@ static _Noreturn void fail_write(const char *shown, const st_error *err)
 }
 
 /* Write one output file (all tensors, or those of one shard) to path;
- * shown is its name in messages (where it will be, not the temporary). */
-static void write_file(const char *path, const char *shown, st_checkpoint *c,
-                       const struct options *o,
+ * shown is its name in messages (where it will be, not the temporary);
+ * keep_mode, unless -1, the permissions it gets. */
+static void write_file(const char *path, const char *shown, int keep_mode,
+                       st_checkpoint *c, const struct options *o,
                        item *items, size_t n_items, int shard, int *fds,
                        worker *workers, unsigned n_workers, cli_progress *progress)
 {
@@ -860,6 +865,9 @@ static void write_file(const char *path, const char *shown, st_checkpoint *c,
 	if (st_writer_open(w, path, &err) != ST_OK)
 		fail_write(shown, &err);
 	j.out_fd = open(st_writer_temp_path(w), O_RDONLY | O_CLOEXEC);
+	/* A file that is replaced keeps its permissions, as with cp. */
+	if (keep_mode >= 0 && j.out_fd >= 0 && fchmod(j.out_fd, (mode_t)keep_mode) != 0)
+		fail("%s: cannot set its mode: %s", shown, strerror(errno));
 	int rc = run_job(&j, workers, &err);
 	if (j.out_fd >= 0)
 		close(j.out_fd);
@@ -1294,8 +1302,10 @@ static void copy_config(const char *src, const char *dst, mode_t mode, st_dtype 
 		ssize_t r = read(fd, text + got, n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;
+		if (r < 0)
+			fail("%s: cannot read: %s", src, strerror(errno));
+		if (r == 0)
+			fail("%s: cannot read: the file shrank while reading", src);
 		got += (size_t)r;
 	}
 	close(fd);
@@ -1798,8 +1808,8 @@ int main(int argc, char **argv)
 	cli_progress_start(&progress, "stconvert", total_in);
 
 	if (!loc.is_dir) {
-		write_file(loc.path, loc.path, c, &o, items, n, -1, fds, workers, n_workers,
-		           &progress);
+		write_file(loc.path, loc.path, loc.exists ? (int)loc.mode : -1, c, &o, items, n,
+		           -1, fds, workers, n_workers, &progress);
 	} else {
 		check_signal();
 		size_t len = strlen(loc.parent) + strlen(loc.base) + 32;
@@ -1815,7 +1825,8 @@ int main(int argc, char **argv)
 		if (n_shards == 1) {
 			char *p = path_join(tmp, "model.safetensors");
 			char *shown = path_join(o.out, "model.safetensors");
-			write_file(p, shown, c, &o, items, n, -1, fds, workers, n_workers, &progress);
+			write_file(p, shown, -1, c, &o, items, n, -1, fds, workers, n_workers,
+			           &progress);
 			free(p);
 			free(shown);
 		} else {
@@ -1827,8 +1838,8 @@ int main(int argc, char **argv)
 				st_shard_name(names[s], sizeof names[s], s + 1, n_shards);
 				char *p = path_join(tmp, names[s]);
 				char *shown = path_join(o.out, names[s]);
-				write_file(p, shown, c, &o, items, n, (int)s, fds, workers, n_workers,
-				           &progress);
+				write_file(p, shown, -1, c, &o, items, n, (int)s, fds, workers,
+				           n_workers, &progress);
 				free(p);
 				free(shown);
 			}

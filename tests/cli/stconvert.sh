@@ -155,7 +155,11 @@ run noforce2 2 "$SC" --to f16 "$D/mixed.safetensors" "$TMP/existing.safetensors"
 expect_same noforce2 "$D/mixed.canonical.safetensors" "$TMP/existing.safetensors"
 run force 0 "$SC" --force --to f16 "$D/mixed.safetensors" "$TMP/existing.safetensors"
 expect_same force "$D/mixed.f16.safetensors" "$TMP/existing.safetensors" "$D/mixed.f16.nan"
+chmod 640 "$TMP/ip.safetensors"
 run inplace 0 "$SC" -f --to bf16 "$TMP/ip.safetensors" "$TMP/ip.safetensors"
+# A replaced file keeps its permissions, as with cp.
+m=$(stat -c %a "$TMP/ip.safetensors")
+if [ "$m" = 640 ]; then ok; else fail "inplace: mode $m, expected 640"; fi
 expect_same inplace "$D/mixed.bf16.safetensors" "$TMP/ip.safetensors" "$D/mixed.bf16.nan"
 no_temps inplace "$TMP"
 

@@ -68,19 +68,22 @@ make_f32 "$TMP/huge.safetensors" 16777216
 # start_stopped PATTERN CMD...: run CMD in the background, leave it stopped
 # mid-conversion in $pid; returns 1 when it could not be caught.
 start_stopped() {
-  local pat=$1 i f; shift
+  local pat=$1 f end=$((SECONDS + 60)); shift
   "$@" >"$TMP/bg.out" 2>"$TMP/bg.err" &
   pid=$!
-  for i in $(seq 1 20000); do
-    kill -STOP $pid 2>/dev/null || return 1
+  while [ $SECONDS -lt $end ]; do
+    kill -STOP $pid 2>/dev/null || break
     for f in $pat; do
       if [ -f "$f" ]; then
         [ "$(stat -c %s "$f")" -lt 8388608 ] && return 0
-        kill -CONT $pid; { wait $pid; } 2>/dev/null; return 1
+        break 2
       fi
     done
     kill -CONT $pid
   done
+  # Not caught: let it finish before anything is put back.
+  kill -CONT $pid 2>/dev/null
+  { wait $pid; } 2>/dev/null
   return 1
 }
 signal_test() { # NAME SIGNAL OUT PATTERN [OPTIONS...]

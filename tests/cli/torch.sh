@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# PyTorch checkpoints through the tools: stinfo describes a pytorch_model.bin,
+# stdiff compares it with the safetensors file gen_torch.py built from numpy,
+# stconvert turns it into safetensors (no pickle is ever executed: the
+# fixture evil.bin would run a shell command if it were).
+. "$(dirname "$0")/lib.bash"
+T=$TESTDATA/torch
+
+run info 0 "$BIN/stinfo" "$T/state.bin"
+expect_out info 'PyTorch zip checkpoint'
+expect_out info '^tensors: +16$'
+run info_json 0 "$BIN/stinfo" --json "$T/state.bin"
+expect_out info_json '"name": "lm_head.weight", "dtype": "F32", "shape": \[3, 4\]'
+run info_dir 0 "$BIN/stinfo" "$T/snapshot"
+expect_out info_dir 'pytorch_model.bin'
+run stats 0 "$BIN/stinfo" --stats "$T/nested.bin"
+run evil 2 "$BIN/stinfo" "$T/evil.bin"
+expect_err evil "refusing to load 'posix.system'"
+run legacy 2 "$BIN/stinfo" "$T/legacy.bin"
+expect_err legacy 'legacy \(pre-1.6'
+# --check judges the safetensors format: a .bin is not one.
+run check 1 "$BIN/stinfo" --check "$T/state.bin"
+expect_err check 'zip archive'
+
+run diff 0 "$BIN/stdiff" --exact "$T/state.bin" "$T/state.expected.safetensors"
+run diff_nested 0 "$BIN/stdiff" --exact "$T/nested.bin" "$T/nested.expected.safetensors"
+run diff_other 1 "$BIN/stdiff" -q "$T/nested.bin" "$T/state.expected.safetensors"
+
+if [ -x "$BIN/stconvert" ]; then
+  run conv 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/state.safetensors"
+  run conv_diff 0 "$BIN/stdiff" --exact "$TMP/state.safetensors" "$T/state.expected.safetensors"
+  run conv_check 0 "$BIN/stinfo" --check "$TMP/state.safetensors"
+  run conv_bf16 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/bf16.safetensors" --to bf16
+  run conv_bf16_diff 0 "$BIN/stdiff" --json "$T/state.expected.safetensors" "$TMP/bf16.safetensors"
+  expect_out conv_bf16_diff '"rounded_equal": true'
+  run conv_evil 2 "$BIN/stconvert" "$T/evil.bin" "$TMP/evil.safetensors"
+  if [ -e "$TMP/evil.safetensors" ]; then fail "partial output left"; else ok; fi
+fi
+finish

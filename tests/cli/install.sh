@@ -20,12 +20,14 @@ libdir=$(dirname "$pcdir")
 fixture=$TESTDATA/index/sharded
 
 # pkg-config, static build needs the private deps; use the shared library.
-if PKG_CONFIG_PATH=$pcdir cc "$src/examples/inventory.c" \
+cflags=${ST_TEST_CFLAGS:-}
+if PKG_CONFIG_PATH=$pcdir cc $cflags "$src/examples/inventory.c" \
      $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs libst) -Wl,-rpath,"$libdir" \
      -o "$TMP/inv_pc" 2>"$TMP/pc.err"; then ok; else fail "pkg-config build"; cat "$TMP/pc.err" >&2; fi
 run inv_pc 0 "$TMP/inv_pc" "$fixture" && expect_out inv_pc '^3 tensors, 24 bytes, libst '
 
-if cmake -S "$src/examples" -B "$TMP/ex" -DCMAKE_PREFIX_PATH="$prefix" >"$TMP/ex.log" 2>&1 &&
+if cmake -S "$src/examples" -B "$TMP/ex" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DCMAKE_C_FLAGS="$cflags" >"$TMP/ex.log" 2>&1 &&
    cmake --build "$TMP/ex" >>"$TMP/ex.log" 2>&1; then ok; else fail "find_package build"; tail -20 "$TMP/ex.log" >&2; fi
 LD_LIBRARY_PATH=$libdir run inv_cmake 0 "$TMP/ex/inventory" "$fixture" &&
   expect_out inv_cmake '^c.weight F32 3$'

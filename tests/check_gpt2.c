@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <st.h>
 
@@ -317,6 +318,97 @@ START_TEST(test_broken_snapshots)
 	gpt2_model *m = load_model("broken/ok", -1);
 	ck_assert_int_eq(m->config.num_layers, 1);
 	gpt2_model_free(m);
+}
+END_TEST
+
+/*
+ * Write every tensor of cfg (F32, wte's value at i being i % 251 - 125, so
+ * that BF16 holds it exactly), plus lm_head.weight as BF16 with element
+ * differ_at (if < V * C) changed, to path.
+ */
+static void write_head_checkpoint(const char *path, const gpt2_config *cfg,
+                                  size_t differ_at)
+{
+	st_writer *w;
+	st_error e;
+	ck_assert_int_eq(st_writer_new(&w, &e), ST_OK);
+	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
+		for (int l = 0; l < gpt2_param_layers(cfg, s); l++) {
+			char name[128];
+			uint64_t shape[2];
+			size_t len = gpt2_param_name(s, l, name, sizeof name);
+			int nd = gpt2_param_shape(cfg, s, shape);
+			ck_assert_int_eq(st_writer_add(w, name, len, ST_DTYPE_F32,
+			                               (unsigned)nd, shape, &e), ST_OK);
+		}
+	}
+	uint64_t head_shape[2];
+	gpt2_param_shape(cfg, GPT2_WTE, head_shape);
+	ck_assert_int_eq(st_writer_add(w, "lm_head.weight", 14, ST_DTYPE_BF16, 2,
+	                               head_shape, &e), ST_OK);
+	ck_assert_msg(st_writer_open(w, path, &e) == ST_OK, "%s", e.message);
+	for (size_t i = 0; i < st_writer_n_tensors(w); i++) {
+		const st_tensor *t = st_writer_tensor(w, i);
+		int head = t->dtype == ST_DTYPE_BF16;
+		for (uint64_t k = 0; k < t->n_elements; k++) {
+			float v = (float)((int)(k % 251) - 125);
+			if (head && k == differ_at)
+				v += 1.0f;
+			if (head) {
+				st_bf16 b = st_f32_to_bf16(v);
+				ck_assert_int_eq(st_writer_write(w, &b, 2, &e), ST_OK);
+			} else {
+				ck_assert_int_eq(st_writer_write(w, &v, 4, &e), ST_OK);
+			}
+		}
+	}
+	ck_assert_msg(st_writer_finish(w, &e) == ST_OK, "%s", e.message);
+	st_writer_free(w);
+}
+
+START_TEST(test_checkpoint_index_and_head)
+{
+	/* wte is 700 x 16 = 11200 elements: more than two chunks of the check. */
+	gpt2_config cfg = {8, 700, 1, 2, 16, 1e-5f, 0, {0}};
+	char path[] = "/tmp/check_gpt2_head.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	size_t where[GPT2_NUM_SLOTS], head;
+	char err[1024];
+	for (int differ = 0; differ < 2; differ++) {
+		write_head_checkpoint(path, &cfg, differ ? 9000 : SIZE_MAX);
+		st_checkpoint *ck;
+		st_error e;
+		ck_assert_int_eq(st_checkpoint_open(&ck, path, 0, &e), ST_OK);
+		ck_assert_msg(gpt2_checkpoint_index(ck, &cfg, where, &head, err,
+		                                    sizeof err) == 0, "%s", err);
+		ck_assert_uint_eq(head, (size_t)st_checkpoint_find(ck,
+		                                                   "lm_head.weight", 14));
+		for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
+			char name[128];
+			size_t len = gpt2_param_name(s, 0, name, sizeof name);
+			ck_assert_uint_eq(where[s],
+			                  (size_t)st_checkpoint_find(ck, name, len));
+		}
+		int rc = gpt2_checkpoint_check_head(ck, &cfg, where, head, err,
+		                                    sizeof err);
+		if (differ) {
+			/* Element 9000 is [562, 8]: 9000 % 251 - 125 = 90, plus 1. */
+			ck_assert_int_eq(rc, -1);
+			ck_assert_msg(strstr(err, ": tensor 'lm_head.weight': differs "
+			                     "from 'wte.weight' at [562, 8] (91, "
+			                     "expected 90)") != NULL, "%s", err);
+		} else {
+			ck_assert_msg(rc == 0, "%s", err);
+		}
+		/* No head: nothing to check. */
+		ck_assert_int_eq(gpt2_checkpoint_check_head(ck, &cfg, where,
+		                                            SIZE_MAX, err,
+		                                            sizeof err), 0);
+		st_checkpoint_close(ck);
+	}
+	unlink(path);
 }
 END_TEST
 
@@ -767,6 +859,7 @@ static Suite *gpt2_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_broken_snapshots);
+	tcase_add_test(tc, test_checkpoint_index_and_head);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);

@@ -623,194 +623,14 @@ out:
 
 /* ---- HF -> llm.c --------------------------------------------------------- */
 
-static void printable(char *out, size_t size, const char *s, size_t len)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len && o + 8 < size; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '\'')
-			o += (size_t)snprintf(out + o, size - o, "\\x%02x", ch);
-		else
-			out[o++] = (char)ch;
-	}
-	out[o] = '\0';
-}
-
-static void fmt_shape(char *out, size_t size, unsigned ndim,
-                      const uint64_t *shape)
-{
-	size_t o = (size_t)snprintf(out, size, "[");
-	for (unsigned d = 0; d < ndim && o < size; d++)
-		o += (size_t)snprintf(out + o, size - o, "%s%llu", d ? ", " : "",
-		                      (unsigned long long)shape[d]);
-	if (o < size)
-		snprintf(out + o, size - o, "]");
-}
-
-static const char *ck_file(st_checkpoint *ck, size_t fi)
-{
-	return st_file_path(st_checkpoint_file(ck, fi));
-}
-
-/*
- * Where each parameter is in the checkpoint (where[slot * L + layer]),
- * and the tied head, checked as gpt2.c's loader checks them: every tensor
- * a parameter, a legacy buffer or the head; float dtypes; the shapes the
- * config implies; nothing twice; nothing missing.
- */
-static int index_checkpoint(st_checkpoint *ck, const gpt2_config *cfg,
-                            size_t *where, size_t *head, char *err,
-                            size_t errlen)
-{
-	int L = cfg->num_layers;
-	char name[256], other[256], got[96], want[96];
-	*head = SIZE_MAX;
-	for (size_t i = 0; i < (size_t)GPT2_NUM_SLOTS * (size_t)L; i++)
-		where[i] = SIZE_MAX;
-	size_t nt = st_checkpoint_n_tensors(ck);
-	for (size_t i = 0; i < nt; i++) {
-		size_t fi;
-		const st_tensor *t = st_checkpoint_tensor(ck, i, &fi);
-		printable(name, sizeof name, t->name, t->name_len);
-		int slot = 0, layer = 0;
-		enum gpt2_name_kind kind = gpt2_name_lookup(cfg, t->name,
-		                                            t->name_len, &slot,
-		                                            &layer);
-		if (kind == GPT2_NAME_BUFFER)
-			continue;
-		if (kind == GPT2_NAME_UNKNOWN)
-			return seterr(err, errlen,
-			              "%s: tensor '%s': unexpected tensor (not a "
-			              "parameter of GPT-2 with n_layer %d)",
-			              ck_file(ck, fi), name, L);
-		if (!st_dtype_is_float(t->dtype))
-			return seterr(err, errlen,
-			              "%s: tensor '%s': dtype %s is not a float type "
-			              "(expected F32, F16, BF16 or F64)",
-			              ck_file(ck, fi), name, st_dtype_name(t->dtype));
-		uint64_t shape[2];
-		int nd = gpt2_param_shape(cfg, kind == GPT2_NAME_LM_HEAD ? GPT2_WTE
-		                                                         : slot,
-		                          shape);
-		int same = t->ndim == (unsigned)nd;
-		for (int d = 0; same && d < nd; d++)
-			same = t->shape[d] == shape[d];
-		if (!same) {
-			fmt_shape(got, sizeof got, t->ndim, t->shape);
-			fmt_shape(want, sizeof want, (unsigned)nd, shape);
-			int transposed = kind == GPT2_NAME_PARAM &&
-			                 gpt2_param(slot)->conv1d && t->ndim == 2 &&
-			                 t->shape[0] == shape[1] &&
-			                 t->shape[1] == shape[0];
-			return seterr(err, errlen,
-			              "%s: tensor '%s': wrong shape (%s, expected %s)%s",
-			              ck_file(ck, fi), name, got, want,
-			              transposed ? ": transposed? GPT-2 stores Conv1D "
-			                           "weights as [in, out]" : "");
-		}
-		if (kind == GPT2_NAME_LM_HEAD) {
-			*head = i;
-			continue;
-		}
-		size_t k = (size_t)slot * (size_t)L + (size_t)layer;
-		if (where[k] != SIZE_MAX) {
-			const st_tensor *ot = st_checkpoint_tensor(ck, where[k], NULL);
-			printable(other, sizeof other, ot->name, ot->name_len);
-			return seterr(err, errlen,
-			              "%s: tensor '%s': a second copy of '%s'",
-			              ck_file(ck, fi), name, other);
-		}
-		where[k] = i;
-	}
-	size_t missing = 0;
-	int ms = 0, ml = 0;
-	for (int s = 0; s < GPT2_NUM_SLOTS; s++)
-		for (int l = 0; l < (gpt2_param(s)->per_layer ? L : 1); l++)
-			if (where[(size_t)s * (size_t)L + (size_t)l] == SIZE_MAX &&
-			    !missing++) {
-				ms = s;
-				ml = l;
-			}
-	if (missing) {
-		gpt2_param_name(ms, ml, name, sizeof name);
-		if (missing > 1)
-			snprintf(other, sizeof other, " (and %zu more)", missing - 1);
-		else
-			other[0] = '\0';
-		return seterr(err, errlen, "%s: missing tensor '%s'%s",
-		              st_checkpoint_path(ck), name, other);
-	}
-	return 0;
-}
-
-/*
- * llm.c has no output head of its own: lm_head.weight, when present, must
- * be wte.weight exactly (compared as F32 values, chunk by chunk).
- */
-static int check_tied(st_checkpoint *ck, size_t head, size_t wte, int C,
-                      void *a, void *b, char *err, size_t errlen)
-{
-	size_t fh;
-	const st_tensor *th = st_checkpoint_tensor(ck, head, &fh);
-	const st_tensor *tw = st_checkpoint_tensor(ck, wte, NULL);
-	float *fa = malloc(2 * CHUNK * sizeof(float));
-	if (!fa)
-		return seterr(err, errlen, "out of memory");
-	float *fb = fa + CHUNK;
-	size_t n = (size_t)th->n_elements, eh = esize(th->dtype),
-	       ew = esize(tw->dtype);
-	st_error e;
-	int rc = 0;
-	for (size_t off = 0; off < n && !rc; off += CHUNK) {
-		size_t k = n - off < CHUNK ? n - off : CHUNK;
-		if (st_checkpoint_read(ck, head, off * eh, a, k * eh, &e) != ST_OK ||
-		    st_checkpoint_read(ck, wte, off * ew, b, k * ew, &e) != ST_OK) {
-			rc = seterr(err, errlen, "%s", e.message);
-			break;
-		}
-		st_convert(ST_DTYPE_F32, fa, th->dtype, a, k, NULL);
-		st_convert(ST_DTYPE_F32, fb, tw->dtype, b, k, NULL);
-		for (size_t j = 0; j < k; j++) {
-			if (memcmp(&fa[j], &fb[j], sizeof(float)) != 0) {
-				size_t at = off + j;
-				rc = seterr(err, errlen,
-				            "%s: tensor 'lm_head.weight': differs from "
-				            "wte.weight at [%zu, %zu] (%.9g, expected "
-				            "%.9g): llm.c ties the output head to the "
-				            "token embedding", ck_file(ck, fh),
-				            at / (size_t)C, at % (size_t)C, (double)fa[j],
-				            (double)fb[j]);
-				break;
-			}
-		}
-	}
-	free(fa);
-	return rc;
-}
-
-/* The folder holding config.json for a checkpoint PATH. */
-static void config_dir(char *out, size_t size, const char *path)
-{
-	struct stat sb;
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-		snprintf(out, size, "%s", path);
-		return;
-	}
-	const char *slash = strrchr(path, '/');
-	if (slash)
-		snprintf(out, size, "%.*s", (int)(slash - path + 1), path);
-	else
-		snprintf(out, size, ".");
-}
-
 int gpt2_export_hf_to_llmc(const char *in, const char *out,
                            const gpt2_export_opts *o, gpt2_export_result *res,
                            char *err, size_t errlen)
 {
 	char dir[4096];
-	config_dir(dir, sizeof dir, in);
 	gpt2_config cfg;
-	if (gpt2_config_load(&cfg, dir, err, errlen))
+	if (gpt2_config_dir(in, dir, sizeof dir, err, errlen) ||
+	    gpt2_config_load(&cfg, dir, err, errlen))
 		return -1;
 	/* llm.c's layernorm hardcodes its epsilon. */
 	if (cfg.layer_norm_eps != 1e-5f) {
@@ -842,11 +662,8 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 		seterr(err, errlen, "out of memory");
 		goto out;
 	}
-	if (index_checkpoint(ck, &cfg, where, &head, err, errlen))
-		goto out;
-	if (head != SIZE_MAX &&
-	    check_tied(ck, head, where[(size_t)GPT2_WTE * (size_t)L],
-	               cfg.channels, a, b, err, errlen))
+	if (gpt2_checkpoint_index(ck, &cfg, where, &head, err, errlen) ||
+	    gpt2_checkpoint_check_head(ck, &cfg, where, head, err, errlen))
 		goto out;
 
 	/* The output dtype: asked for, else BF16 only when all of it is. */

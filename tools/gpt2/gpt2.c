@@ -453,6 +453,11 @@ uint64_t gpt2_param_numel(const gpt2_config *cfg, int slot)
 	return nd == 1 ? shape[0] : shape[0] * shape[1];
 }
 
+int gpt2_param_layers(const gpt2_config *cfg, int slot)
+{
+	return param_table[slot].per_layer ? cfg->num_layers : 1;
+}
+
 size_t gpt2_param_name(int slot, int layer, char *buf, size_t size)
 {
 	const gpt2_param_info *p = &param_table[slot];
@@ -555,7 +560,8 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 	size_t offsets[GPT2_NUM_SLOTS], total = 0;
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
 		const gpt2_param_info *p = &param_table[s];
-		uint64_t numel = gpt2_param_numel(cfg, s) * (p->per_layer ? L : 1);
+		uint64_t numel = gpt2_param_numel(cfg, s) *
+		                 (uint64_t)gpt2_param_layers(cfg, s);
 		size_t es = p->matrix ? dtype_size(wdtype) : sizeof(float);
 		uint64_t bytes;
 		if (__builtin_mul_overflow(numel, (uint64_t)es, &bytes) ||
@@ -672,8 +678,7 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 int gpt2_model_missing(const gpt2_model *m, int *slot, int *layer)
 {
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
-		int nl = param_table[s].per_layer ? m->config.num_layers : 1;
-		for (int l = 0; l < nl; l++) {
+		for (int l = 0; l < gpt2_param_layers(&m->config, s); l++) {
 			if (!m->filled[(size_t)s * (size_t)m->config.num_layers +
 			               (size_t)l]) {
 				*slot = s;
@@ -751,74 +756,22 @@ static const char *tensor_file(st_checkpoint *ck, size_t fi)
 	return st_file_path(st_checkpoint_file(ck, fi));
 }
 
-/* Compare lm_head.weight with wte.weight value by value, as F32. */
-static int check_tied(st_checkpoint *ck, size_t head, size_t wte, int C,
-                      char *err, size_t errlen)
+int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
+                          size_t *where, size_t *head, char *err,
+                          size_t errlen)
 {
-	size_t fh, fw;
-	const st_tensor *th = st_checkpoint_tensor(ck, head, &fh);
-	const st_tensor *tw = st_checkpoint_tensor(ck, wte, &fw);
-	const void *ph, *pw;
-	st_error e;
-	if (st_checkpoint_data(ck, head, &ph, &e) != ST_OK ||
-	    st_checkpoint_data(ck, wte, &pw, &e) != ST_OK)
-		return seterr(err, errlen, "%s", e.message);
-	enum { CHUNK = 4096 };
-	float *a = malloc(2 * CHUNK * sizeof(float));
-	if (!a)
-		return seterr(err, errlen, "out of memory");
-	float *b = a + CHUNK;
-	size_t n = (size_t)th->n_elements, eh = st_dtype_bits(th->dtype) / 8,
-	       ew = st_dtype_bits(tw->dtype) / 8;
-	for (size_t i = 0; i < n; i += CHUNK) {
-		size_t k = n - i < CHUNK ? n - i : CHUNK;
-		st_convert(ST_DTYPE_F32, a, th->dtype, (const char *)ph + i * eh,
-		           k, NULL);
-		st_convert(ST_DTYPE_F32, b, tw->dtype, (const char *)pw + i * ew,
-		           k, NULL);
-		for (size_t j = 0; j < k; j++) {
-			if (memcmp(&a[j], &b[j], sizeof(float)) != 0) {
-				size_t at = i + j;
-				char wname[256];
-				printable(wname, sizeof wname, tw->name, tw->name_len);
-				seterr(err, errlen,
-				       "%s: tensor 'lm_head.weight': differs from '%s' at "
-				       "[%zu, %zu] (%.9g, expected %.9g): an untied output "
-				       "head is not supported",
-				       tensor_file(ck, fh), wname, at / (size_t)C,
-				       at % (size_t)C, (double)a[j], (double)b[j]);
-				free(a);
-				return -1;
-			}
-		}
-	}
-	free(a);
-	return 0;
-}
-
-int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
-                               st_checkpoint *ck, int wdtype, char *err,
-                               size_t errlen)
-{
-	*out = NULL;
 	if (gpt2_config_check(cfg, err, errlen))
 		return -1;
-	int L = cfg->num_layers, C = cfg->channels;
-	size_t nslots = (size_t)GPT2_NUM_SLOTS * (size_t)L;
-	size_t *where = malloc(nslots * sizeof *where);
-	if (!where)
-		return seterr(err, errlen, "out of memory");
-	for (size_t i = 0; i < nslots; i++)
-		where[i] = SIZE_MAX;
-	size_t head = SIZE_MAX;
-	int rc = -1;
-	unsigned dtype_seen = 0; /* bit per dtype among the matrices */
+	int L = cfg->num_layers;
 	char name[256], other[256], got[128], want[128];
+	*head = SIZE_MAX;
+	for (size_t k = 0; k < (size_t)GPT2_NUM_SLOTS * (size_t)L; k++)
+		where[k] = SIZE_MAX;
 
 	/*
-	 * Pass 1, headers only: every tensor must be a parameter (or a
-	 * legacy buffer, or the tied head) with a float dtype and the shape
-	 * the config implies, and no parameter may come twice.
+	 * Every tensor must be a parameter (or a legacy buffer, or the tied
+	 * head) with a float dtype and the shape the config implies, and no
+	 * parameter may come twice.
 	 */
 	size_t nt = st_checkpoint_n_tensors(ck);
 	for (size_t i = 0; i < nt; i++) {
@@ -831,71 +784,60 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 		                                            &layer);
 		if (kind == GPT2_NAME_BUFFER)
 			continue;
-		if (kind == GPT2_NAME_UNKNOWN) {
-			seterr(err, errlen,
-			       "%s: tensor '%s': unexpected tensor (not a parameter of "
-			       "GPT-2 with n_layer %d)", tensor_file(ck, fi), name, L);
-			goto out;
-		}
-		if (!st_dtype_is_float(t->dtype)) {
-			seterr(err, errlen,
-			       "%s: tensor '%s': dtype %s is not a float type "
-			       "(expected F32, F16 or BF16)", tensor_file(ck, fi),
-			       name, st_dtype_name(t->dtype));
-			goto out;
-		}
+		if (kind == GPT2_NAME_UNKNOWN)
+			return seterr(err, errlen,
+			              "%s: tensor '%s': unexpected tensor (not a "
+			              "parameter of GPT-2 with n_layer %d)",
+			              tensor_file(ck, fi), name, L);
+		if (!st_dtype_is_float(t->dtype))
+			return seterr(err, errlen,
+			              "%s: tensor '%s': dtype %s is not a float type "
+			              "(expected F32, F16, BF16 or F64)",
+			              tensor_file(ck, fi), name,
+			              st_dtype_name(t->dtype));
+		if (kind == GPT2_NAME_LM_HEAD)
+			slot = GPT2_WTE;
 		uint64_t shape[2];
-		int nd;
-		if (kind == GPT2_NAME_LM_HEAD) {
-			nd = gpt2_param_shape(cfg, GPT2_WTE, shape);
-		} else {
-			nd = gpt2_param_shape(cfg, slot, shape);
-		}
+		int nd = gpt2_param_shape(cfg, slot, shape);
 		int same = t->ndim == (unsigned)nd;
 		for (int d = 0; same && d < nd; d++)
 			same = t->shape[d] == shape[d];
 		if (!same) {
 			fmt_shape(got, sizeof got, t->ndim, t->shape);
 			fmt_shape(want, sizeof want, (unsigned)nd, shape);
-			int transposed = kind == GPT2_NAME_PARAM &&
-			                 param_table[slot].conv1d && t->ndim == 2 &&
+			int transposed = param_table[slot].conv1d && t->ndim == 2 &&
 			                 t->shape[0] == shape[1] &&
 			                 t->shape[1] == shape[0];
-			seterr(err, errlen,
-			       "%s: tensor '%s': wrong shape (%s, expected %s)%s",
-			       tensor_file(ck, fi), name, got, want,
-			       transposed ? ": transposed? GPT-2 stores Conv1D "
-			                    "weights as [in, out]" : "");
-			goto out;
+			return seterr(err, errlen,
+			              "%s: tensor '%s': wrong shape (%s, expected %s)%s",
+			              tensor_file(ck, fi), name, got, want,
+			              transposed ? ": transposed? GPT-2 stores Conv1D "
+			                           "weights as [in, out]" : "");
 		}
 		if (kind == GPT2_NAME_LM_HEAD) {
-			head = i;
+			*head = i;
 			continue;
 		}
 		size_t k = (size_t)slot * (size_t)L + (size_t)layer;
 		if (where[k] != SIZE_MAX) {
 			const st_tensor *o = st_checkpoint_tensor(ck, where[k], NULL);
 			printable(other, sizeof other, o->name, o->name_len);
-			seterr(err, errlen,
-			       "%s: tensor '%s': a second copy of '%s'",
-			       tensor_file(ck, fi), name, other);
-			goto out;
+			return seterr(err, errlen,
+			              "%s: tensor '%s': a second copy of '%s'",
+			              tensor_file(ck, fi), name, other);
 		}
 		where[k] = i;
-		if (param_table[slot].matrix)
-			dtype_seen |= 1u << t->dtype;
 	}
 
-	/* Every parameter filled. */
+	/* Every parameter present. */
 	size_t missing = 0;
-	int first_slot = -1, first_layer = 0;
+	int first_slot = 0, first_layer = 0;
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++)
-		for (int l = 0; l < (param_table[s].per_layer ? L : 1); l++)
-			if (where[(size_t)s * (size_t)L + (size_t)l] == SIZE_MAX) {
-				if (!missing++) {
-					first_slot = s;
-					first_layer = l;
-				}
+		for (int l = 0; l < gpt2_param_layers(cfg, s); l++)
+			if (where[(size_t)s * (size_t)L + (size_t)l] == SIZE_MAX &&
+			    !missing++) {
+				first_slot = s;
+				first_layer = l;
 			}
 	if (missing) {
 		gpt2_param_name(first_slot, first_layer, name, sizeof name);
@@ -903,78 +845,149 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 			snprintf(other, sizeof other, " (and %zu more)", missing - 1);
 		else
 			other[0] = '\0';
-		seterr(err, errlen, "%s: missing tensor '%s'%s",
-		       st_checkpoint_path(ck), name, other);
-		goto out;
+		return seterr(err, errlen, "%s: missing tensor '%s'%s",
+		              st_checkpoint_path(ck), name, other);
 	}
+	return 0;
+}
+
+int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
+                               const size_t *where, size_t head, char *err,
+                               size_t errlen)
+{
+	if (head == SIZE_MAX)
+		return 0;
+	size_t wte = where[(size_t)GPT2_WTE * (size_t)cfg->num_layers], fh;
+	const st_tensor *th = st_checkpoint_tensor(ck, head, &fh);
+	const st_tensor *tw = st_checkpoint_tensor(ck, wte, NULL);
+	size_t eh = dtype_size(th->dtype), ew = dtype_size(tw->dtype);
+	/* A chunk of each side's F32 values, then of its stored bytes. */
+	enum { CHUNK = 4096 };
+	float *a = malloc(CHUNK * (2 * sizeof(float) + eh + ew));
+	if (!a)
+		return seterr(err, errlen, "out of memory");
+	float *b = a + CHUNK;
+	char *rh = (char *)(b + CHUNK), *rw = rh + CHUNK * eh;
+	size_t n = (size_t)th->n_elements, C = (size_t)cfg->channels;
+	st_error e;
+	int rc = 0;
+	for (size_t off = 0; off < n && !rc; off += CHUNK) {
+		size_t k = n - off < CHUNK ? n - off : CHUNK;
+		if (st_checkpoint_read(ck, head, off * eh, rh, k * eh, &e) != ST_OK ||
+		    st_checkpoint_read(ck, wte, off * ew, rw, k * ew, &e) != ST_OK) {
+			rc = seterr(err, errlen, "%s", e.message);
+			break;
+		}
+		st_convert(ST_DTYPE_F32, a, th->dtype, rh, k, NULL);
+		st_convert(ST_DTYPE_F32, b, tw->dtype, rw, k, NULL);
+		for (size_t j = 0; j < k; j++) {
+			if (memcmp(&a[j], &b[j], sizeof(float)) == 0)
+				continue;
+			char wname[256];
+			printable(wname, sizeof wname, tw->name, tw->name_len);
+			rc = seterr(err, errlen,
+			            "%s: tensor 'lm_head.weight': differs from '%s' at "
+			            "[%zu, %zu] (%.9g, expected %.9g): an untied output "
+			            "head is not supported", tensor_file(ck, fh), wname,
+			            (off + j) / C, (off + j) % C, (double)a[j],
+			            (double)b[j]);
+			break;
+		}
+	}
+	free(a);
+	return rc;
+}
+
+int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
+                               st_checkpoint *ck, int wdtype, char *err,
+                               size_t errlen)
+{
+	*out = NULL;
+	if (gpt2_config_check(cfg, err, errlen))
+		return -1;
+	int L = cfg->num_layers;
+	size_t *where = malloc((size_t)GPT2_NUM_SLOTS * (size_t)L * sizeof *where);
+	if (!where)
+		return seterr(err, errlen, "out of memory");
+	size_t head;
+	gpt2_model *m = NULL;
+	int rc = -1;
+	if (gpt2_checkpoint_index(ck, cfg, where, &head, err, errlen))
+		goto out;
 
 	/* As stored: the matrices' one dtype, else F32 (F64 is held as F32). */
+	unsigned seen = 0; /* a bit per dtype among the matrices */
+	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
+		if (!param_table[s].matrix)
+			continue;
+		for (int l = 0; l < gpt2_param_layers(cfg, s); l++) {
+			size_t i = where[(size_t)s * (size_t)L + (size_t)l];
+			seen |= 1u << st_checkpoint_tensor(ck, i, NULL)->dtype;
+		}
+	}
 	st_dtype wt = ST_DTYPE_F32;
 	if (wdtype >= 0)
 		wt = (st_dtype)wdtype;
-	else if (dtype_seen == 1u << ST_DTYPE_F16)
+	else if (seen == 1u << ST_DTYPE_F16)
 		wt = ST_DTYPE_F16;
-	else if (dtype_seen == 1u << ST_DTYPE_BF16)
+	else if (seen == 1u << ST_DTYPE_BF16)
 		wt = ST_DTYPE_BF16;
-
-	gpt2_model *m;
 	if (gpt2_model_new(&m, cfg, wt, err, errlen))
 		goto out;
 	/* "As stored": a vector stored as F32 beside BF16 matrices stays F32. */
 	m->round_vectors = wdtype >= 0;
 
-	/* Pass 2: the data. */
+	/* The data. */
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
-		for (int l = 0; l < (param_table[s].per_layer ? L : 1); l++) {
+		for (int l = 0; l < gpt2_param_layers(cfg, s); l++) {
 			size_t i = where[(size_t)s * (size_t)L + (size_t)l];
-			const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 			const void *data;
 			st_error e;
 			if (st_checkpoint_data(ck, i, &data, &e) != ST_OK) {
 				seterr(err, errlen, "%s", e.message);
-				gpt2_model_free(m);
 				goto out;
 			}
-			if (gpt2_model_fill(m, s, l, t->dtype, data, 0, err,
-			                    errlen)) {
-				gpt2_model_free(m);
+			if (gpt2_model_fill(m, s, l,
+			                    st_checkpoint_tensor(ck, i, NULL)->dtype,
+			                    data, 0, err, errlen))
 				goto out;
-			}
 		}
 	}
-	if (head != SIZE_MAX && check_tied(ck, head, where[GPT2_WTE * (size_t)L],
-	                                   C, err, errlen)) {
-		gpt2_model_free(m);
+	if (gpt2_checkpoint_check_head(ck, cfg, where, head, err, errlen))
 		goto out;
-	}
 	*out = m;
+	m = NULL;
 	rc = 0;
 out:
+	gpt2_model_free(m);
 	free(where);
 	return rc;
+}
+
+int gpt2_config_dir(const char *path, char *dir, size_t size, char *err,
+                    size_t errlen)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return seterr(err, errlen, "%s: %s", path, strerror(errno));
+	const char *slash = strrchr(path, '/');
+	if (S_ISDIR(sb.st_mode))
+		snprintf(dir, size, "%s", path);
+	else if (slash)
+		snprintf(dir, size, "%.*s", (int)(slash - path + 1), path);
+	else
+		snprintf(dir, size, ".");
+	return 0;
 }
 
 int gpt2_model_load(gpt2_model **out, const char *path, int wdtype, char *err,
                     size_t errlen)
 {
 	*out = NULL;
-	/* config.json lives in the directory, or beside the file given. */
 	char dir[4096];
-	struct stat sb;
-	if (stat(path, &sb) != 0)
-		return seterr(err, errlen, "%s: %s", path, strerror(errno));
-	if (S_ISDIR(sb.st_mode)) {
-		snprintf(dir, sizeof dir, "%s", path);
-	} else {
-		const char *slash = strrchr(path, '/');
-		if (slash)
-			snprintf(dir, sizeof dir, "%.*s", (int)(slash - path + 1),
-			         path);
-		else
-			snprintf(dir, sizeof dir, ".");
-	}
 	gpt2_config cfg;
-	if (gpt2_config_load(&cfg, dir, err, errlen))
+	if (gpt2_config_dir(path, dir, sizeof dir, err, errlen) ||
+	    gpt2_config_load(&cfg, dir, err, errlen))
 		return -1;
 	st_checkpoint *ck;
 	st_error e;

@@ -63,6 +63,13 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
  */
 int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
                      size_t errlen);
+/*
+ * The folder holding config.json for a checkpoint PATH: PATH itself when
+ * it is a folder, else the folder of the file. 0, or -1 with a message when
+ * PATH cannot be reached.
+ */
+int gpt2_config_dir(const char *path, char *dir, size_t size, char *err,
+                    size_t errlen);
 /* Check the numbers of a config (positive, heads divide channels, sizes
  * that fit in memory arithmetic). 0 or -1 with a message. */
 int gpt2_config_check(const gpt2_config *cfg, char *err, size_t errlen);
@@ -114,6 +121,8 @@ const gpt2_param_info *gpt2_param(int slot);
 int gpt2_param_shape(const gpt2_config *cfg, int slot, uint64_t shape[2]);
 /* Elements of one tensor of slot (one layer's worth). */
 uint64_t gpt2_param_numel(const gpt2_config *cfg, int slot);
+/* How many tensors slot has: num_layers for a per-layer slot, else 1. */
+int gpt2_param_layers(const gpt2_config *cfg, int slot);
 /* The HF name ("h.3.mlp.c_fc.weight") into buf; returns its length. */
 size_t gpt2_param_name(int slot, int layer, char *buf, size_t size);
 
@@ -191,6 +200,27 @@ int gpt2_model_load(gpt2_model **out, const char *dir, int wdtype, char *err,
 /* The same, on a checkpoint already open, with a config given. */
 int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
                                st_checkpoint *ck, int wdtype, char *err,
+                               size_t errlen);
+/*
+ * The loader's checks that need only the headers, for a caller that reads
+ * the data itself: every tensor of ck a parameter of cfg (a legacy buffer
+ * or lm_head.weight aside), with a float dtype and the shape cfg implies,
+ * none twice, none missing. where (GPT2_NUM_SLOTS * num_layers entries,
+ * the caller's) receives at slot * num_layers + layer the checkpoint index
+ * of that tensor, *head the index of lm_head.weight or SIZE_MAX.
+ * Returns 0, or -1 with one line in err naming the file and the tensor.
+ */
+int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
+                          size_t *where, size_t *head, char *err,
+                          size_t errlen);
+/*
+ * lm_head.weight (head, from gpt2_checkpoint_index; SIZE_MAX: nothing to
+ * check) must hold wte.weight's values exactly, compared as F32. Reads
+ * both in chunks, so memory stays bounded. 0, or -1 with the first
+ * difference in err.
+ */
+int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
+                               const size_t *where, size_t head, char *err,
                                size_t errlen);
 /* A model with zeroed parameters, to be filled by gpt2_model_fill. */
 int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,

@@ -1,6 +1,7 @@
 /*
- * cli.c - the helpers every tool shares (see cli.h). Printing and exiting
- * happen here and in the tools, never in libst.
+ * cli.c - the helpers every tool shares (see cli.h): messages, allocation,
+ * options, formatting, progress. Printing and exiting happen here and in
+ * the tools, never in libst; nothing here knows one tool's options.
  */
 #include "common/cli.h"
 
@@ -22,7 +23,7 @@ void cli_init(const char *name)
 
 const char *cli_progname(void) { return progname; }
 
-static void vwarn(const char *fmt, va_list ap)
+void cli_vwarn(const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", progname);
 	vfprintf(stderr, fmt, ap);
@@ -33,7 +34,7 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vwarn(fmt, ap);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
 }
 
@@ -41,7 +42,7 @@ void cli_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vwarn(fmt, ap);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
 	exit(code);
 }
@@ -50,7 +51,7 @@ void cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vwarn(fmt, ap);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
 	exit(CLI_ERROR);
@@ -60,6 +61,14 @@ void cli_error(const st_error *err)
 {
 	fprintf(stderr, "%s: %s\n", progname,
 	        err->message[0] ? err->message : st_strerror(err->code));
+}
+
+void cli_error_path(const char *path, const st_error *err)
+{
+	if (err->message[0])
+		cli_error(err);
+	else
+		fprintf(stderr, "%s: %s: %s\n", progname, path, st_strerror(err->code));
 }
 
 void cli_version(void)
@@ -76,6 +85,69 @@ int cli_exit(int code)
 		return CLI_ERROR;
 	}
 	return code;
+}
+
+/* ---- allocation ---------------------------------------------------------- */
+
+static void *checked(void *p, size_t n)
+{
+	if (!p)
+		cli_die(CLI_ERROR, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *cli_xmalloc(size_t n) { return checked(malloc(n ? n : 1), n); }
+
+void *cli_xcalloc(size_t n, size_t size)
+{
+	return checked(calloc(n ? n : 1, size ? size : 1), n * size);
+}
+
+void *cli_xrealloc(void *p, size_t n) { return checked(realloc(p, n ? n : 1), n); }
+
+char *cli_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(cli_xmalloc(n), s, n);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+/* Whether c is one of the short options in shortopts. */
+static int is_short(const char *shortopts, int c)
+{
+	return c > 0 && c < 256 && c != ':' && strchr(shortopts, c) != NULL;
+}
+
+int cli_getopt(int argc, char *const argv[], const char *shortopts,
+               const struct option *longopts)
+{
+	/* A leading ':' makes getopt_long tell a missing argument (':') from
+	 * an unknown option ('?') and print nothing itself. */
+	char opts[128];
+	int len = snprintf(opts, sizeof opts, ":%s", shortopts);
+	if (len < 0 || (size_t)len >= sizeof opts)
+		cli_die(CLI_ERROR, "internal error: option string too long");
+	opterr = 0;
+	int c = getopt_long(argc, argv, opts, longopts, NULL);
+	if (c != ':' && c != '?')
+		return c;
+	/* getopt_long has moved optind past a long option in error; a short
+	 * one may sit inside a cluster ("-xa"), so only optopt names it. */
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	int is_long = strncmp(arg, "--", 2) == 0;
+	if (c == ':') {
+		if (is_short(shortopts, optopt) && !is_long)
+			cli_usage_error("option requires an argument -- '%c'", optopt);
+		cli_usage_error("option '%s' requires an argument", arg);
+	}
+	if (optopt == 0)
+		cli_usage_error("unrecognized option '%s'", arg);
+	if (!is_short(shortopts, optopt) && optopt < 256)
+		cli_usage_error("invalid option -- '%c'", optopt);
+	/* A long option that takes no argument was given one ("--json=x"). */
+	cli_usage_error("option '%.*s' doesn't allow an argument",
+	                (int)strcspn(arg, "="), arg);
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)
@@ -132,44 +204,67 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return -1;
 }
 
-void cli_fmt_bytes(char *buf, size_t size, uint64_t n)
+int cli_opt_threads(const char *arg, int max)
 {
-	static const char *units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+	uint64_t v;
+	if (cli_parse_u64(arg, &v) != 0 || v < 1 || v > (uint64_t)max)
+		cli_usage_error("invalid thread count '%s' (expected 1 to %d)", arg, max);
+	return (int)v;
+}
+
+double cli_opt_nonneg(const char *opt, const char *arg)
+{
+	double v;
+	if (cli_parse_double(arg, &v) != 0 || v < 0)
+		cli_usage_error("%s: not a non-negative number: '%s'", opt, arg);
+	return v;
+}
+
+int cli_default_threads(int max)
+{
+	int n = cli_ncpus();
+	return n < max ? n : max;
+}
+
+/* ---- formatting ---------------------------------------------------------- */
+
+/*
+ * n in units of 1000 with one decimal: "548.1" and the unit's name, or
+ * exactly when below 1000 (unit_small); a value that would print as
+ * "1000.0" moves to the next unit.
+ */
+static void fmt_scaled(char *buf, size_t size, uint64_t n, const char *sep,
+                       const char *unit_small, const char *const *units,
+                       int n_units)
+{
 	if (n < 1000) {
-		snprintf(buf, size, "%llu B", (unsigned long long)n);
+		snprintf(buf, size, "%llu%s%s", (unsigned long long)n,
+		         *unit_small ? sep : "", unit_small);
 		return;
 	}
 	double v = (double)n;
 	int u = -1;
-	while (v >= 1000 && u < 5) {
+	while (v >= 1000 && u < n_units - 1) {
 		v /= 1000;
 		u++;
 	}
-	if (v >= 999.95 && u < 5) { /* avoid "1000.0 MB" */
+	if (v >= 999.95 && u < n_units - 1) {
 		v /= 1000;
 		u++;
 	}
-	snprintf(buf, size, "%.1f %s", v, units[u]);
+	snprintf(buf, size, "%.1f%s%s", v, sep, units[u]);
+}
+
+void cli_fmt_bytes(char *buf, size_t size, uint64_t n)
+{
+	static const char *const units[] = {"kB", "MB", "GB", "TB", "PB", "EB"};
+	fmt_scaled(buf, size, n, " ", "B", units, 6);
 }
 
 void cli_fmt_count(char *buf, size_t size, uint64_t n)
 {
-	static const char *units[] = {"K", "M", "B", "T"};
-	if (n < 1000) {
-		snprintf(buf, size, "%llu", (unsigned long long)n);
-		return;
-	}
-	double v = (double)n;
-	int u = -1;
-	while (v >= 1000 && u < 3) {
-		v /= 1000;
-		u++;
-	}
-	if (v >= 999.95 && u < 3) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, size, "%.1f%s", v, units[u]);
+	static const char *const units[] = {"K", "M", "B", "T"};
+	fmt_scaled(buf, size, n, "", "", units, 4);
 }
 
 void cli_fmt_shape(char *buf, size_t size, const st_tensor *t)
@@ -186,6 +281,14 @@ void cli_fmt_shape(char *buf, size_t size, const st_tensor *t)
 	}
 	if (used < size)
 		snprintf(buf + used, size - used, "]");
+}
+
+void cli_print_dims(FILE *f, const uint64_t *v, unsigned n)
+{
+	fputc('[', f);
+	for (unsigned d = 0; d < n; d++)
+		fprintf(f, "%s%llu", d ? ", " : "", (unsigned long long)v[d]);
+	fputc(']', f);
 }
 
 void cli_json_string(FILE *f, const char *s, size_t len)
@@ -226,15 +329,25 @@ void cli_json_double(FILE *f, double v)
 	fputs(buf, f);
 }
 
-void cli_print_name(FILE *f, const char *s, size_t len)
+char *cli_printable(const char *s, size_t len)
 {
+	char *out = cli_xmalloc(len * 4 + 1), *o = out;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\x%02x", c);
+			o += sprintf(o, "\\x%02x", c);
 		else
-			fputc(c, f);
+			*o++ = (char)c;
 	}
+	*o = 0;
+	return out;
+}
+
+void cli_print_name(FILE *f, const char *s, size_t len)
+{
+	char *p = cli_printable(s, len);
+	fputs(p, f);
+	free(p);
 }
 
 double cli_now(void)

@@ -1,10 +1,15 @@
 /*
- * cli.h - what the tools share: program name, diagnostics, option helpers,
- * human-readable sizes, JSON output, progress. Not part of libst.
+ * cli.h - what the tools share: program name, diagnostics, allocation,
+ * option parsing, human-readable sizes, names and JSON output, progress.
+ * Not part of libst. Helpers over checkpoints and tensor data are in
+ * ckpt.h, signal handling in signals.h.
  */
 #ifndef ST_CLI_H
 #define ST_CLI_H
 
+#include <getopt.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdnoreturn.h>
@@ -16,22 +21,48 @@
 /* Exit codes of every tool (SPEC.md). */
 enum { CLI_OK = 0, CLI_NO = 1, CLI_ERROR = 2 };
 
-/* Set the program name used in every message ("stinfo"). */
+/*
+ * Set the program name used in every message. Tools pass a fixed name
+ * ("stinfo") rather than argv[0], so messages read the same however the
+ * tool was started; a path is cut to its last component.
+ */
 void cli_init(const char *progname);
 const char *cli_progname(void);
 
 /* "prog: message\n" on stderr. */
 void cli_warn(const char *fmt, ...) CLI_PRINTF(1, 2);
+void cli_vwarn(const char *fmt, va_list ap) CLI_PRINTF(1, 0);
 /* "prog: message\n" on stderr, then exit(code). */
 noreturn void cli_die(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* "prog: message\nTry 'prog --help' for more information.\n", exit 2. */
 noreturn void cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* "prog: <err->message>\n" on stderr. */
 void cli_error(const st_error *err);
+/* The same, or "prog: path: <st_strerror>" when libst left no message. */
+void cli_error_path(const char *path, const st_error *err);
 /* Print "prog (libst) VERSION" to stdout and exit 0. */
 noreturn void cli_version(void);
 /* Flush stdout, report a write error (exit 2), else return code. */
 int cli_exit(int code);
+
+/*
+ * Allocation that cannot fail: running out of memory prints one line and
+ * exits 2. A size of zero allocates one byte, so the result is never NULL.
+ */
+void *cli_xmalloc(size_t n);
+void *cli_xcalloc(size_t n, size_t size);
+void *cli_xrealloc(void *p, size_t n);
+char *cli_xstrdup(const char *s);
+
+/*
+ * getopt_long with the tools' usage errors: an unknown option, a missing
+ * argument or an argument given to an option that takes none prints
+ * "prog: unrecognized option '--bogus'" (glibc's wording, under the
+ * program's name) and "Try 'prog --help'", and exits 2. Otherwise returns
+ * what getopt_long returns. shortopts must not start with ':'.
+ */
+int cli_getopt(int argc, char *const argv[], const char *shortopts,
+               const struct option *longopts);
 
 /*
  * Sizes: "5GB" (decimal: kB MB GB TB), "4GiB" (binary: KiB MiB GiB TiB),
@@ -42,24 +73,39 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
 
-/* "548.1 MB" style (decimal units, one decimal). */
+/* An option's thread count, 1 to max; anything else is a usage error. */
+int cli_opt_threads(const char *arg, int max);
+/* An option's number >= 0 (a tolerance); else a usage error naming opt. */
+double cli_opt_nonneg(const char *opt, const char *arg);
+/* The default thread count: the CPUs online, at most max. */
+int cli_default_threads(int max);
+
+/* "548.1 MB" style (decimal units, one decimal); "232 B" below 1 kB. */
 void cli_fmt_bytes(char *buf, size_t size, uint64_t n);
 /* "124.4M" style counts (K, M, B, T); small counts print exactly. */
 void cli_fmt_count(char *buf, size_t size, uint64_t n);
 /* "[768, 2304]" */
 void cli_fmt_shape(char *buf, size_t size, const st_tensor *t);
+/* "[768, 2304]" for n values, on f: shapes in JSON, coordinates. */
+void cli_print_dims(FILE *f, const uint64_t *v, unsigned n);
 
 /* A JSON string literal of s (len bytes, may hold NUL) on f. */
 void cli_json_string(FILE *f, const char *s, size_t len);
 /* A JSON number for a double: shortest round-trip form; NaN/Inf as null. */
 void cli_json_double(FILE *f, double v);
 
-/* A name made printable for a human (control bytes escaped). */
+/*
+ * A name made printable for a human: control bytes and DEL become \xNN,
+ * so a name holding NUL or a newline cannot break a line or a column;
+ * UTF-8 passes through. cli_printable returns a malloc'd copy.
+ */
+char *cli_printable(const char *s, size_t len);
 void cli_print_name(FILE *f, const char *s, size_t len);
 
 /*
  * Progress on stderr, only when stderr is a terminal (else does nothing).
- * Rate-limited; cli_progress_done clears the line.
+ * Rate-limited; cli_progress_done clears the line. Not thread-safe: callers
+ * serialize cli_progress_add.
  */
 typedef struct cli_progress {
 	int enabled;

@@ -1,0 +1,87 @@
+/*
+ * ckpt.c - checkpoint helpers the tools share (see ckpt.h): the open that
+ * reports its error, the second-handle check of the threaded readers
+ * (stinfo --stats, stdiff), widening to double. It reads no file itself;
+ * libst does.
+ */
+#include "common/ckpt.h"
+
+#include <endian.h>
+#include <string.h>
+
+#include "common/cli.h"
+
+int ckpt_open(st_checkpoint **ck, const char *path)
+{
+	st_error err;
+	memset(&err, 0, sizeof err);
+	int rc = st_checkpoint_open(ck, path, ST_OPEN_TORCH, &err);
+	if (rc == ST_OK)
+		return CLI_OK;
+	err.code = rc;
+	cli_error_path(path, &err);
+	return CLI_ERROR;
+}
+
+int ckpt_same_tensors(const st_checkpoint *a, const st_checkpoint *b)
+{
+	size_t n = st_checkpoint_n_tensors(a);
+	if (n != st_checkpoint_n_tensors(b))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *x = st_checkpoint_tensor(a, i, NULL);
+		const st_tensor *y = st_checkpoint_tensor(b, i, NULL);
+		if (x->dtype != y->dtype || x->n_elements != y->n_elements ||
+		    x->begin != y->begin || x->end != y->end ||
+		    x->name_len != y->name_len ||
+		    memcmp(x->name, y->name, x->name_len) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+int ckpt_is_numeric(st_dtype d)
+{
+	switch (d) {
+	case ST_DTYPE_F64: case ST_DTYPE_F32: case ST_DTYPE_F16:
+	case ST_DTYPE_BF16: case ST_DTYPE_BOOL: case ST_DTYPE_U8:
+	case ST_DTYPE_I8: case ST_DTYPE_U16: case ST_DTYPE_I16:
+	case ST_DTYPE_U32: case ST_DTYPE_I32: case ST_DTYPE_U64:
+	case ST_DTYPE_I64:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* One loop per type, so each is a plain load the compiler can vectorize. */
+#define WIDEN(T, le)                                          \
+	for (size_t i = 0; i < n; i++) {                      \
+		T v;                                          \
+		memcpy(&v, p + sizeof v * i, sizeof v);       \
+		dst[i] = (double)(T)le(v);                    \
+	}
+
+void ckpt_widen(st_dtype d, const void *src, double *dst, size_t n)
+{
+	const unsigned char *p = src;
+	switch (d) {
+	case ST_DTYPE_F64: case ST_DTYPE_F32: case ST_DTYPE_F16:
+	case ST_DTYPE_BF16:
+		st_convert(ST_DTYPE_F64, dst, d, src, n, NULL);
+		break;
+	case ST_DTYPE_BOOL:
+		for (size_t i = 0; i < n; i++)
+			dst[i] = p[i] != 0;
+		break;
+	case ST_DTYPE_U8: WIDEN(uint8_t, ); break;
+	case ST_DTYPE_I8: WIDEN(int8_t, ); break;
+	case ST_DTYPE_U16: WIDEN(uint16_t, le16toh); break;
+	case ST_DTYPE_I16: WIDEN(int16_t, le16toh); break;
+	case ST_DTYPE_U32: WIDEN(uint32_t, le32toh); break;
+	case ST_DTYPE_I32: WIDEN(int32_t, le32toh); break;
+	case ST_DTYPE_U64: WIDEN(uint64_t, le64toh); break;
+	case ST_DTYPE_I64: WIDEN(int64_t, le64toh); break;
+	default: break;
+	}
+}

@@ -1,0 +1,40 @@
+/*
+ * ckpt.h - what the tools share about checkpoints and their tensor data:
+ * opening with the tools' error report, checking that a worker thread's
+ * own handle sees the same tensors, widening elements to double. Not part
+ * of libst.
+ */
+#ifndef ST_CKPT_H
+#define ST_CKPT_H
+
+#include <stddef.h>
+
+#include <st.h>
+
+/*
+ * Open a checkpoint PATH (file, shard index, snapshot directory or PyTorch
+ * .bin: ST_OPEN_TORCH). Returns CLI_OK, or CLI_ERROR after printing why
+ * (cli_error_path).
+ */
+int ckpt_open(st_checkpoint **ck, const char *path);
+
+/*
+ * Whether two handles of one path describe the same tensors (names,
+ * dtypes, shapes' sizes, offsets). The path could have been replaced
+ * between the two opens, and a worker must never read with another
+ * handle's sizes or report on a header it did not read.
+ */
+int ckpt_same_tensors(const st_checkpoint *a, const st_checkpoint *b);
+
+/* Whether ckpt_widen takes a dtype: the floats, the integers and BOOL. */
+int ckpt_is_numeric(st_dtype d);
+
+/*
+ * Widen n little-endian elements of a numeric dtype to double. Floats go
+ * through st_convert (exact); integers are read byte by byte, so the
+ * host's endianness does not matter, and I64/U64 beyond 2^53 round to
+ * nearest; a BOOL byte is 1 when it is not zero, as numpy casts it.
+ */
+void ckpt_widen(st_dtype d, const void *src, double *dst, size_t n);
+
+#endif

@@ -11,6 +11,7 @@
  * 300 GB checkpoint answers in milliseconds.
  */
 #include "common/cli.h"
+#include "common/ckpt.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -70,79 +71,24 @@ static void fmt_group(char *buf, size_t size, uint64_t n)
 	buf[o] = 0;
 }
 
-/* "124.4M (124,439,808)", or just "300" when the short form is exact. */
-static void fmt_count_full(char *buf, size_t size, uint64_t n)
-{
-	char a[32], b[32];
-	cli_fmt_count(a, sizeof a, n);
-	if (n < 1000) {
-		snprintf(buf, size, "%s", a);
-		return;
-	}
-	fmt_group(b, sizeof b, n);
-	snprintf(buf, size, "%s (%s)", a, b);
-}
-
-/* "497.8 MB (497,759,232 B)", or "232 B" when the short form is exact. */
-static void fmt_bytes_full(char *buf, size_t size, uint64_t n)
-{
-	char a[32], b[32];
-	cli_fmt_bytes(a, sizeof a, n);
-	if (n < 1000) {
-		snprintf(buf, size, "%s", a);
-		return;
-	}
-	fmt_group(b, sizeof b, n);
-	snprintf(buf, size, "%s (%s B)", a, b);
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n ? n : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
-}
-
 /*
- * A printable copy of len bytes: control bytes and DEL become \xNN (as
- * cli_print_name does), so a name holding NUL or a newline cannot break a
- * line or a column. UTF-8 passes through unchanged.
+ * A count or a size with its exact value beside the short one:
+ * "124.4M (124,439,808)", "497.8 MB (497,759,232 B)"; just "300" or
+ * "232 B" when the short form is exact.
  */
-static char *printable(const char *s, size_t len)
+static void fmt_full(char *buf, size_t size, uint64_t n, int bytes)
 {
-	char *out = xmalloc(len * 4 + 1), *o = out;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			o += sprintf(o, "\\x%02x", c);
-		else
-			*o++ = (char)c;
+	char a[32], b[32];
+	if (bytes)
+		cli_fmt_bytes(a, sizeof a, n);
+	else
+		cli_fmt_count(a, sizeof a, n);
+	if (n < 1000) {
+		snprintf(buf, size, "%s", a);
+		return;
 	}
-	*o = 0;
-	return out;
+	fmt_group(b, sizeof b, n);
+	snprintf(buf, size, "%s (%s%s)", a, b, bytes ? " B" : "");
 }
 
 /*
@@ -151,7 +97,7 @@ static char *printable(const char *s, size_t len)
  */
 static char *display_name(const char *s, size_t len)
 {
-	return len ? printable(s, len) : xstrdup("\"\"");
+	return len ? cli_printable(s, len) : cli_xstrdup("\"\"");
 }
 
 /*
@@ -223,16 +169,16 @@ static void table_add(struct table *t, const char *const *cells)
 {
 	if (t->nrows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
-		t->cells = xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
+		t->cells = cli_xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
 	}
 	for (size_t c = 0; c < t->ncols; c++)
-		t->cells[t->nrows * t->ncols + c] = xstrdup(cells[c]);
+		t->cells[t->nrows * t->ncols + c] = cli_xstrdup(cells[c]);
 	t->nrows++;
 }
 
 static void table_print(struct table *t, FILE *f)
 {
-	size_t *w = xcalloc(t->ncols, sizeof *w);
+	size_t *w = cli_xcalloc(t->ncols, sizeof *w);
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
 			size_t cw = display_width(t->cells[r * t->ncols + c]);
@@ -369,7 +315,7 @@ static int row_sort_cmp(const void *pa, const void *pb)
 static char *format_set(const uint64_t *v, size_t n)
 {
 	size_t cap = n * 24 + 3, o = 0;
-	char *s = xmalloc(cap);
+	char *s = cli_xmalloc(cap);
 	s[o++] = '{';
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -407,14 +353,14 @@ static int cmp_value(const void *a, const void *b)
 static void merge_rows(struct compact_ctx *cc, const size_t *idx, size_t n)
 {
 	struct row *dst = &cc->rows[idx[0]];
-	uint64_t *vals = xmalloc(n * sizeof *vals);
+	uint64_t *vals = cli_xmalloc(n * sizeof *vals);
 	size_t total = 0;
 	for (size_t k = 0; k < n; k++) {
 		vals[k] = cc->rows[idx[k]].value;
 		total += cc->rows[idx[k]].nmembers;
 	}
 	qsort(vals, n, sizeof *vals, cmp_value);
-	size_t *members = xmalloc(total * sizeof *members), m = 0;
+	size_t *members = cli_xmalloc(total * sizeof *members), m = 0;
 	for (size_t k = 0; k < n; k++) {
 		struct row *r = &cc->rows[idx[k]];
 		memcpy(members + m, r->members, r->nmembers * sizeof *members);
@@ -447,7 +393,7 @@ static void row_from_name(struct row *r, const st_tensor *t, size_t index)
 	size_t n = 1;
 	for (size_t i = 0; i < t->name_len; i++)
 		n += t->name[i] == '.';
-	r->comps = xmalloc(n * sizeof *r->comps);
+	r->comps = cli_xmalloc(n * sizeof *r->comps);
 	r->ncomps = 0;
 	size_t start = 0;
 	for (size_t i = 0; i <= t->name_len; i++) {
@@ -457,7 +403,7 @@ static void row_from_name(struct row *r, const st_tensor *t, size_t index)
 			start = i + 1;
 		}
 	}
-	r->members = xmalloc(sizeof *r->members);
+	r->members = cli_xmalloc(sizeof *r->members);
 	r->members[0] = index;
 	r->nmembers = 1;
 	r->dead = 0;
@@ -474,14 +420,14 @@ static int cmp_first_member(const void *pa, const void *pb)
 static struct row *compact(const st_checkpoint *ck, int all, size_t *nrows)
 {
 	size_t n = st_checkpoint_n_tensors(ck);
-	struct row *rows = xcalloc(n, sizeof *rows);
+	struct row *rows = cli_xcalloc(n, sizeof *rows);
 	for (size_t i = 0; i < n; i++) {
 		row_from_name(&rows[i], st_checkpoint_tensor(ck, i, NULL), i);
 		if (all)
 			rows[i].cand = -1;
 	}
 	struct compact_ctx cc = {ck, rows};
-	size_t *idx = xmalloc((n ? n : 1) * sizeof *idx);
+	size_t *idx = cli_xmalloc((n ? n : 1) * sizeof *idx);
 	for (;;) {
 		size_t m = 0;
 		for (size_t i = 0; i < n; i++) {
@@ -543,7 +489,7 @@ static char *row_name(const struct row *r)
 	size_t len = r->ncomps;
 	for (size_t i = 0; i < r->ncomps; i++)
 		len += r->comps[i].len;
-	char *raw = xmalloc(len + 1), *o = raw;
+	char *raw = cli_xmalloc(len + 1), *o = raw;
 	for (size_t i = 0; i < r->ncomps; i++) {
 		if (i)
 			*o++ = '.';
@@ -686,54 +632,6 @@ static double acc_std(const struct acc *a)
 	return a->n ? sqrt(a->m2 / (double)a->n) : 0;
 }
 
-/* Whether stinfo computes statistics for a dtype (floats, ints, BOOL). */
-static int stats_supported(st_dtype d)
-{
-	switch (d) {
-	case ST_DTYPE_F64: case ST_DTYPE_F32: case ST_DTYPE_F16:
-	case ST_DTYPE_BF16: case ST_DTYPE_BOOL: case ST_DTYPE_U8:
-	case ST_DTYPE_I8: case ST_DTYPE_U16: case ST_DTYPE_I16:
-	case ST_DTYPE_U32: case ST_DTYPE_I32: case ST_DTYPE_U64:
-	case ST_DTYPE_I64:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static uint64_t load_le(const unsigned char *p, unsigned bytes)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < bytes; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-/*
- * Widen n little-endian elements to double. Floats go through st_convert
- * (exact widening to F64); integers are read byte by byte, so the host's
- * endianness does not matter. I64/U64 beyond 2^53 round to nearest.
- */
-static void widen(st_dtype d, const unsigned char *src, double *dst, size_t n)
-{
-	unsigned bytes = st_dtype_bits(d) / 8;
-	if (st_dtype_is_float(d)) {
-		st_convert(ST_DTYPE_F64, dst, d, src, n, NULL);
-		return;
-	}
-	for (size_t i = 0; i < n; i++, src += bytes) {
-		uint64_t v = load_le(src, bytes);
-		switch (d) {
-		case ST_DTYPE_BOOL: dst[i] = v != 0; break;
-		case ST_DTYPE_I8: dst[i] = (int8_t)v; break;
-		case ST_DTYPE_I16: dst[i] = (int16_t)v; break;
-		case ST_DTYPE_I32: dst[i] = (int32_t)v; break;
-		case ST_DTYPE_I64: dst[i] = (double)(int64_t)v; break;
-		default: dst[i] = (double)v; break;
-		}
-	}
-}
-
 /* A work item: elements [begin, end) of one tensor. */
 struct item {
 	size_t tensor;
@@ -742,7 +640,6 @@ struct item {
 };
 
 struct stats_job {
-	const char *path;
 	st_checkpoint **handles; /* one per thread: handles are not shared */
 	struct item *items;
 	size_t nitems, next;
@@ -762,8 +659,8 @@ static void *stats_worker(void *arg)
 {
 	struct worker *w = arg;
 	struct stats_job *job = w->job;
-	unsigned char *raw = xmalloc(job->chunk_elems * 8);
-	double *wide = xmalloc(job->chunk_elems * sizeof *wide);
+	unsigned char *raw = cli_xmalloc(job->chunk_elems * 8);
+	double *wide = cli_xmalloc(job->chunk_elems * sizeof *wide);
 	st_error err;
 	for (;;) {
 		pthread_mutex_lock(&job->lock);
@@ -787,7 +684,7 @@ static void *stats_worker(void *arg)
 				pthread_mutex_unlock(&job->lock);
 				goto out;
 			}
-			widen(t->dtype, raw, wide, n);
+			ckpt_widen(t->dtype, raw, wide, n);
 			acc_chunk(&it->acc, wide, n);
 			e += n;
 			pthread_mutex_lock(&job->lock);
@@ -799,26 +696,6 @@ out:
 	free(raw);
 	free(wide);
 	return NULL;
-}
-
-/*
- * Whether two handles of one path describe the same tensors: the path
- * could have been replaced between the opens, and a worker must never read
- * with another handle's sizes.
- */
-static int same_tensors(const st_checkpoint *a, const st_checkpoint *b)
-{
-	size_t n = st_checkpoint_n_tensors(a);
-	if (n != st_checkpoint_n_tensors(b))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const st_tensor *x = st_checkpoint_tensor(a, i, NULL);
-		const st_tensor *y = st_checkpoint_tensor(b, i, NULL);
-		if (x->dtype != y->dtype || x->n_elements != y->n_elements ||
-		    x->n_bytes != y->n_bytes)
-			return 0;
-	}
-	return 1;
 }
 
 /* Default elements per chunk: 8 MiB of F64 in the widening buffer. */
@@ -846,14 +723,13 @@ static int compute_stats(const char *path, st_checkpoint *ck, int threads,
 
 	struct stats_job job;
 	memset(&job, 0, sizeof job);
-	job.path = path;
 	job.chunk_elems = chunk;
 	pthread_mutex_init(&job.lock, NULL);
 	size_t cap = 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!stats_supported(t->dtype))
+		if (!ckpt_is_numeric(t->dtype))
 			continue;
 		total += t->n_bytes;
 		uint64_t slices = 1;
@@ -861,7 +737,7 @@ static int compute_stats(const char *path, st_checkpoint *ck, int threads,
 			slices = (uint64_t)threads;
 		if (job.nitems + slices > cap) {
 			cap = (cap + (size_t)slices) * 2;
-			job.items = xrealloc(job.items, cap * sizeof *job.items);
+			job.items = cli_xrealloc(job.items, cap * sizeof *job.items);
 		}
 		for (uint64_t s = 0; s < slices; s++) {
 			struct item *it = &job.items[job.nitems++];
@@ -876,20 +752,18 @@ static int compute_stats(const char *path, st_checkpoint *ck, int threads,
 	/* Threads beyond the work items would only open handles and wait. */
 	if ((size_t)threads > job.nitems)
 		threads = job.nitems ? (int)job.nitems : 1;
-	job.handles = xcalloc((size_t)threads, sizeof *job.handles);
-	struct worker *ws = xcalloc((size_t)threads, sizeof *ws);
-	pthread_t *tids = xcalloc((size_t)threads, sizeof *tids);
+	job.handles = cli_xcalloc((size_t)threads, sizeof *job.handles);
+	struct worker *ws = cli_xcalloc((size_t)threads, sizeof *ws);
+	pthread_t *tids = cli_xcalloc((size_t)threads, sizeof *tids);
 	int started = 0, rc = 0;
-	st_error err;
 	cli_progress_start(&job.progress, "stats", total);
 	for (int k = 0; k < threads; k++) {
 		if (k == 0) {
 			job.handles[k] = ck;
-		} else if (st_checkpoint_open(&job.handles[k], path, ST_OPEN_TORCH, &err) != ST_OK) {
-			cli_error(&err);
+		} else if (ckpt_open(&job.handles[k], path) != CLI_OK) {
 			rc = -1;
 			break;
-		} else if (!same_tensors(ck, job.handles[k])) {
+		} else if (!ckpt_same_tensors(ck, job.handles[k])) {
 			cli_warn("%s: changed while being read", path);
 			st_checkpoint_close(job.handles[k]);
 			rc = -1;
@@ -949,26 +823,26 @@ static void print_files(const st_checkpoint *ck)
 	char buf[96];
 	const char *index = st_checkpoint_index_path(ck);
 	if (index) {
-		char *p = printable(index, strlen(index));
+		char *p = cli_printable(index, strlen(index));
 		print_kv("index:", p);
 		free(p);
 	}
 	size_t nf = st_checkpoint_n_files(ck);
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
-		char *p = printable(st_file_path(f), strlen(st_file_path(f)));
+		char *p = cli_printable(st_file_path(f), strlen(st_file_path(f)));
 		print_kv("file:", p);
 		free(p);
 		if (st_file_format(f) == ST_FORMAT_TORCH) {
 			/* Offsets below count from the start of the file. */
 			print_kv("  format:", "PyTorch zip checkpoint (its pickle was "
 			         "read, not executed)");
-			fmt_bytes_full(buf, sizeof buf, st_file_size(f));
+			fmt_full(buf, sizeof buf, st_file_size(f), 1);
 			print_kv("  size:", buf);
 		} else {
-			fmt_bytes_full(buf, sizeof buf, st_file_header_size(f));
+			fmt_full(buf, sizeof buf, st_file_header_size(f), 1);
 			print_kv("  header:", buf);
-			fmt_bytes_full(buf, sizeof buf, st_file_data_size(f));
+			fmt_full(buf, sizeof buf, st_file_data_size(f), 1);
 			print_kv("  data:", buf);
 		}
 		size_t nm = st_file_n_meta(f);
@@ -981,8 +855,8 @@ static void print_files(const st_checkpoint *ck)
 			while (show < e->value_len &&
 			       ((unsigned char)e->value[show] & 0xc0) == 0x80)
 				show--;
-			char *k = printable(e->key, e->key_len);
-			char *v = printable(e->value, show);
+			char *k = cli_printable(e->key, e->key_len);
+			char *v = cli_printable(e->value, show);
 			printf("%-13s%s: %s", m ? "" : "  metadata:", k, v);
 			if (show < e->value_len)
 				printf("... (%zu bytes)", e->value_len);
@@ -1003,8 +877,8 @@ static void print_dtype_table(const struct totals *t)
 		if (!t->by[d].tensors)
 			continue;
 		snprintf(c1, sizeof c1, "%llu", (unsigned long long)t->by[d].tensors);
-		fmt_count_full(c2, sizeof c2, t->by[d].params);
-		fmt_bytes_full(c3, sizeof c3, t->by[d].bytes);
+		fmt_full(c2, sizeof c2, t->by[d].params, 0);
+		fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		table_add(&tab, (const char *const[]){st_dtype_name((st_dtype)d), c1, c2, c3});
 	}
 	table_print(&tab, stdout);
@@ -1048,7 +922,7 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 				snprintf(where, sizeof where, "%zu files", nfiles);
 			} else {
 				const char *p = st_file_path(st_checkpoint_file(ck, file));
-				wherep = printable(base_name(p), strlen(base_name(p)));
+				wherep = cli_printable(base_name(p), strlen(base_name(p)));
 			}
 		} else if (row->nmembers > 1) {
 			snprintf(where, sizeof where, "-");
@@ -1083,7 +957,7 @@ static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		const struct acc *a = &accs[i];
 		char *name = display_name(t->name, t->name_len);
-		if (!stats_supported(t->dtype)) {
+		if (!ckpt_is_numeric(t->dtype)) {
 			table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype),
 			                                      "-", "-", "-", "-", "-", "-", "-"});
 			free(name);
@@ -1111,7 +985,7 @@ static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
 	int skipped[ST_DTYPE_COUNT] = {0};
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!stats_supported(t->dtype))
+		if (!ckpt_is_numeric(t->dtype))
 			skipped[t->dtype] = 1;
 	}
 	int any = 0;
@@ -1129,15 +1003,15 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 	struct totals t;
 	char buf[96];
 	compute_totals(ck, &t);
-	char *p = printable(path, strlen(path));
+	char *p = cli_printable(path, strlen(path));
 	print_kv("path:", p);
 	free(p);
 	print_files(ck);
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)t.tensors);
 	print_kv("tensors:", buf);
-	fmt_count_full(buf, sizeof buf, t.params);
+	fmt_full(buf, sizeof buf, t.params, 0);
 	print_kv("parameters:", buf);
-	fmt_bytes_full(buf, sizeof buf, t.bytes);
+	fmt_full(buf, sizeof buf, t.bytes, 1);
 	print_kv("bytes:", buf);
 	if (t.tensors == 0)
 		return;
@@ -1209,16 +1083,15 @@ static void print_json(const st_checkpoint *ck, const struct acc *accs)
 		const char *fp = st_file_path(st_checkpoint_file(ck, file));
 		printf("    {\"name\": ");
 		json_str(x->name, x->name_len);
-		printf(", \"dtype\": \"%s\", \"shape\": [", st_dtype_name(x->dtype));
-		for (unsigned d = 0; d < x->ndim; d++)
-			printf("%s%llu", d ? ", " : "", (unsigned long long)x->shape[d]);
-		printf("], \"parameters\": %llu, \"bytes\": %llu, \"file\": ",
+		printf(", \"dtype\": \"%s\", \"shape\": ", st_dtype_name(x->dtype));
+		cli_print_dims(stdout, x->shape, x->ndim);
+		printf(", \"parameters\": %llu, \"bytes\": %llu, \"file\": ",
 		       (unsigned long long)x->n_elements, (unsigned long long)x->n_bytes);
 		json_str(fp, strlen(fp));
 		printf(", \"data_offsets\": [%llu, %llu]", (unsigned long long)x->begin,
 		       (unsigned long long)x->end);
 		if (accs) {
-			if (stats_supported(x->dtype))
+			if (ckpt_is_numeric(x->dtype))
 				json_stats(&accs[i]);
 			else
 				printf(", \"stats\": null");
@@ -1253,7 +1126,7 @@ static void on_problem(void *ctx, int severity, const char *message)
 {
 	struct check_ctx *cc = ctx;
 	/* Messages come from file contents: keep them on one line. */
-	char *m = printable(message, strlen(message));
+	char *m = cli_printable(message, strlen(message));
 	if (severity == ST_PROBLEM_WARNING) {
 		cc->warnings++;
 		cli_warn("warning: %s", m);
@@ -1277,16 +1150,14 @@ static int check_path(const char *path)
 	memset(&err, 0, sizeof err);
 	int n = st_check_path(path, on_problem, &cc, &err);
 	if (n < 0) {
-		if (!err.message[0])
-			snprintf(err.message, sizeof err.message, "%s: %s", path,
-			         st_strerror(n));
-		cli_error(&err);
+		err.code = n;
+		cli_error_path(path, &err);
 		return CLI_ERROR;
 	}
 	/* Trust the count libst returns even if a callback was lost. */
 	if (n > cc.errors)
 		cc.errors = n;
-	char *p = printable(path, strlen(path));
+	char *p = cli_printable(path, strlen(path));
 	char e[32], w[32];
 	plural(e, sizeof e, cc.errors, "error");
 	plural(w, sizeof w, cc.warnings, "warning");
@@ -1313,19 +1184,11 @@ static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
 	st_checkpoint *ck;
-	st_error err;
-	memset(&err, 0, sizeof err);
-	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &err);
-	if (rc != ST_OK) {
-		if (!err.message[0])
-			snprintf(err.message, sizeof err.message, "%s: %s", path,
-			         st_strerror(rc));
-		cli_error(&err);
+	if (ckpt_open(&ck, path) != CLI_OK)
 		return CLI_ERROR;
-	}
 	struct acc *accs = NULL;
 	if (o->stats) {
-		accs = xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
+		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
 		if (compute_stats(path, ck, o->threads, accs) != 0) {
 			free(accs);
 			st_checkpoint_close(ck);
@@ -1358,38 +1221,20 @@ int main(int argc, char **argv)
 	};
 	struct options o = {MODE_SUMMARY, 0, 0, 0};
 	int json = 0, check = 0, ch;
-	uint64_t v;
 
-	/*
-	 * A fixed name rather than argv[0], so messages read the same however
-	 * the tool was started; getopt's own messages would use argv[0].
-	 */
 	cli_init("stinfo");
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":ajcst:hV", longopts, NULL)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "ajcst:hV", longopts)) != -1) {
 		switch (ch) {
 		case 'a': o.all = 1; break;
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
-		case 't':
-			if (cli_parse_u64(optarg, &v) != 0 || v < 1 || v > 256)
-				cli_usage_error("invalid thread count '%s' (expected 1 to 256)",
-				                optarg);
-			o.threads = (int)v;
-			break;
+		case 't': o.threads = cli_opt_threads(optarg, 256); break;
 		case 'h':
 			usage();
 			return cli_exit(CLI_OK);
 		case 'V':
 			cli_version();
-		case ':':
-			cli_usage_error("option '%s' requires an argument",
-			                argv[optind - 1]);
-		default:
-			if (optopt)
-				cli_usage_error("invalid option -- '%c'", optopt);
-			cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
@@ -1397,11 +1242,8 @@ int main(int argc, char **argv)
 	if (check && (json || o.stats || o.all))
 		cli_usage_error("--check cannot be combined with --json, --stats or --all");
 	o.mode = check ? MODE_CHECK : json ? MODE_JSON : MODE_SUMMARY;
-	if (o.threads == 0) {
-		o.threads = cli_ncpus();
-		if (o.threads > 64)
-			o.threads = 64;
-	}
+	if (o.threads == 0)
+		o.threads = cli_default_threads(64);
 
 	int status = CLI_OK, printed = 0;
 	for (int i = optind; i < argc; i++) {

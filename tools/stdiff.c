@@ -22,6 +22,7 @@
  * the mean are added in chunk order so results do not depend on threading.
  */
 #include "common/cli.h"
+#include "common/ckpt.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -127,17 +128,8 @@ struct worker {
 
 static enum kind dtype_kind(st_dtype d)
 {
-	switch (d) {
-	case ST_DTYPE_F64: case ST_DTYPE_F32: case ST_DTYPE_F16:
-	case ST_DTYPE_BF16:
-		return KIND_FLOAT;
-	case ST_DTYPE_BOOL: case ST_DTYPE_U8: case ST_DTYPE_I8:
-	case ST_DTYPE_I16: case ST_DTYPE_U16: case ST_DTYPE_I32:
-	case ST_DTYPE_U32: case ST_DTYPE_I64: case ST_DTYPE_U64:
-		return KIND_INT;
-	default:
-		return KIND_RAW;
-	}
+	return st_dtype_is_float(d) ? KIND_FLOAT
+	       : ckpt_is_numeric(d) ? KIND_INT : KIND_RAW;
 }
 
 /*
@@ -179,88 +171,54 @@ static void dtype_group(st_dtype d, unsigned *bytes, unsigned *elems)
 
 /* ---- element kernels ------------------------------------------------------ */
 
+/* NaNs among n elements: without the sign bit (mask), above +Inf (inf). */
+#define COUNT_NAN(T, le, mask, inf)                                  \
+	for (size_t i = 0; i < n; i++) {                             \
+		T v;                                                 \
+		memcpy(&v, p + sizeof v * i, sizeof v);              \
+		c += (le(v) & (mask)) > (inf);                       \
+	}
+
 static uint64_t count_nan(st_dtype d, const unsigned char *p, size_t n)
 {
 	uint64_t c = 0;
-	size_t i;
 	switch (d) {
 	case ST_DTYPE_F64:
-		for (i = 0; i < n; i++) {
-			uint64_t v;
-			memcpy(&v, p + 8 * i, 8);
-			c += (le64toh(v) & 0x7fffffffffffffffULL) > 0x7ff0000000000000ULL;
-		}
+		COUNT_NAN(uint64_t, le64toh, 0x7fffffffffffffffULL, 0x7ff0000000000000ULL);
 		break;
-	case ST_DTYPE_F32:
-		for (i = 0; i < n; i++) {
-			uint32_t v;
-			memcpy(&v, p + 4 * i, 4);
-			c += (le32toh(v) & 0x7fffffffu) > 0x7f800000u;
-		}
-		break;
-	case ST_DTYPE_F16:
-	case ST_DTYPE_BF16: {
-		uint16_t inf = d == ST_DTYPE_F16 ? 0x7c00 : 0x7f80;
-		for (i = 0; i < n; i++) {
-			uint16_t v;
-			memcpy(&v, p + 2 * i, 2);
-			c += (le16toh(v) & 0x7fff) > inf;
-		}
-		break;
-	}
-	default:
-		break;
+	case ST_DTYPE_F32: COUNT_NAN(uint32_t, le32toh, 0x7fffffffu, 0x7f800000u); break;
+	case ST_DTYPE_F16: COUNT_NAN(uint16_t, le16toh, 0x7fffu, 0x7c00u); break;
+	case ST_DTYPE_BF16: COUNT_NAN(uint16_t, le16toh, 0x7fffu, 0x7f80u); break;
+	default: break;
 	}
 	return c;
 }
 
-#define DECODE_INT(T, conv, size)                                   \
-	for (size_t i = 0; i < n; i++) {                                \
-		T v;                                                        \
-		memcpy(&v, p + (size) * i, (size));                         \
-		out[i] = (OUT_T)(T)conv(v);                                 \
+#define DECODE_INT(T, le)                                            \
+	for (size_t i = 0; i < n; i++) {                             \
+		T v;                                                 \
+		memcpy(&v, p + sizeof v * i, sizeof v);              \
+		out[i] = (wide_int)(T)le(v);                         \
 	}
 
-/* Integers (and BOOL) to 128-bit integers, exactly. */
+/*
+ * Integers (and BOOL, byte for byte, so that --exact sees every bit) to
+ * 128-bit integers, exactly.
+ */
 static void decode_int(st_dtype d, const unsigned char *p, wide_int *out,
                        size_t n)
 {
-#define OUT_T wide_int
 	switch (d) {
-	case ST_DTYPE_BOOL: case ST_DTYPE_U8: DECODE_INT(uint8_t, , 1); break;
-	case ST_DTYPE_I8: DECODE_INT(int8_t, , 1); break;
-	case ST_DTYPE_U16: DECODE_INT(uint16_t, le16toh, 2); break;
-	case ST_DTYPE_I16: DECODE_INT(int16_t, le16toh, 2); break;
-	case ST_DTYPE_U32: DECODE_INT(uint32_t, le32toh, 4); break;
-	case ST_DTYPE_I32: DECODE_INT(int32_t, le32toh, 4); break;
-	case ST_DTYPE_U64: DECODE_INT(uint64_t, le64toh, 8); break;
-	case ST_DTYPE_I64: DECODE_INT(int64_t, le64toh, 8); break;
+	case ST_DTYPE_BOOL: case ST_DTYPE_U8: DECODE_INT(uint8_t, ); break;
+	case ST_DTYPE_I8: DECODE_INT(int8_t, ); break;
+	case ST_DTYPE_U16: DECODE_INT(uint16_t, le16toh); break;
+	case ST_DTYPE_I16: DECODE_INT(int16_t, le16toh); break;
+	case ST_DTYPE_U32: DECODE_INT(uint32_t, le32toh); break;
+	case ST_DTYPE_I32: DECODE_INT(int32_t, le32toh); break;
+	case ST_DTYPE_U64: DECODE_INT(uint64_t, le64toh); break;
+	case ST_DTYPE_I64: DECODE_INT(int64_t, le64toh); break;
 	default: break;
 	}
-#undef OUT_T
-}
-
-/* Floats (exactly, by st_convert) and integers (nearest double) to double. */
-static void decode_f64(st_dtype d, const unsigned char *p, double *out,
-                       size_t n)
-{
-	if (dtype_kind(d) == KIND_FLOAT) {
-		st_convert(ST_DTYPE_F64, out, d, p, n, NULL);
-		return;
-	}
-#define OUT_T double
-	switch (d) {
-	case ST_DTYPE_BOOL: case ST_DTYPE_U8: DECODE_INT(uint8_t, , 1); break;
-	case ST_DTYPE_I8: DECODE_INT(int8_t, , 1); break;
-	case ST_DTYPE_U16: DECODE_INT(uint16_t, le16toh, 2); break;
-	case ST_DTYPE_I16: DECODE_INT(int16_t, le16toh, 2); break;
-	case ST_DTYPE_U32: DECODE_INT(uint32_t, le32toh, 4); break;
-	case ST_DTYPE_I32: DECODE_INT(int32_t, le32toh, 4); break;
-	case ST_DTYPE_U64: DECODE_INT(uint64_t, le64toh, 8); break;
-	case ST_DTYPE_I64: DECODE_INT(int64_t, le64toh, 8); break;
-	default: break;
-	}
-#undef OUT_T
 }
 
 static void stats_init(struct stats *s)
@@ -443,15 +401,7 @@ static int read_side(struct ctx *c, st_checkpoint *ck, const struct entry *e,
 	if (st_checkpoint_read(ck, e->idx, off, buf, n, &err) == ST_OK)
 		return 0;
 	/* libst's messages name the file and the tensor already. */
-	if (err.message[0]) {
-		fail(c, "%s", err.message);
-	} else {
-		size_t fi = 0;
-		st_checkpoint_tensor(ck, e->idx, &fi);
-		fail(c, "%s: tensor '%.*s': %s",
-		     st_file_path(st_checkpoint_file(ck, fi)),
-		     (int)e->t->name_len, e->t->name, st_strerror(err.code));
-	}
+	fail(c, "%s", err.message[0] ? err.message : st_strerror(err.code));
 	return -1;
 }
 
@@ -500,8 +450,8 @@ static int do_chunk(struct worker *w, struct pair *p, uint64_t k,
 				continue;
 			}
 			if (ka == KIND_FLOAT) {
-				decode_f64(ta, ra, w->da, m);
-				decode_f64(tb, rb, w->db, m);
+				ckpt_widen(ta, ra, w->da, m);
+				ckpt_widen(tb, rb, w->db, m);
 				compare_float(s, sum, w->da, w->db, m, e0 + off, p->rtol,
 				              p->atol, o->exact, ra, rb, es);
 			} else {
@@ -526,8 +476,8 @@ static int do_chunk(struct worker *w, struct pair *p, uint64_t k,
 			            o->exact);
 			continue;
 		}
-		decode_f64(ta, ra, w->da, m);
-		decode_f64(tb, rb, w->db, m);
+		ckpt_widen(ta, ra, w->da, m);
+		ckpt_widen(tb, rb, w->db, m);
 		compare_float(s, sum, w->da, w->db, m, e0 + off, p->rtol, p->atol,
 		              o->exact, NULL, NULL, 0);
 		if (!p->check_rounded || !s->rounded)
@@ -595,39 +545,6 @@ static void *worker_main(void *arg)
 }
 
 /*
- * A worker's own handle must see the same tensors as the main one: if a
- * file was replaced between the two opens, its bytes are not the ones the
- * header we report described.
- */
-static bool same_layout(st_checkpoint *main, st_checkpoint *mine,
-                        const struct entry *e)
-{
-	if (st_checkpoint_n_tensors(mine) != st_checkpoint_n_tensors(main))
-		return false;
-	const st_tensor *t = st_checkpoint_tensor(mine, e->idx, NULL);
-	return t->dtype == e->t->dtype && t->begin == e->t->begin &&
-	       t->end == e->t->end && t->name_len == e->t->name_len &&
-	       memcmp(t->name, e->t->name, t->name_len) == 0;
-}
-
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory (%zu bytes)", n);
-	return p;
-}
-
-static void open_ck(st_checkpoint **out, const char *path)
-{
-	st_error err = {0};
-	if (st_checkpoint_open(out, path, ST_OPEN_TORCH, &err) != ST_OK) {
-		cli_error(&err);
-		exit(CLI_ERROR);
-	}
-}
-
-/*
  * Give a worker its handles and buffers. The first borrows the main
  * handles; the others open their own and return false when they cannot
  * (too many open files with many shards, say): fewer threads then do the
@@ -648,20 +565,19 @@ static bool worker_setup(struct worker *w, struct ctx *c, bool borrow,
 			st_checkpoint_close(w->a);
 			return false;
 		}
-		for (size_t j = 0; j < c->n_jobs; j++) {
-			if (!same_layout(c->ca, w->a, c->jobs[j]->a))
-				cli_die(CLI_ERROR, "%s: changed while being read", pa);
-			if (!same_layout(c->cb, w->b, c->jobs[j]->b))
-				cli_die(CLI_ERROR, "%s: changed while being read", pb);
-		}
+		/* The tensors compared must be the ones the report names. */
+		if (!ckpt_same_tensors(c->ca, w->a))
+			cli_die(CLI_ERROR, "%s: changed while being read", pa);
+		if (!ckpt_same_tensors(c->cb, w->b))
+			cli_die(CLI_ERROR, "%s: changed while being read", pb);
 	}
-	w->ba = xmalloc(CHUNK_BYTES);
-	w->bb = xmalloc(CHUNK_BYTES);
-	w->rb = xmalloc(SUB * 8);
-	w->da = xmalloc(SUB * sizeof(double));
-	w->db = xmalloc(SUB * sizeof(double));
-	w->ia = xmalloc(SUB * sizeof(wide_int));
-	w->ib = xmalloc(SUB * sizeof(wide_int));
+	w->ba = cli_xmalloc(CHUNK_BYTES);
+	w->bb = cli_xmalloc(CHUNK_BYTES);
+	w->rb = cli_xmalloc(SUB * 8);
+	w->da = cli_xmalloc(SUB * sizeof(double));
+	w->db = cli_xmalloc(SUB * sizeof(double));
+	w->ia = cli_xmalloc(SUB * sizeof(wide_int));
+	w->ib = cli_xmalloc(SUB * sizeof(wide_int));
 	return true;
 }
 
@@ -691,7 +607,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	c.o = o;
 	c.ca = ca;
 	c.cb = cb;
-	c.jobs = xmalloc(n_pairs * sizeof *c.jobs);
+	c.jobs = cli_xmalloc(n_pairs * sizeof *c.jobs);
 	uint64_t total_bytes = 0;
 	for (size_t i = 0; i < n_pairs; i++) {
 		struct pair *p = &pairs[i];
@@ -712,16 +628,14 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		if (p->n_chunks)
 			c.jobs[c.n_jobs++] = p;
 	}
-	c.chunk_sums = xmalloc(c.total_chunks * sizeof(double));
+	c.chunk_sums = cli_xmalloc(c.total_chunks * sizeof(double));
 	pthread_mutex_init(&c.lock, NULL);
 	atomic_init(&c.next, 0);
 	atomic_init(&c.failed, 0);
 	if (!o->quiet)
 		cli_progress_start(&c.progress, "comparing", total_bytes);
 
-	int nt = o->threads > 0 ? o->threads : cli_ncpus();
-	if (nt > MAX_THREADS)
-		nt = MAX_THREADS;
+	int nt = o->threads > 0 ? o->threads : cli_default_threads(MAX_THREADS);
 	if ((uint64_t)nt > c.total_chunks)
 		nt = c.total_chunks ? (int)c.total_chunks : 1;
 	struct worker workers[MAX_THREADS];
@@ -791,7 +705,7 @@ static struct entry *side_entries(const struct opts *o, st_checkpoint *c,
                                   const char *path, size_t *n_out)
 {
 	size_t n = st_checkpoint_n_tensors(c), m = 0;
-	struct entry *e = xmalloc(n * sizeof *e);
+	struct entry *e = cli_xmalloc(n * sizeof *e);
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		const char *key = t->name;
@@ -867,7 +781,7 @@ static void collect_meta(st_checkpoint *c, struct meta_list *l)
 	size_t total = 0, n = 0;
 	for (size_t f = 0; f < st_checkpoint_n_files(c); f++)
 		total += st_file_n_meta(st_checkpoint_file(c, f));
-	struct meta_pos *all = xmalloc(total * sizeof *all);
+	struct meta_pos *all = cli_xmalloc(total * sizeof *all);
 	for (size_t f = 0; f < st_checkpoint_n_files(c); f++) {
 		st_file *file = st_checkpoint_file(c, f);
 		for (size_t i = 0; i < st_file_n_meta(file); i++) {
@@ -877,7 +791,7 @@ static void collect_meta(st_checkpoint *c, struct meta_list *l)
 		}
 	}
 	qsort(all, n, sizeof *all, cmp_meta_pos);
-	l->m = xmalloc(n * sizeof *l->m);
+	l->m = cli_xmalloc(n * sizeof *l->m);
 	l->n = 0;
 	for (size_t i = 0; i < n; i++)
 		if (l->n == 0 || cmp_meta(&l->m[l->n - 1], &all[i].m) != 0)
@@ -912,10 +826,17 @@ static void json_name(const char *s, size_t len)
 
 static void json_shape(const st_tensor *t)
 {
-	putchar('[');
-	for (unsigned d = 0; d < t->ndim; d++)
-		printf("%s%llu", d ? ", " : "", (unsigned long long)t->shape[d]);
-	putchar(']');
+	cli_print_dims(stdout, t->shape, t->ndim);
+}
+
+/* A statistic, or null for a dtype without them. */
+static void json_stat(const char *key, bool have, double v)
+{
+	printf(", \"%s\": ", key);
+	if (have)
+		cli_json_double(stdout, v);
+	else
+		fputs("null", stdout);
 }
 
 static double mean_abs(const struct pair *p)
@@ -995,21 +916,9 @@ static void print_json(const struct result *r)
 		       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype),
 		       (unsigned long long)p->a->t->n_elements,
 		       p->st.identical && p->same_dtype ? "true" : "false");
-		fputs(", \"max_abs_diff\": ", stdout);
-		if (p->has_stats)
-			cli_json_double(stdout, p->st.max_abs);
-		else
-			fputs("null", stdout);
-		fputs(", \"max_rel_diff\": ", stdout);
-		if (p->has_stats)
-			cli_json_double(stdout, p->st.max_rel);
-		else
-			fputs("null", stdout);
-		fputs(", \"mean_abs_diff\": ", stdout);
-		if (p->has_stats)
-			cli_json_double(stdout, mean_abs(p));
-		else
-			fputs("null", stdout);
+		json_stat("max_abs_diff", p->has_stats, p->st.max_abs);
+		json_stat("max_rel_diff", p->has_stats, p->st.max_rel);
+		json_stat("mean_abs_diff", p->has_stats, mean_abs(p));
 		printf(", \"mismatched\": %llu, \"worst_index\": ",
 		       (unsigned long long)p->st.mismatched);
 		if (p->st.worst_rank >= 0)
@@ -1051,10 +960,7 @@ static void print_coords(const st_tensor *t, uint64_t flat)
 		c[d] = t->shape[d] ? flat % t->shape[d] : 0;
 		flat = t->shape[d] ? flat / t->shape[d] : 0;
 	}
-	putchar('[');
-	for (unsigned d = 0; d < t->ndim; d++)
-		printf("%s%llu", d ? ", " : "", (unsigned long long)c[d]);
-	putchar(']');
+	cli_print_dims(stdout, c, t->ndim);
 }
 
 static void print_pair_line(const struct pair *p)
@@ -1213,15 +1119,14 @@ static void usage(void)
 "  -v, --verbose         list identical tensors too\n"
 "  -q, -s, --quiet       print nothing; the exit status says it all\n"
 "      --json            one JSON document on stdout\n"
-"      --help            show this help and exit\n"
-"      --version         show the version and exit\n"
+"  -h, --help            show this help and exit\n"
+"  -V, --version         show the version and exit\n"
 "\n"
 "Exit status: 0 equal within tolerance, 1 different, 2 trouble.\n",
 	       cli_progname(), MAX_THREADS);
 }
 
-enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_HELP,
-       OPT_VERSION };
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON };
 
 static void parse_args(int argc, char **argv, struct opts *o,
                        const char **pa, const char **pb)
@@ -1238,43 +1143,34 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		{"quiet", no_argument, NULL, 'q'},
 		{"silent", no_argument, NULL, 's'},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"help", no_argument, NULL, OPT_HELP},
-		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
-	o->globs = xmalloc((size_t)argc * sizeof *o->globs);
-	o->prefixes = xmalloc((size_t)argc * sizeof *o->prefixes);
+	o->globs = cli_xmalloc((size_t)argc * sizeof *o->globs);
+	o->prefixes = cli_xmalloc((size_t)argc * sizeof *o->prefixes);
 	int ch;
-	uint64_t u;
-	while ((ch = getopt_long(argc, argv, "t:p:j:vqs", longopts, NULL)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "t:p:j:vqshV", longopts)) != -1) {
 		switch (ch) {
 		case OPT_RTOL:
-			if (cli_parse_double(optarg, &o->rtol) != 0 || o->rtol < 0)
-				cli_usage_error("--rtol: not a non-negative number: '%s'", optarg);
+			o->rtol = cli_opt_nonneg("--rtol", optarg);
 			o->have_rtol = true;
 			break;
 		case OPT_ATOL:
-			if (cli_parse_double(optarg, &o->atol) != 0 || o->atol < 0)
-				cli_usage_error("--atol: not a non-negative number: '%s'", optarg);
+			o->atol = cli_opt_nonneg("--atol", optarg);
 			o->have_atol = true;
 			break;
 		case OPT_EXACT: o->exact = true; break;
 		case OPT_NAMES: o->names_only = true; break;
 		case 't': o->globs[o->n_globs++] = optarg; break;
 		case 'p': o->prefixes[o->n_prefixes++] = optarg; break;
-		case 'j':
-			if (cli_parse_u64(optarg, &u) != 0 || u < 1 || u > MAX_THREADS)
-				cli_usage_error("--threads: not a number from 1 to %d: '%s'",
-				                MAX_THREADS, optarg);
-			o->threads = (int)u;
-			break;
+		case 'j': o->threads = cli_opt_threads(optarg, MAX_THREADS); break;
 		case 'v': o->verbose = true; break;
 		case 'q': case 's': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
-		case OPT_HELP: usage(); exit(cli_exit(CLI_OK));
-		case OPT_VERSION: cli_version();
-		default: cli_usage_error("unknown option");
+		case 'h': usage(); exit(cli_exit(CLI_OK));
+		case 'V': cli_version();
 		}
 	}
 	if (o->exact && (o->have_rtol || o->have_atol))
@@ -1311,12 +1207,12 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 	const char *path_a, *path_b;
-	cli_init(argv[0]);
+	cli_init("stdiff");
 	parse_args(argc, argv, &o, &path_a, &path_b);
 
 	st_checkpoint *ca, *cb;
-	open_ck(&ca, path_a);
-	open_ck(&cb, path_b);
+	if (ckpt_open(&ca, path_a) != CLI_OK || ckpt_open(&cb, path_b) != CLI_OK)
+		exit(CLI_ERROR);
 
 	size_t na, nb;
 	struct entry *ea = side_entries(&o, ca, path_a, &na);
@@ -1333,9 +1229,9 @@ int main(int argc, char **argv)
 	r.names_only = o.names_only;
 	r.exact = o.exact;
 	r.verbose = o.verbose;
-	r.only_a = xmalloc(na * sizeof *r.only_a);
-	r.only_b = xmalloc(nb * sizeof *r.only_b);
-	r.pairs = xmalloc((na < nb ? na : nb) * sizeof *r.pairs);
+	r.only_a = cli_xmalloc(na * sizeof *r.only_a);
+	r.only_b = cli_xmalloc(nb * sizeof *r.only_b);
+	r.pairs = cli_xmalloc((na < nb ? na : nb) * sizeof *r.pairs);
 	size_t i = 0, j = 0;
 	while (i < na || j < nb) {
 		int c = i == na ? 1 : j == nb ? -1 : cmp_entry(&ea[i], &eb[j]);
@@ -1356,7 +1252,7 @@ int main(int argc, char **argv)
 	struct meta_list ma, mb;
 	collect_meta(ca, &ma);
 	collect_meta(cb, &mb);
-	r.meta = xmalloc((ma.n + mb.n) * sizeof *r.meta);
+	r.meta = cli_xmalloc((ma.n + mb.n) * sizeof *r.meta);
 	i = j = 0;
 	while (i < ma.n || j < mb.n) {
 		int c = i == ma.n ? 1 : j == mb.n ? -1 : cmp_meta(&ma.m[i], &mb.m[j]);

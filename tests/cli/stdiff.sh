@@ -22,6 +22,13 @@ run three_args 2 "$S" a.safetensors b.safetensors a.safetensors
 expect_err three_args "extra operand"
 run bad_opt 2 "$S" --frobnicate a.safetensors b.safetensors
 expect_err bad_opt "Try 'stdiff --help'"
+# One message under the program's name, then the hint: two lines.
+expect_err bad_opt "^stdiff: unrecognized option '--frobnicate'\$"
+[ "$(wc -l < "$TMP/bad_opt.err")" = 2 ] && ok || fail "bad_opt: not two lines on stderr"
+run no_arg 2 "$S" a.safetensors b.safetensors --rtol
+expect_err no_arg "^stdiff: option '--rtol' requires an argument\$"
+run help_short 0 "$S" -h
+cmp -s "$TMP/help.out" "$TMP/help_short.out" && ok || fail "-h differs from --help"
 run bad_rtol 2 "$S" --rtol abc a.safetensors b.safetensors
 expect_err bad_rtol "--rtol"
 run neg_atol 2 "$S" --atol -1 a.safetensors b.safetensors

@@ -19,6 +19,7 @@
  * read yet.
  */
 #include "common/cli.h"
+#include "common/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -122,34 +122,10 @@ struct options {
 	int force, verbose, quiet;
 };
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *p = strdup(s);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
 static char *path_join(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	char *p = xmalloc(la + lb + 2);
+	char *p = cli_xmalloc(la + lb + 2);
 	memcpy(p, a, la);
 	size_t o = la;
 	if (la && a[la - 1] != '/')
@@ -162,15 +138,6 @@ static int ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
 	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-static void push(const char ***arr, size_t *n, const char *s)
-{
-	const char **a = realloc(*arr, (*n + 1) * sizeof **arr);
-	if (!a)
-		cli_die(CLI_ERROR, "out of memory");
-	a[(*n)++] = s;
-	*arr = a;
 }
 
 static int parse_to(const char *s, st_dtype *out)
@@ -206,8 +173,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
+	/* Each repeatable option occurs fewer than argc times. */
+	o->keep = cli_xcalloc((size_t)argc, sizeof *o->keep);
+	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
+	o->meta = cli_xcalloc((size_t)argc, sizeof *o->meta);
 	int c;
-	while ((c = getopt_long(argc, argv, "t:k:d:m:s:fvqhV", longs, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_to(optarg, &o->to) != 0)
@@ -215,23 +186,19 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->has_to = 1;
 			break;
 		case 'k':
-			push(&o->keep, &o->n_keep, optarg);
+			o->keep[o->n_keep++] = optarg;
 			break;
 		case 'd':
-			push(&o->drop, &o->n_drop, optarg);
+			o->drop[o->n_drop++] = optarg;
 			break;
 		case 'm': {
 			const char *eq = strchr(optarg, '=');
 			if (!eq || eq == optarg)
 				cli_usage_error("--metadata: '%s' is not KEY=VALUE", optarg);
-			struct meta_opt *m = realloc(o->meta, (o->n_meta + 1) * sizeof *m);
-			if (!m)
-				cli_die(CLI_ERROR, "out of memory");
-			o->meta = m;
-			m[o->n_meta].key = xstrdup(optarg);
-			m[o->n_meta].key[eq - optarg] = 0;
-			m[o->n_meta].value = eq + 1;
-			o->n_meta++;
+			struct meta_opt *m = &o->meta[o->n_meta++];
+			m->key = cli_xstrdup(optarg);
+			m->key[eq - optarg] = 0;
+			m->value = eq + 1;
 			break;
 		}
 		case 's':
@@ -253,9 +220,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 			exit(cli_exit(CLI_OK));
 		case 'V':
 			cli_version();
-		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname());
-			exit(CLI_ERROR);
 		}
 	}
 	if (argc - optind != 2)
@@ -265,8 +229,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->out = argv[optind + 1];
 	if (!*o->in || !*o->out)
 		cli_usage_error("IN and OUT must not be empty");
-	o->keep_hits = xcalloc(o->n_keep, sizeof *o->keep_hits);
-	o->drop_hits = xcalloc(o->n_drop, sizeof *o->drop_hits);
+	o->keep_hits = cli_xcalloc(o->n_keep, sizeof *o->keep_hits);
+	o->drop_hits = cli_xcalloc(o->n_drop, sizeof *o->drop_hits);
 }
 
 /* ---- cleanup and signals ------------------------------------------------- */
@@ -274,20 +238,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 /*
  * What must go if the run does not complete: the temporary output
  * directory and the writer's temporary file. Signal handlers only record
- * the signal; the workers poll it between chunks and the main thread then
- * removes these paths and re-raises the signal (removing a directory tree
- * is not async-signal-safe).
+ * the signal (signals.h); the workers poll it between chunks and the main
+ * thread then removes these paths and re-raises the signal (removing a
+ * directory tree is not async-signal-safe).
  */
 static struct {
 	char *tmpdir;      /* temporary output directory, or NULL */
 	st_writer *writer; /* writer not yet finished, or NULL */
 } g_clean;
-static atomic_int g_signal;
-
-static void on_signal(int sig)
-{
-	atomic_store(&g_signal, sig);
-}
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -323,12 +281,7 @@ static void cleanup(void)
 static _Noreturn void abandon(void)
 {
 	cleanup();
-	int sig = atomic_load(&g_signal);
-	if (sig) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		_exit(128 + sig);
-	}
+	signals_reraise();
 	exit(CLI_ERROR);
 }
 
@@ -337,9 +290,7 @@ static _Noreturn void fail(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", cli_progname());
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	cli_vwarn(fmt, ap);
 	va_end(ap);
 	abandon();
 }
@@ -352,37 +303,8 @@ static _Noreturn void fail_st(const st_error *err)
 
 static void check_signal(void)
 {
-	if (atomic_load(&g_signal))
+	if (signals_caught())
 		abandon();
-}
-
-static void setup_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	/* A report to a closed pipe must not kill the run halfway. */
-	signal(SIGPIPE, SIG_IGN);
-	/* A file size limit must come back as an error (EFBIG) from write, so
-	 * the temporaries get removed; by default SIGXFSZ kills the process. */
-	signal(SIGXFSZ, SIG_IGN);
-}
-
-static void block_signals(sigset_t *old)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 /* ---- the plan: what happens to each tensor --------------------------------- */
@@ -692,10 +614,10 @@ static void *work(void *arg)
 		int mine = k % j->n_workers == wk->id;
 		size_t out_len;
 		uint64_t in_len;
-		if (mine && atomic_load(&g_signal)) {
+		if (mine && signals_caught()) {
 			memset(&err, 0, sizeof err);
 			snprintf(err.message, sizeof err.message, "interrupted by signal %d",
-			         atomic_load(&g_signal));
+			         signals_caught());
 			job_fail(j, &err);
 			break;
 		}
@@ -780,7 +702,7 @@ static int run_job(job *j, worker *workers, st_error *err)
 	}
 	/* The helper threads block the signals so that they reach the main
 	 * thread (any thread would do: the handler only sets a flag). */
-	block_signals(&old);
+	signals_block(&old);
 	int flushing = j->out_fd >= 0 && pthread_create(&flush_thread, NULL, flusher, j) == 0;
 	unsigned started = 1;
 	for (unsigned i = 1; i < j->n_workers; i++) {
@@ -835,32 +757,42 @@ static _Noreturn void fail_write(const char *shown, const st_error *err)
 	fail_st(err);
 }
 
+/* What every output file of a run shares: the input, the plan, the workers. */
+typedef struct run {
+	st_checkpoint *c;
+	const struct options *o;
+	item *items;           /* one per input tensor */
+	size_t n_items;
+	int *fds;              /* per input file, for read-ahead advice; -1 if none */
+	worker workers[MAX_WORKERS];
+	unsigned n_workers;
+	cli_progress progress;
+} run;
+
 /* Write one output file (all tensors, or those of one shard) to path;
  * shown is its name in messages (where it will be, not the temporary);
  * keep_mode, unless -1, the permissions it gets. */
-static void write_file(const char *path, const char *shown, int keep_mode,
-                       st_checkpoint *c, const struct options *o,
-                       item *items, size_t n_items, int shard, int *fds,
-                       worker *workers, unsigned n_workers, cli_progress *progress)
+static void write_file(run *r, const char *path, const char *shown, int keep_mode,
+                       int shard)
 {
 	st_error err;
 	st_writer *w;
 	if (st_writer_new(&w, &err) != ST_OK)
 		fail_st(&err);
 	g_clean.writer = w;
-	writer_setup(w, c, o, items, n_items, shard);
+	writer_setup(w, r->c, r->o, r->items, r->n_items, shard);
 	size_t n = st_writer_n_tensors(w);
 	job j;
 	memset(&j, 0, sizeof j);
-	j.c = c;
+	j.c = r->c;
 	j.w = w;
-	j.items = xmalloc(n * sizeof *j.items);
+	j.items = cli_xmalloc(n * sizeof *j.items);
 	j.n_items = n;
 	for (size_t i = 0; i < n; i++)
-		j.items[i] = writer_item(w, i, c, items);
-	j.fds = fds;
-	j.n_workers = n_workers;
-	j.progress = progress;
+		j.items[i] = writer_item(w, i, r->c, r->items);
+	j.fds = r->fds;
+	j.n_workers = r->n_workers;
+	j.progress = &r->progress;
 	check_signal();
 	if (st_writer_open(w, path, &err) != ST_OK)
 		fail_write(shown, &err);
@@ -868,12 +800,12 @@ static void write_file(const char *path, const char *shown, int keep_mode,
 	/* A file that is replaced keeps its permissions, as with cp. */
 	if (keep_mode >= 0 && j.out_fd >= 0 && fchmod(j.out_fd, (mode_t)keep_mode) != 0)
 		fail("%s: cannot set its mode: %s", shown, strerror(errno));
-	int rc = run_job(&j, workers, &err);
+	int rc = run_job(&j, r->workers, &err);
 	if (j.out_fd >= 0)
 		close(j.out_fd);
 	free(j.items);
 	if (rc != 0) {
-		if (atomic_load(&g_signal))
+		if (signals_caught())
 			abandon();
 		if (j.write_failed)
 			fail_write(shown, &err);
@@ -884,6 +816,15 @@ static void write_file(const char *path, const char *shown, int keep_mode,
 		fail_write(shown, &err);
 	st_writer_free(w);
 	g_clean.writer = NULL;
+}
+
+/* Write output file name of a directory OUT into its temporary, tmp. */
+static void write_member(run *r, const char *tmp, const char *name, int shard)
+{
+	char *p = path_join(tmp, name), *shown = path_join(r->o->out, name);
+	write_file(r, p, shown, -1, shard);
+	free(p);
+	free(shown);
 }
 
 /* ---- snapshot files ---------------------------------------------------- */
@@ -932,19 +873,14 @@ static int js_string(jscan *j)
 
 static int js_value(jscan *j, int depth);
 
-static int js_rep(jscan *j, size_t b, size_t e)
+static void js_rep(jscan *j, size_t b, size_t e)
 {
 	if (j->n_rep + 2 > j->cap_rep) {
-		size_t cap = j->cap_rep ? j->cap_rep * 2 : 16;
-		size_t *r = realloc(j->rep, cap * sizeof *r);
-		if (!r)
-			return -1;
-		j->rep = r;
-		j->cap_rep = cap;
+		j->cap_rep = j->cap_rep ? j->cap_rep * 2 : 16;
+		j->rep = cli_xrealloc(j->rep, j->cap_rep * sizeof *j->rep);
 	}
 	j->rep[j->n_rep++] = b;
 	j->rep[j->n_rep++] = e;
-	return 0;
 }
 
 static int js_key_is(const jscan *j, size_t kb, size_t ke, const char *name)
@@ -978,13 +914,11 @@ static int js_object(jscan *j, int depth)
 		size_t ve = j->i;
 		int is_string = j->s[vb] == '"', is_null = j->s[vb] == 'n';
 		if (js_key_is(j, kb, ke, "torch_dtype") && (is_string || is_null)) {
-			if (js_rep(j, vb, ve) != 0)
-				return -1;
+			js_rep(j, vb, ve);
 			if (depth == 0)
 				j->top_dtype = 1;
 		} else if (depth == 0 && js_key_is(j, kb, ke, "dtype") && is_string) {
-			if (js_rep(j, vb, ve) != 0)
-				return -1;
+			js_rep(j, vb, ve);
 			j->top_dtype = 1;
 		}
 		if (depth == 0) {
@@ -1106,7 +1040,7 @@ static char *config_set_dtype(const char *s, size_t n, const char *dtype, size_t
 		while (lead_e < n && s[lead_e] != '"' && s[lead_e] != '}')
 			lead_e++;
 		size_t cap = sep_len + (lead_e - lead_b) + 16 + kv_len + vlen + 1;
-		ins = xmalloc(cap);
+		ins = cli_xmalloc(cap);
 		if (j.n_top == 1) {
 			ins[0] = ',';
 			memcpy(ins + 1, s + lead_b, lead_e - lead_b);
@@ -1123,7 +1057,7 @@ static char *config_set_dtype(const char *s, size_t n, const char *dtype, size_t
 		ins_len += vlen;
 	}
 	size_t cap = n + ins_len + (j.n_rep / 2) * vlen + 1;
-	char *out = xmalloc(cap);
+	char *out = cli_xmalloc(cap);
 	size_t o = 0, at = 0;
 	for (size_t r = 0; r <= j.n_rep; r += 2) {
 		/* Spans are in text order; the insertion point follows the last
@@ -1297,7 +1231,7 @@ static void copy_config(const char *src, const char *dst, mode_t mode, st_dtype 
 		return;
 	}
 	size_t n = (size_t)st.st_size, got = 0;
-	char *text = xmalloc(n + 1);
+	char *text = cli_xmalloc(n + 1);
 	while (got < n) {
 		ssize_t r = read(fd, text + got, n - got);
 		if (r < 0 && errno == EINTR)
@@ -1350,8 +1284,7 @@ static void copy_tree(const struct copy_ctx *cx, const char *src, const char *ds
 		} else if (S_ISDIR(st.st_mode)) {
 			if (strcmp(name, ".git") == 0 || strcmp(name, ".cache") == 0) {
 				if (cx->o->verbose)
-					fprintf(stderr, "%s: not copied: %s (not part of a snapshot)\n",
-					        cli_progname(), s);
+					cli_warn("not copied: %s (not part of a snapshot)", s);
 			} else {
 				if (mkdir(t, st.st_mode & 07777) != 0)
 					fail("%s: cannot create directory: %s", t, strerror(errno));
@@ -1360,8 +1293,7 @@ static void copy_tree(const struct copy_ctx *cx, const char *src, const char *ds
 		} else if (S_ISREG(st.st_mode)) {
 			if (is_weight_file(name)) {
 				if (cx->o->verbose)
-					fprintf(stderr, "%s: not copied: %s (weights in another file)\n",
-					        cli_progname(), s);
+					cli_warn("not copied: %s (weights in another file)", s);
 			} else {
 				int config = depth == 0 && cx->update_config &&
 				             strcmp(name, "config.json") == 0;
@@ -1370,9 +1302,8 @@ static void copy_tree(const struct copy_ctx *cx, const char *src, const char *ds
 				else
 					copy_file(s, t, st.st_mode);
 				if (cx->o->verbose)
-					fprintf(stderr, "%s: copied %s%s%s\n", cli_progname(), s,
-					        config ? " with torch_dtype " : "",
-					        config ? torch_dtype_name(cx->o->to) : "");
+					cli_warn("copied %s%s%s", s, config ? " with torch_dtype " : "",
+					         config ? torch_dtype_name(cx->o->to) : "");
 			}
 		} else {
 			fail("%s: cannot copy: not a regular file or directory", s);
@@ -1464,11 +1395,11 @@ static void carry_over(const char *old_dir, const char *new_dir, const struct op
 	st_error err;
 	if (access(index, F_OK) == 0 && st_checkpoint_open(&c, index, 0, &err) == ST_OK) {
 		n_old = st_checkpoint_n_files(c);
-		old_files = xcalloc(n_old, sizeof *old_files);
+		old_files = cli_xcalloc(n_old, sizeof *old_files);
 		for (size_t i = 0; i < n_old; i++) {
 			const char *p = st_file_path(st_checkpoint_file(c, i));
 			const char *slash = strrchr(p, '/');
-			old_files[i] = xstrdup(slash ? slash + 1 : p);
+			old_files[i] = cli_xstrdup(slash ? slash + 1 : p);
 		}
 		st_checkpoint_close(c);
 	}
@@ -1485,11 +1416,11 @@ static void carry_over(const char *old_dir, const char *new_dir, const struct op
 		} else if (is_layout_name(name, old_files, n_old) ||
 		           (stat(s, &st) == 0 && S_ISREG(st.st_mode) && same_file(&st, ids, n_ids))) {
 			if (o->verbose)
-				fprintf(stderr, "%s: removed %s (earlier layout)\n", cli_progname(), s);
+				cli_warn("removed %s (earlier layout)", s);
 		} else {
 			keep_entry(s, t);
 			if (o->verbose)
-				fprintf(stderr, "%s: kept %s\n", cli_progname(), s);
+				cli_warn("kept %s", s);
 		}
 		free(s);
 		free(t);
@@ -1541,7 +1472,7 @@ static void commit_dir(const char *tmp, const char *out, const char *parent, int
 	if (errno != EINVAL && errno != ENOSYS)
 		fail("%s: cannot swap the new directory into place: %s", out, strerror(errno));
 	size_t len = strlen(tmp) + 5;
-	char *aside = xmalloc(len);
+	char *aside = cli_xmalloc(len);
 	snprintf(aside, len, "%s.old", tmp);
 	if (rename(out, aside) != 0)
 		fail("%s: cannot move the old directory aside: %s", out, strerror(errno));
@@ -1597,7 +1528,7 @@ static void locate_out(const struct options *o, struct outloc *loc)
 	if (!loc->is_dir && o->shard_size)
 		cli_usage_error("--shard-size writes shards and an index: OUT must be a directory");
 	if (!loc->is_dir) {
-		loc->path = xstrdup(o->out);
+		loc->path = cli_xstrdup(o->out);
 		return;
 	}
 	/* A directory: resolve it (".", "dir/..", a symlink) to the real
@@ -1608,19 +1539,19 @@ static void locate_out(const struct options *o, struct outloc *loc)
 		if (!path)
 			cli_die(CLI_ERROR, "%s: %s", o->out, strerror(errno));
 	} else {
-		path = xstrdup(o->out);
+		path = cli_xstrdup(o->out);
 		while (strlen(path) > 1 && path[strlen(path) - 1] == '/')
 			path[strlen(path) - 1] = 0;
 	}
 	char *slash = strrchr(path, '/');
 	if (!slash) {
-		loc->parent = xstrdup(".");
-		loc->base = xstrdup(path);
+		loc->parent = cli_xstrdup(".");
+		loc->base = cli_xstrdup(path);
 	} else {
-		loc->base = xstrdup(slash + 1);
-		loc->parent = slash == path ? xstrdup("/") : strndup(path, (size_t)(slash - path));
-		if (!loc->parent)
-			cli_die(CLI_ERROR, "out of memory");
+		loc->base = cli_xstrdup(slash + 1);
+		loc->parent = cli_xstrdup(slash == path ? "/" : path);
+		if (slash != path)
+			loc->parent[slash - path] = 0;
 	}
 	if (!*loc->base || strcmp(loc->base, ".") == 0 || strcmp(loc->base, "..") == 0)
 		cli_die(CLI_ERROR, "%s: cannot replace this directory", o->out);
@@ -1661,29 +1592,21 @@ static int narrowing(st_dtype from, st_dtype to)
 
 static void print_tensor(const item *it)
 {
-	fprintf(stderr, "%s: tensor '", cli_progname());
-	cli_print_name(stderr, it->t->name, it->t->name_len);
-	fprintf(stderr, "': ");
-	switch (it->action) {
-	case ACT_DROP:
-		fprintf(stderr, "%s dropped\n", st_dtype_name(it->t->dtype));
-		break;
-	case ACT_KEEP:
-		fprintf(stderr, "%s kept\n", st_dtype_name(it->t->dtype));
-		break;
-	case ACT_COPY:
-	case ACT_ASIS:
-		fprintf(stderr, "%s copied\n", st_dtype_name(it->t->dtype));
-		break;
-	case ACT_CONVERT:
-		fprintf(stderr, "%s -> %s", st_dtype_name(it->t->dtype), st_dtype_name(it->out));
-		if (narrowing(it->t->dtype, it->out))
-			fprintf(stderr, ", %llu overflow, %llu underflow",
-			        (unsigned long long)it->stats.overflow,
-			        (unsigned long long)it->stats.underflow);
-		fputc('\n', stderr);
-		break;
-	}
+	static const char *const done[] = {
+		[ACT_COPY] = "copied", [ACT_ASIS] = "copied", [ACT_KEEP] = "kept",
+		[ACT_DROP] = "dropped",
+	};
+	char *name = cli_printable(it->t->name, it->t->name_len);
+	const char *from = st_dtype_name(it->t->dtype);
+	if (it->action != ACT_CONVERT)
+		cli_warn("tensor '%s': %s %s", name, from, done[it->action]);
+	else if (!narrowing(it->t->dtype, it->out))
+		cli_warn("tensor '%s': %s -> %s", name, from, st_dtype_name(it->out));
+	else
+		cli_warn("tensor '%s': %s -> %s, %llu overflow, %llu underflow", name, from,
+		         st_dtype_name(it->out), (unsigned long long)it->stats.overflow,
+		         (unsigned long long)it->stats.underflow);
+	free(name);
 }
 
 static void print_bytes_line(const char *label, size_t tensors, uint64_t bytes,
@@ -1691,7 +1614,7 @@ static void print_bytes_line(const char *label, size_t tensors, uint64_t bytes,
 {
 	char h[32];
 	cli_fmt_bytes(h, sizeof h, bytes);
-	fprintf(stderr, "%s: %s %zu tensor%s, %llu bytes (%s), %zu file%s%s\n", cli_progname(),
+	cli_warn("%s %zu tensor%s, %llu bytes (%s), %zu file%s%s",
 	        label, tensors, tensors == 1 ? "" : "s", (unsigned long long)bytes, h, files,
 	        files == 1 ? "" : "s", index ? " + index" : "");
 }
@@ -1724,17 +1647,16 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 	                 st_checkpoint_index_path(c) != NULL);
 	print_bytes_line("out:", out_tensors, out_bytes, n_shards, n_shards > 1);
 	if (o->has_to)
-		fprintf(stderr, "%s: to %s: %zu converted, %zu copied, %zu kept, %zu dropped\n",
-		        cli_progname(), st_dtype_name(o->to), counts[ACT_CONVERT],
+		cli_warn("to %s: %zu converted, %zu copied, %zu kept, %zu dropped",
+		        st_dtype_name(o->to), counts[ACT_CONVERT],
 		        counts[ACT_COPY] + counts[ACT_ASIS], counts[ACT_KEEP], counts[ACT_DROP]);
 	else
-		fprintf(stderr, "%s: layout only: %zu copied unchanged, %zu dropped\n",
-		        cli_progname(), counts[ACT_COPY], counts[ACT_DROP]);
+		cli_warn("layout only: %zu copied unchanged, %zu dropped",
+		        counts[ACT_COPY], counts[ACT_DROP]);
 	if (any_narrowing)
-		fprintf(stderr,
-		        "%s: overflow: %llu finite values became +-Inf; "
-		        "underflow: %llu non-zero values became 0\n",
-		        cli_progname(), (unsigned long long)overflow, (unsigned long long)underflow);
+		cli_warn("overflow: %llu finite values became +-Inf; "
+		         "underflow: %llu non-zero values became 0",
+		         (unsigned long long)overflow, (unsigned long long)underflow);
 }
 
 /* ---- main -------------------------------------------------------------------- */
@@ -1744,7 +1666,7 @@ int main(int argc, char **argv)
 	struct options o;
 	cli_init("stconvert");
 	parse_options(argc, argv, &o);
-	setup_signals();
+	signals_catch();
 	atexit(cleanup);
 
 	refuse_sharded_torch(o.in, 0);
@@ -1757,7 +1679,7 @@ int main(int argc, char **argv)
 		exit(CLI_ERROR);
 	}
 	size_t n = st_checkpoint_n_tensors(c);
-	item *items = xcalloc(n, sizeof *items);
+	item *items = cli_xcalloc(n, sizeof *items);
 	plan_items(c, &o, items);
 
 	struct outloc loc;
@@ -1776,8 +1698,8 @@ int main(int argc, char **argv)
 	/* Read-ahead advice goes through descriptors of our own: libst's are
 	 * not exposed, and the page cache is shared. */
 	size_t n_files = st_checkpoint_n_files(c);
-	int *fds = xmalloc(n_files * sizeof *fds);
-	struct file_id *skip = xcalloc(n_files + 3, sizeof *skip);
+	int *fds = cli_xmalloc(n_files * sizeof *fds);
+	struct file_id *skip = cli_xcalloc(n_files + 3, sizeof *skip);
 	size_t n_skip = 0;
 	for (size_t f = 0; f < n_files; f++) {
 		const char *p = st_file_path(st_checkpoint_file(c, f));
@@ -1790,30 +1712,25 @@ int main(int argc, char **argv)
 	 * a PyTorch file is another format, and stays where the user put it. */
 	int torch_in = st_file_format(st_checkpoint_file(c, 0)) == ST_FORMAT_TORCH;
 	size_t n_in_layout = torch_in ? 0 : n_skip;
-	unsigned n_workers = (unsigned)cli_ncpus();
-	if (n_workers > MAX_WORKERS)
-		n_workers = MAX_WORKERS;
-	worker workers[MAX_WORKERS];
-	memset(workers, 0, sizeof workers);
-	for (unsigned i = 0; i < n_workers; i++) {
-		workers[i].out = xmalloc(CHUNK);
-		workers[i].in = xmalloc(CHUNK);
-		workers[i].stats = xcalloc(n, sizeof *workers[i].stats);
+	run r = {.c = c, .o = &o, .items = items, .n_items = n, .fds = fds};
+	r.n_workers = (unsigned)cli_default_threads(MAX_WORKERS);
+	for (unsigned i = 0; i < r.n_workers; i++) {
+		r.workers[i].out = cli_xmalloc(CHUNK);
+		r.workers[i].in = cli_xmalloc(CHUNK);
+		r.workers[i].stats = cli_xcalloc(n, sizeof *r.workers[i].stats);
 	}
 	uint64_t total_in = 0;
 	for (size_t i = 0; i < n; i++)
 		if (items[i].action != ACT_DROP)
 			total_in += items[i].t->n_bytes;
-	cli_progress progress;
-	cli_progress_start(&progress, "stconvert", total_in);
+	cli_progress_start(&r.progress, "stconvert", total_in);
 
 	if (!loc.is_dir) {
-		write_file(loc.path, loc.path, loc.exists ? (int)loc.mode : -1, c, &o, items, n,
-		           -1, fds, workers, n_workers, &progress);
+		write_file(&r, loc.path, loc.path, loc.exists ? (int)loc.mode : -1, -1);
 	} else {
 		check_signal();
 		size_t len = strlen(loc.parent) + strlen(loc.base) + 32;
-		char *tmp = xmalloc(len);
+		char *tmp = cli_xmalloc(len);
 		snprintf(tmp, len, "%s/.%s.stconvert-XXXXXX", loc.parent, loc.base);
 		if (!mkdtemp(tmp)) {
 			int e = errno;
@@ -1823,25 +1740,15 @@ int main(int argc, char **argv)
 		}
 		g_clean.tmpdir = tmp;
 		if (n_shards == 1) {
-			char *p = path_join(tmp, "model.safetensors");
-			char *shown = path_join(o.out, "model.safetensors");
-			write_file(p, shown, -1, c, &o, items, n, -1, fds, workers, n_workers,
-			           &progress);
-			free(p);
-			free(shown);
+			write_member(&r, tmp, "model.safetensors", -1);
 		} else {
-			st_index_entry *entries = xcalloc(n, sizeof *entries);
-			char (*names)[64] = xcalloc(n_shards, sizeof *names);
+			st_index_entry *entries = cli_xcalloc(n, sizeof *entries);
+			char (*names)[64] = cli_xcalloc(n_shards, sizeof *names);
 			size_t n_entries = 0;
 			uint64_t total = 0;
 			for (unsigned s = 0; s < n_shards; s++) {
 				st_shard_name(names[s], sizeof names[s], s + 1, n_shards);
-				char *p = path_join(tmp, names[s]);
-				char *shown = path_join(o.out, names[s]);
-				write_file(p, shown, -1, c, &o, items, n, (int)s, fds, workers,
-				           n_workers, &progress);
-				free(p);
-				free(shown);
+				write_member(&r, tmp, names[s], (int)s);
 			}
 			for (size_t i = 0; i < n; i++) {
 				if (items[i].action == ACT_DROP)
@@ -1857,7 +1764,7 @@ int main(int argc, char **argv)
 			free(entries);
 			free(names);
 		}
-		cli_progress_done(&progress);
+		cli_progress_done(&r.progress);
 		/* The other snapshot files, when IN is a directory. */
 		struct stat st;
 		const char *idx = st_checkpoint_index_path(c);
@@ -1887,19 +1794,19 @@ int main(int argc, char **argv)
 		 * happen. */
 		check_signal();
 		sigset_t old;
-		block_signals(&old);
+		signals_block(&old);
 		commit_dir(tmp, loc.path, loc.parent, loc.exists);
 	}
-	cli_progress_done(&progress);
+	cli_progress_done(&r.progress);
 	report(&o, c, items, n, n_shards);
 
 	for (size_t f = 0; f < n_files; f++)
 		if (fds[f] >= 0)
 			close(fds[f]);
-	for (unsigned i = 0; i < n_workers; i++) {
-		free(workers[i].out);
-		free(workers[i].in);
-		free(workers[i].stats);
+	for (unsigned i = 0; i < r.n_workers; i++) {
+		free(r.workers[i].out);
+		free(r.workers[i].in);
+		free(r.workers[i].stats);
 	}
 	st_checkpoint_close(c);
 	free(fds);

@@ -23,7 +23,9 @@ usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.sa
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_meta2 "--metadata: '=v' is not KEY=VALUE" -m =v "$D/mixed.safetensors" "$TMP/x.safetensors"
-usage u_opt 'unrecognized option' --bogus "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_opt "^stconvert: unrecognized option '--bogus'\$" --bogus "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_noarg "^stconvert: option requires an argument -- 't'\$" "$D/mixed.safetensors" "$TMP/x.safetensors" -t
+[ "$(wc -l < "$TMP/u_noarg.err")" = 2 ] && ok || fail "u_noarg: not two lines on stderr"
 usage u_shardfile '--shard-size writes shards and an index: OUT must be a directory' \
   --shard-size 1kB "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_index 'not an index path' "$D/mixed.safetensors" "$TMP/model.safetensors.index.json"

@@ -26,26 +26,11 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "gpt2/internal.h"
 #include "gpt2/llmc.h"
 
-#define PRINTF_LIKE(a, b) __attribute__((format(printf, a, b)))
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
-	PRINTF_LIKE(3, 4);
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
-	PRINTF_LIKE(2, 3);
+	__attribute__((format(printf, 2, 3)));
 
 static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
 {
@@ -63,7 +48,7 @@ static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
 static int cancelled(const gpt2_export_opts *o, char *err, size_t errlen)
 {
 	if (o->cancel && *o->cancel)
-		return seterr(err, errlen, "interrupted");
+		return gpt2_err(err, errlen, "interrupted");
 	return 0;
 }
 
@@ -127,18 +112,6 @@ static size_t max_matrix_numel(const gpt2_config *cfg)
 			n = k;
 	}
 	return n > CHUNK ? n : CHUNK;
-}
-
-/* dir/file into out; -1 with a message when it does not fit. */
-static int join(char *out, size_t size, const char *dir, const char *file,
-                char *err, size_t errlen)
-{
-	size_t n = strlen(dir);
-	int k = snprintf(out, size, "%s%s%s", dir,
-	                 n && dir[n - 1] == '/' ? "" : "/", file);
-	if (k < 0 || (size_t)k >= size)
-		return seterr(err, errlen, "%s/%s: path too long", dir, file);
-	return 0;
 }
 
 /* ---- JSON files ---------------------------------------------------------- */
@@ -227,19 +200,19 @@ static int copy_file(const char *src, const char *dst, char *err,
 {
 	FILE *in = fopen(src, "rb");
 	if (!in)
-		return seterr(err, errlen, "%s: %s", src, strerror(errno));
+		return gpt2_err(err, errlen, "%s: %s", src, strerror(errno));
 	llmc_outfile *f;
 	if (llmc_outfile_open(&f, dst, err, errlen)) {
 		fclose(in);
 		return -1;
 	}
 	char *buf = malloc(1 << 16);
-	int rc = buf ? 0 : seterr(err, errlen, "%s: out of memory", dst);
+	int rc = buf ? 0 : gpt2_err(err, errlen, "%s: out of memory", dst);
 	size_t n;
 	while (!rc && (n = fread(buf, 1, 1 << 16, in)) > 0)
 		rc = llmc_outfile_write(f, buf, n, err, errlen);
 	if (!rc && ferror(in))
-		rc = seterr(err, errlen, "%s: read error", src);
+		rc = gpt2_err(err, errlen, "%s: read error", src);
 	free(buf);
 	fclose(in);
 	if (rc) {
@@ -262,20 +235,20 @@ static int copy_tokenizer(const char *from, const char *dir, char *err,
 	char src[4096], dst[4096];
 	int have[N_TOKENIZER_FILES];
 	for (size_t i = 0; i < N_TOKENIZER_FILES; i++) {
-		if (join(src, sizeof src, from, tokenizer_files[i], err, errlen))
+		if (gpt2_join(src, sizeof src, from, tokenizer_files[i], err, errlen))
 			return -1;
 		have[i] = access(src, R_OK) == 0;
 	}
 	/* tokenizer.json alone, or vocab.json with merges.txt, is loadable. */
 	if (!have[0] && !(have[1] && have[2]))
-		return seterr(err, errlen,
-		              "%s: no GPT-2 tokenizer files here (tokenizer.json, "
-		              "or vocab.json and merges.txt)", from);
+		return gpt2_err(err, errlen,
+		                "%s: no GPT-2 tokenizer files here (tokenizer.json, "
+		                "or vocab.json and merges.txt)", from);
 	for (size_t i = 0; i < N_TOKENIZER_FILES; i++) {
 		if (!have[i])
 			continue;
-		if (join(src, sizeof src, from, tokenizer_files[i], err, errlen) ||
-		    join(dst, sizeof dst, dir, tokenizer_files[i], err, errlen) ||
+		if (gpt2_join(src, sizeof src, from, tokenizer_files[i], err, errlen) ||
+		    gpt2_join(dst, sizeof dst, dir, tokenizer_files[i], err, errlen) ||
 		    copy_file(src, dst, err, errlen))
 			return -1;
 	}
@@ -304,20 +277,20 @@ static int snapshot_begin(snapshot_out *s, const char *out, char *err,
 	while (n > 1 && out[n - 1] == '/')
 		n--;
 	if (n == 0 || n >= sizeof s->final - 32)
-		return seterr(err, errlen, "'%s': not a usable output folder name",
-		              out);
+		return gpt2_err(err, errlen, "'%s': not a usable output folder name",
+		                out);
 	memcpy(s->final, out, n);
 	s->final[n] = '\0';
 	struct stat sb;
 	if (stat(s->final, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode))
-			return seterr(err, errlen,
-			              "%s: exists and is not a folder", s->final);
+			return gpt2_err(err, errlen,
+			                "%s: exists and is not a folder", s->final);
 		snprintf(s->work, sizeof s->work, "%s", s->final);
 		return 0;
 	}
 	if (errno != ENOENT)
-		return seterr(err, errlen, "%s: %s", s->final, strerror(errno));
+		return gpt2_err(err, errlen, "%s: %s", s->final, strerror(errno));
 	const char *slash = strrchr(s->final, '/');
 	size_t dlen = slash ? (size_t)(slash - s->final) + 1 : 0;
 	for (int attempt = 0; attempt < 100; attempt++) {
@@ -332,7 +305,7 @@ static int snapshot_begin(snapshot_out *s, const char *out, char *err,
 		                 s->final, s->final + dlen, rnd[0], rnd[1], rnd[2],
 		                 rnd[3]);
 		if (k < 0 || (size_t)k >= sizeof s->work)
-			return seterr(err, errlen, "%s: path too long", s->final);
+			return gpt2_err(err, errlen, "%s: path too long", s->final);
 		if (mkdir(s->work, 0777) == 0) {
 			s->fresh = 1;
 			return 0;
@@ -340,8 +313,8 @@ static int snapshot_begin(snapshot_out *s, const char *out, char *err,
 		if (errno != EEXIST)
 			break;
 	}
-	return seterr(err, errlen, "%s: cannot create a temporary folder "
-	              "beside it: %s", s->final, strerror(errno));
+	return gpt2_err(err, errlen, "%s: cannot create a temporary folder "
+	                "beside it: %s", s->final, strerror(errno));
 }
 
 /* After a failure: a temporary folder is removed with what it holds. */
@@ -382,9 +355,9 @@ static int snapshot_commit(snapshot_out *s, char *err, size_t errlen)
 		if (rename(s->work, s->final) != 0) {
 			int e = errno;
 			snapshot_abort(s);
-			return seterr(err, errlen, "%s: cannot rename the finished "
-			              "temporary folder into place: %s", s->final,
-			              strerror(e));
+			return gpt2_err(err, errlen, "%s: cannot rename the finished "
+			                "temporary folder into place: %s", s->final,
+			                strerror(e));
 		}
 		return 0;
 	}
@@ -416,13 +389,13 @@ static int snapshot_write_extras(snapshot_out *s, const gpt2_config *cfg,
 {
 	char path[4096 + 64], json[4096];
 	int n = gpt2_export_config_json(json, sizeof json, cfg, dtype);
-	if (n < 0 || join(path, sizeof path, s->work, "config.json", err, errlen) ||
+	if (n < 0 || gpt2_join(path, sizeof path, s->work, "config.json", err, errlen) ||
 	    write_small_file(path, json, (size_t)n, err, errlen))
 		return -1;
 	n = gpt2_export_generation_config_json(json, sizeof json);
 	if (n < 0 ||
-	    join(path, sizeof path, s->work, "generation_config.json", err,
-	         errlen) ||
+	    gpt2_join(path, sizeof path, s->work, "generation_config.json", err,
+	              errlen) ||
 	    write_small_file(path, json, (size_t)n, err, errlen))
 		return -1;
 	if (o->tokenizer_dir &&
@@ -441,7 +414,7 @@ static int declare_tensors(st_writer **out, const gpt2_config *cfg,
 	st_writer *w;
 	st_error e;
 	if (st_writer_new(&w, &e) != ST_OK)
-		return seterr(err, errlen, "%s", e.message);
+		return gpt2_err(err, errlen, "%s", e.message);
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
 		int nl = gpt2_param(s)->per_layer ? cfg->num_layers : 1;
 		for (int l = 0; l < nl; l++) {
@@ -452,7 +425,7 @@ static int declare_tensors(st_writer **out, const gpt2_config *cfg,
 			if (st_writer_add(w, name, len, dtype, (unsigned)nd, shape,
 			                  &e) != ST_OK) {
 				st_writer_free(w);
-				return seterr(err, errlen, "%s", e.message);
+				return gpt2_err(err, errlen, "%s", e.message);
 			}
 		}
 	}
@@ -521,8 +494,8 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype : src;
 	if (dst != ST_DTYPE_F32 && dst != ST_DTYPE_BF16 && dst != ST_DTYPE_F16) {
 		llmc_close(r);
-		return seterr(err, errlen, "a snapshot is written as F32, BF16 or "
-		              "F16, not %s", st_dtype_name(dst));
+		return gpt2_err(err, errlen, "a snapshot is written as F32, BF16 or "
+		                "F16, not %s", st_dtype_name(dst));
 	}
 	memset(res, 0, sizeof *res);
 	res->src_dtype = (int)src;
@@ -538,7 +511,7 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 	cli_progress prog;
 	memset(&prog, 0, sizeof prog);
 	if (!a || !b || !c) {
-		seterr(err, errlen, "out of memory");
+		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (check_padding(r, a, o, err, errlen) ||
@@ -548,10 +521,10 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 	snap_open = 1;
 
 	char path[4096 + 64];
-	if (join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
+	if (gpt2_join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
 		goto out;
 	if (st_writer_open(w, path, &e) != ST_OK) {
-		seterr(err, errlen, "%s", e.message);
+		gpt2_err(err, errlen, "%s", e.message);
 		goto out;
 	}
 	uint64_t total = 0;
@@ -579,7 +552,7 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 			          esize(src));
 			st_convert(dst, c, src, b, n, NULL);
 			if (st_writer_write(w, c, n * esize(dst), &e) != ST_OK) {
-				seterr(err, errlen, "%s", e.message);
+				gpt2_err(err, errlen, "%s", e.message);
 				goto out;
 			}
 		} else {
@@ -591,7 +564,7 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 					goto out;
 				st_convert(dst, c, src, a, k, NULL);
 				if (st_writer_write(w, c, k * esize(dst), &e) != ST_OK) {
-					seterr(err, errlen, "%s", e.message);
+					gpt2_err(err, errlen, "%s", e.message);
 					goto out;
 				}
 			}
@@ -600,7 +573,7 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 		cli_progress_add(&prog, t->n_bytes);
 	}
 	if (st_writer_finish(w, &e) != ST_OK) {
-		seterr(err, errlen, "%s", e.message);
+		gpt2_err(err, errlen, "%s", e.message);
 		goto out;
 	}
 	if (snapshot_write_extras(&snap, &cfg, dst, o, err, errlen))
@@ -635,19 +608,19 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	/* llm.c's layernorm hardcodes its epsilon. */
 	if (cfg.layer_norm_eps != 1e-5f) {
 		char path[4096 + 16];
-		if (join(path, sizeof path, dir, "config.json", err, errlen))
+		if (gpt2_join(path, sizeof path, dir, "config.json", err, errlen))
 			return -1;
-		return seterr(err, errlen,
-		              "%s: layer_norm_epsilon %g cannot be kept in an "
-		              "llm.c checkpoint (llm.c always uses 1e-05)", path,
-		              (double)cfg.layer_norm_eps);
+		return gpt2_err(err, errlen,
+		                "%s: layer_norm_epsilon %g cannot be kept in an "
+		                "llm.c checkpoint (llm.c always uses 1e-05)", path,
+		                (double)cfg.layer_norm_eps);
 	}
 	st_checkpoint *ck;
 	st_error e;
 	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, in, 0, &e) != ST_OK)
-		return seterr(err, errlen, "%s", e.message[0] ? e.message
-		                                              : st_strerror(e.code));
+		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
+		                                                : st_strerror(e.code));
 	int L = cfg.num_layers;
 	size_t nslots = (size_t)GPT2_NUM_SLOTS * (size_t)L;
 	size_t *where = malloc(nslots * sizeof *where);
@@ -659,7 +632,7 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	memset(&prog, 0, sizeof prog);
 	size_t head;
 	if (!where || !a || !b || !c) {
-		seterr(err, errlen, "out of memory");
+		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (gpt2_checkpoint_index(ck, &cfg, where, &head, err, errlen) ||
@@ -678,8 +651,8 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype
 	               : all_bf16 ? ST_DTYPE_BF16 : ST_DTYPE_F32;
 	if (llmc_dtype_version(dst) < 0) {
-		seterr(err, errlen, "an llm.c checkpoint holds F32 or BF16, not %s",
-		       st_dtype_name(dst));
+		gpt2_err(err, errlen, "an llm.c checkpoint holds F32 or BF16, not %s",
+		         st_dtype_name(dst));
 		goto out;
 	}
 	memset(res, 0, sizeof *res);
@@ -709,7 +682,7 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 			if (p->conv1d) {
 				/* HF's [in, out] -> llm.c's [out, in]. */
 				if (st_checkpoint_read(ck, i, 0, a, n * ses, &e) != ST_OK) {
-					seterr(err, errlen, "%s", e.message);
+					gpt2_err(err, errlen, "%s", e.message);
 					goto out;
 				}
 				transpose(b, a, (size_t)t->shape[0],
@@ -724,7 +697,7 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 						goto out;
 					if (st_checkpoint_read(ck, i, off * ses, a, k * ses,
 					                       &e) != ST_OK) {
-						seterr(err, errlen, "%s", e.message);
+						gpt2_err(err, errlen, "%s", e.message);
 						goto out;
 					}
 					st_convert(dst, c, t->dtype, a, k, NULL);
@@ -857,8 +830,8 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 		return -1;
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype : ST_DTYPE_F32;
 	if (dst != ST_DTYPE_F32 && dst != ST_DTYPE_BF16 && dst != ST_DTYPE_F16)
-		return seterr(err, errlen, "a snapshot is written as F32, BF16 or "
-		              "F16, not %s", st_dtype_name(dst));
+		return gpt2_err(err, errlen, "a snapshot is written as F32, BF16 or "
+		                "F16, not %s", st_dtype_name(dst));
 	float *a = malloc(CHUNK * sizeof(float));
 	void *c = malloc(CHUNK * 4);
 	st_writer *w = NULL;
@@ -868,7 +841,7 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 	cli_progress prog;
 	memset(&prog, 0, sizeof prog);
 	if (!a || !c) {
-		seterr(err, errlen, "out of memory");
+		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (declare_tensors(&w, cfg, dst, err, errlen) ||
@@ -876,10 +849,10 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 		goto out;
 	snap_open = 1;
 	char path[4096 + 64];
-	if (join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
+	if (gpt2_join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
 		goto out;
 	if (st_writer_open(w, path, &e) != ST_OK) {
-		seterr(err, errlen, "%s", e.message);
+		gpt2_err(err, errlen, "%s", e.message);
 		goto out;
 	}
 	size_t nt = st_writer_n_tensors(w);
@@ -906,14 +879,14 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 				              : (float)v;
 			st_convert(dst, c, ST_DTYPE_F32, a, k, NULL);
 			if (st_writer_write(w, c, k * esize(dst), &e) != ST_OK) {
-				seterr(err, errlen, "%s", e.message);
+				gpt2_err(err, errlen, "%s", e.message);
 				goto out;
 			}
 		}
 		cli_progress_add(&prog, t->n_bytes);
 	}
 	if (st_writer_finish(w, &e) != ST_OK) {
-		seterr(err, errlen, "%s", e.message);
+		gpt2_err(err, errlen, "%s", e.message);
 		goto out;
 	}
 	if (snapshot_write_extras(&snap, cfg, dst, o, err, errlen))
@@ -953,7 +926,7 @@ int gpt2_export_load_llmc(gpt2_model **out, const char *path, int wdtype,
 	void *buf = malloc(maxn * esize(src));
 	int rc = -1;
 	if (!buf) {
-		seterr(err, errlen, "out of memory");
+		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (gpt2_model_new(&m, &cfg, wdtype >= 0 ? (st_dtype)wdtype : src, err,
@@ -992,7 +965,7 @@ int gpt2_export_compare(gpt2_model *a, gpt2_model *b, gpt2_export_diff *d,
 	if (ca->vocab_size != cb->vocab_size || ca->max_seq_len != cb->max_seq_len ||
 	    ca->num_layers != cb->num_layers || ca->num_heads != cb->num_heads ||
 	    ca->channels != cb->channels)
-		return seterr(err, errlen, "the two models differ in size");
+		return gpt2_err(err, errlen, "the two models differ in size");
 	int V = ca->vocab_size, P = ca->max_seq_len;
 	int lens[3] = {1, 8, 32};
 	int rc = -1;
@@ -1001,7 +974,7 @@ int gpt2_export_compare(gpt2_model *a, gpt2_model *b, gpt2_export_diff *d,
 	float *lb = malloc((size_t)32 * (size_t)V * sizeof(float));
 	gpt2_cache *qa = NULL, *qb = NULL;
 	if (!ids || !la || !lb) {
-		seterr(err, errlen, "out of memory");
+		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	for (int k = 0; k < 3; k++) {
@@ -1014,7 +987,7 @@ int gpt2_export_compare(gpt2_model *a, gpt2_model *b, gpt2_export_diff *d,
 			                    (t == T - 1 ? (uint64_t)V - 1 : 0)) %
 			                   (uint64_t)V);
 		if (gpt2_cache_new(&qa, a, T) || gpt2_cache_new(&qb, b, T)) {
-			seterr(err, errlen, "out of memory");
+			gpt2_err(err, errlen, "out of memory");
 			goto out;
 		}
 		if (gpt2_forward(a, qa, ids, T, la, 1, err, errlen) ||

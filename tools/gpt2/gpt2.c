@@ -8,6 +8,7 @@
  * tokenizer.c.
  */
 #include "gpt2/gpt2.h"
+#include "gpt2/internal.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -19,12 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define PRINTF_LIKE(a, b) __attribute__((format(printf, a, b)))
+/* ---- helpers shared by tools/gpt2 (internal.h) ---------------------------- */
 
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
-	PRINTF_LIKE(3, 4);
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
+int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err && errlen) {
 		va_list ap;
@@ -33,6 +31,17 @@ static int seterr(char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
+}
+
+int gpt2_join(char *out, size_t size, const char *dir, const char *file,
+              char *err, size_t errlen)
+{
+	size_t n = strlen(dir);
+	int k = snprintf(out, size, "%s%s%s", dir,
+	                 n && dir[n - 1] == '/' ? "" : "/", file);
+	if (k < 0 || (size_t)k >= size)
+		return gpt2_err(err, errlen, "%s/%s: path too long", dir, file);
+	return 0;
 }
 
 /* ---- config ------------------------------------------------------------ */
@@ -51,17 +60,17 @@ static int json_int(const cJSON *root, const char *key, int required,
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
 	if (!v || cJSON_IsNull(v)) {
 		if (required)
-			return seterr(err, errlen, "%s: \"%s\" is missing",
-			              name, key);
+			return gpt2_err(err, errlen, "%s: \"%s\" is missing",
+			                name, key);
 		return 1;
 	}
 	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
-		return seterr(err, errlen, "%s: \"%s\" must be an integer",
-		              name, key);
+		return gpt2_err(err, errlen, "%s: \"%s\" must be an integer",
+		                name, key);
 	if (v->valuedouble < lo || v->valuedouble > hi)
-		return seterr(err, errlen,
-		              "%s: \"%s\" is %.17g, expected %d to %d", name,
-		              key, v->valuedouble, lo, hi);
+		return gpt2_err(err, errlen,
+		                "%s: \"%s\" is %.17g, expected %d to %d", name,
+		                key, v->valuedouble, lo, hi);
 	*out = (int)v->valuedouble;
 	return 0;
 }
@@ -75,8 +84,8 @@ static int json_bool(const cJSON *root, const char *key, int dflt, int *out,
 	if (!v || cJSON_IsNull(v))
 		return 0;
 	if (!cJSON_IsBool(v))
-		return seterr(err, errlen, "%s: \"%s\" must be true or false",
-		              name, key);
+		return gpt2_err(err, errlen, "%s: \"%s\" must be true or false",
+		                name, key);
 	*out = cJSON_IsTrue(v);
 	return 0;
 }
@@ -91,27 +100,27 @@ static int json_eos(const cJSON *v, gpt2_config *cfg, const char *name,
 	if (cJSON_IsNumber(v)) {
 		if (v->valuedouble != floor(v->valuedouble) ||
 		    v->valuedouble < 0 || v->valuedouble > INT_MAX)
-			return seterr(err, errlen,
-			              "%s: \"eos_token_id\" must be a token id",
-			              name);
+			return gpt2_err(err, errlen,
+			                "%s: \"eos_token_id\" must be a token id",
+			                name);
 		cfg->eos[cfg->n_eos++] = (int)v->valuedouble;
 		return 0;
 	}
 	if (!cJSON_IsArray(v))
-		return seterr(err, errlen,
-		              "%s: \"eos_token_id\" must be an integer or a list",
-		              name);
+		return gpt2_err(err, errlen,
+		                "%s: \"eos_token_id\" must be an integer or a list",
+		                name);
 	const cJSON *e;
 	cJSON_ArrayForEach(e, v) {
 		if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
 		    e->valuedouble < 0 || e->valuedouble > INT_MAX)
-			return seterr(err, errlen,
-			              "%s: \"eos_token_id\" must hold token ids",
-			              name);
+			return gpt2_err(err, errlen,
+			                "%s: \"eos_token_id\" must hold token ids",
+			                name);
 		if (cfg->n_eos == GPT2_MAX_EOS)
-			return seterr(err, errlen,
-			              "%s: \"eos_token_id\" lists more than %d ids",
-			              name, GPT2_MAX_EOS);
+			return gpt2_err(err, errlen,
+			                "%s: \"eos_token_id\" lists more than %d ids",
+			                name, GPT2_MAX_EOS);
 		cfg->eos[cfg->n_eos++] = (int)e->valuedouble;
 	}
 	return 0;
@@ -124,7 +133,7 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
 	if (!root) {
 		size_t at = end && end >= json ? (size_t)(end - json) : 0;
-		seterr(err, errlen, "%s: not valid JSON (near byte %zu)", name, at);
+		gpt2_err(err, errlen, "%s: not valid JSON (near byte %zu)", name, at);
 		return NULL;
 	}
 	/* One value, as Python's json.load reads it: nothing after it. */
@@ -134,13 +143,13 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 		at++;
 	if (at < len) {
 		cJSON_Delete(root);
-		seterr(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
-		       name, at);
+		gpt2_err(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
+		         name, at);
 		return NULL;
 	}
 	if (!cJSON_IsObject(root)) {
 		cJSON_Delete(root);
-		seterr(err, errlen, "%s: not a JSON object", name);
+		gpt2_err(err, errlen, "%s: not a JSON object", name);
 		return NULL;
 	}
 	/*
@@ -151,8 +160,8 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 	for (const cJSON *a = root->child; a; a = a->next)
 		for (const cJSON *b = a->next; b; b = b->next)
 			if (a->string && b->string && strcmp(a->string, b->string) == 0) {
-				seterr(err, errlen, "%s: key \"%.64s\" appears twice",
-				       name, a->string);
+				gpt2_err(err, errlen, "%s: key \"%.64s\" appears twice",
+				         name, a->string);
 				cJSON_Delete(root);
 				return NULL;
 			}
@@ -162,28 +171,28 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 int gpt2_config_check(const gpt2_config *c, char *err, size_t errlen)
 {
 	if (c->vocab_size < 1 || c->vocab_size > MAX_VOCAB)
-		return seterr(err, errlen, "vocab_size %d is outside 1..%d",
-		              c->vocab_size, MAX_VOCAB);
+		return gpt2_err(err, errlen, "vocab_size %d is outside 1..%d",
+		                c->vocab_size, MAX_VOCAB);
 	if (c->max_seq_len < 1 || c->max_seq_len > MAX_POSITIONS)
-		return seterr(err, errlen, "n_positions %d is outside 1..%d",
-		              c->max_seq_len, MAX_POSITIONS);
+		return gpt2_err(err, errlen, "n_positions %d is outside 1..%d",
+		                c->max_seq_len, MAX_POSITIONS);
 	if (c->channels < 1 || c->channels > MAX_CHANNELS)
-		return seterr(err, errlen, "n_embd %d is outside 1..%d",
-		              c->channels, MAX_CHANNELS);
+		return gpt2_err(err, errlen, "n_embd %d is outside 1..%d",
+		                c->channels, MAX_CHANNELS);
 	if (c->num_layers < 1 || c->num_layers > MAX_LAYERS)
-		return seterr(err, errlen, "n_layer %d is outside 1..%d",
-		              c->num_layers, MAX_LAYERS);
+		return gpt2_err(err, errlen, "n_layer %d is outside 1..%d",
+		                c->num_layers, MAX_LAYERS);
 	if (c->num_heads < 1 || c->num_heads > MAX_HEADS)
-		return seterr(err, errlen, "n_head %d is outside 1..%d",
-		              c->num_heads, MAX_HEADS);
+		return gpt2_err(err, errlen, "n_head %d is outside 1..%d",
+		                c->num_heads, MAX_HEADS);
 	if (c->channels % c->num_heads != 0)
-		return seterr(err, errlen,
-		              "n_head %d does not divide n_embd %d",
-		              c->num_heads, c->channels);
+		return gpt2_err(err, errlen,
+		                "n_head %d does not divide n_embd %d",
+		                c->num_heads, c->channels);
 	if (!(c->layer_norm_eps > 0) || !isfinite(c->layer_norm_eps))
-		return seterr(err, errlen,
-		              "layer_norm_epsilon %g must be positive",
-		              (double)c->layer_norm_eps);
+		return gpt2_err(err, errlen,
+		                "layer_norm_epsilon %g must be positive",
+		                (double)c->layer_norm_eps);
 	return 0;
 }
 
@@ -199,14 +208,14 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	/* What kind of model this is; only GPT-2's own block is implemented. */
 	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
 	if (!cJSON_IsString(mt)) {
-		seterr(err, errlen, "%s: \"model_type\" is %s, expected \"gpt2\"",
-		       name, mt ? "not a string" : "missing");
+		gpt2_err(err, errlen, "%s: \"model_type\" is %s, expected \"gpt2\"",
+		         name, mt ? "not a string" : "missing");
 		goto out;
 	}
 	if (strcmp(mt->valuestring, "gpt2") != 0) {
-		seterr(err, errlen,
-		       "%s: model_type \"%.64s\" is not supported (expected \"gpt2\")",
-		       name, mt->valuestring);
+		gpt2_err(err, errlen,
+		         "%s: model_type \"%.64s\" is not supported (expected \"gpt2\")",
+		         name, mt->valuestring);
 		goto out;
 	}
 
@@ -223,8 +232,8 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	             err, errlen))
 		goto out;
 	if (cfg->channels % cfg->num_heads != 0) {
-		seterr(err, errlen, "%s: n_head %d does not divide n_embd %d",
-		       name, cfg->num_heads, cfg->channels);
+		gpt2_err(err, errlen, "%s: n_head %d does not divide n_embd %d",
+		         name, cfg->num_heads, cfg->channels);
 		goto out;
 	}
 	cfg->layer_norm_eps = 1e-5f;
@@ -233,9 +242,9 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	if (eps && !cJSON_IsNull(eps)) {
 		if (!cJSON_IsNumber(eps) || !(eps->valuedouble > 0) ||
 		    !isfinite(eps->valuedouble)) {
-			seterr(err, errlen,
-			       "%s: \"layer_norm_epsilon\" must be a positive number",
-			       name);
+			gpt2_err(err, errlen,
+			         "%s: \"layer_norm_epsilon\" must be a positive number",
+			         name);
 			goto out;
 		}
 		cfg->layer_norm_eps = (float)eps->valuedouble;
@@ -249,15 +258,15 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	                                                    "activation_function");
 	if (act && !cJSON_IsNull(act)) {
 		if (!cJSON_IsString(act)) {
-			seterr(err, errlen,
-			       "%s: \"activation_function\" must be a string", name);
+			gpt2_err(err, errlen,
+			         "%s: \"activation_function\" must be a string", name);
 			goto out;
 		}
 		if (strcmp(act->valuestring, "gelu_new") != 0 &&
 		    strcmp(act->valuestring, "gelu_pytorch_tanh") != 0) {
-			seterr(err, errlen,
-			       "%s: activation_function \"%.64s\" is not implemented "
-			       "(only gelu_new)", name, act->valuestring);
+			gpt2_err(err, errlen,
+			         "%s: activation_function \"%.64s\" is not implemented "
+			         "(only gelu_new)", name, act->valuestring);
 			goto out;
 		}
 	}
@@ -267,9 +276,9 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 	if (r < 0)
 		goto out;
 	if (r == 0 && (long)n_inner != 4L * cfg->channels) {
-		seterr(err, errlen,
-		       "%s: n_inner %d is not implemented (only null or 4 * n_embd = %ld)",
-		       name, n_inner, 4L * cfg->channels);
+		gpt2_err(err, errlen,
+		         "%s: n_inner %d is not implemented (only null or 4 * n_embd = %ld)",
+		         name, n_inner, 4L * cfg->channels);
 		goto out;
 	}
 	static const struct {
@@ -291,9 +300,9 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 		              errlen))
 			goto out;
 		if (v != flags[i].supported) {
-			seterr(err, errlen, "%s: %s %s is not implemented (%s)",
-			       name, flags[i].key, v ? "true" : "false",
-			       flags[i].why);
+			gpt2_err(err, errlen, "%s: %s %s is not implemented (%s)",
+			         name, flags[i].key, v ? "true" : "false",
+			         flags[i].why);
 			goto out;
 		}
 	}
@@ -314,7 +323,7 @@ static int read_small_file(const char *path, char **buf, size_t *len,
 	if (!f) {
 		if (optional && errno == ENOENT)
 			return 1;
-		return seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
 	}
 	size_t cap = 4096, n = 0;
 	char *p = malloc(cap);
@@ -327,9 +336,9 @@ static int read_small_file(const char *path, char **buf, size_t *len,
 			if (cap >= (16u << 20)) {
 				free(p);
 				fclose(f);
-				return seterr(err, errlen,
-				              "%s: larger than 16 MiB, not a config file",
-				              path);
+				return gpt2_err(err, errlen,
+				                "%s: larger than 16 MiB, not a config file",
+				                path);
 			}
 			char *q = realloc(p, cap * 2);
 			if (!q) {
@@ -344,22 +353,14 @@ static int read_small_file(const char *path, char **buf, size_t *len,
 	int failed = ferror(f);
 	fclose(f);
 	if (!p)
-		return seterr(err, errlen, "%s: out of memory", path);
+		return gpt2_err(err, errlen, "%s: out of memory", path);
 	if (failed) {
 		free(p);
-		return seterr(err, errlen, "%s: read error", path);
+		return gpt2_err(err, errlen, "%s: read error", path);
 	}
 	*buf = p;
 	*len = n;
 	return 0;
-}
-
-static void join_path(char *out, size_t size, const char *dir,
-                      const char *file)
-{
-	size_t n = strlen(dir);
-	snprintf(out, size, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/",
-	         file);
 }
 
 int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
@@ -368,8 +369,8 @@ int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
 	char path[4096];
 	char *buf;
 	size_t len;
-	join_path(path, sizeof path, dir, "config.json");
-	if (read_small_file(path, &buf, &len, 0, err, errlen))
+	if (gpt2_join(path, sizeof path, dir, "config.json", err, errlen) ||
+	    read_small_file(path, &buf, &len, 0, err, errlen))
 		return -1;
 	int rc = gpt2_config_parse(cfg, buf, len, path, err, errlen);
 	free(buf);
@@ -377,7 +378,9 @@ int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
 		return -1;
 
 	/* generation_config.json, when present, says where text ends. */
-	join_path(path, sizeof path, dir, "generation_config.json");
+	if (gpt2_join(path, sizeof path, dir, "generation_config.json", err,
+	              errlen))
+		return -1;
 	rc = read_small_file(path, &buf, &len, 1, err, errlen);
 	if (rc < 0)
 		return -1;
@@ -544,12 +547,12 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		return -1;
 	if (wdtype != ST_DTYPE_F32 && wdtype != ST_DTYPE_F16 &&
 	    wdtype != ST_DTYPE_BF16)
-		return seterr(err, errlen,
-		              "weights can be held as F32, F16 or BF16, not %s",
-		              st_dtype_name(wdtype));
+		return gpt2_err(err, errlen,
+		                "weights can be held as F32, F16 or BF16, not %s",
+		                st_dtype_name(wdtype));
 	gpt2_model *m = calloc(1, sizeof *m);
 	if (!m)
-		return seterr(err, errlen, "out of memory");
+		return gpt2_err(err, errlen, "out of memory");
 	m->config = *cfg;
 	m->wdtype = wdtype;
 	m->round_vectors = 1;
@@ -567,7 +570,7 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		if (__builtin_mul_overflow(numel, (uint64_t)es, &bytes) ||
 		    bytes > SIZE_MAX / 2 || total > SIZE_MAX / 2) {
 			free(m);
-			return seterr(err, errlen, "the model is too large");
+			return gpt2_err(err, errlen, "the model is too large");
 		}
 		offsets[s] = total;
 		total += ((size_t)bytes + 63) & ~(size_t)63;
@@ -579,8 +582,8 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		char need[64];
 		snprintf(need, sizeof need, "%zu", total);
 		gpt2_model_free(m);
-		return seterr(err, errlen,
-		              "out of memory (the parameters need %s bytes)", need);
+		return gpt2_err(err, errlen,
+		                "out of memory (the parameters need %s bytes)", need);
 	}
 	memset(m->params_memory, 0, total);
 	m->params_bytes = total;
@@ -638,8 +641,8 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 {
 	const gpt2_param_info *p = &param_table[slot];
 	if (!st_dtype_is_float(src_type))
-		return seterr(err, errlen, "%s is not a float type",
-		              st_dtype_name(src_type));
+		return gpt2_err(err, errlen, "%s is not a float type",
+		                st_dtype_name(src_type));
 	if (!p->per_layer)
 		layer = 0;
 	st_dtype dt;
@@ -655,7 +658,7 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 		if (!a || !b) {
 			free(a);
 			free(b);
-			return seterr(err, errlen, "out of memory");
+			return gpt2_err(err, errlen, "out of memory");
 		}
 		st_convert(ST_DTYPE_F32, a, src_type, src, n, NULL);
 		for (size_t o = 0; o < outd; o++)
@@ -666,8 +669,8 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 		free(b);
 	} else {
 		if (st_convert(dt, dst, src_type, src, n, NULL) != ST_OK)
-			return seterr(err, errlen, "cannot convert %s to %s",
-			              st_dtype_name(src_type), st_dtype_name(dt));
+			return gpt2_err(err, errlen, "cannot convert %s to %s",
+			                st_dtype_name(src_type), st_dtype_name(dt));
 		if (!p->matrix && m->round_vectors)
 			round_to(m->wdtype, dst, n);
 	}
@@ -785,16 +788,16 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 		if (kind == GPT2_NAME_BUFFER)
 			continue;
 		if (kind == GPT2_NAME_UNKNOWN)
-			return seterr(err, errlen,
-			              "%s: tensor '%s': unexpected tensor (not a "
-			              "parameter of GPT-2 with n_layer %d)",
-			              tensor_file(ck, fi), name, L);
+			return gpt2_err(err, errlen,
+			                "%s: tensor '%s': unexpected tensor (not a "
+			                "parameter of GPT-2 with n_layer %d)",
+			                tensor_file(ck, fi), name, L);
 		if (!st_dtype_is_float(t->dtype))
-			return seterr(err, errlen,
-			              "%s: tensor '%s': dtype %s is not a float type "
-			              "(expected F32, F16, BF16 or F64)",
-			              tensor_file(ck, fi), name,
-			              st_dtype_name(t->dtype));
+			return gpt2_err(err, errlen,
+			                "%s: tensor '%s': dtype %s is not a float type "
+			                "(expected F32, F16, BF16 or F64)",
+			                tensor_file(ck, fi), name,
+			                st_dtype_name(t->dtype));
 		if (kind == GPT2_NAME_LM_HEAD)
 			slot = GPT2_WTE;
 		uint64_t shape[2];
@@ -808,11 +811,11 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 			int transposed = param_table[slot].conv1d && t->ndim == 2 &&
 			                 t->shape[0] == shape[1] &&
 			                 t->shape[1] == shape[0];
-			return seterr(err, errlen,
-			              "%s: tensor '%s': wrong shape (%s, expected %s)%s",
-			              tensor_file(ck, fi), name, got, want,
-			              transposed ? ": transposed? GPT-2 stores Conv1D "
-			                           "weights as [in, out]" : "");
+			return gpt2_err(err, errlen,
+			                "%s: tensor '%s': wrong shape (%s, expected %s)%s",
+			                tensor_file(ck, fi), name, got, want,
+			                transposed ? ": transposed? GPT-2 stores Conv1D "
+			                             "weights as [in, out]" : "");
 		}
 		if (kind == GPT2_NAME_LM_HEAD) {
 			*head = i;
@@ -822,9 +825,9 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 		if (where[k] != SIZE_MAX) {
 			const st_tensor *o = st_checkpoint_tensor(ck, where[k], NULL);
 			printable(other, sizeof other, o->name, o->name_len);
-			return seterr(err, errlen,
-			              "%s: tensor '%s': a second copy of '%s'",
-			              tensor_file(ck, fi), name, other);
+			return gpt2_err(err, errlen,
+			                "%s: tensor '%s': a second copy of '%s'",
+			                tensor_file(ck, fi), name, other);
 		}
 		where[k] = i;
 	}
@@ -845,8 +848,8 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 			snprintf(other, sizeof other, " (and %zu more)", missing - 1);
 		else
 			other[0] = '\0';
-		return seterr(err, errlen, "%s: missing tensor '%s'%s",
-		              st_checkpoint_path(ck), name, other);
+		return gpt2_err(err, errlen, "%s: missing tensor '%s'%s",
+		                st_checkpoint_path(ck), name, other);
 	}
 	return 0;
 }
@@ -865,7 +868,7 @@ int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
 	enum { CHUNK = 4096 };
 	float *a = malloc(CHUNK * (2 * sizeof(float) + eh + ew));
 	if (!a)
-		return seterr(err, errlen, "out of memory");
+		return gpt2_err(err, errlen, "out of memory");
 	float *b = a + CHUNK;
 	char *rh = (char *)(b + CHUNK), *rw = rh + CHUNK * eh;
 	size_t n = (size_t)th->n_elements, C = (size_t)cfg->channels;
@@ -875,7 +878,7 @@ int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
 		size_t k = n - off < CHUNK ? n - off : CHUNK;
 		if (st_checkpoint_read(ck, head, off * eh, rh, k * eh, &e) != ST_OK ||
 		    st_checkpoint_read(ck, wte, off * ew, rw, k * ew, &e) != ST_OK) {
-			rc = seterr(err, errlen, "%s", e.message);
+			rc = gpt2_err(err, errlen, "%s", e.message);
 			break;
 		}
 		st_convert(ST_DTYPE_F32, a, th->dtype, rh, k, NULL);
@@ -885,12 +888,12 @@ int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
 				continue;
 			char wname[256];
 			printable(wname, sizeof wname, tw->name, tw->name_len);
-			rc = seterr(err, errlen,
-			            "%s: tensor 'lm_head.weight': differs from '%s' at "
-			            "[%zu, %zu] (%.9g, expected %.9g): an untied output "
-			            "head is not supported", tensor_file(ck, fh), wname,
-			            (off + j) / C, (off + j) % C, (double)a[j],
-			            (double)b[j]);
+			rc = gpt2_err(err, errlen,
+			              "%s: tensor 'lm_head.weight': differs from '%s' at "
+			              "[%zu, %zu] (%.9g, expected %.9g): an untied output "
+			              "head is not supported", tensor_file(ck, fh), wname,
+			              (off + j) / C, (off + j) % C, (double)a[j],
+			              (double)b[j]);
 			break;
 		}
 	}
@@ -908,7 +911,7 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 	int L = cfg->num_layers;
 	size_t *where = malloc((size_t)GPT2_NUM_SLOTS * (size_t)L * sizeof *where);
 	if (!where)
-		return seterr(err, errlen, "out of memory");
+		return gpt2_err(err, errlen, "out of memory");
 	size_t head;
 	gpt2_model *m = NULL;
 	int rc = -1;
@@ -944,7 +947,7 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 			const void *data;
 			st_error e;
 			if (st_checkpoint_data(ck, i, &data, &e) != ST_OK) {
-				seterr(err, errlen, "%s", e.message);
+				gpt2_err(err, errlen, "%s", e.message);
 				goto out;
 			}
 			if (gpt2_model_fill(m, s, l,
@@ -969,7 +972,7 @@ int gpt2_config_dir(const char *path, char *dir, size_t size, char *err,
 {
 	struct stat sb;
 	if (stat(path, &sb) != 0)
-		return seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
 	const char *slash = strrchr(path, '/');
 	if (S_ISDIR(sb.st_mode))
 		snprintf(dir, size, "%s", path);
@@ -993,8 +996,8 @@ int gpt2_model_load(gpt2_model **out, const char *path, int wdtype, char *err,
 	st_error e;
 	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, path, 0, &e) != ST_OK)
-		return seterr(err, errlen, "%s", e.message[0] ? e.message
-		                                              : st_strerror(e.code));
+		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
+		                                                : st_strerror(e.code));
 	int rc = gpt2_model_load_checkpoint(out, &cfg, ck, wdtype, err, errlen);
 	st_checkpoint_close(ck);
 	return rc;

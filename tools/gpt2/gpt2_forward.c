@@ -13,10 +13,10 @@
  * head reads wte as [V, C], i.e. a dot product per vocabulary row.
  */
 #include "gpt2/gpt2.h"
+#include "gpt2/internal.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -531,19 +531,6 @@ static int ensure_acts(gpt2_cache *c, int T, int threads)
 
 /* ---- the forward pass ---------------------------------------------------- */
 
-static int ferr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int ferr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* Layer l's tensor of a per-layer slot. */
 static const void *layer_w(const gpt2_model *m, const void *base, int slot,
                            int l)
@@ -561,20 +548,20 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 	int C = cfg->channels, NH = cfg->num_heads, V = cfg->vocab_size;
 	int L = cfg->num_layers;
 	if (T < 1)
-		return ferr(err, errlen, "no tokens to run");
+		return gpt2_err(err, errlen, "no tokens to run");
 	if (T > c->capacity - c->len)
-		return ferr(err, errlen,
-		            "the context is full: %d + %d tokens exceed %d "
-		            "(n_positions %d)", c->len, T, c->capacity,
-		            cfg->max_seq_len);
+		return gpt2_err(err, errlen,
+		                "the context is full: %d + %d tokens exceed %d "
+		                "(n_positions %d)", c->len, T, c->capacity,
+		                cfg->max_seq_len);
 	for (int t = 0; t < T; t++)
 		if (ids[t] < 0 || ids[t] >= V)
-			return ferr(err, errlen,
-			            "token id %ld is outside the vocabulary (0..%d)",
-			            (long)ids[t], V - 1);
+			return gpt2_err(err, errlen,
+			                "token id %ld is outside the vocabulary (0..%d)",
+			                (long)ids[t], V - 1);
 	int threads = gpt2_pool_size(m->pool);
 	if (ensure_acts(c, T, threads))
-		return ferr(err, errlen, "out of memory for %d tokens", T);
+		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	gpt2_pool *pool = m->pool;
 	st_dtype wt = m->wdtype;
 	int pos0 = c->len;

@@ -8,32 +8,16 @@
  * anything.
  */
 #include "gpt2/llmc.h"
+#include "gpt2/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define PRINTF_LIKE(a, b) __attribute__((format(printf, a, b)))
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
-	PRINTF_LIKE(3, 4);
-
-static int seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The other files llm.c writes with a 256-int header, by magic. */
 #define LLMC_STATE_MAGIC 20240327
@@ -180,24 +164,24 @@ int llmc_header_parse(llmc_header *h, const void *buf, uint64_t file_size,
 	if (file_size < LLMC_HEADER_BYTES) {
 		int32_t magic = file_size >= 4 ? get_i32(b) : 0;
 		if (file_size >= 4 && magic != LLMC_MAGIC)
-			return seterr(err, errlen, "%s: bad magic (%ld, expected "
-			              "%d)%s", name, (long)magic, LLMC_MAGIC,
-			              other_format(b, file_size, magic));
-		return seterr(err, errlen,
-		              "%s: truncated: too short for an llm.c header "
-		              "(%llu bytes, expected at least %d)", name,
-		              (unsigned long long)file_size, LLMC_HEADER_BYTES);
+			return gpt2_err(err, errlen, "%s: bad magic (%ld, expected "
+			                "%d)%s", name, (long)magic, LLMC_MAGIC,
+			                other_format(b, file_size, magic));
+		return gpt2_err(err, errlen,
+		                "%s: truncated: too short for an llm.c header "
+		                "(%llu bytes, expected at least %d)", name,
+		                (unsigned long long)file_size, LLMC_HEADER_BYTES);
 	}
 	int32_t magic = get_i32(b);
 	if (magic != LLMC_MAGIC)
-		return seterr(err, errlen, "%s: bad magic (%ld, expected %d)%s",
-		              name, (long)magic, LLMC_MAGIC,
-		              other_format(b, file_size, magic));
+		return gpt2_err(err, errlen, "%s: bad magic (%ld, expected %d)%s",
+		                name, (long)magic, LLMC_MAGIC,
+		                other_format(b, file_size, magic));
 	h->version = get_i32(b + 4);
 	if (llmc_version_dtype(h->version) < 0)
-		return seterr(err, errlen,
-		              "%s: unsupported version (%ld, expected 3 = fp32 or "
-		              "5 = bf16)", name, (long)h->version);
+		return gpt2_err(err, errlen,
+		                "%s: unsupported version (%ld, expected 3 = fp32 or "
+		                "5 = bf16)", name, (long)h->version);
 
 	/* Sizes: each in range, then consistent with each other. */
 	h->max_seq_len = get_i32(b + 8);
@@ -210,19 +194,19 @@ int llmc_header_parse(llmc_header *h, const void *buf, uint64_t file_size,
 	llmc_header_config(h, &cfg);
 	char why[256];
 	if (gpt2_config_check(&cfg, why, sizeof why))
-		return seterr(err, errlen, "%s: header: %s", name, why);
+		return gpt2_err(err, errlen, "%s: header: %s", name, why);
 	if (h->padded_vocab_size < h->vocab_size)
-		return seterr(err, errlen,
-		              "%s: header: padded vocabulary smaller than the "
-		              "vocabulary (Vp %ld, expected at least V = %ld)",
-		              name, (long)h->padded_vocab_size,
-		              (long)h->vocab_size);
+		return gpt2_err(err, errlen,
+		                "%s: header: padded vocabulary smaller than the "
+		                "vocabulary (Vp %ld, expected at least V = %ld)",
+		                name, (long)h->padded_vocab_size,
+		                (long)h->vocab_size);
 	/* The bound gpt2_config_check puts on V, so Vp * C cannot overflow. */
 	if (h->padded_vocab_size > (1 << 24))
-		return seterr(err, errlen,
-		              "%s: header: padded vocabulary too large (Vp %ld, "
-		              "expected at most %d)", name,
-		              (long)h->padded_vocab_size, 1 << 24);
+		return gpt2_err(err, errlen,
+		                "%s: header: padded vocabulary too large (Vp %ld, "
+		                "expected at most %d)", name,
+		                (long)h->padded_vocab_size, 1 << 24);
 
 	/*
 	 * The file must hold exactly what the header describes. The bounds
@@ -230,18 +214,18 @@ int llmc_header_parse(llmc_header *h, const void *buf, uint64_t file_size,
 	 */
 	uint64_t want = llmc_file_size(h);
 	if (file_size < want)
-		return seterr(err, errlen,
-		              "%s: truncated (%llu bytes, expected %llu for the "
-		              "sizes in its header)", name,
-		              (unsigned long long)file_size,
-		              (unsigned long long)want);
+		return gpt2_err(err, errlen,
+		                "%s: truncated (%llu bytes, expected %llu for the "
+		                "sizes in its header)", name,
+		                (unsigned long long)file_size,
+		                (unsigned long long)want);
 	if (file_size > want)
-		return seterr(err, errlen,
-		              "%s: %llu bytes of trailing data (%llu bytes, "
-		              "expected %llu for the sizes in its header)", name,
-		              (unsigned long long)(file_size - want),
-		              (unsigned long long)file_size,
-		              (unsigned long long)want);
+		return gpt2_err(err, errlen,
+		                "%s: %llu bytes of trailing data (%llu bytes, "
+		                "expected %llu for the sizes in its header)", name,
+		                (unsigned long long)(file_size - want),
+		                (unsigned long long)file_size,
+		                (unsigned long long)want);
 	return 0;
 }
 
@@ -281,16 +265,16 @@ int llmc_open(llmc_reader **out, const char *path, char *err, size_t errlen)
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
 	struct stat sb;
 	if (fstat(fd, &sb) != 0) {
 		int e = errno;
 		close(fd);
-		return seterr(err, errlen, "%s: %s", path, strerror(e));
+		return gpt2_err(err, errlen, "%s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		close(fd);
-		return seterr(err, errlen, "%s: not a regular file", path);
+		return gpt2_err(err, errlen, "%s: not a regular file", path);
 	}
 	unsigned char hb[LLMC_HEADER_BYTES];
 	uint64_t size = (uint64_t)sb.st_size;
@@ -298,14 +282,14 @@ int llmc_open(llmc_reader **out, const char *path, char *err, size_t errlen)
 	if (pread_all(fd, hb, n, 0) != 0) {
 		int e = errno;
 		close(fd);
-		return seterr(err, errlen, "%s: cannot read the header: %s", path,
-		              e ? strerror(e) : "the file shrank");
+		return gpt2_err(err, errlen, "%s: cannot read the header: %s", path,
+		                e ? strerror(e) : "the file shrank");
 	}
 	llmc_reader *r = calloc(1, sizeof *r);
 	if (!r || !(r->path = strdup(path))) {
 		free(r);
 		close(fd);
-		return seterr(err, errlen, "%s: out of memory", path);
+		return gpt2_err(err, errlen, "%s: out of memory", path);
 	}
 	r->fd = fd;
 	if (llmc_header_parse(&r->h, hb, size, path, err, errlen)) {
@@ -337,18 +321,18 @@ int llmc_read(llmc_reader *r, int slot, uint64_t off, void *buf, size_t n,
 {
 	uint64_t numel = r->offset[slot + 1] - r->offset[slot];
 	if (off > numel || n > numel - off)
-		return seterr(err, errlen,
-		              "%s: read of elements [%llu, %llu) outside a slot of "
-		              "%llu", r->path, (unsigned long long)off,
-		              (unsigned long long)(off + n),
-		              (unsigned long long)numel);
+		return gpt2_err(err, errlen,
+		                "%s: read of elements [%llu, %llu) outside a slot of "
+		                "%llu", r->path, (unsigned long long)off,
+		                (unsigned long long)(off + n),
+		                (unsigned long long)numel);
 	uint64_t es = st_dtype_bits(r->dtype) / 8;
 	uint64_t pos = LLMC_HEADER_BYTES + (r->offset[slot] + off) * es;
 	if (pread_all(r->fd, buf, n * (size_t)es, pos) != 0)
-		return seterr(err, errlen, "%s: read error at byte %llu: %s",
-		              r->path, (unsigned long long)pos,
-		              errno ? strerror(errno)
-		                    : "the file shrank while being read");
+		return gpt2_err(err, errlen, "%s: read error at byte %llu: %s",
+		                r->path, (unsigned long long)pos,
+		                errno ? strerror(errno)
+		                      : "the file shrank while being read");
 	return 0;
 }
 
@@ -395,7 +379,7 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 	int keep_mode = -1;
 	if (stat(path, &sb) == 0) {
 		if (S_ISDIR(sb.st_mode))
-			return seterr(err, errlen, "%s: is a directory", path);
+			return gpt2_err(err, errlen, "%s: is a directory", path);
 		if (S_ISREG(sb.st_mode))
 			keep_mode = (int)(sb.st_mode & 07777);
 	}
@@ -407,7 +391,7 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 		if (f)
 			free(f->path);
 		free(f);
-		return seterr(err, errlen, "%s: out of memory", path);
+		return gpt2_err(err, errlen, "%s: out of memory", path);
 	}
 	/*
 	 * ".<name>.tmp-XXXXXX" beside the target, created with O_EXCL and mode
@@ -439,15 +423,15 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 		free(f->path);
 		free(f->tmp);
 		free(f);
-		return seterr(err, errlen,
-		              "%s: cannot create a temporary file beside it: %s",
-		              path, strerror(e));
+		return gpt2_err(err, errlen,
+		                "%s: cannot create a temporary file beside it: %s",
+		                path, strerror(e));
 	}
 	if (keep_mode >= 0 && fchmod(f->fd, (mode_t)keep_mode) != 0) {
 		int e = errno;
 		llmc_outfile_abort(f);
-		return seterr(err, errlen, "%s: cannot set the mode of its "
-		              "temporary file: %s", path, strerror(e));
+		return gpt2_err(err, errlen, "%s: cannot set the mode of its "
+		                "temporary file: %s", path, strerror(e));
 	}
 	*out = f;
 	return 0;
@@ -458,8 +442,8 @@ int llmc_outfile_write(llmc_outfile *f, const void *buf, size_t n,
 {
 	int e = write_all(f->fd, buf, n);
 	if (e)
-		return seterr(err, errlen, "%s: cannot write temporary file "
-		              "'%s': %s", f->path, f->tmp, strerror(e));
+		return gpt2_err(err, errlen, "%s: cannot write temporary file "
+		                "'%s': %s", f->path, f->tmp, strerror(e));
 	f->written += n;
 	return 0;
 }
@@ -497,8 +481,8 @@ int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen)
 		what = "rename";
 	}
 	if (e) {
-		seterr(err, errlen, "%s: cannot %s temporary file '%s': %s",
-		       f->path, what, f->tmp, strerror(e));
+		gpt2_err(err, errlen, "%s: cannot %s temporary file '%s': %s",
+		         f->path, what, f->tmp, strerror(e));
 		llmc_outfile_abort(f);
 		return -1;
 	}
@@ -516,8 +500,8 @@ int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen)
 		e = fsync_retry(dfd);
 		close(dfd);
 		if (e && e != EINVAL && e != ENOTSUP && e != EBADF) {
-			seterr(err, errlen, "%s: cannot fsync its directory: %s",
-			       f->path, strerror(e));
+			gpt2_err(err, errlen, "%s: cannot fsync its directory: %s",
+			         f->path, strerror(e));
 			outfile_free(f);
 			return -1;
 		}
@@ -539,7 +523,7 @@ int llmc_writer_open(llmc_writer **out, const char *path,
 	*out = NULL;
 	llmc_writer *w = calloc(1, sizeof *w);
 	if (!w)
-		return seterr(err, errlen, "%s: out of memory", path);
+		return gpt2_err(err, errlen, "%s: out of memory", path);
 	w->want = llmc_file_size(h);
 	unsigned char hb[LLMC_HEADER_BYTES];
 	llmc_header_encode(h, hb);
@@ -556,20 +540,20 @@ int llmc_writer_write(llmc_writer *w, const void *buf, size_t n, char *err,
                       size_t errlen)
 {
 	if (llmc_outfile_size(w->f) + n > w->want)
-		return seterr(err, errlen, "more parameter bytes than the header "
-		              "describes (%llu, expected %llu)",
-		              (unsigned long long)(llmc_outfile_size(w->f) + n),
-		              (unsigned long long)w->want);
+		return gpt2_err(err, errlen, "more parameter bytes than the header "
+		                "describes (%llu, expected %llu)",
+		                (unsigned long long)(llmc_outfile_size(w->f) + n),
+		                (unsigned long long)w->want);
 	return llmc_outfile_write(w->f, buf, n, err, errlen);
 }
 
 int llmc_writer_finish(llmc_writer *w, char *err, size_t errlen)
 {
 	if (llmc_outfile_size(w->f) != w->want)
-		return seterr(err, errlen, "fewer parameter bytes than the header "
-		              "describes (%llu, expected %llu)",
-		              (unsigned long long)llmc_outfile_size(w->f),
-		              (unsigned long long)w->want);
+		return gpt2_err(err, errlen, "fewer parameter bytes than the header "
+		                "describes (%llu, expected %llu)",
+		                (unsigned long long)llmc_outfile_size(w->f),
+		                (unsigned long long)w->want);
 	llmc_outfile *f = w->f;
 	w->f = NULL;
 	return llmc_outfile_commit(f, err, errlen);

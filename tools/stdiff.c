@@ -807,17 +807,42 @@ struct meta_diff {
 /* ---- output --------------------------------------------------------------- */
 
 struct result {
-	const char *path_a, *path_b;
 	const struct entry **only_a, **only_b;
 	size_t n_only_a, n_only_b;
 	struct pair *pairs;
 	size_t n_pairs;
 	struct meta_diff *meta;
 	size_t n_meta;
-	bool names_only, exact, verbose;
+	bool names_only, verbose;
 	bool equal;
 	size_t n_identical, n_within, n_differ, n_shape, n_dtype;
 };
+
+/* Metadata keys on one side only, or with different values, into r. */
+static void diff_meta(st_checkpoint *ca, st_checkpoint *cb, struct result *r)
+{
+	struct meta_list ma, mb;
+	collect_meta(ca, &ma);
+	collect_meta(cb, &mb);
+	r->meta = cli_xmalloc((ma.n + mb.n) * sizeof *r->meta);
+	size_t i = 0, j = 0;
+	while (i < ma.n || j < mb.n) {
+		int c = i == ma.n ? 1 : j == mb.n ? -1 : cmp_meta(&ma.m[i], &mb.m[j]);
+		if (c < 0) {
+			r->meta[r->n_meta++] = (struct meta_diff){ma.m[i++], NULL};
+		} else if (c > 0) {
+			r->meta[r->n_meta++] = (struct meta_diff){NULL, mb.m[j++]};
+		} else {
+			if (cmp_bytes(ma.m[i]->value, ma.m[i]->value_len, mb.m[j]->value,
+			              mb.m[j]->value_len) != 0)
+				r->meta[r->n_meta++] = (struct meta_diff){ma.m[i], mb.m[j]};
+			i++;
+			j++;
+		}
+	}
+	free(ma.m);
+	free(mb.m);
+}
 
 static void json_name(const char *s, size_t len)
 {
@@ -1224,10 +1249,7 @@ int main(int argc, char **argv)
 
 	struct result r;
 	memset(&r, 0, sizeof r);
-	r.path_a = path_a;
-	r.path_b = path_b;
 	r.names_only = o.names_only;
-	r.exact = o.exact;
 	r.verbose = o.verbose;
 	r.only_a = cli_xmalloc(na * sizeof *r.only_a);
 	r.only_b = cli_xmalloc(nb * sizeof *r.only_b);
@@ -1248,26 +1270,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* Metadata: keys on one side only, or with different values. */
-	struct meta_list ma, mb;
-	collect_meta(ca, &ma);
-	collect_meta(cb, &mb);
-	r.meta = cli_xmalloc((ma.n + mb.n) * sizeof *r.meta);
-	i = j = 0;
-	while (i < ma.n || j < mb.n) {
-		int c = i == ma.n ? 1 : j == mb.n ? -1 : cmp_meta(&ma.m[i], &mb.m[j]);
-		if (c < 0) {
-			r.meta[r.n_meta++] = (struct meta_diff){ma.m[i++], NULL};
-		} else if (c > 0) {
-			r.meta[r.n_meta++] = (struct meta_diff){NULL, mb.m[j++]};
-		} else {
-			if (cmp_bytes(ma.m[i]->value, ma.m[i]->value_len, mb.m[j]->value,
-			              mb.m[j]->value_len) != 0)
-				r.meta[r.n_meta++] = (struct meta_diff){ma.m[i], mb.m[j]};
-			i++;
-			j++;
-		}
-	}
+	diff_meta(ca, cb, &r);
 
 	if (!o.names_only)
 		compare_values(&o, ca, cb, path_a, path_b, r.pairs, r.n_pairs);
@@ -1297,15 +1300,11 @@ int main(int argc, char **argv)
 			r.n_within++;
 	}
 
-	if (o.quiet)
-		;
-	else if (o.json)
+	if (o.json && !o.quiet)
 		print_json(&r);
-	else
+	else if (!o.quiet)
 		print_human(&r);
 
-	free(ma.m);
-	free(mb.m);
 	free(r.meta);
 	free(r.pairs);
 	free(r.only_a);

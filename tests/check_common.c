@@ -1,0 +1,194 @@
+/*
+ * check_common.c - the helpers the tools share (tools/common): size and
+ * count formatting at its unit boundaries, printable names, option
+ * parsing, widening every numeric dtype to double from hand-written
+ * little-endian bytes, and the second-handle check. The tools' own
+ * behaviour is tested through them in tests/cli/.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ckpt.h"
+#include "common/cli.h"
+
+#define DIR ST_TESTDATA "/stdiff/"
+
+START_TEST(test_fmt)
+{
+	static const struct {
+		void (*fmt)(char *, size_t, uint64_t);
+		uint64_t n;
+		const char *want;
+	} cases[] = {
+		{cli_fmt_bytes, 0, "0 B"}, {cli_fmt_bytes, 999, "999 B"},
+		{cli_fmt_bytes, 1000, "1.0 kB"}, {cli_fmt_bytes, 999949, "999.9 kB"},
+		{cli_fmt_bytes, 999950, "1.0 MB"}, {cli_fmt_bytes, 548100000, "548.1 MB"},
+		{cli_fmt_bytes, UINT64_MAX, "18.4 EB"},
+		{cli_fmt_count, 0, "0"}, {cli_fmt_count, 999, "999"},
+		{cli_fmt_count, 1000, "1.0K"}, {cli_fmt_count, 124439808, "124.4M"},
+		{cli_fmt_count, 999950000, "1.0B"}, {cli_fmt_count, 2000000000000ULL, "2.0T"},
+		{cli_fmt_count, 1000000000000000ULL, "1000.0T"},
+	};
+	char buf[32];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cases[i].fmt(buf, sizeof buf, cases[i].n);
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+}
+END_TEST
+
+START_TEST(test_printable)
+{
+	char *p = cli_printable("a\nb\0c\x7f\xc3\xa9", 8);
+	ck_assert_str_eq(p, "a\\x0ab\\x00c\\x7f\xc3\xa9");
+	free(p);
+	p = cli_printable("", 0);
+	ck_assert_str_eq(p, "");
+	free(p);
+}
+END_TEST
+
+START_TEST(test_print_dims)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert(f != NULL);
+	const uint64_t dims[] = {768, 2304};
+	cli_print_dims(f, dims, 2);
+	cli_print_dims(f, dims, 0);
+	fclose(f);
+	ck_assert_str_eq(buf, "[768, 2304][]");
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_parse)
+{
+	uint64_t v;
+	ck_assert_int_eq(cli_parse_size("5GB", &v), 0);
+	ck_assert_uint_eq(v, 5000000000ULL);
+	ck_assert_int_eq(cli_parse_size("4GiB", &v), 0);
+	ck_assert_uint_eq(v, 4ULL << 30);
+	ck_assert_int_eq(cli_parse_size("1.5kB", &v), 0);
+	ck_assert_uint_eq(v, 1500);
+	ck_assert_int_eq(cli_parse_size("0", &v), -1);
+	ck_assert_int_eq(cli_parse_size("5 GB", &v), -1);
+	ck_assert_int_eq(cli_parse_u64("-1", &v), -1);
+	ck_assert_int_eq(cli_opt_threads("8", 8), 8);
+	ck_assert(cli_opt_nonneg("--atol", "1e-5") == 1e-5);
+	ck_assert_int_ge(cli_default_threads(1), 1);
+	ck_assert_int_le(cli_default_threads(1), 1);
+}
+END_TEST
+
+/* cli_getopt's normal path; its usage errors exit, tested in tests/cli/. */
+START_TEST(test_getopt)
+{
+	static const struct option longs[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"threads", required_argument, NULL, 't'},
+		{NULL, 0, NULL, 0},
+	};
+	char a0[] = "prog", a1[] = "--json", a2[] = "-t3", a3[] = "--threads=4",
+	     a4[] = "file";
+	char *argv[] = {a0, a1, a2, a3, a4, NULL};
+	optind = 0;
+	ck_assert_int_eq(cli_getopt(5, argv, "jt:", longs), 'j');
+	ck_assert_int_eq(cli_getopt(5, argv, "jt:", longs), 't');
+	ck_assert_str_eq(optarg, "3");
+	ck_assert_int_eq(cli_getopt(5, argv, "jt:", longs), 't');
+	ck_assert_str_eq(optarg, "4");
+	ck_assert_int_eq(cli_getopt(5, argv, "jt:", longs), -1);
+	ck_assert_str_eq(argv[optind], "file");
+}
+END_TEST
+
+/* Little-endian bytes written out by hand, and the doubles they hold. */
+START_TEST(test_widen)
+{
+	static const struct {
+		st_dtype d;
+		unsigned char bytes[16];
+		double want[2];
+	} cases[] = {
+		{ST_DTYPE_BOOL, {0, 2}, {0, 1}}, /* any non-zero byte is true */
+		{ST_DTYPE_U8, {0xff, 7}, {255, 7}},
+		{ST_DTYPE_I8, {0xff, 0x80}, {-1, -128}},
+		{ST_DTYPE_U16, {0xff, 0xff, 0x34, 0x12}, {65535, 0x1234}},
+		{ST_DTYPE_I16, {0x00, 0x80, 0xfe, 0xff}, {-32768, -2}},
+		{ST_DTYPE_U32, {0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0}, {4294967295.0, 1}},
+		{ST_DTYPE_I32, {0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0x7f},
+		 {-2147483648.0, 2147483647.0}},
+		{ST_DTYPE_U64, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		                0, 0, 0, 0, 0, 0, 0x20, 0},
+		 {18446744073709551615.0, 9007199254740992.0}},
+		{ST_DTYPE_I64, {0, 0, 0, 0, 0, 0, 0, 0x80,
+		                0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		 {-9223372036854775808.0, -2}},
+		{ST_DTYPE_F16, {0x00, 0x3c, 0x01, 0x00}, {1.0, 5.9604644775390625e-08}},
+		{ST_DTYPE_BF16, {0x80, 0x3f, 0x80, 0xff}, {1.0, -INFINITY}},
+		{ST_DTYPE_F32, {0, 0, 0xc0, 0x3f, 0x01, 0, 0, 0}, {1.5, 1.401298464324817e-45}},
+		{ST_DTYPE_F64, {0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0},
+		 {1.0, -2.0}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		double got[2] = {42, 42};
+		ck_assert(ckpt_is_numeric(cases[i].d));
+		ckpt_widen(cases[i].d, cases[i].bytes, got, 2);
+		for (int k = 0; k < 2; k++)
+			ck_assert_msg(got[k] == cases[i].want[k], "%s[%d]: %.17g, expected %.17g",
+			              st_dtype_name(cases[i].d), k, got[k], cases[i].want[k]);
+	}
+	ck_assert(!ckpt_is_numeric(ST_DTYPE_F8_E4M3));
+	ck_assert(!ckpt_is_numeric(ST_DTYPE_F4));
+	ck_assert(!ckpt_is_numeric(ST_DTYPE_C64));
+}
+END_TEST
+
+START_TEST(test_same_tensors)
+{
+	st_checkpoint *a1, *a2, *b;
+	ck_assert_int_eq(ckpt_open(&a1, DIR "a.safetensors"), CLI_OK);
+	ck_assert_int_eq(ckpt_open(&a2, DIR "a.safetensors"), CLI_OK);
+	ck_assert_int_eq(ckpt_open(&b, DIR "ref_f32.safetensors"), CLI_OK);
+	ck_assert(ckpt_same_tensors(a1, a2));
+	ck_assert(!ckpt_same_tensors(a1, b));
+	st_checkpoint_close(a1);
+	st_checkpoint_close(a2);
+	st_checkpoint_close(b);
+}
+END_TEST
+
+START_TEST(test_open_missing)
+{
+	st_checkpoint *ck = NULL;
+	ck_assert_int_eq(ckpt_open(&ck, DIR "no-such-file.safetensors"), CLI_ERROR);
+}
+END_TEST
+
+int main(void)
+{
+	cli_init("check_common");
+	Suite *s = suite_create("common");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_fmt);
+	tcase_add_test(tc, test_printable);
+	tcase_add_test(tc, test_print_dims);
+	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_getopt);
+	tcase_add_test(tc, test_widen);
+	tcase_add_test(tc, test_same_tensors);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_add_test(tc, test_open_missing);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

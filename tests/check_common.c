@@ -78,6 +78,14 @@ START_TEST(test_parse)
 	ck_assert_int_eq(cli_parse_size("0", &v), -1);
 	ck_assert_int_eq(cli_parse_size("5 GB", &v), -1);
 	ck_assert_int_eq(cli_parse_u64("-1", &v), -1);
+	st_dtype d;
+	ck_assert_int_eq(cli_parse_float_dtype("BF16", &d), 0);
+	ck_assert_int_eq(d, ST_DTYPE_BF16);
+	ck_assert_int_eq(cli_parse_float_dtype("half", &d), 0);
+	ck_assert_int_eq(d, ST_DTYPE_F16);
+	ck_assert_int_eq(cli_parse_float_dtype("float32", &d), 0);
+	ck_assert_int_eq(d, ST_DTYPE_F32);
+	ck_assert_int_eq(cli_parse_float_dtype("f8", &d), -1);
 	ck_assert_int_eq(cli_opt_threads("8", 8), 8);
 	ck_assert(cli_opt_nonneg("--atol", "1e-5") == 1e-5);
 	ck_assert_int_ge(cli_default_threads(1), 1);

@@ -32,7 +32,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <dirent.h>
@@ -140,23 +139,6 @@ static int ends_with(const char *s, const char *suffix)
 	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
-static int parse_to(const char *s, st_dtype *out)
-{
-	static const struct { const char *name; st_dtype dtype; } names[] = {
-		{"f32", ST_DTYPE_F32}, {"float32", ST_DTYPE_F32},
-		{"f16", ST_DTYPE_F16}, {"float16", ST_DTYPE_F16},
-		{"half", ST_DTYPE_F16},
-		{"bf16", ST_DTYPE_BF16}, {"bfloat16", ST_DTYPE_BF16},
-	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (strcasecmp(s, names[i].name) == 0) {
-			*out = names[i].dtype;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
@@ -181,7 +163,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
 		switch (c) {
 		case 't':
-			if (parse_to(optarg, &o->to) != 0)
+			if (cli_parse_float_dtype(optarg, &o->to) != 0)
 				cli_usage_error("--to: '%s' is not f32, f16 or bf16", optarg);
 			o->has_to = 1;
 			break;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +199,23 @@ int cli_parse_size(const char *s, uint64_t *out)
 			if (bytes >= 18446744073709551615.0 || bytes < 1)
 				return -1;
 			*out = (uint64_t)bytes;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cli_parse_float_dtype(const char *s, st_dtype *out)
+{
+	static const struct { const char *name; st_dtype dtype; } names[] = {
+		{"f32", ST_DTYPE_F32}, {"float32", ST_DTYPE_F32},
+		{"f16", ST_DTYPE_F16}, {"float16", ST_DTYPE_F16},
+		{"half", ST_DTYPE_F16},
+		{"bf16", ST_DTYPE_BF16}, {"bfloat16", ST_DTYPE_BF16},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (strcasecmp(s, names[i].name) == 0) {
+			*out = names[i].dtype;
 			return 0;
 		}
 	}

@@ -73,6 +73,13 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
 
+/*
+ * A floating dtype a tool converts to: f32, f16 or bf16, any case, or
+ * PyTorch's names (float32, float16, half, bfloat16). 0, or -1 for
+ * anything else.
+ */
+int cli_parse_float_dtype(const char *s, st_dtype *out);
+
 /* An option's thread count, 1 to max; anything else is a usage error. */
 int cli_opt_threads(const char *arg, int max);
 /* An option's number >= 0 (a tolerance); else a usage error naming opt. */

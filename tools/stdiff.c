@@ -854,6 +854,15 @@ static void json_shape(const st_tensor *t)
 	cli_print_dims(stdout, t->shape, t->ndim);
 }
 
+/* A metadata value, or null when the key is absent on that side. */
+static void json_meta_value(const st_meta *m)
+{
+	if (m)
+		json_name(m->value, m->value_len);
+	else
+		fputs("null", stdout);
+}
+
 /* A statistic, or null for a dtype without them. */
 static void json_stat(const char *key, bool have, double v)
 {
@@ -915,15 +924,9 @@ static void print_json(const struct result *r)
 		fputs("{\"key\": ", stdout);
 		json_name(k->key, k->key_len);
 		fputs(", \"a\": ", stdout);
-		if (m->a)
-			json_name(m->a->value, m->a->value_len);
-		else
-			fputs("null", stdout);
+		json_meta_value(m->a);
 		fputs(", \"b\": ", stdout);
-		if (m->b)
-			json_name(m->b->value, m->b->value_len);
-		else
-			fputs("null", stdout);
+		json_meta_value(m->b);
 		putchar('}');
 	}
 	fputs(r->n_meta ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
@@ -966,6 +969,18 @@ static void print_json(const struct result *r)
 static void print_name(const char *s, size_t len)
 {
 	cli_print_name(stdout, s, len);
+}
+
+/* A metadata value for a human: quoted, or (absent). */
+static void print_meta_value(const st_meta *m)
+{
+	if (!m) {
+		fputs("(absent)", stdout);
+		return;
+	}
+	putchar('"');
+	print_name(m->value, m->value_len);
+	putchar('"');
 }
 
 /* %.4g, with "inf" spelled out. */
@@ -1073,21 +1088,9 @@ static void print_human(const struct result *r)
 		fputs("metadata ", stdout);
 		print_name(k->key, k->key_len);
 		fputs(": ", stdout);
-		if (m->a) {
-			putchar('"');
-			print_name(m->a->value, m->a->value_len);
-			putchar('"');
-		} else {
-			fputs("(absent)", stdout);
-		}
+		print_meta_value(m->a);
 		fputs(" -> ", stdout);
-		if (m->b) {
-			putchar('"');
-			print_name(m->b->value, m->b->value_len);
-			putchar('"');
-		} else {
-			fputs("(absent)", stdout);
-		}
+		print_meta_value(m->b);
 		putchar('\n');
 	}
 	for (size_t i = 0; i < r->n_pairs; i++) {

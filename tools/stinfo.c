@@ -42,7 +42,8 @@ static void usage(void)
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
-"  -j, --json         print one JSON document per PATH\n"
+"  -j, --json         print one JSON document (an array of them for\n"
+"                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
 "                     index; print each problem; exit 1 if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
@@ -1197,6 +1198,8 @@ static int describe_path(const char *path, const struct options *o,
 	}
 	if (o->mode == MODE_SUMMARY && *printed)
 		putchar('\n');
+	if (o->mode == MODE_JSON && *printed)
+		fputs(",\n", stdout); /* several PATHs: one array */
 	*printed = 1;
 	if (o->mode == MODE_JSON)
 		print_json(ck, accs);
@@ -1246,6 +1249,10 @@ int main(int argc, char **argv)
 		o.threads = cli_default_threads(64);
 
 	int status = CLI_OK, printed = 0;
+	/* One JSON document whatever the count: several PATHs make an array. */
+	int array = o.mode == MODE_JSON && argc - optind > 1;
+	if (array)
+		fputs("[\n", stdout);
 	for (int i = optind; i < argc; i++) {
 		int rc = o.mode == MODE_CHECK ? check_path(argv[i])
 		                              : describe_path(argv[i], &o, &printed);
@@ -1254,5 +1261,7 @@ int main(int argc, char **argv)
 			status = rc;
 		fflush(stdout);
 	}
+	if (array)
+		fputs("]\n", stdout);
 	return cli_exit(status);
 }

@@ -74,8 +74,7 @@ static const char *torch_dtype_name(st_dtype t)
 static int exact_conversion(st_dtype src, st_dtype dst)
 {
 	return src == dst || (dst == ST_DTYPE_F32 && (src == ST_DTYPE_BF16 ||
-	                                              src == ST_DTYPE_F16)) ||
-	       (dst == ST_DTYPE_F64 && src != ST_DTYPE_F64);
+	                                              src == ST_DTYPE_F16));
 }
 
 /*
@@ -255,24 +254,168 @@ static int copy_tokenizer(const char *from, const char *dir, char *err,
 	return 0;
 }
 
+/* ---- moving values ---------------------------------------------------------- */
+
+/*
+ * Where values go: model.safetensors of a snapshot (st) or a .bin (llmc),
+ * converted to dtype CHUNK elements at a time through buf, counted by the
+ * progress bar; the export stops between chunks when it is cancelled.
+ */
+typedef struct sink {
+	st_writer *st;
+	llmc_writer *llmc;
+	st_dtype dtype;
+	void *buf; /* CHUNK elements of dtype */
+	const gpt2_export_opts *o;
+	cli_progress prog;
+} sink;
+
+static int sink_init(sink *k, st_dtype dtype, const gpt2_export_opts *o,
+                     char *err, size_t errlen)
+{
+	memset(k, 0, sizeof *k);
+	k->dtype = dtype;
+	k->o = o;
+	k->buf = malloc(CHUNK * esize(dtype));
+	return k->buf ? 0 : gpt2_err(err, errlen, "out of memory");
+}
+
+static void sink_free(sink *k)
+{
+	cli_progress_done(&k->prog);
+	free(k->buf);
+}
+
+/* n values of type t from src, converted to the sink's dtype and written. */
+static int sink_put(sink *k, st_dtype t, const void *src, size_t n, char *err,
+                    size_t errlen)
+{
+	size_t es = esize(k->dtype);
+	for (size_t off = 0; off < n; off += CHUNK) {
+		size_t m = n - off < CHUNK ? n - off : CHUNK;
+		if (cancelled(k->o, err, errlen))
+			return -1;
+		st_convert(k->dtype, k->buf, t, (const char *)src + off * esize(t), m,
+		           NULL);
+		st_error e;
+		if (k->st && st_writer_write(k->st, k->buf, m * es, &e) != ST_OK)
+			return gpt2_err(err, errlen, "%s", e.message);
+		if (k->llmc && llmc_writer_write(k->llmc, k->buf, m * es, err,
+		                                 errlen))
+			return -1;
+		cli_progress_add(&k->prog, (uint64_t)m * es);
+	}
+	return 0;
+}
+
+/*
+ * Where values come from: a slot of an llm.c file from element base on, or
+ * tensor i of a checkpoint; either holds elements of dtype.
+ */
+typedef struct source {
+	llmc_reader *llmc;
+	int slot;
+	uint64_t base;
+	st_checkpoint *ck;
+	size_t i;
+	st_dtype dtype;
+} source;
+
+/* n elements from element off of the source into buf. */
+static int source_read(const source *s, uint64_t off, void *buf, size_t n,
+                       char *err, size_t errlen)
+{
+	if (s->llmc)
+		return llmc_read(s->llmc, s->slot, s->base + off, buf, n, err,
+		                 errlen);
+	size_t es = esize(s->dtype);
+	st_error e;
+	if (st_checkpoint_read(s->ck, s->i, off * es, buf, n * es, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	return 0;
+}
+
+/*
+ * Copy one tensor of n elements from s to k. A Conv1D matrix, stored as
+ * rows x cols, is transposed on its way (between the two layouts) and so
+ * read whole into a and b; anything else (rows 0) goes through a in chunks.
+ */
+static int copy_tensor(const source *s, sink *k, size_t n, size_t rows,
+                       size_t cols, void *a, void *b, char *err, size_t errlen)
+{
+	if (rows) {
+		if (source_read(s, 0, a, n, err, errlen))
+			return -1;
+		transpose(b, a, rows, cols, esize(s->dtype));
+		return sink_put(k, s->dtype, b, n, err, errlen);
+	}
+	for (size_t off = 0; off < n; off += CHUNK) {
+		size_t m = n - off < CHUNK ? n - off : CHUNK;
+		if (source_read(s, off, a, m, err, errlen) ||
+		    sink_put(k, s->dtype, a, m, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- the snapshot folder --------------------------------------------------- */
 
 /*
  * Where a snapshot is written: a new folder is built under a temporary
  * name beside OUT and renamed to OUT at the end, so OUT appears complete
  * or not at all; an existing folder is written into, file by file, each
- * file atomically.
+ * file atomically. Its model.safetensors is written through the sink.
  */
 typedef struct snapshot_out {
 	char final[4096];
 	char work[4096];
-	int fresh;
+	int fresh;    /* work is a temporary folder, to be renamed to final */
+	int pending;  /* begun and not committed: snapshot_free cleans up */
+	st_writer *w; /* work/model.safetensors */
+	sink sink;
 } snapshot_out;
 
-static int snapshot_begin(snapshot_out *s, const char *out, char *err,
-                          size_t errlen)
+/* A name that is in the folder, for remove_entries: all of them. */
+static int any_name(const char *name)
 {
-	memset(s, 0, sizeof *s);
+	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/*
+ * A file an earlier sharded save left: the index, or a shard
+ * ("model-00001-of-00002.safetensors").
+ */
+static int is_shard_file(const char *name)
+{
+	unsigned a, b;
+	int end = 0;
+	return strcmp(name, "model.safetensors.index.json") == 0 ||
+	       (strlen(name) == 32 &&
+	        sscanf(name, "model-%5u-of-%5u.safetensors%n", &a, &b, &end) == 2 &&
+	        end == 32);
+}
+
+/* Remove the files of dir whose names which() accepts; best effort. */
+static void remove_entries(const char *dir, int (*which)(const char *name))
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char p[4096 + 256];
+	while ((e = readdir(d)) != NULL) {
+		if (which(e->d_name)) {
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	}
+	closedir(d);
+}
+
+/* Make out (or find it) and the folder to write in: s->work. */
+static int snapshot_folder(snapshot_out *s, const char *out, char *err,
+                           size_t errlen)
+{
 	size_t n = strlen(out);
 	while (n > 1 && out[n - 1] == '/')
 		n--;
@@ -317,93 +460,6 @@ static int snapshot_begin(snapshot_out *s, const char *out, char *err,
 	                "beside it: %s", s->final, strerror(errno));
 }
 
-/* After a failure: a temporary folder is removed with what it holds. */
-static void snapshot_abort(snapshot_out *s)
-{
-	if (!s->fresh)
-		return;
-	DIR *d = opendir(s->work);
-	if (d) {
-		struct dirent *e;
-		char p[4096 + 256];
-		while ((e = readdir(d)) != NULL) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			snprintf(p, sizeof p, "%s/%s", s->work, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(s->work);
-}
-
-/* "model-00001-of-00002.safetensors": a shard of an earlier save. */
-static int is_shard_name(const char *name)
-{
-	unsigned a, b;
-	char tail[32];
-	int len = 0;
-	return strlen(name) == 32 &&
-	       sscanf(name, "model-%5u-of-%5u%n", &a, &b, &len) == 2 &&
-	       len == 20 && sscanf(name + 20, "%31s", tail) == 1 &&
-	       strcmp(tail, ".safetensors") == 0;
-}
-
-static int snapshot_commit(snapshot_out *s, char *err, size_t errlen)
-{
-	if (s->fresh) {
-		if (rename(s->work, s->final) != 0) {
-			int e = errno;
-			snapshot_abort(s);
-			return gpt2_err(err, errlen, "%s: cannot rename the finished "
-			                "temporary folder into place: %s", s->final,
-			                strerror(e));
-		}
-		return 0;
-	}
-	/*
-	 * An earlier sharded save in the same folder would shadow the new
-	 * model.safetensors (loaders prefer the index), so it goes, as
-	 * save_pretrained removes stale shards.
-	 */
-	DIR *d = opendir(s->work);
-	if (!d)
-		return 0;
-	struct dirent *e;
-	char p[4096 + 256];
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, "model.safetensors.index.json") == 0 ||
-		    is_shard_name(e->d_name)) {
-			snprintf(p, sizeof p, "%s/%s", s->work, e->d_name);
-			unlink(p);
-		}
-	}
-	closedir(d);
-	return 0;
-}
-
-/* config.json, generation_config.json and the tokenizer files. */
-static int snapshot_write_extras(snapshot_out *s, const gpt2_config *cfg,
-                                 st_dtype dtype, const gpt2_export_opts *o,
-                                 char *err, size_t errlen)
-{
-	char path[4096 + 64], json[4096];
-	int n = gpt2_export_config_json(json, sizeof json, cfg, dtype);
-	if (n < 0 || gpt2_join(path, sizeof path, s->work, "config.json", err, errlen) ||
-	    write_small_file(path, json, (size_t)n, err, errlen))
-		return -1;
-	n = gpt2_export_generation_config_json(json, sizeof json);
-	if (n < 0 ||
-	    gpt2_join(path, sizeof path, s->work, "generation_config.json", err,
-	              errlen) ||
-	    write_small_file(path, json, (size_t)n, err, errlen))
-		return -1;
-	if (o->tokenizer_dir &&
-	    copy_tokenizer(o->tokenizer_dir, s->work, err, errlen))
-		return -1;
-	return 0;
-}
-
 /*
  * Declare the HF tensors of cfg to a new writer, in the table's order
  * (the writer sorts them canonically).
@@ -416,8 +472,7 @@ static int declare_tensors(st_writer **out, const gpt2_config *cfg,
 	if (st_writer_new(&w, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
-		int nl = gpt2_param(s)->per_layer ? cfg->num_layers : 1;
-		for (int l = 0; l < nl; l++) {
+		for (int l = 0; l < gpt2_param_layers(cfg, s); l++) {
 			char name[128];
 			uint64_t shape[2];
 			size_t len = gpt2_param_name(s, l, name, sizeof name);
@@ -431,6 +486,97 @@ static int declare_tensors(st_writer **out, const gpt2_config *cfg,
 	}
 	*out = w;
 	return 0;
+}
+
+/* dtype is one a snapshot is written in. */
+static int snapshot_dtype(st_dtype dtype, char *err, size_t errlen)
+{
+	if (dtype != ST_DTYPE_F32 && dtype != ST_DTYPE_BF16 &&
+	    dtype != ST_DTYPE_F16)
+		return gpt2_err(err, errlen, "a snapshot is written as F32, BF16 "
+		                "or F16, not %s", st_dtype_name(dtype));
+	return 0;
+}
+
+/*
+ * Start the snapshot of cfg in out: the folder, and model.safetensors
+ * open for its tensors (st_writer_tensor(s->w, i), in order, through
+ * s->sink). label names the progress bar. snapshot_free in any case.
+ */
+static int snapshot_open(snapshot_out *s, const char *out,
+                         const gpt2_config *cfg, st_dtype dtype,
+                         const gpt2_export_opts *o, const char *label,
+                         char *err, size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	if (sink_init(&s->sink, dtype, o, err, errlen) ||
+	    declare_tensors(&s->w, cfg, dtype, err, errlen) ||
+	    snapshot_folder(s, out, err, errlen))
+		return -1;
+	s->pending = 1;
+	char path[4096 + 64];
+	st_error e;
+	if (gpt2_join(path, sizeof path, s->work, "model.safetensors", err,
+	              errlen))
+		return -1;
+	if (st_writer_open(s->w, path, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	s->sink.st = s->w;
+	uint64_t total = 0;
+	for (size_t i = 0; i < st_writer_n_tensors(s->w); i++)
+		total += st_writer_tensor(s->w, i)->n_bytes;
+	if (o->progress)
+		cli_progress_start(&s->sink.prog, label, total);
+	return 0;
+}
+
+/*
+ * Finish the snapshot once every tensor is written: model.safetensors,
+ * config.json, generation_config.json and the tokenizer files; then the
+ * folder renamed into place, or, in an existing folder, an earlier sharded
+ * save removed: it would shadow the new model.safetensors (loaders prefer
+ * the index), and save_pretrained removes stale shards likewise.
+ */
+static int snapshot_finish(snapshot_out *s, const gpt2_config *cfg,
+                           char *err, size_t errlen)
+{
+	char path[4096 + 64], json[4096];
+	st_error e;
+	if (st_writer_finish(s->w, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	int n = gpt2_export_config_json(json, sizeof json, cfg, s->sink.dtype);
+	if (n < 0 ||
+	    gpt2_join(path, sizeof path, s->work, "config.json", err, errlen) ||
+	    write_small_file(path, json, (size_t)n, err, errlen))
+		return -1;
+	n = gpt2_export_generation_config_json(json, sizeof json);
+	if (n < 0 ||
+	    gpt2_join(path, sizeof path, s->work, "generation_config.json", err,
+	              errlen) ||
+	    write_small_file(path, json, (size_t)n, err, errlen))
+		return -1;
+	if (s->sink.o->tokenizer_dir &&
+	    copy_tokenizer(s->sink.o->tokenizer_dir, s->work, err, errlen))
+		return -1;
+	if (s->fresh && rename(s->work, s->final) != 0)
+		return gpt2_err(err, errlen, "%s: cannot rename the finished "
+		                "temporary folder into place: %s", s->final,
+		                strerror(errno));
+	if (!s->fresh)
+		remove_entries(s->work, is_shard_file);
+	s->pending = 0;
+	return 0;
+}
+
+/* Free s; before snapshot_finish succeeded, remove what it made. */
+static void snapshot_free(snapshot_out *s)
+{
+	sink_free(&s->sink);
+	st_writer_free(s->w);
+	if (s->pending && s->fresh) {
+		remove_entries(s->work, any_name);
+		rmdir(s->work);
+	}
 }
 
 /* Which slot and layer a tensor the writer declared is. */
@@ -487,15 +633,13 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 	llmc_reader *r;
 	if (llmc_open(&r, in, err, errlen))
 		return -1;
-	const llmc_header *h = llmc_reader_header(r);
 	gpt2_config cfg;
-	llmc_header_config(h, &cfg);
+	llmc_header_config(llmc_reader_header(r), &cfg);
 	st_dtype src = llmc_reader_dtype(r);
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype : src;
-	if (dst != ST_DTYPE_F32 && dst != ST_DTYPE_BF16 && dst != ST_DTYPE_F16) {
+	if (snapshot_dtype(dst, err, errlen)) {
 		llmc_close(r);
-		return gpt2_err(err, errlen, "a snapshot is written as F32, BF16 or "
-		                "F16, not %s", st_dtype_name(dst));
+		return -1;
 	}
 	memset(res, 0, sizeof *res);
 	res->src_dtype = (int)src;
@@ -503,93 +647,41 @@ int gpt2_export_llmc_to_hf(const char *in, const char *out_dir,
 	res->exact = exact_conversion(src, dst);
 
 	size_t maxn = max_matrix_numel(&cfg);
-	void *a = malloc(maxn * 4), *b = malloc(maxn * 4), *c = malloc(maxn * 4);
-	st_writer *w = NULL;
+	void *a = malloc(maxn * esize(src)), *b = malloc(maxn * esize(src));
 	snapshot_out snap;
-	int rc = -1, snap_open = 0;
-	st_error e;
-	cli_progress prog;
-	memset(&prog, 0, sizeof prog);
-	if (!a || !b || !c) {
+	int rc = -1;
+	memset(&snap, 0, sizeof snap);
+	if (!a || !b) {
 		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
 	if (check_padding(r, a, o, err, errlen) ||
-	    declare_tensors(&w, &cfg, dst, err, errlen) ||
-	    snapshot_begin(&snap, out_dir, err, errlen))
+	    snapshot_open(&snap, out_dir, &cfg, dst, o, "exporting", err, errlen))
 		goto out;
-	snap_open = 1;
-
-	char path[4096 + 64];
-	if (gpt2_join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
-		goto out;
-	if (st_writer_open(w, path, &e) != ST_OK) {
-		gpt2_err(err, errlen, "%s", e.message);
-		goto out;
-	}
-	uint64_t total = 0;
-	size_t nt = st_writer_n_tensors(w);
-	for (size_t i = 0; i < nt; i++)
-		total += st_writer_tensor(w, i)->n_bytes;
-	if (o->progress)
-		cli_progress_start(&prog, "exporting", total);
 
 	/* Each tensor in the writer's order, read from where llm.c put it. */
-	for (size_t i = 0; i < nt; i++) {
-		const st_tensor *t = st_writer_tensor(w, i);
+	for (size_t i = 0; i < st_writer_n_tensors(snap.w); i++) {
+		const st_tensor *t = st_writer_tensor(snap.w, i);
 		int slot, layer;
 		writer_slot(&cfg, t, &slot, &layer);
-		const gpt2_param_info *p = gpt2_param(slot);
 		size_t n = (size_t)t->n_elements;
-		uint64_t base = p->per_layer ? (uint64_t)layer * n : 0;
-		if (cancelled(o, err, errlen))
+		/* wte: its first V rows only; the padding stays behind. */
+		source s = {.llmc = r, .slot = slot, .base = (uint64_t)layer * n,
+		            .dtype = src};
+		/* llm.c's [out, in] -> HF's [in, out]. */
+		size_t rows = gpt2_param(slot)->conv1d ? (size_t)t->shape[1] : 0;
+		if (copy_tensor(&s, &snap.sink, n, rows, (size_t)t->shape[0], a, b,
+		                err, errlen))
 			goto out;
-		if (p->conv1d) {
-			/* llm.c's [out, in] -> HF's [in, out]. */
-			if (llmc_read(r, slot, base, a, n, err, errlen))
-				goto out;
-			transpose(b, a, (size_t)t->shape[1], (size_t)t->shape[0],
-			          esize(src));
-			st_convert(dst, c, src, b, n, NULL);
-			if (st_writer_write(w, c, n * esize(dst), &e) != ST_OK) {
-				gpt2_err(err, errlen, "%s", e.message);
-				goto out;
-			}
-		} else {
-			/* wte: the first V rows only; the padding stays behind. */
-			for (size_t off = 0; off < n; off += CHUNK) {
-				size_t k = n - off < CHUNK ? n - off : CHUNK;
-				if (cancelled(o, err, errlen) ||
-				    llmc_read(r, slot, base + off, a, k, err, errlen))
-					goto out;
-				st_convert(dst, c, src, a, k, NULL);
-				if (st_writer_write(w, c, k * esize(dst), &e) != ST_OK) {
-					gpt2_err(err, errlen, "%s", e.message);
-					goto out;
-				}
-			}
-		}
 		res->parameters += n;
-		cli_progress_add(&prog, t->n_bytes);
 	}
-	if (st_writer_finish(w, &e) != ST_OK) {
-		gpt2_err(err, errlen, "%s", e.message);
-		goto out;
-	}
-	if (snapshot_write_extras(&snap, &cfg, dst, o, err, errlen))
-		goto out;
-	snap_open = 0; /* committed or, on failure, cleaned up by commit */
-	if (snapshot_commit(&snap, err, errlen))
+	if (snapshot_finish(&snap, &cfg, err, errlen))
 		goto out;
 	rc = 0;
 out:
-	cli_progress_done(&prog);
-	st_writer_free(w);
-	if (snap_open)
-		snapshot_abort(&snap);
+	snapshot_free(&snap);
 	free(a);
 	free(b);
-	free(c);
 	llmc_close(r);
 	return rc;
 }
@@ -625,13 +717,13 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	size_t nslots = (size_t)GPT2_NUM_SLOTS * (size_t)L;
 	size_t *where = malloc(nslots * sizeof *where);
 	size_t maxn = max_matrix_numel(&cfg);
-	void *a = malloc(maxn * 8), *b = malloc(maxn * 8), *c = malloc(maxn * 4);
-	llmc_writer *w = NULL;
+	/* Up to F64 (8 bytes) per element in the source. */
+	void *a = malloc(maxn * 8), *b = malloc(maxn * 8);
+	sink k;
 	int rc = -1;
-	cli_progress prog;
-	memset(&prog, 0, sizeof prog);
+	memset(&k, 0, sizeof k);
 	size_t head;
-	if (!where || !a || !b || !c) {
+	if (!where || !a || !b) {
 		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
@@ -640,16 +732,15 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 		goto out;
 
 	/* The output dtype: asked for, else BF16 only when all of it is. */
-	int all_bf16 = 1, one = -2;
-	for (size_t k = 0; k < nslots; k++) {
-		if (where[k] == SIZE_MAX)
+	int one = -2; /* the tensors' one dtype, or -1 when they mix */
+	for (size_t i = 0; i < nslots; i++) {
+		if (where[i] == SIZE_MAX)
 			continue;
-		st_dtype t = st_checkpoint_tensor(ck, where[k], NULL)->dtype;
-		all_bf16 &= t == ST_DTYPE_BF16;
-		one = one == -2 || one == (int)t ? (int)t : -1;
+		int t = (int)st_checkpoint_tensor(ck, where[i], NULL)->dtype;
+		one = one == -2 || one == t ? t : -1;
 	}
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype
-	               : all_bf16 ? ST_DTYPE_BF16 : ST_DTYPE_F32;
+	               : one == ST_DTYPE_BF16 ? ST_DTYPE_BF16 : ST_DTYPE_F32;
 	if (llmc_dtype_version(dst) < 0) {
 		gpt2_err(err, errlen, "an llm.c checkpoint holds F32 or BF16, not %s",
 		         st_dtype_name(dst));
@@ -662,75 +753,49 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 
 	llmc_header h;
 	llmc_header_from_config(&h, &cfg, llmc_dtype_version(dst));
-	if (llmc_writer_open(&w, out, &h, err, errlen))
+	if (sink_init(&k, dst, o, err, errlen) ||
+	    llmc_writer_open(&k.llmc, out, &h, err, errlen))
 		goto out;
 	if (o->progress)
-		cli_progress_start(&prog, "exporting",
+		cli_progress_start(&k.prog, "exporting",
 		                   llmc_file_size(&h) - LLMC_HEADER_BYTES);
-	size_t des = esize(dst);
 
 	/* llm.c's order: slot by slot, each slot's layers in turn. */
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
-		const gpt2_param_info *p = gpt2_param(s);
-		for (int l = 0; l < (p->per_layer ? L : 1); l++) {
+		for (int l = 0; l < gpt2_param_layers(&cfg, s); l++) {
 			size_t i = where[(size_t)s * (size_t)L + (size_t)l];
 			const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-			size_t n = (size_t)t->n_elements, ses = esize(t->dtype);
+			size_t n = (size_t)t->n_elements;
 			res->exact &= exact_conversion(t->dtype, dst);
-			if (cancelled(o, err, errlen))
+			source src = {.ck = ck, .i = i, .dtype = t->dtype};
+			/* HF's [in, out] -> llm.c's [out, in]. */
+			size_t rows = gpt2_param(s)->conv1d ? (size_t)t->shape[0] : 0;
+			if (copy_tensor(&src, &k, n, rows, (size_t)t->shape[1], a, b,
+			                err, errlen))
 				goto out;
-			if (p->conv1d) {
-				/* HF's [in, out] -> llm.c's [out, in]. */
-				if (st_checkpoint_read(ck, i, 0, a, n * ses, &e) != ST_OK) {
-					gpt2_err(err, errlen, "%s", e.message);
-					goto out;
-				}
-				transpose(b, a, (size_t)t->shape[0],
-				          (size_t)t->shape[1], ses);
-				st_convert(dst, c, t->dtype, b, n, NULL);
-				if (llmc_writer_write(w, c, n * des, err, errlen))
-					goto out;
-			} else {
-				for (size_t off = 0; off < n; off += CHUNK) {
-					size_t k = n - off < CHUNK ? n - off : CHUNK;
-					if (cancelled(o, err, errlen))
-						goto out;
-					if (st_checkpoint_read(ck, i, off * ses, a, k * ses,
-					                       &e) != ST_OK) {
-						gpt2_err(err, errlen, "%s", e.message);
-						goto out;
-					}
-					st_convert(dst, c, t->dtype, a, k, NULL);
-					if (llmc_writer_write(w, c, k * des, err, errlen))
-						goto out;
-				}
-			}
 			res->parameters += n;
-			cli_progress_add(&prog, (uint64_t)n * des);
 		}
 		if (s == GPT2_WTE) {
 			/* The padding rows V..Vp-1, zeros as llm.c's pad_vocab. */
-			uint64_t pad = (uint64_t)(h.padded_vocab_size - h.vocab_size) *
-			               (uint64_t)h.channels;
-			memset(c, 0, CHUNK * des);
-			for (uint64_t off = 0; off < pad; off += CHUNK) {
-				size_t k = pad - off < CHUNK ? (size_t)(pad - off) : CHUNK;
-				if (llmc_writer_write(w, c, k * des, err, errlen))
+			size_t pad = (size_t)(h.padded_vocab_size - h.vocab_size) *
+			             (size_t)h.channels;
+			memset(a, 0, CHUNK * sizeof(float));
+			for (size_t off = 0; off < pad; off += CHUNK)
+				if (sink_put(&k, ST_DTYPE_F32, a,
+				             pad - off < CHUNK ? pad - off : CHUNK, err,
+				             errlen))
 					goto out;
-				cli_progress_add(&prog, (uint64_t)k * des);
-			}
 		}
 	}
-	if (llmc_writer_finish(w, err, errlen))
+	if (llmc_writer_finish(k.llmc, err, errlen))
 		goto out;
 	rc = 0;
 out:
-	cli_progress_done(&prog);
-	llmc_writer_free(w);
+	sink_free(&k);
+	llmc_writer_free(k.llmc);
 	free(where);
 	free(a);
 	free(b);
-	free(c);
 	st_checkpoint_close(ck);
 	return rc;
 }
@@ -829,40 +894,21 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 	if (gpt2_config_check(cfg, err, errlen))
 		return -1;
 	st_dtype dst = o->dtype >= 0 ? (st_dtype)o->dtype : ST_DTYPE_F32;
-	if (dst != ST_DTYPE_F32 && dst != ST_DTYPE_BF16 && dst != ST_DTYPE_F16)
-		return gpt2_err(err, errlen, "a snapshot is written as F32, BF16 or "
-		                "F16, not %s", st_dtype_name(dst));
+	if (snapshot_dtype(dst, err, errlen))
+		return -1;
 	float *a = malloc(CHUNK * sizeof(float));
-	void *c = malloc(CHUNK * 4);
-	st_writer *w = NULL;
 	snapshot_out snap;
-	int rc = -1, snap_open = 0;
-	st_error e;
-	cli_progress prog;
-	memset(&prog, 0, sizeof prog);
-	if (!a || !c) {
+	int rc = -1;
+	memset(&snap, 0, sizeof snap);
+	if (!a) {
 		gpt2_err(err, errlen, "out of memory");
 		goto out;
 	}
-	if (declare_tensors(&w, cfg, dst, err, errlen) ||
-	    snapshot_begin(&snap, out_dir, err, errlen))
+	if (snapshot_open(&snap, out_dir, cfg, dst, o, "initialising", err,
+	                  errlen))
 		goto out;
-	snap_open = 1;
-	char path[4096 + 64];
-	if (gpt2_join(path, sizeof path, snap.work, "model.safetensors", err, errlen))
-		goto out;
-	if (st_writer_open(w, path, &e) != ST_OK) {
-		gpt2_err(err, errlen, "%s", e.message);
-		goto out;
-	}
-	size_t nt = st_writer_n_tensors(w);
-	uint64_t total = 0;
-	for (size_t i = 0; i < nt; i++)
-		total += st_writer_tensor(w, i)->n_bytes;
-	if (o->progress)
-		cli_progress_start(&prog, "initialising", total);
-	for (size_t i = 0; i < nt; i++) {
-		const st_tensor *t = st_writer_tensor(w, i);
+	for (size_t i = 0; i < st_writer_n_tensors(snap.w); i++) {
+		const st_tensor *t = st_writer_tensor(snap.w, i);
 		int slot, layer;
 		writer_slot(cfg, t, &slot, &layer);
 		double v;
@@ -872,36 +918,19 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 		size_t n = (size_t)t->n_elements;
 		for (size_t off = 0; off < n; off += CHUNK) {
 			size_t k = n - off < CHUNK ? n - off : CHUNK;
-			if (cancelled(o, err, errlen))
-				goto out;
 			for (size_t j = 0; j < k; j++)
 				a[j] = normal ? (float)(v * gpt2_export_rng_normal(&rng))
 				              : (float)v;
-			st_convert(dst, c, ST_DTYPE_F32, a, k, NULL);
-			if (st_writer_write(w, c, k * esize(dst), &e) != ST_OK) {
-				gpt2_err(err, errlen, "%s", e.message);
+			if (sink_put(&snap.sink, ST_DTYPE_F32, a, k, err, errlen))
 				goto out;
-			}
 		}
-		cli_progress_add(&prog, t->n_bytes);
 	}
-	if (st_writer_finish(w, &e) != ST_OK) {
-		gpt2_err(err, errlen, "%s", e.message);
-		goto out;
-	}
-	if (snapshot_write_extras(&snap, cfg, dst, o, err, errlen))
-		goto out;
-	snap_open = 0; /* committed or, on failure, cleaned up by commit */
-	if (snapshot_commit(&snap, err, errlen))
+	if (snapshot_finish(&snap, cfg, err, errlen))
 		goto out;
 	rc = 0;
 out:
-	cli_progress_done(&prog);
-	st_writer_free(w);
-	if (snap_open)
-		snapshot_abort(&snap);
+	snapshot_free(&snap);
 	free(a);
-	free(c);
 	return rc;
 }
 
@@ -935,7 +964,7 @@ int gpt2_export_load_llmc(gpt2_model **out, const char *path, int wdtype,
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
 		const gpt2_param_info *p = gpt2_param(s);
 		uint64_t n = gpt2_param_numel(&cfg, s);
-		for (int l = 0; l < (p->per_layer ? cfg.num_layers : 1); l++) {
+		for (int l = 0; l < gpt2_param_layers(&cfg, s); l++) {
 			/*
 			 * wte's first V rows only; gpt2_model_fill transposes
 			 * llm.c's [out, in] matrices back (its own code, not the

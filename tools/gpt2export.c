@@ -10,15 +10,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/paths.h"
+#include "common/signals.h"
 #include "gpt2/export.h"
 
 static void usage(void)
@@ -95,41 +94,10 @@ static const struct option options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/*
- * SIGINT, SIGTERM and SIGHUP only set this flag; the export polls it, stops
- * and removes its temporaries, and main then dies of the same signal.
- */
-static volatile sig_atomic_t g_signal;
-
-static void on_signal(int sig)
-{
-	g_signal = sig;
-}
-
-static void setup_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	/* A file size limit must come back as EFBIG from write, so that the
-	 * temporaries are removed; by default SIGXFSZ kills the process. */
-	signal(SIGXFSZ, SIG_IGN);
-}
-
-/* An export failed: say why, or die of the signal that stopped it. */
+/* An export failed: die of the signal that stopped it, or say why. */
 static noreturn void export_failed(const char *err)
 {
-	int sig = g_signal;
-	if (sig) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		_exit(128 + sig);
-	}
+	signals_reraise();
 	cli_die(CLI_ERROR, "%s", err);
 }
 
@@ -137,18 +105,6 @@ static void print_warning(void *ctx, const char *message)
 {
 	(void)ctx;
 	cli_warn("warning: %s", message);
-}
-
-static int parse_dtype(const char *s)
-{
-	if (!strcmp(s, "f32") || !strcmp(s, "F32") || !strcmp(s, "float32"))
-		return ST_DTYPE_F32;
-	if (!strcmp(s, "bf16") || !strcmp(s, "BF16") || !strcmp(s, "bfloat16"))
-		return ST_DTYPE_BF16;
-	if (!strcmp(s, "f16") || !strcmp(s, "F16") || !strcmp(s, "float16"))
-		return ST_DTYPE_F16;
-	cli_usage_error("--dtype: unknown dtype '%s' (expected f32, bf16 or f16)",
-	                s);
 }
 
 static int parse_int(const char *opt, const char *s)
@@ -177,6 +133,18 @@ static int is_snapshot(const char *path)
 	return 0;
 }
 
+/* The folder of the tokenizer files a snapshot gets; NULL: none. */
+static const char *tokenizer_source(const char *given, int none)
+{
+	if (none)
+		return NULL;
+	const char *dir = paths_gpt2_tokenizer_dir(given);
+	if (!dir)
+		cli_die(CLI_ERROR, "no GPT-2 tokenizer files found (give "
+		        "--tokenizer DIR or --no-tokenizer)");
+	return dir;
+}
+
 static gpt2_model *load_side(const char *path, int llmc, int wdtype)
 {
 	gpt2_model *m;
@@ -185,8 +153,7 @@ static gpt2_model *load_side(const char *path, int llmc, int wdtype)
 	              : gpt2_model_load(&m, path, wdtype, err, sizeof err);
 	if (rc)
 		cli_die(CLI_ERROR, "check: %s", err);
-	int n = cli_ncpus();
-	gpt2_model_set_threads(m, n > 8 ? 8 : n);
+	gpt2_model_set_threads(m, cli_default_threads(8));
 	return m;
 }
 
@@ -226,17 +193,21 @@ static int check(const char *in, int in_llmc, const char *out,
 
 int main(int argc, char **argv)
 {
-	cli_init(argv[0]);
+	cli_init("gpt2export");
 	int dtype = -1, do_check = 0, no_tokenizer = 0, quiet = 0;
 	const char *tokenizer = NULL, *random_out = NULL;
 	int layers = 12, heads = 12, width = 768, vocab = 50257, context = 1024;
 	int random_opts = 0;
 	uint64_t seed = 0;
 	int c;
-	opterr = 0; /* our own messages, named "gpt2export" not argv[0] */
-	while ((c = getopt_long(argc, argv, ":d:qh", options, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:qh", options)) != -1) {
 		switch (c) {
-		case 'd': dtype = parse_dtype(optarg); break;
+		case 'd':
+			dtype = gpt2_dtype_parse(optarg);
+			if (dtype < 0)
+				cli_usage_error("--dtype: unknown dtype '%s' (expected "
+				                "f32, bf16 or f16)", optarg);
+			break;
 		case 'q': quiet = 1; break;
 		case OPT_CHECK: do_check = 1; break;
 		case OPT_TOKENIZER: tokenizer = optarg; break;
@@ -256,13 +227,6 @@ int main(int argc, char **argv)
 		case 'h':
 		case OPT_HELP: usage(); return cli_exit(CLI_OK);
 		case OPT_VERSION: cli_version();
-		case ':':
-			cli_usage_error("option '%s' requires an argument",
-			                argv[optind - 1]);
-		default:
-			if (optopt > 0 && optopt < 128)
-				cli_usage_error("invalid option -- '%c'", optopt);
-			cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
 		}
 	}
 	if (tokenizer && no_tokenizer)
@@ -273,8 +237,8 @@ int main(int argc, char **argv)
 	o.dtype = dtype;
 	o.progress = 1;
 	o.warn = quiet ? NULL : print_warning;
-	o.cancel = &g_signal;
-	setup_signals();
+	o.cancel = signals_caught;
+	signals_catch();
 	char err[1024];
 
 	if (random_out) {
@@ -293,12 +257,7 @@ int main(int argc, char **argv)
 		cfg.layer_norm_eps = 1e-5f;
 		if (gpt2_config_check(&cfg, err, sizeof err))
 			cli_usage_error("--random: %s", err);
-		if (!no_tokenizer) {
-			o.tokenizer_dir = paths_gpt2_tokenizer_dir(tokenizer);
-			if (!o.tokenizer_dir)
-				cli_die(CLI_ERROR, "no GPT-2 tokenizer files found (give "
-				        "--tokenizer DIR or --no-tokenizer)");
-		}
+		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);
 		if (gpt2_export_random(random_out, &cfg, seed, &o, err, sizeof err))
 			export_failed(err);
 		return cli_exit(CLI_OK);
@@ -314,12 +273,7 @@ int main(int argc, char **argv)
 	gpt2_export_result res;
 	int in_llmc = !is_snapshot(in);
 	if (in_llmc) {
-		if (!no_tokenizer) {
-			o.tokenizer_dir = paths_gpt2_tokenizer_dir(tokenizer);
-			if (!o.tokenizer_dir)
-				cli_die(CLI_ERROR, "no GPT-2 tokenizer files found (give "
-				        "--tokenizer DIR or --no-tokenizer)");
-		}
+		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);
 		if (gpt2_export_llmc_to_hf(in, out, &o, &res, err, sizeof err))
 			export_failed(err);
 	} else {

@@ -19,7 +19,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,21 +95,13 @@ struct options {
 	int threads;
 };
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n ? n : 1);
-	if (!p)
-		cli_die(CLI_ERROR, "out of memory");
-	return p;
-}
-
 /* ---- the prompt ---------------------------------------------------------- */
 
 /* "1,2, 3" -> ids; a usage error for anything else. */
 static int32_t *parse_ids(const char *s, size_t *n_out)
 {
 	size_t cap = 16, n = 0;
-	int32_t *ids = xmalloc(cap * sizeof *ids);
+	int32_t *ids = cli_xmalloc(cap * sizeof *ids);
 	const char *p = s;
 	for (;;) {
 		while (*p == ' ')
@@ -126,10 +117,7 @@ static int32_t *parse_ids(const char *s, size_t *n_out)
 		}
 		if (n == cap) {
 			cap *= 2;
-			int32_t *q = realloc(ids, cap * sizeof *ids);
-			if (!q)
-				cli_die(CLI_ERROR, "out of memory");
-			ids = q;
+			ids = cli_xrealloc(ids, cap * sizeof *ids);
 		}
 		ids[n++] = (int32_t)v;
 		while (*p == ' ')
@@ -151,14 +139,11 @@ static char *read_all(const char *path, size_t *len)
 	if (!f)
 		cli_die(CLI_ERROR, "%s: %s", path, strerror(errno));
 	size_t cap = 4096, n = 0;
-	char *buf = xmalloc(cap);
+	char *buf = cli_xmalloc(cap);
 	for (;;) {
 		if (n == cap) {
 			cap *= 2;
-			char *q = realloc(buf, cap);
-			if (!q)
-				cli_die(CLI_ERROR, "out of memory");
-			buf = q;
+			buf = cli_xrealloc(buf, cap);
 		}
 		size_t got = fread(buf + n, 1, cap - n, f);
 		n += got;
@@ -239,8 +224,10 @@ static st_checkpoint *open_ref(const char *path, long *logits_i)
 	st_checkpoint *ref;
 	st_error e;
 	memset(&e, 0, sizeof e);
-	if (st_checkpoint_open(&ref, path, 0, &e) != ST_OK)
-		cli_die(CLI_ERROR, "%s", e.message[0] ? e.message : st_strerror(e.code));
+	if (st_checkpoint_open(&ref, path, 0, &e) != ST_OK) {
+		cli_error_path(path, &e);
+		exit(CLI_ERROR);
+	}
 	*logits_i = st_checkpoint_find(ref, "logits", 6);
 	if (*logits_i < 0)
 		cli_die(CLI_ERROR, "%s: no tensor 'logits'", path);
@@ -268,7 +255,7 @@ static int32_t *ref_ids(st_checkpoint *ref, const char *path, size_t *n)
 	if (st_checkpoint_data(ref, (size_t)i, &data, &e) != ST_OK)
 		cli_die(CLI_ERROR, "%s", e.message);
 	size_t count = (size_t)t->n_elements;
-	int32_t *ids = xmalloc(count * sizeof *ids);
+	int32_t *ids = cli_xmalloc(count * sizeof *ids);
 	for (size_t k = 0; k < count; k++) {
 		int64_t v;
 		if (t->dtype == ST_DTYPE_I64) {
@@ -353,7 +340,8 @@ static void write_logits(const char *path, const float *logits, int T, int V)
 	                    &e) != ST_OK ||
 	    st_writer_finish(w, &e) != ST_OK) {
 		st_writer_free(w);
-		cli_die(CLI_ERROR, "%s", e.message[0] ? e.message : st_strerror(e.code));
+		cli_error_path(path, &e);
+		exit(CLI_ERROR);
 	}
 	st_writer_free(w);
 }
@@ -381,7 +369,7 @@ static void emit(struct output *out, int32_t id)
 			         "nothing printed for it", (long)id);
 		return;
 	}
-	char *buf = xmalloc(len + 4);
+	char *buf = cli_xmalloc(len + 4);
 	size_t n = gpt2_decoder_push(&out->dec, bytes, len, buf);
 	fwrite(buf, 1, n, stdout);
 	fflush(stdout);
@@ -435,11 +423,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->atol = 1e-4;
 	o->seed = 1337;
 	o->dtype = -1;
-	o->threads = cli_ncpus();
+	o->threads = cli_default_threads(1024);
 	int c;
-	uint64_t u;
-	while ((c = getopt_long(argc, argv, "p:f:i:n:t:k:s:j:qhV", longopts,
-	                        NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, "p:f:i:n:t:k:s:j:qhV", longopts)) !=
+	       -1) {
 		switch (c) {
 		case OPT_MODEL_DIR: o->model_dir = optarg; break;
 		case 'p': o->prompt = optarg; break;
@@ -481,34 +468,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_PRINT_IDS: o->print_ids = 1; break;
 		case OPT_LOGITS_OUT: o->logits_out = optarg; break;
 		case OPT_CHECK: o->check = optarg; break;
-		case OPT_ATOL:
-			if (cli_parse_double(optarg, &o->atol) || !(o->atol >= 0))
-				cli_usage_error("--atol: '%s' is not a number >= 0", optarg);
-			break;
+		case OPT_ATOL: o->atol = cli_opt_nonneg("--atol", optarg); break;
 		case OPT_DTYPE:
-			if (strcasecmp(optarg, "f32") == 0)
-				o->dtype = ST_DTYPE_F32;
-			else if (strcasecmp(optarg, "bf16") == 0)
-				o->dtype = ST_DTYPE_BF16;
-			else if (strcasecmp(optarg, "f16") == 0)
-				o->dtype = ST_DTYPE_F16;
-			else
-				cli_usage_error("--dtype: '%s' is not f32, bf16 or f16",
-				                optarg);
+			o->dtype = gpt2_dtype_parse(optarg);
+			if (o->dtype < 0)
+				cli_usage_error("--dtype: unknown dtype '%s' (expected "
+				                "f32, bf16 or f16)", optarg);
 			break;
-		case 'j':
-			if (cli_parse_u64(optarg, &u) || u < 1 || u > 1024)
-				cli_usage_error("--threads: '%s' is not a count from 1 to "
-				                "1024", optarg);
-			o->threads = (int)u;
-			break;
+		case 'j': o->threads = cli_opt_threads(optarg, 1024); break;
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(); exit(cli_exit(CLI_OK));
 		case 'V': cli_version();
-		default:
-			fprintf(stderr, "Try '%s --help' for more information.\n",
-			        cli_progname());
-			exit(CLI_ERROR);
 		}
 	}
 	if (optind < argc)
@@ -534,7 +504,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	char err[1024];
-	cli_init(argv[0]);
+	cli_init("gpt2run");
 	parse_options(argc, argv, &o);
 
 	/* --tokenize needs only the tokenizer. */
@@ -604,7 +574,7 @@ int main(int argc, char **argv)
 			cli_usage_error("no prompt, and no end-of-text token to start "
 			                "from: give --prompt, --prompt-file or --ids");
 		free(prompt);
-		prompt = xmalloc(sizeof *prompt);
+		prompt = cli_xmalloc(sizeof *prompt);
 		prompt[0] = eot;
 		T = 1;
 	}
@@ -629,7 +599,7 @@ int main(int argc, char **argv)
 
 	int rc = CLI_OK;
 	if (logits_mode) {
-		float *logits = xmalloc(T * (size_t)V * sizeof(float));
+		float *logits = cli_xmalloc(T * (size_t)V * sizeof(float));
 		t0 = cli_now();
 		if (gpt2_forward(m, cache, prompt, (int)T, logits, 1, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
@@ -650,7 +620,7 @@ int main(int argc, char **argv)
 		                      o.seed))
 			cli_die(CLI_ERROR, "out of memory");
 		struct output out = {.print_ids = o.print_ids, .tok = tok};
-		float *logits = xmalloc((size_t)V * sizeof(float));
+		float *logits = cli_xmalloc((size_t)V * sizeof(float));
 		t0 = cli_now();
 		if (gpt2_forward(m, cache, prompt, (int)T, logits, 0, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);

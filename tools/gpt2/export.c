@@ -47,7 +47,7 @@ static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
 /* Stop when asked to (a signal): the caller's cleanup removes temporaries. */
 static int cancelled(const gpt2_export_opts *o, char *err, size_t errlen)
 {
-	if (o->cancel && *o->cancel)
+	if (o->cancel && o->cancel())
 		return gpt2_err(err, errlen, "interrupted");
 	return 0;
 }

@@ -18,7 +18,6 @@
 #ifndef ST_GPT2_EXPORT_H
 #define ST_GPT2_EXPORT_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,10 +41,10 @@ typedef struct gpt2_export_opts {
 	/* Called for what is worth saying but not an error; may be NULL. */
 	gpt2_export_warn_fn warn;
 	void *warn_ctx;
-	/* Polled between chunks (may be NULL): once non-zero (a signal
-	 * handler's flag), the export stops, removes its temporaries and
-	 * fails with "interrupted". */
-	const volatile sig_atomic_t *cancel;
+	/* Polled between chunks (may be NULL): once it returns non-zero
+	 * (signals_caught, say), the export stops, removes its temporaries
+	 * and fails with "interrupted". */
+	int (*cancel)(void);
 } gpt2_export_opts;
 
 /* What an export did. */

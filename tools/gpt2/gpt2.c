@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 /* ---- helpers shared by tools/gpt2 (internal.h) ---------------------------- */
@@ -313,6 +314,21 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 out:
 	cJSON_Delete(root);
 	return rc;
+}
+
+int gpt2_dtype_parse(const char *name)
+{
+	static const struct { const char *short_name, *torch_name; st_dtype t; }
+	names[] = {
+		{"f32", "float32", ST_DTYPE_F32},
+		{"bf16", "bfloat16", ST_DTYPE_BF16},
+		{"f16", "float16", ST_DTYPE_F16},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasecmp(name, names[i].short_name) == 0 ||
+		    strcasecmp(name, names[i].torch_name) == 0)
+			return (int)names[i].t;
+	return -1;
 }
 
 /* Read a whole small file; *buf is malloc'd. 0, 1 (absent) or -1. */

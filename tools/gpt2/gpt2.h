@@ -75,6 +75,12 @@ int gpt2_config_dir(const char *path, char *dir, size_t size, char *err,
 int gpt2_config_check(const gpt2_config *cfg, char *err, size_t errlen);
 
 /*
+ * A --dtype option's value: ST_DTYPE_F32, _BF16 or _F16 for f32, bf16 and
+ * f16 or PyTorch's float32, bfloat16 and float16, in any case; else -1.
+ */
+int gpt2_dtype_parse(const char *name);
+
+/*
  * The parameter slots, in llm.c's order (train_gpt2.c ParameterTensors).
  * Per-layer slots hold all L layers back to back.
  */

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,11 @@ int llmc_read(llmc_reader *r, int slot, uint64_t off, void *buf, size_t n,
 
 /* ---- atomic output files ---------------------------------------------- */
 
+/*
+ * The same steps as libst's st_writer (libst/writer.c), which tools cannot
+ * share: a temporary file beside the target, fsync, rename, fsync of the
+ * directory; the temporary file removed on any failure.
+ */
 struct llmc_outfile {
 	int fd;
 	char *path, *tmp;
@@ -348,12 +354,13 @@ static int write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;
 	while (n > 0) {
-		ssize_t r = write(fd, p, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t r = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
 			return errno;
-		}
+		if (r == 0)
+			return EIO;
 		p += r;
 		n -= (size_t)r;
 	}
@@ -369,12 +376,39 @@ static int fsync_retry(int fd)
 	return 0;
 }
 
+/* fsync the folder holding path, so that a rename into it is durable. */
+static int fsync_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	if (slash)
+		snprintf(dir, sizeof dir, "%.*s",
+		         slash == path ? 1 : (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof dir, ".");
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int e = fsync_retry(fd);
+	close(fd);
+	/* Some file systems cannot sync a folder; that is not a failure. */
+	return e == EINVAL || e == ENOTSUP || e == EBADF ? 0 : e;
+}
+
+static void outfile_free(llmc_outfile *f)
+{
+	free(f->path);
+	free(f->tmp);
+	free(f);
+}
+
 int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
                       size_t errlen)
 {
 	static const char alnum[] =
 		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	*out = NULL;
+	/* An existing target keeps its permission bits. */
 	struct stat sb;
 	int keep_mode = -1;
 	if (stat(path, &sb) == 0) {
@@ -384,19 +418,18 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 			keep_mode = (int)(sb.st_mode & 07777);
 	}
 	llmc_outfile *f = calloc(1, sizeof *f);
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
 	size_t len = strlen(path) + 16;
 	if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(len))) {
 		if (f)
-			free(f->path);
-		free(f);
+			outfile_free(f);
 		return gpt2_err(err, errlen, "%s: out of memory", path);
 	}
 	/*
 	 * ".<name>.tmp-XXXXXX" beside the target, created with O_EXCL and mode
 	 * 0666 so that the umask applies as for any new file.
 	 */
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
 	f->fd = -1;
 	for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
 		unsigned char rnd[6];
@@ -420,9 +453,7 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 	}
 	if (f->fd < 0) {
 		int e = errno;
-		free(f->path);
-		free(f->tmp);
-		free(f);
+		outfile_free(f);
 		return gpt2_err(err, errlen,
 		                "%s: cannot create a temporary file beside it: %s",
 		                path, strerror(e));
@@ -449,13 +480,6 @@ int llmc_outfile_write(llmc_outfile *f, const void *buf, size_t n,
 }
 
 uint64_t llmc_outfile_size(const llmc_outfile *f) { return f->written; }
-
-static void outfile_free(llmc_outfile *f)
-{
-	free(f->path);
-	free(f->tmp);
-	free(f);
-}
 
 void llmc_outfile_abort(llmc_outfile *f)
 {
@@ -486,28 +510,14 @@ int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen)
 		llmc_outfile_abort(f);
 		return -1;
 	}
-	/* Make the rename durable; a file system that cannot sync a
-	 * directory is not a failure. */
-	const char *slash = strrchr(f->path, '/');
-	char dir[4096];
-	if (slash)
-		snprintf(dir, sizeof dir, "%.*s",
-		         slash == f->path ? 1 : (int)(slash - f->path), f->path);
-	else
-		snprintf(dir, sizeof dir, ".");
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		e = fsync_retry(dfd);
-		close(dfd);
-		if (e && e != EINVAL && e != ENOTSUP && e != EBADF) {
-			gpt2_err(err, errlen, "%s: cannot fsync its directory: %s",
-			         f->path, strerror(e));
-			outfile_free(f);
-			return -1;
-		}
-	}
+	/* The file is in place; a failure now only means it may not survive
+	 * a crash, which the caller still needs to hear about. */
+	e = fsync_dir(f->path);
+	if (e)
+		gpt2_err(err, errlen, "%s: cannot fsync its directory: %s",
+		         f->path, strerror(e));
 	outfile_free(f);
-	return 0;
+	return e ? -1 : 0;
 }
 
 /* ---- writing ------------------------------------------------------------ */

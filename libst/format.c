@@ -17,6 +17,12 @@
 
 /* Nesting allowed inside ignored values (unknown tensor fields). */
 #define MAX_DEPTH 64
+/*
+ * Unknown-field warnings kept in the table; the rest are counted. Each
+ * costs some 200 bytes for a 6-byte field ("u":0,), so keeping them all
+ * made a 100 MB header cost gigabytes.
+ */
+#define MAX_WARNINGS 1000
 
 void st__report(struct st__report *r, int severity, const char *fmt, ...)
 {
@@ -141,6 +147,7 @@ struct parser {
 	struct st__report *r;
 	struct st__header *h;
 	size_t arena_used, arena_cap;
+	size_t more_warnings; /* unknown fields past MAX_WARNINGS */
 	int nomem;
 };
 
@@ -705,7 +712,9 @@ static int parse_entry(struct parser *p, struct table *t, struct entry *e)
 				return rc;
 			snprintf(msg, sizeof msg, "tensor '%s': unknown field '%s' "
 			         "(ignored)", TNAME(e), qname(kb, sizeof kb, key, klen));
-			if (add_warning(p->h, msg)) {
+			if (p->h->n_warnings >= MAX_WARNINGS)
+				p->more_warnings++;
+			else if (add_warning(p->h, msg)) {
 				p->nomem = 1;
 				return ST_ENOMEM;
 			}
@@ -740,24 +749,26 @@ fields_done:
 
 	/* Rules 10-12: element count, bits, byte size; overflow-checked. */
 	char sb[256];
+	/* A file of scalars has no dims array at all: no NULL + 0. */
+	const uint64_t *shape = e->ndim ? t->dims + e->dim0 : NULL;
 	uint64_t count = 1, bits;
 	for (unsigned d = 0; d < e->ndim; d++)
 		if (st__mul_u64(count, t->dims[e->dim0 + d], &count)) {
-			fmt_shape(sb, sizeof sb, t->dims + e->dim0, e->ndim);
+			fmt_shape(sb, sizeof sb, shape, e->ndim);
 			st__report(r, ST_PROBLEM_ERROR,
 			           "tensor '%s': shape %s has more elements than 2^64",
 			           TNAME(e), sb);
 			return ST_OK;
 		}
 	if (st__mul_u64(count, st_dtype_bits(e->dtype), &bits)) {
-		fmt_shape(sb, sizeof sb, t->dims + e->dim0, e->ndim);
+		fmt_shape(sb, sizeof sb, shape, e->ndim);
 		st__report(r, ST_PROBLEM_ERROR,
 		           "tensor '%s': %s %s is more than 2^64 bits", TNAME(e),
 		           st_dtype_name(e->dtype), sb);
 		return ST_OK;
 	}
 	if (bits % 8) {
-		fmt_shape(sb, sizeof sb, t->dims + e->dim0, e->ndim);
+		fmt_shape(sb, sizeof sb, shape, e->ndim);
 		st__report(r, ST_PROBLEM_ERROR,
 		           "tensor '%s': %s %s is %llu bits, not a whole number of "
 		           "bytes", TNAME(e), st_dtype_name(e->dtype), sb,
@@ -772,7 +783,7 @@ fields_done:
 		return ST_OK;
 	}
 	if (e->end - e->begin != bits / 8) {
-		fmt_shape(sb, sizeof sb, t->dims + e->dim0, e->ndim);
+		fmt_shape(sb, sizeof sb, shape, e->ndim);
 		st__report(r, ST_PROBLEM_ERROR,
 		           "tensor '%s': data_offsets [%llu, %llu) hold %llu bytes; "
 		           "%s %s needs %llu", TNAME(e), (unsigned long long)e->begin,
@@ -784,6 +795,63 @@ fields_done:
 	e->count = count;
 	e->bytes = bits / 8;
 	e->ok = 1;
+	return ST_OK;
+}
+
+struct meta_key {
+	const char *key;
+	size_t len, order;
+};
+
+static int meta_key_cmp(const void *x, const void *y)
+{
+	const struct meta_key *a = x, *b = y;
+	int c = memcmp(a->key, b->key, a->len < b->len ? a->len : b->len);
+	if (c)
+		return c;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/*
+ * Report every repeated __metadata__ key and keep its first value, in
+ * header order. Sorting keeps this O(n log n): comparing each key with all
+ * those before it took minutes on a header of 200k keys.
+ */
+static int drop_duplicate_meta(struct parser *p, struct st__header *h)
+{
+	char kb[NAMEBUF];
+	size_t n = h->n_meta;
+	if (n < 2)
+		return ST_OK;
+	struct meta_key *k = malloc(n * sizeof *k);
+	unsigned char *drop = calloc(n, 1);
+	if (!k || !drop) {
+		free(k);
+		free(drop);
+		p->nomem = 1;
+		return ST_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct meta_key){h->meta[i].key, h->meta[i].key_len, i};
+	qsort(k, n, sizeof *k, meta_key_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (k[i].len == k[i - 1].len && !memcmp(k[i].key, k[i - 1].key, k[i].len))
+			drop[k[i].order] = 1;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (drop[i])
+			st__report(p->r, ST_PROBLEM_ERROR,
+			           "__metadata__: duplicate key '%s'",
+			           qname(kb, sizeof kb, h->meta[i].key,
+			                 h->meta[i].key_len));
+		else
+			h->meta[m++] = h->meta[i];
+	}
+	h->n_meta = m;
+	free(k);
+	free(drop);
 	return ST_OK;
 }
 
@@ -822,22 +890,12 @@ static int parse_metadata(struct parser *p, struct st__header *h)
 		if (p->pos < p->n && p->s[p->pos] == '"') {
 			if ((rc = parse_string(p, 1, &m.value, &m.value_len)))
 				return rc;
-			int dup = 0;
-			for (size_t i = 0; i < h->n_meta; i++)
-				if (h->meta[i].key_len == m.key_len &&
-				    !memcmp(h->meta[i].key, m.key, m.key_len))
-					dup = 1;
-			if (dup)
-				st__report(p->r, ST_PROBLEM_ERROR,
-				           "__metadata__: duplicate key '%s'",
-				           qname(kb, sizeof kb, m.key, m.key_len));
-			else {
-				if (grow((void **)&h->meta, &cap, h->n_meta + 1, sizeof m)) {
-					p->nomem = 1;
-					return ST_ENOMEM;
-				}
-				h->meta[h->n_meta++] = m;
+			/* Duplicates are found by sorting once the object ends. */
+			if (grow((void **)&h->meta, &cap, h->n_meta + 1, sizeof m)) {
+				p->nomem = 1;
+				return ST_ENOMEM;
 			}
+			h->meta[h->n_meta++] = m;
 		} else {
 			if ((rc = skip_value(p, 1)))
 				return rc;
@@ -852,7 +910,7 @@ static int parse_metadata(struct parser *p, struct st__header *h)
 		}
 		if (p->pos < p->n && p->s[p->pos] == '}') {
 			p->pos++;
-			return ST_OK;
+			return drop_duplicate_meta(p, h);
 		}
 		return syntax(p, "expected ',' or '}' in __metadata__");
 	}
@@ -1102,6 +1160,15 @@ int st__header_parse(struct st__header *h, const char *json, size_t n,
 		goto out;
 	}
 
+	if (p.more_warnings) {
+		char msg[96];
+		snprintf(msg, sizeof msg, "%zu more unknown fields (ignored, not "
+		         "listed)", p.more_warnings);
+		if (add_warning(h, msg)) {
+			rc = ST_ENOMEM;
+			goto out;
+		}
+	}
 	if ((rc = check_layout(&p, &t, data_size, &order, &n_valid)))
 		goto out;
 	if (st__report_stop(r)) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -294,6 +295,132 @@ START_TEST(test_every_truncation)
 }
 END_TEST
 
+/* ---- found by fuzzing and by hand (tests/fuzz/README.md) -------------- */
+
+static double seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A file of `header` (its bytes) and `data` zero bytes, malloc'd. */
+static unsigned char *make_file(const char *header, size_t hlen, size_t data,
+                                size_t *len)
+{
+	unsigned char *buf = calloc(1, 8 + hlen + data);
+	ck_assert(buf != NULL);
+	for (int i = 0; i < 8; i++)
+		buf[i] = (unsigned char)((uint64_t)hlen >> (8 * i));
+	memcpy(buf + 8, header, hlen);
+	*len = 8 + hlen + data;
+	return buf;
+}
+
+struct tally {
+	int errors, warnings;
+	char last[1024];
+};
+
+static void tally(void *ctx, int severity, const char *msg)
+{
+	struct tally *t = ctx;
+	if (severity == ST_PROBLEM_ERROR)
+		t->errors++;
+	else
+		t->warnings++;
+	snprintf(t->last, sizeof t->last, "%s", msg);
+}
+
+/* Every repeat of a metadata key is an error; the first value is kept. */
+START_TEST(test_meta_duplicates)
+{
+	struct counts c = {0};
+	int n = st_check_file(DIR "bad_meta_dup_three.safetensors", collect, &c,
+	                      NULL);
+	ck_assert_msg(n == 3, "%d problems: %s", n, c.all);
+	const char *json = "{\"__metadata__\":{\"b\":\"1\",\"a\":\"2\","
+	                   "\"b\":\"3\",\"a\":\"4\",\"c\":\"5\"}}";
+	struct st__header h;
+	struct tally t = {0};
+	struct st__report r = {.path = "m", .fn = tally, .ctx = &t};
+	ck_assert_int_eq(st__header_parse(&h, json, strlen(json), 0, &r), ST_OK);
+	ck_assert_int_eq(t.errors, 2);
+	ck_assert_uint_eq(h.n_meta, 3);
+	ck_assert_str_eq(h.meta[0].key, "b");
+	ck_assert_str_eq(h.meta[0].value, "1");
+	ck_assert_str_eq(h.meta[1].key, "a");
+	ck_assert_str_eq(h.meta[1].value, "2");
+	ck_assert_str_eq(h.meta[2].key, "c");
+	st__header_free(&h);
+}
+END_TEST
+
+/*
+ * 200k metadata keys: comparing each with all before it took 43 s; a
+ * sort takes milliseconds. The bound leaves room for a slow sanitizer run.
+ */
+START_TEST(test_many_meta_keys)
+{
+	size_t n = 200000, cap = 32 + n * 24, k = 0;
+	char *json = malloc(cap);
+	ck_assert(json != NULL);
+	k += (size_t)snprintf(json + k, cap - k, "{\"__metadata__\":{");
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(json + k, cap - k, "%s\"key%zu\":\"v\"",
+		                      i ? "," : "", i);
+	k += (size_t)snprintf(json + k, cap - k, "}}");
+	size_t len;
+	unsigned char *buf = make_file(json, k, 0, &len);
+	double t0 = seconds();
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, buf, len, "m", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_meta(f), n);
+	ck_assert_str_eq(st_file_meta_get(f, "key199999"), "v");
+	st_file_close(f);
+	struct tally t = {0};
+	ck_assert_int_eq(st_check_memory(buf, len, "m", tally, &t), 0);
+	double dt = seconds() - t0;
+	ck_assert_msg(dt < 10, "200k metadata keys took %.1f s", dt);
+	free(buf);
+	free(json);
+}
+END_TEST
+
+/*
+ * Unknown fields: each is reported to a full check, but the table keeps
+ * the first 1000 and a count, so that a header of millions of them does
+ * not cost gigabytes.
+ */
+START_TEST(test_warning_cap)
+{
+	size_t n = 1500, cap = 128 + n * 16, k = 0;
+	char *json = malloc(cap);
+	ck_assert(json != NULL);
+	k += (size_t)snprintf(json + k, cap - k, "{\"t\":{\"dtype\":\"U8\","
+	                      "\"shape\":[1],\"data_offsets\":[0,1]");
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(json + k, cap - k, ",\"u\":%zu", i);
+	k += (size_t)snprintf(json + k, cap - k, "}}");
+	size_t len;
+	unsigned char *buf = make_file(json, k, 1, &len);
+	struct tally t = {0};
+	ck_assert_int_eq(st_check_memory(buf, len, "w", tally, &t), 0);
+	ck_assert_int_eq(t.warnings, (int)n);
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, buf, len, "w", 0, &err), ST_OK);
+	ck_assert_uint_eq(st_file_n_warnings(f), 1001);
+	ck_assert_str_eq(st_file_warning(f, 0), "tensor 't': unknown field 'u' (ignored)");
+	ck_assert_str_eq(st_file_warning(f, 1000),
+	                 "500 more unknown fields (ignored, not listed)");
+	st_file_close(f);
+	free(buf);
+	free(json);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -310,6 +437,12 @@ int main(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_io_errors);
 	tcase_add_test(tc, test_every_truncation);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hardening");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_meta_duplicates);
+	tcase_add_test(tc, test_many_meta_keys);
+	tcase_add_test(tc, test_warning_cap);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

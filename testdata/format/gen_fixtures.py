@@ -202,6 +202,11 @@ put("bad_dup_escaped.safetensors", st(None, b"\0\0", raw=b'{"w":{"dtype":"U8","s
     "error", "duplicate name", "rule 14: 'w' and '\\u0077' are the same name")
 put("bad_many.safetensors", st(None, b"\0" * 8, raw=b'{"a":{"dtype":"X","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[2],"data_offsets":[0,1]},"c":{"dtype":"U8","shape":[1],"data_offsets":[5,6]}}'),
     "error", "unknown dtype 'X'", "three problems at once: bad dtype, size mismatch, gap/trailing (--check lists each)")
+# ---- found by fuzzing (tests/fuzz) ---------------------------------------------------
+put("bad_scalar_size.safetensors", st(None, b"\0" * 8, raw=b'{"s":{"dtype":"F64","shape":[],"data_offsets":[4,8]}}'),
+    "error", "F64 [] needs 8", "rule 12 in a file of scalars only (no shape array at all: UBSan found NULL + 0)")
+put("bad_meta_dup_three.safetensors", st(None, b"\0", raw=b'{"__metadata__":{"b":"1","a":"2","b":"3","a":"4","b":"5"},"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'),
+    "error", "duplicate key 'b'", "rule 14: three of one metadata key, two of another (found by sorting)")
 
 with open(os.path.join(HERE, "MANIFEST.tsv"), "w") as f:
     f.write("# file\texpect\tmessage substring\twhat is broken (made by gen_fixtures.py)\n")

@@ -70,9 +70,17 @@ struct zentry {
 	uint64_t data;    /* file offset of the entry's bytes */
 };
 
+/* An entry by the part of its name after the top folder, for zip_find. */
+struct zsuffix {
+	const char *s;
+	size_t idx;
+};
+
 struct zip {
 	struct zentry *e;
 	size_t n;
+	struct zsuffix *by_suffix; /* sorted by s, then idx */
+	size_t n_suffix;
 };
 
 static void zip_free(struct zip *z)
@@ -80,6 +88,34 @@ static void zip_free(struct zip *z)
 	for (size_t i = 0; i < z->n; i++)
 		free(z->e[i].name);
 	free(z->e);
+	free(z->by_suffix);
+}
+
+static int zsuffix_cmp(const void *x, const void *y)
+{
+	const struct zsuffix *a = x, *b = y;
+	int c = strcmp(a->s, b->s);
+	if (c)
+		return c;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/*
+ * Sort the entries by suffix once: a checkpoint looks one storage up per
+ * tensor, and a linear scan each time made 100k storages quadratic.
+ */
+static int zip_index(struct zip *z)
+{
+	z->by_suffix = malloc((z->n ? z->n : 1) * sizeof *z->by_suffix);
+	if (!z->by_suffix)
+		return ST_ENOMEM;
+	for (size_t i = 0; i < z->n; i++) {
+		const char *slash = strchr(z->e[i].name, '/');
+		if (slash)
+			z->by_suffix[z->n_suffix++] = (struct zsuffix){slash + 1, i};
+	}
+	qsort(z->by_suffix, z->n_suffix, sizeof *z->by_suffix, zsuffix_cmp);
+	return ST_OK;
 }
 
 #define BAD(...) (st__report(r, ST_PROBLEM_ERROR, __VA_ARGS__), ST_EFORMAT)
@@ -190,6 +226,26 @@ static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r
 			         (unsigned long long)s->size);
 			break;
 		}
+		/*
+		 * A stored entry is read in place: both sizes must agree, or a
+		 * tensor could be placed past the end of the file. Deflate
+		 * expands at most 1032:1; a larger claim cannot be honest, and
+		 * would be allocated before inflating.
+		 */
+		if (method == 0 && usize != csize) {
+			rc = BAD("zip: stored entry '%.*s' has size %llu but "
+			         "uncompressed size %llu", (int)nlen,
+			         (const char *)c + 46, (unsigned long long)csize,
+			         (unsigned long long)usize);
+			break;
+		}
+		if (method == 8 && usize / 1032 > csize) {
+			rc = BAD("zip: entry '%.*s' claims to inflate %llu bytes to "
+			         "%llu, more than deflate can", (int)nlen,
+			         (const char *)c + 46, (unsigned long long)csize,
+			         (unsigned long long)usize);
+			break;
+		}
 		struct zentry *e = &z->e[z->n];
 		if (!(e->name = strndup((const char *)c + 46, nlen))) {
 			rc = ST_ENOMEM;
@@ -203,18 +259,25 @@ static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r
 		at += 46 + (uint64_t)nlen + xlen + clen;
 	}
 	free(cd);
+	if (rc == ST_OK)
+		rc = zip_index(z);
 	return rc;
 }
 
 /* The entry whose name is "<any top folder>/suffix". */
 static const struct zentry *zip_find(const struct zip *z, const char *suffix)
 {
-	size_t m = strlen(suffix);
-	for (size_t i = 0; i < z->n; i++) {
-		const char *slash = strchr(z->e[i].name, '/');
-		if (slash && strlen(slash + 1) == m && !memcmp(slash + 1, suffix, m))
-			return &z->e[i];
+	/* The first in zip order among equal suffixes, as a scan would. */
+	size_t lo = 0, hi = z->n_suffix;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(z->by_suffix[mid].s, suffix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo < z->n_suffix && !strcmp(z->by_suffix[lo].s, suffix))
+		return &z->e[z->by_suffix[lo].idx];
 	return NULL;
 }
 
@@ -295,7 +358,18 @@ struct obj {
 	struct obj *storage;    /* TENSOR */
 	uint64_t offset;        /* TENSOR: storage offset in elements */
 	struct obj *size, *stride; /* TENSOR: tuples of ints */
+	int seen;               /* DICT: already flattened by walk */
 };
+
+/*
+ * What the interpreter may build, in 8-byte cells: an object costs 16, a
+ * reference in a container, the stack or the memo 1 (2 with growth
+ * slack). A deflated data.pkl can be 1032 times its compressed size and
+ * every byte of it can build an object, so memory needs a bound of its
+ * own; 2^27 cells (about 1 GiB) is ample for a state dict of 300k tensors
+ * (torch.save uses about 370 cells per tensor).
+ */
+#define MAX_CELLS ((size_t)1 << 27)
 
 struct vm {
 	const unsigned char *start, *p, *end;
@@ -303,14 +377,29 @@ struct vm {
 	size_t sp, stack_cap;
 	struct obj **memo;
 	size_t memo_cap;
+	size_t memo_len;    /* set memo entries: len(memo) for MEMOIZE */
 	struct obj **all;   /* every object, to free */
 	size_t n_all, all_cap;
+	size_t cells;       /* spent of MAX_CELLS */
 	struct st__report *r;
-	int nomem;
+	int nomem, toobig;
 };
+
+/* Account for n cells; -1 (and toobig set) past MAX_CELLS. */
+static int spend(struct vm *vm, size_t n)
+{
+	if (n > MAX_CELLS - vm->cells) {
+		vm->toobig = 1;
+		return -1;
+	}
+	vm->cells += n;
+	return 0;
+}
 
 static struct obj *mk(struct vm *vm, enum kind k)
 {
+	if (spend(vm, 16))
+		return NULL;
 	if (vm->n_all == vm->all_cap) {
 		size_t c = vm->all_cap ? vm->all_cap * 2 : 256;
 		struct obj **a = realloc(vm->all, c * sizeof *a);
@@ -337,6 +426,8 @@ static int push(struct vm *vm, struct obj *o)
 		return -1;
 	if (vm->sp == vm->stack_cap) {
 		size_t c = vm->stack_cap ? vm->stack_cap * 2 : 64;
+		if (spend(vm, c - vm->stack_cap))
+			return -1;
 		struct obj **s = realloc(vm->stack, c * sizeof *s);
 		if (!s) {
 			vm->nomem = 1;
@@ -353,6 +444,8 @@ static int add_item(struct vm *vm, struct obj *c, struct obj *o)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 4;
+		if (spend(vm, cap - c->cap))
+			return -1;
 		struct obj **it = realloc(c->items, cap * sizeof *it);
 		if (!it) {
 			vm->nomem = 1;
@@ -486,6 +579,8 @@ static int memo_put(struct vm *vm, uint64_t idx)
 		size_t c = vm->memo_cap ? vm->memo_cap : 64;
 		while (c <= idx)
 			c *= 2;
+		if (spend(vm, c - vm->memo_cap))
+			return ST_ENOMEM;
 		struct obj **m = realloc(vm->memo, c * sizeof *m);
 		if (!m)
 			return ST_ENOMEM;
@@ -493,6 +588,8 @@ static int memo_put(struct vm *vm, uint64_t idx)
 		vm->memo = m;
 		vm->memo_cap = c;
 	}
+	if (!vm->memo[idx])
+		vm->memo_len++;
 	vm->memo[idx] = vm->stack[vm->sp - 1];
 	return ST_OK;
 }
@@ -660,11 +757,11 @@ static int run(struct vm *vm, struct obj **result)
 				n = le32(vm->p);
 				vm->p += 4;
 			} else {
-				/* MEMOIZE stores at len(memo): count the set entries. */
-				n = 0;
-				for (size_t i = 0; i < vm->memo_cap; i++)
-					if (vm->memo[i])
-						n = i + 1;
+				/*
+				 * MEMOIZE stores at len(memo), kept as a count: finding
+				 * it by a scan of the memo made 1M MEMOIZE quadratic.
+				 */
+				n = vm->memo_len;
 			}
 			if ((rc = memo_put(vm, n)))
 				return rc;
@@ -808,20 +905,41 @@ struct found {
 struct collect {
 	struct found *f;
 	size_t n, cap;
+	size_t name_bytes; /* all names built so far */
 	int nomem;
 };
 
-/* Flatten nested dicts of tensors into "a.b.c" names. */
-static int walk(struct collect *c, const struct obj *d, const char *prefix,
+/*
+ * The flattened names may not add up to more than a safetensors header
+ * may hold (FORMAT.md rule 2): a memoized long key reused at every level
+ * would otherwise make a few bytes of pickle cost gigabytes.
+ */
+#define MAX_NAME_BYTES 100000000u
+
+/*
+ * Flatten nested dicts of tensors into "a.b.c" names. Each dict is
+ * flattened once: the memo lets a pickle put one dict under many keys (or
+ * inside itself), and following every path took exponential time.
+ */
+static int walk(struct collect *c, struct obj *d, const char *prefix,
                 size_t plen, int depth, struct st__report *r)
 {
 	if (depth > 16)
 		return BAD("data.pkl: dictionaries nested more than 16 deep");
+	if (d->seen)
+		return BAD("data.pkl: a dictionary appears twice (or inside "
+		           "itself); a state dict is a tree");
+	d->seen = 1;
 	for (size_t i = 0; i + 1 < d->n; i += 2) {
-		const struct obj *k = d->items[i], *v = d->items[i + 1];
+		const struct obj *k = d->items[i];
+		struct obj *v = d->items[i + 1];
 		if (k->kind != K_STR)
 			continue; /* e.g. integer keys of optimizer state */
 		size_t len = plen + (plen ? 1 : 0) + k->len;
+		if (len > MAX_NAME_BYTES - c->name_bytes)
+			return BAD("data.pkl: the flattened tensor names add up to "
+			           "more than %u bytes", MAX_NAME_BYTES);
+		c->name_bytes += len;
 		char *name = malloc(len + 1);
 		if (!name)
 			return ST_ENOMEM;
@@ -920,8 +1038,12 @@ int st__torch_parse(struct st__header *h, const struct st__src *src,
 	vm.end = pkl + pkl_len;
 	vm.r = r;
 	struct obj *root = NULL;
-	if ((rc = run(&vm, &root)))
+	if ((rc = run(&vm, &root))) {
+		if (vm.toobig)
+			rc = BAD("data.pkl: the pickle builds more than %zu MiB of "
+			         "objects; refusing it", MAX_CELLS * 8 >> 20);
 		goto out;
+	}
 	if (root->kind != K_DICT) {
 		rc = BAD("data.pkl: the checkpoint is not a dictionary of tensors");
 		goto out;
@@ -934,6 +1056,13 @@ int st__torch_parse(struct st__header *h, const struct st__src *src,
 	h->by_name = malloc((col.n ? col.n : 1) * sizeof *h->by_name);
 	size_t n_dims = 0, names = 0;
 	for (size_t i = 0; i < col.n; i++) {
+		/* Checked before the sum: one size tuple may serve many tensors. */
+		if (col.f[i].t->size->n > ST_MAX_DIMS) {
+			snprintf(nb, sizeof nb, "%s", col.f[i].name);
+			rc = BAD("tensor '%s': %zu dimensions, more than %d", nb,
+			         col.f[i].t->size->n, ST_MAX_DIMS);
+			goto out;
+		}
 		n_dims += col.f[i].t->size->n;
 		names += col.f[i].name_len + 1;
 	}

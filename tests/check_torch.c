@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -133,6 +134,412 @@ START_TEST(test_corruption)
 }
 END_TEST
 
+/* ---- found by fuzzing and by hand (tests/fuzz/README.md) -------------- */
+
+static double seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A growable byte string, for pickles and zips built here. */
+struct bytes {
+	unsigned char *b;
+	size_t n, cap;
+};
+
+static void put(struct bytes *o, const void *p, size_t n)
+{
+	if (o->n + n > o->cap) {
+		o->cap = (o->n + n) * 2;
+		o->b = realloc(o->b, o->cap);
+		ck_assert(o->b != NULL);
+	}
+	memcpy(o->b + o->n, p, n);
+	o->n += n;
+}
+
+static void put_le(struct bytes *o, uint64_t v, int width)
+{
+	unsigned char b[8];
+	for (int i = 0; i < width; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(o, b, (size_t)width);
+}
+
+static void put_s(struct bytes *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+/* BINUNICODE. */
+static void pk_str(struct bytes *o, const void *s, size_t len)
+{
+	put(o, "X", 1);
+	put_le(o, len, 4);
+	put(o, s, len);
+}
+
+/* BININT (non-negative here). */
+static void pk_int(struct bytes *o, uint32_t v)
+{
+	put(o, "J", 1);
+	put_le(o, v, 4);
+}
+
+/*
+ * _rebuild_tensor_v2(('storage', FloatStorage, key, 'cpu', numel), 0,
+ * (numel,), (1,), False, OrderedDict()), as torch.save writes it.
+ */
+static void pk_tensor(struct bytes *o, const char *key, uint32_t numel)
+{
+	put_s(o, "ctorch._utils\n_rebuild_tensor_v2\n(");
+	put_s(o, "(");
+	pk_str(o, "storage", 7);
+	put_s(o, "ctorch\nFloatStorage\n");
+	pk_str(o, key, strlen(key));
+	pk_str(o, "cpu", 3);
+	pk_int(o, numel);
+	put_s(o, "tQ");
+	pk_int(o, 0);
+	put_s(o, "(");
+	pk_int(o, numel);
+	put_s(o, "t(");
+	pk_int(o, 1);
+	put_s(o, "t\x89" "ccollections\nOrderedDict\n)R" "tR");
+}
+
+struct zent {
+	const char *name;
+	const void *data;
+	size_t len;
+	unsigned method;    /* 0 stored, 8 deflate (data taken as is) */
+	uint64_t usize;     /* uncompressed size claimed; 0: len */
+};
+
+/* A zip of the entries, with a central directory (no zip64). */
+static unsigned char *zip(const struct zent *e, size_t n, size_t *len)
+{
+	struct bytes z = {0}, cd = {0};
+	for (size_t i = 0; i < n; i++) {
+		size_t nl = strlen(e[i].name);
+		uint64_t us = e[i].usize ? e[i].usize : e[i].len;
+		uint64_t at = z.n;
+		put_le(&z, 0x04034b50, 4);
+		put_le(&z, 20, 2);
+		put_le(&z, 0, 2);
+		put_le(&z, e[i].method, 2);
+		put_le(&z, 0, 4);  /* time, date */
+		put_le(&z, 0, 4);  /* crc (not checked) */
+		put_le(&z, e[i].len, 4);
+		put_le(&z, us, 4);
+		put_le(&z, nl, 2);
+		put_le(&z, 0, 2);
+		put(&z, e[i].name, nl);
+		if (e[i].len)
+			put(&z, e[i].data, e[i].len);
+		put_le(&cd, 0x02014b50, 4);
+		put_le(&cd, 20, 2);
+		put_le(&cd, 20, 2);
+		put_le(&cd, 0, 2);
+		put_le(&cd, e[i].method, 2);
+		put_le(&cd, 0, 4);
+		put_le(&cd, 0, 4);
+		put_le(&cd, e[i].len, 4);
+		put_le(&cd, us, 4);
+		put_le(&cd, nl, 2);
+		put_le(&cd, 0, 2);  /* extra */
+		put_le(&cd, 0, 2);  /* comment */
+		put_le(&cd, 0, 2);  /* disk */
+		put_le(&cd, 0, 2);  /* internal attributes */
+		put_le(&cd, 0, 4);  /* external attributes */
+		put_le(&cd, at, 4);
+		put(&cd, e[i].name, nl);
+	}
+	uint64_t cd_at = z.n;
+	put(&z, cd.b, cd.n);
+	put_le(&z, 0x06054b50, 4);
+	put_le(&z, 0, 4);
+	put_le(&z, n, 2);
+	put_le(&z, n, 2);
+	put_le(&z, cd.n, 4);
+	put_le(&z, cd_at, 4);
+	put_le(&z, 0, 2);
+	free(cd.b);
+	*len = z.n;
+	return z.b;
+}
+
+/* Open a zip of data.pkl (pkl) and the storages data/0..: rc and message. */
+static int open_pickle(const struct bytes *pkl, size_t n_storages,
+                       size_t storage_len, st_file **out, st_error *err)
+{
+	struct zent *e = calloc(n_storages + 1, sizeof *e);
+	char (*names)[32] = calloc(n_storages + 1, sizeof *names);
+	static const unsigned char zero[64];
+	ck_assert(e && names && storage_len <= sizeof zero);
+	e[0] = (struct zent){"archive/data.pkl", pkl->b, pkl->n, 0, 0};
+	for (size_t i = 0; i < n_storages; i++) {
+		snprintf(names[i + 1], sizeof names[i + 1], "archive/data/%zu", i);
+		e[i + 1] = (struct zent){names[i + 1], zero, storage_len, 0, 0};
+	}
+	size_t len;
+	unsigned char *z = zip(e, n_storages + 1, &len);
+	free(e);
+	free(names);
+	*out = NULL;
+	int rc = st_file_open_memory(out, z, len, "p.bin", ST_OPEN_TORCH, err);
+	if (rc == ST_OK) {
+		/* The buffer must outlive the file: keep it with the caller. */
+		static unsigned char *keep;
+		free(keep);
+		keep = z;
+	} else
+		free(z);
+	return rc;
+}
+
+/* A stored entry's two sizes must agree: else a tensor ran past the file. */
+START_TEST(test_stored_sizes)
+{
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_tensor(&pkl, "0", 250);
+	put_s(&pkl, "u.");
+	static const unsigned char four[4] = {1, 2, 3, 4};
+	struct zent e[2] = {{"archive/data.pkl", pkl.b, pkl.n, 0, 0},
+	                    {"archive/data/0", four, 4, 0, 1000}};
+	size_t len;
+	unsigned char *z = zip(e, 2, &len);
+	st_file *f = NULL;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, z, len, "s.bin", ST_OPEN_TORCH, &err),
+	                 ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "stored entry 'archive/data/0' has size 4 "
+	                     "but uncompressed size 1000"), "%s", err.message);
+	free(z);
+	free(pkl.b);
+}
+END_TEST
+
+/* A deflated data.pkl claiming 1 GiB from 2 bytes is refused unread. */
+START_TEST(test_deflate_claim)
+{
+	static const unsigned char empty_deflate[2] = {0x03, 0x00};
+	struct zent e[1] = {{"archive/data.pkl", empty_deflate, 2, 8, 1u << 30}};
+	size_t len;
+	unsigned char *z = zip(e, 1, &len);
+	st_file *f = NULL;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, z, len, "d.bin", ST_OPEN_TORCH, &err),
+	                 ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "more than deflate can"), "%s", err.message);
+	free(z);
+}
+END_TEST
+
+/*
+ * MEMOIZE stores at len(memo), the number of entries (Python's pickle:
+ * pickle.loads(b'\x80\x04]q\x05}\x94h\x01.') == {}), and 300k of them run
+ * in linear time (a scan of the memo for each took minutes).
+ */
+START_TEST(test_memoize)
+{
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x04]q\x05}\x94h\x01.");
+	st_file *f;
+	st_error err;
+	ck_assert_msg(open_pickle(&pkl, 0, 0, &f, &err) == ST_OK, "%s", err.message);
+	ck_assert_uint_eq(st_file_n_tensors(f), 0);
+	st_file_close(f);
+	pkl.n = 0;
+	put_s(&pkl, "\x80\x04}");
+	for (int i = 0; i < 300000; i++)
+		put_s(&pkl, "\x94");
+	put_s(&pkl, ".");
+	double t0 = seconds();
+	ck_assert_msg(open_pickle(&pkl, 0, 0, &f, &err) == ST_OK, "%s", err.message);
+	double dt = seconds() - t0;
+	ck_assert_msg(dt < 10, "300k MEMOIZE took %.1f s", dt);
+	st_file_close(f);
+	free(pkl.b);
+}
+END_TEST
+
+/* One dict under many keys: flattening every path took exponential time. */
+START_TEST(test_shared_dict)
+{
+	struct bytes pkl = {0};
+	char key[8];
+	/* d0 = {"a": tensor}; d(j+1) = {"k0": dj, ..., "k19": dj}. */
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "a", 1);
+	pk_tensor(&pkl, "0", 1);
+	put(&pkl, "uq\0", 3);
+	for (int j = 1; j < 16; j++) {
+		put_s(&pkl, "}(");
+		for (int i = 0; i < 20; i++) {
+			snprintf(key, sizeof key, "k%d", i);
+			pk_str(&pkl, key, strlen(key));
+			put(&pkl, "h", 1);
+			unsigned char m = (unsigned char)(j - 1);
+			put(&pkl, &m, 1);
+		}
+		put_s(&pkl, "uq");
+		unsigned char m = (unsigned char)j;
+		put(&pkl, &m, 1);
+	}
+	put_s(&pkl, ".");
+	st_file *f;
+	st_error err;
+	double t0 = seconds();
+	ck_assert_int_eq(open_pickle(&pkl, 1, 4, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "a dictionary appears twice"), "%s", err.message);
+	ck_assert(seconds() - t0 < 10);
+	/* A dict inside itself. */
+	pkl.n = 0;
+	put(&pkl, "\x80\x02}q\0(", 6);
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		pk_str(&pkl, key, strlen(key));
+		put_s(&pkl, "h");
+		put(&pkl, "\0", 1);
+	}
+	put_s(&pkl, "u.");
+	ck_assert_int_eq(open_pickle(&pkl, 0, 0, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "a dictionary appears twice"), "%s", err.message);
+	free(pkl.b);
+}
+END_TEST
+
+/*
+ * A 1 MB key reused through the memo at 11 levels: ten names of 11 MB,
+ * 110 MB in all, from a 1 MB pickle. Refused past 100 MB (rule 2's limit).
+ */
+START_TEST(test_name_bytes)
+{
+	struct bytes pkl = {0};
+	size_t klen = 1000000;
+	char *k = malloc(klen);
+	ck_assert(k != NULL);
+	memset(k, 'k', klen);
+	/* root, then K, {} eleven times; the last {} is the leaf. */
+	put_s(&pkl, "\x80\x02}");
+	for (int j = 0; j < 11; j++) {
+		if (j == 0) {
+			pk_str(&pkl, k, klen);
+			put_s(&pkl, "q\x01");
+		} else
+			put_s(&pkl, "h\x01");
+		put_s(&pkl, "}");
+	}
+	put_s(&pkl, "(");
+	for (char c = 'a'; c <= 'j'; c++) {
+		pk_str(&pkl, &c, 1);
+		pk_tensor(&pkl, "0", 1);
+	}
+	put_s(&pkl, "u");
+	/* Each SETITEM puts a dict under K in its parent. */
+	for (int j = 0; j < 11; j++)
+		put_s(&pkl, "s");
+	put_s(&pkl, ".");
+	free(k);
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(open_pickle(&pkl, 1, 4, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "names add up to more than 100000000 bytes"),
+	              "%s", err.message);
+	/* Three levels (33 MB of names) still open. */
+	pkl.n = 0;
+	k = malloc(klen);
+	memset(k, 'k', klen);
+	put_s(&pkl, "\x80\x02}");
+	pk_str(&pkl, k, klen);
+	put_s(&pkl, "q\x01}h\x01}h\x01}(");
+	for (char c = 'a'; c <= 'j'; c++) {
+		pk_str(&pkl, &c, 1);
+		pk_tensor(&pkl, "0", 1);
+	}
+	put_s(&pkl, "usss.");
+	free(k);
+	ck_assert_msg(open_pickle(&pkl, 1, 4, &f, &err) == ST_OK, "%s", err.message);
+	ck_assert_uint_eq(st_file_n_tensors(f), 10);
+	ck_assert_uint_eq(st_file_tensor(f, 0)->name_len, 3 * klen + 3 + 1);
+	st_file_close(f);
+	free(pkl.b);
+}
+END_TEST
+
+/*
+ * One size tuple of 70000 dims under 100k names: the dims were summed
+ * (7e9, 56 GB) and allocated before any tensor's rank was checked.
+ */
+START_TEST(test_dims_before_sum)
+{
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "t0", 2);
+	/* The tensor: storage of 1 element, size (1,)*70000, stride same. */
+	put_s(&pkl, "ctorch._utils\n_rebuild_tensor_v2\n((");
+	pk_str(&pkl, "storage", 7);
+	put_s(&pkl, "ctorch\nFloatStorage\n");
+	pk_str(&pkl, "0", 1);
+	pk_str(&pkl, "cpu", 3);
+	pk_int(&pkl, 1);
+	put_s(&pkl, "tQ");
+	pk_int(&pkl, 0);
+	put_s(&pkl, "(");
+	for (int i = 0; i < 70000; i++)
+		put_s(&pkl, "K\x01");
+	put_s(&pkl, "tq\x02h\x02\x89" "ccollections\nOrderedDict\n)R" "tRq\x03");
+	char key[16];
+	for (int i = 1; i < 100000; i++) {
+		snprintf(key, sizeof key, "t%d", i);
+		pk_str(&pkl, key, strlen(key));
+		put_s(&pkl, "h\x03");
+	}
+	put_s(&pkl, "u.");
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(open_pickle(&pkl, 1, 4, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "70000 dimensions, more than 64"), "%s",
+	              err.message);
+	free(pkl.b);
+}
+END_TEST
+
+/*
+ * 60k tensors, each in its own storage (a zip without zip64 holds 65535
+ * entries): a scan of the zip per lookup took 12 s.
+ */
+START_TEST(test_many_storages)
+{
+	struct bytes pkl = {0};
+	size_t n = 60000;
+	char key[16];
+	put_s(&pkl, "\x80\x02}(");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(key, sizeof key, "w%zu", i);
+		pk_str(&pkl, key, strlen(key));
+		snprintf(key, sizeof key, "%zu", i);
+		pk_tensor(&pkl, key, 1);
+	}
+	put_s(&pkl, "u.");
+	st_file *f;
+	st_error err;
+	double t0 = seconds();
+	ck_assert_msg(open_pickle(&pkl, n, 4, &f, &err) == ST_OK, "%s", err.message);
+	double dt = seconds() - t0;
+	ck_assert_uint_eq(st_file_n_tensors(f), n);
+	ck_assert_int_ge(st_file_find(f, "w59999", 6), 0);
+	st_file_close(f);
+	ck_assert_msg(dt < 5, "60k storages took %.1f s", dt);
+	free(pkl.b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torch");
@@ -144,6 +551,16 @@ int main(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_corruption);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hardening");
+	tcase_add_test(tc, test_stored_sizes);
+	tcase_add_test(tc, test_deflate_claim);
+	tcase_add_test(tc, test_memoize);
+	tcase_add_test(tc, test_shared_dict);
+	tcase_add_test(tc, test_name_bytes);
+	tcase_add_test(tc, test_dims_before_sum);
+	tcase_add_test(tc, test_many_storages);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -802,14 +802,6 @@ out:
 
 /* ---- random snapshots ------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-	return z ^ (z >> 31);
-}
-
 void gpt2_export_rng_init(gpt2_export_rng *r, uint64_t seed,
                           const char *name, size_t len)
 {
@@ -821,7 +813,7 @@ void gpt2_export_rng_init(gpt2_export_rng *r, uint64_t seed,
 	}
 	uint64_t x = seed ^ (h * 0x9e3779b97f4a7c15u);
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = gpt2_splitmix64(&x);
 	r->has_spare = 0;
 	r->spare = 0;
 }

@@ -572,7 +572,6 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 	m->config = *cfg;
 	m->wdtype = wdtype;
 	m->round_vectors = 1;
-	m->threads = 1;
 	int L = cfg->num_layers;
 
 	/* One allocation carved into the slots, each 64-byte aligned. */
@@ -595,11 +594,9 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 	m->params_memory = aligned_alloc(64, total ? total : 64);
 	m->filled = calloc((size_t)GPT2_NUM_SLOTS * (size_t)L, 1);
 	if (!m->params_memory || !m->filled) {
-		char need[64];
-		snprintf(need, sizeof need, "%zu", total);
 		gpt2_model_free(m);
 		return gpt2_err(err, errlen,
-		                "out of memory (the parameters need %s bytes)", need);
+		                "out of memory (the parameters need %zu bytes)", total);
 	}
 	memset(m->params_memory, 0, total);
 	m->params_bytes = total;
@@ -726,15 +723,8 @@ int gpt2_model_set_threads(gpt2_model *m, int n)
 	if (m->pool && gpt2_pool_size(m->pool) == n)
 		return 0;
 	gpt2_pool_free(m->pool);
-	m->pool = NULL;
-	m->threads = 1;
-	if (n == 1)
-		return 0;
-	m->pool = gpt2_pool_new(n);
-	if (!m->pool)
-		return -1;
-	m->threads = n;
-	return 0;
+	m->pool = n > 1 ? gpt2_pool_new(n) : NULL;
+	return n > 1 && !m->pool ? -1 : 0;
 }
 
 /* ---- loading a checkpoint ---------------------------------------------- */

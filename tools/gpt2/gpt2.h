@@ -186,8 +186,7 @@ typedef struct gpt2_model {
 	size_t params_bytes;
 	uint64_t num_parameters;
 	unsigned char *filled; /* slot * L + layer: set by gpt2_model_fill */
-	gpt2_pool *pool;
-	int threads;
+	gpt2_pool *pool; /* NULL: one thread */
 } gpt2_model;
 
 /*

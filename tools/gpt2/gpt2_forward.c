@@ -434,7 +434,7 @@ static void attention_task(void *arg, int task, int thread)
 /* ---- the cache ------------------------------------------------------------ */
 
 struct gpt2_cache {
-	int capacity, len, L, C, V;
+	int capacity, len, C;
 	float *k, *v; /* (L, capacity, C) */
 	/* Activations of one call, grown as T grows. */
 	int act_T;
@@ -454,10 +454,8 @@ int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity)
 	if (!c)
 		return -1;
 	c->capacity = capacity;
-	c->L = cfg->num_layers;
 	c->C = cfg->channels;
-	c->V = cfg->vocab_size;
-	size_t n = (size_t)c->L * (size_t)capacity * (size_t)c->C;
+	size_t n = (size_t)cfg->num_layers * (size_t)capacity * (size_t)c->C;
 	c->k = malloc(n * sizeof(float));
 	c->v = malloc(n * sizeof(float));
 	if (!c->k || !c->v) {
@@ -531,15 +529,6 @@ static int ensure_acts(gpt2_cache *c, int T, int threads)
 
 /* ---- the forward pass ---------------------------------------------------- */
 
-/* Layer l's tensor of a per-layer slot. */
-static const void *layer_w(const gpt2_model *m, const void *base, int slot,
-                           int l)
-{
-	size_t es = gpt2_param(slot)->matrix ? st_dtype_bits(m->wdtype) / 8 : 4;
-	return (const char *)base +
-	       (size_t)l * (size_t)gpt2_param_numel(&m->config, slot) * es;
-}
-
 int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
                  float *logits, int all_logits, char *err, size_t errlen)
 {
@@ -573,11 +562,15 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		size_t lc = (size_t)l * (size_t)C;
 		float *kc = c->k + (size_t)l * (size_t)c->capacity * (size_t)C;
 		float *vc = c->v + (size_t)l * (size_t)c->capacity * (size_t)C;
+		const void *qkvw = gpt2_model_param(m, GPT2_QKVW, l, NULL);
+		const void *attprojw = gpt2_model_param(m, GPT2_ATTPROJW, l, NULL);
+		const void *fcw = gpt2_model_param(m, GPT2_FCW, l, NULL);
+		const void *fcprojw = gpt2_model_param(m, GPT2_FCPROJW, l, NULL);
 
 		layernorm_forward(c->ln, c->x, P->ln1w + lc, P->ln1b + lc, T, C,
 		                  cfg->layer_norm_eps);
-		gpt2_matmul(pool, c->qkv, c->ln, layer_w(m, P->qkvw, GPT2_QKVW, l),
-		            wt, P->qkvb + 3 * lc, T, C, 3 * C);
+		gpt2_matmul(pool, c->qkv, c->ln, qkvw, wt, P->qkvb + 3 * lc, T, C,
+		            3 * C);
 		for (int t = 0; t < T; t++) {
 			const float *row = c->qkv + (size_t)t * 3 * (size_t)C;
 			memcpy(kc + (size_t)(pos0 + t) * (size_t)C, row + C,
@@ -588,19 +581,17 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		struct attn_ctx ac = {c->atty, c->qkv, kc, vc, T, pos0, C, NH,
 		                      c->att_scratch, c->capacity};
 		pool_run(pool, attention_task, &ac, T * NH);
-		gpt2_matmul(pool, c->proj, c->atty,
-		            layer_w(m, P->attprojw, GPT2_ATTPROJW, l), wt,
-		            P->attprojb + lc, T, C, C);
+		gpt2_matmul(pool, c->proj, c->atty, attprojw, wt, P->attprojb + lc,
+		            T, C, C);
 		residual_forward(c->x, c->proj, TC);
 
 		layernorm_forward(c->ln, c->x, P->ln2w + lc, P->ln2b + lc, T, C,
 		                  cfg->layer_norm_eps);
-		gpt2_matmul(pool, c->fch, c->ln, layer_w(m, P->fcw, GPT2_FCW, l),
-		            wt, P->fcb + 4 * lc, T, C, 4 * C);
+		gpt2_matmul(pool, c->fch, c->ln, fcw, wt, P->fcb + 4 * lc, T, C,
+		            4 * C);
 		gelu_forward(c->fch, 4 * TC);
-		gpt2_matmul(pool, c->proj, c->fch,
-		            layer_w(m, P->fcprojw, GPT2_FCPROJW, l), wt,
-		            P->fcprojb + lc, T, 4 * C, C);
+		gpt2_matmul(pool, c->proj, c->fch, fcprojw, wt, P->fcprojb + lc, T,
+		            4 * C, C);
 		residual_forward(c->x, c->proj, TC);
 	}
 	/* Only the rows whose logits are wanted go through ln_f and the head. */

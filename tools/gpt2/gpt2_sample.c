@@ -8,10 +8,19 @@
  * is not a cryptographic generator and does not try to match PyTorch's.
  */
 #include "gpt2/gpt2.h"
+#include "gpt2/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+uint64_t gpt2_splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+	return z ^ (z >> 31);
+}
 
 static uint32_t random_u32(uint64_t *state)
 {
@@ -36,10 +45,7 @@ int gpt2_sampler_init(gpt2_sampler *s, int vocab_size, float temperature,
 	s->top_k = top_k < 0 ? 0 : top_k;
 	s->top_p = top_p;
 	/* splitmix64 of the seed: any seed, 0 included, gives a live state. */
-	uint64_t z = seed + 0x9E3779B97F4A7C15ull;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	z ^= z >> 31;
+	uint64_t z = gpt2_splitmix64(&seed);
 	s->rng = z ? z : 1;
 	s->scratch = malloc((size_t)vocab_size * sizeof *s->scratch);
 	return s->scratch ? 0 : -1;

@@ -1,12 +1,13 @@
 /*
  * internal.h - helpers the files of tools/gpt2 share with each other (not
- * with the tools that use them): error messages and paths. Defined in
- * gpt2.c.
+ * with the tools that use them): error messages and paths (gpt2.c),
+ * random seeds (gpt2_sample.c).
  */
 #ifndef ST_GPT2_INTERNAL_H
 #define ST_GPT2_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Format one line into err (errlen bytes; nothing when err is NULL) and
@@ -21,5 +22,12 @@ int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
  */
 int gpt2_join(char *out, size_t size, const char *dir, const char *file,
               char *err, size_t errlen);
+
+/*
+ * splitmix64 (Steele, Lea and Flood; Vigna's constants): advance *x and
+ * return its next output. Seeds the sampler and gpt2export's streams.
+ * Defined in gpt2_sample.c.
+ */
+uint64_t gpt2_splitmix64(uint64_t *x);
 
 #endif

@@ -161,23 +161,17 @@ int llmc_header_parse(llmc_header *h, const void *buf, uint64_t file_size,
 	const unsigned char *b = buf;
 	memset(h, 0, sizeof *h);
 
-	/* Magic and version. */
-	if (file_size < LLMC_HEADER_BYTES) {
-		int32_t magic = file_size >= 4 ? get_i32(b) : 0;
-		if (file_size >= 4 && magic != LLMC_MAGIC)
-			return gpt2_err(err, errlen, "%s: bad magic (%ld, expected "
-			                "%d)%s", name, (long)magic, LLMC_MAGIC,
-			                other_format(b, file_size, magic));
-		return gpt2_err(err, errlen,
-		                "%s: truncated: too short for an llm.c header "
-		                "(%llu bytes, expected at least %d)", name,
-		                (unsigned long long)file_size, LLMC_HEADER_BYTES);
-	}
-	int32_t magic = get_i32(b);
+	/* Magic (even in a file too short for the rest), then version. */
+	int32_t magic = file_size >= 4 ? get_i32(b) : LLMC_MAGIC;
 	if (magic != LLMC_MAGIC)
 		return gpt2_err(err, errlen, "%s: bad magic (%ld, expected %d)%s",
 		                name, (long)magic, LLMC_MAGIC,
 		                other_format(b, file_size, magic));
+	if (file_size < LLMC_HEADER_BYTES)
+		return gpt2_err(err, errlen,
+		                "%s: truncated: too short for an llm.c header "
+		                "(%llu bytes, expected at least %d)", name,
+		                (unsigned long long)file_size, LLMC_HEADER_BYTES);
 	h->version = get_i32(b + 4);
 	if (llmc_version_dtype(h->version) < 0)
 		return gpt2_err(err, errlen,

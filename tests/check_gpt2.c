@@ -111,6 +111,20 @@ static float *run_all(gpt2_model *m, const int32_t *ids, int T)
 
 static const char *const REFS[] = {"p1", "p7", "p70"};
 
+/* Loading broken/<dir> fails with a message (in err) holding needle. */
+static void expect_load_error(const char *dir, const char *needle, char *err,
+                              size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof path, DIR "broken/%s", dir);
+	gpt2_model *m = NULL;
+	err[0] = '\0';
+	ck_assert_int_eq(gpt2_model_load(&m, path, -1, err, errlen), -1);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(err, needle) != NULL, "%s: '%s' lacks '%s'", dir,
+	              err, needle);
+}
+
 /* ---- config -------------------------------------------------------------- */
 
 START_TEST(test_config_tiny)
@@ -166,15 +180,9 @@ START_TEST(test_config_refusals)
 		{"config-json", "config.json: not valid JSON"},
 		{"config-none", "config.json: No such file"},
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char path[4096], err[1024] = "";
-		snprintf(path, sizeof path, DIR "broken/%s", cases[i].dir);
-		gpt2_model *m = NULL;
-		ck_assert_int_eq(gpt2_model_load(&m, path, -1, err, sizeof err), -1);
-		ck_assert_ptr_null(m);
-		ck_assert_msg(strstr(err, cases[i].needle) != NULL,
-		              "%s: '%s' lacks '%s'", cases[i].dir, err, cases[i].needle);
-	}
+	char err[1024];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_load_error(cases[i].dir, cases[i].needle, err, sizeof err);
 }
 END_TEST
 
@@ -302,13 +310,8 @@ START_TEST(test_broken_snapshots)
 		{"no-weights", "broken/no-weights"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		char path[4096], err[1024] = "";
-		snprintf(path, sizeof path, DIR "broken/%s", cases[i].dir);
-		gpt2_model *m = NULL;
-		ck_assert_int_eq(gpt2_model_load(&m, path, -1, err, sizeof err), -1);
-		ck_assert_ptr_null(m);
-		ck_assert_msg(strstr(err, cases[i].needle) != NULL,
-		              "%s: '%s' lacks '%s'", cases[i].dir, err, cases[i].needle);
+		char err[1024];
+		expect_load_error(cases[i].dir, cases[i].needle, err, sizeof err);
 		/* Tensor errors name the file holding the tensor. */
 		if (strncmp(cases[i].needle, "tensor '", 8) == 0)
 			ck_assert_msg(strstr(err, "model.safetensors: tensor '") != NULL,

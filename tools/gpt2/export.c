@@ -99,7 +99,10 @@ static void transpose(void *dst, const void *src, size_t rows, size_t cols,
 	}
 }
 
-/* The largest per-layer Conv1D matrix, in elements (4C x C). */
+/*
+ * Elements of a buffer for the largest per-layer Conv1D matrix (4C x C),
+ * transposed whole, and for a chunk.
+ */
 static size_t max_matrix_numel(const gpt2_config *cfg)
 {
 	size_t n = 0;
@@ -254,7 +257,7 @@ static int copy_tokenizer(const char *from, const char *dir, char *err,
 	return 0;
 }
 
-/* ---- moving values ---------------------------------------------------------- */
+/* ---- moving values ------------------------------------------------------- */
 
 /*
  * Where values go: model.safetensors of a snapshot (st) or a .bin (llmc),
@@ -358,7 +361,7 @@ static int copy_tensor(const source *s, sink *k, size_t n, size_t rows,
 	return 0;
 }
 
-/* ---- the snapshot folder --------------------------------------------------- */
+/* ---- the snapshot folder ------------------------------------------------- */
 
 /*
  * Where a snapshot is written: a new folder is built under a temporary
@@ -800,7 +803,7 @@ out:
 	return rc;
 }
 
-/* ---- random snapshots ------------------------------------------------------ */
+/* ---- random snapshots ---------------------------------------------------- */
 
 void gpt2_export_rng_init(gpt2_export_rng *r, uint64_t seed,
                           const char *name, size_t len)
@@ -926,7 +929,7 @@ out:
 	return rc;
 }
 
-/* ---- the check ------------------------------------------------------------- */
+/* ---- the check ----------------------------------------------------------- */
 
 int gpt2_export_load_llmc(gpt2_model **out, const char *path, int wdtype,
                           char *err, size_t errlen)

@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-/* ---- helpers shared by tools/gpt2 (internal.h) ---------------------------- */
+/* ---- helpers shared by tools/gpt2 (internal.h) --------------------------- */
 
 int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
 {

@@ -252,6 +252,26 @@ static char **shard_names(const struct st__index *ix, size_t *n)
 	return names;
 }
 
+/*
+ * Position of file among the n sorted shard names, or n. A binary search:
+ * scanning the names for each of 100k index entries was quadratic.
+ */
+static size_t shard_find(char **names, size_t n, const char *file)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(names[mid], file);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return n;
+}
+
 static long entry_find(const struct st__index *ix, const char *name,
                        size_t len)
 {
@@ -280,9 +300,7 @@ static void check_listing(const struct st__index *ix, char **names,
 	uint64_t total = 0;
 	for (size_t i = 0; i < ix->n && !st__report_stop(r); i++) {
 		const struct st__index_entry *e = &ix->e[i];
-		size_t k = 0;
-		while (k < n_files && strcmp(names[k], e->file) != 0)
-			k++;
+		size_t k = shard_find(names, n_files, e->file);
 		if (k == n_files || !files[k])
 			continue; /* the shard's own problem was reported */
 		if (st_file_find(files[k], e->name, e->name_len) < 0)
@@ -347,6 +365,18 @@ static int open_index(st_checkpoint *c, const char *index_path,
 		return st__error(r->err, ST_ENOMEM, "out of memory");
 	}
 	c->n_files = n_names;
+	/* For each shard, the first tensor (by name) that needs it. */
+	const char **who = calloc(n_names ? n_names : 1, sizeof *who);
+	if (!who) {
+		free(names);
+		st__index_free(&ix);
+		return st__error(r->err, ST_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < ix.n; i++) {
+		size_t k = shard_find(names, n_names, ix.e[i].file);
+		if (k < n_names && !who[k])
+			who[k] = ix.e[i].name;
+	}
 	int all_open = 1;
 	for (size_t k = 0; k < n_names; k++) {
 		char *p = join(c->dir, names[k]);
@@ -356,15 +386,9 @@ static int open_index(st_checkpoint *c, const char *index_path,
 		}
 		if (!is_file(p)) {
 			/* Name a tensor that needs the shard: the user's next step. */
-			const char *who = "";
-			for (size_t i = 0; i < ix.n; i++)
-				if (!strcmp(ix.e[i].file, names[k])) {
-					who = ix.e[i].name;
-					break;
-				}
 			st__report(r, ST_PROBLEM_ERROR,
 			           "weight_map: tensor '%s' refers to missing shard '%s' "
-			           "(I5)", who, names[k]);
+			           "(I5)", who[k] ? who[k] : "", names[k]);
 			free(p);
 			all_open = 0;
 			if (st__report_stop(r)) {
@@ -406,6 +430,7 @@ static int open_index(st_checkpoint *c, const char *index_path,
 		if (c->files[k])
 			c->files[m++] = c->files[k];
 	c->n_files = m;
+	free(who);
 	free(names);
 	st__index_free(&ix);
 	return rc;

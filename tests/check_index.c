@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -145,6 +147,41 @@ START_TEST(test_unreadable)
 }
 END_TEST
 
+/*
+ * A full check of an index naming 100k missing shards: each shard was
+ * looked up by a scan of the shard names, and the tensor naming it by a
+ * scan of the index (31 s); both are binary searches now.
+ */
+START_TEST(test_many_missing_shards)
+{
+	char dir[] = "/tmp/st-check-index-XXXXXX";
+	ck_assert(mkdtemp(dir) != NULL);
+	char path[64];
+	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert(f != NULL);
+	size_t n = 100000;
+	fprintf(f, "{\"metadata\":{\"total_size\":0},\"weight_map\":{");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\"t%zu\":\"s%zu.safetensors\"", i ? "," : "", i, n - i);
+	fprintf(f, "}}");
+	ck_assert_int_eq(fclose(f), 0);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct counts k = {0};
+	st_error err;
+	ck_assert_int_eq(st_check_path(dir, collect, &k, &err), (int)n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	/* The first missing shard (sorted by name) and the tensor needing it. */
+	ck_assert_msg(strstr(k.all, "weight_map: tensor 't99999' refers to missing "
+	                     "shard 's1.safetensors' (I5)"), "%.300s", k.all);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_msg(dt < 10, "100k missing shards took %.1f s", dt);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("index");
@@ -156,6 +193,8 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_unreadable);
+	tcase_add_test(tc, test_many_missing_shards);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -63,6 +63,7 @@ struct st_writer {
 
 	struct name_slot *set;
 	size_t set_cap; /* a power of two, or 0 */
+	uint64_t seed;  /* of name_hash, random per writer */
 
 	struct meta_entry *meta;
 	size_t n_meta, meta_cap;
@@ -124,21 +125,32 @@ static const char *show_name(char *out, size_t size, const char *s, size_t len)
 
 /* ---- the set of names ---------------------------------------------------- */
 
-static uint64_t name_hash(const char *s, size_t len)
+/*
+ * FNV-1a from a random seed, then MurmurHash3's finalizer. Names come from
+ * untrusted files (stconvert): the low bits of plain FNV-1a depend only on
+ * the low bits of the input, so colliding names were easy to make, and 40k
+ * of them took 6 s to add (quadratic probing). Seeded and mixed, the slot
+ * depends on every bit and cannot be predicted.
+ */
+static uint64_t name_hash(uint64_t seed, const char *s, size_t len)
 {
-	/* FNV-1a: names are short and this only guards against duplicates. */
-	uint64_t h = 0xcbf29ce484222325u;
+	uint64_t h = 0xcbf29ce484222325u ^ seed;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)s[i];
 		h *= 0x100000001b3u;
 	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdu;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 33;
 	return h;
 }
 
-static struct name_slot *set_find(struct name_slot *set, size_t cap,
-                                  const char *s, size_t len)
+static struct name_slot *set_find(uint64_t seed, struct name_slot *set,
+                                  size_t cap, const char *s, size_t len)
 {
-	size_t i = (size_t)name_hash(s, len) & (cap - 1);
+	size_t i = (size_t)name_hash(seed, s, len) & (cap - 1);
 	while (set[i].name &&
 	       !(set[i].len == len && memcmp(set[i].name, s, len) == 0))
 		i = (i + 1) & (cap - 1);
@@ -158,7 +170,8 @@ static int set_reserve(st_writer *w)
 		return -1;
 	for (size_t i = 0; i < w->set_cap; i++)
 		if (w->set[i].name)
-			*set_find(set, cap, w->set[i].name, w->set[i].len) = w->set[i];
+			*set_find(w->seed, set, cap, w->set[i].name, w->set[i].len) =
+				w->set[i];
 	free(w->set);
 	w->set = set;
 	w->set_cap = cap;
@@ -175,6 +188,9 @@ int st_writer_new(st_writer **out, st_error *err)
 		return st__error(err, ST_ENOMEM, "cannot allocate a writer");
 	}
 	w->fd = -1;
+	if (getrandom(&w->seed, sizeof w->seed, GRND_NONBLOCK) !=
+	    (ssize_t)sizeof w->seed)
+		w->seed = (uint64_t)(uintptr_t)w ^ (uint64_t)getpid() << 32;
 	/* "format": "pt" unless the caller says otherwise: transformers refuses
 	 * a file whose format is not pt/tf/flax/mlx. */
 	int rc = st_writer_set_meta(w, "format", "pt", err);
@@ -305,7 +321,8 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 	if (name_len == 12 && memcmp(name, "__metadata__", 12) == 0)
 		return st__error(err, ST_EINVAL,
 		                 "tensor '__metadata__': name is reserved for the metadata");
-	if (w->set_cap && set_find(w->set, w->set_cap, name, name_len)->name)
+	if (w->set_cap &&
+	    set_find(w->seed, w->set, w->set_cap, name, name_len)->name)
 		return st__error(err, ST_EINVAL, "tensor '%s': duplicate name", shown);
 
 	/* Dtype and shape. */
@@ -363,7 +380,8 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 		.name = nm, .name_len = name_len, .dtype = dtype, .ndim = ndim,
 		.shape = dims, .n_elements = count, .n_bytes = bits / 8,
 	};
-	*set_find(w->set, w->set_cap, nm, name_len) = (struct name_slot){ nm, name_len };
+	*set_find(w->seed, w->set, w->set_cap, nm, name_len) =
+		(struct name_slot){ nm, name_len };
 	w->data_size = total;
 	w->sorted = 0;
 	w->header_ok = 0;

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -1197,6 +1198,42 @@ START_TEST(test_shard_name)
 	ck_assert_str_eq(b, "model-00001");
 }
 END_TEST
+/*
+ * Names made to collide in the low 20 bits of plain FNV-1a (each block
+ * pair leads to the same low state, so any choice of 17 blocks does):
+ * 131072 of them took about a minute to add, probing one long chain. The
+ * hash is now seeded and mixed; they take a fraction of a second.
+ */
+START_TEST(test_colliding_names)
+{
+	static const char *const pair[17][2] = {
+		{"fspu", "xyrg"}, {"oixf", "qmrr"}, {"uzyj", "fbcu"}, {"cabo", "brdy"},
+		{"olws", "drav"}, {"lupv", "vsrd"}, {"qrcz", "yozp"}, {"xigz", "yfmd"},
+		{"mqpt", "qjbi"}, {"swih", "jbib"}, {"qgyh", "ytjn"}, {"jvty", "wiun"},
+		{"nwgk", "ckyv"}, {"yttf", "brli"}, {"zdhg", "vuvp"}, {"tzwm", "woyc"},
+		{"vrkl", "hjax"},
+	};
+	st_writer *w = new_writer();
+	uint64_t s[1] = {1};
+	char name[17 * 4];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned i = 0; i < (1u << 17); i++) {
+		for (int b = 0; b < 17; b++)
+			memcpy(name + 4 * b, pair[b][(i >> b) & 1], 4);
+		ck_assert_int_eq(st_writer_add(w, name, sizeof name, ST_DTYPE_U8, 1, s, NULL),
+		                 ST_OK);
+	}
+	/* Duplicates are still found. */
+	ck_assert_int_eq(st_writer_add(w, name, sizeof name, ST_DTYPE_U8, 1, s, NULL),
+	                 ST_EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	ck_assert_msg(dt < 10, "131072 colliding names took %.1f s", dt);
+	ck_assert_uint_eq(st_writer_n_tensors(w), 1u << 17);
+	st_writer_free(w);
+}
+END_TEST
 
 /* ---- suite ------------------------------------------------------------------ */
 
@@ -1238,6 +1275,7 @@ static Suite *writer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_duplicate_name);
 	tcase_add_test(tc, test_duplicate_among_many);
+	tcase_add_test(tc, test_colliding_names);
 	tcase_add_test(tc, test_reserved_and_bad_names);
 	tcase_add_test(tc, test_bad_dtype_and_dims);
 	tcase_add_test(tc, test_size_overflow);

@@ -366,10 +366,10 @@ struct obj {
  * reference in a container, the stack or the memo 1 (2 with growth
  * slack). A deflated data.pkl can be 1032 times its compressed size and
  * every byte of it can build an object, so memory needs a bound of its
- * own; 2^27 cells (about 1 GiB) is ample for a state dict of 300k tensors
- * (torch.save uses about 370 cells per tensor).
+ * own. 2^26 cells (512 MiB) are ample: torch.save's pickle of a state
+ * dict of 200k tensors needs less.
  */
-#define MAX_CELLS ((size_t)1 << 27)
+#define MAX_CELLS ((size_t)1 << 26)
 
 struct vm {
 	const unsigned char *start, *p, *end;

@@ -276,7 +276,7 @@ static int open_pickle(const struct bytes *pkl, size_t n_storages,
                        size_t storage_len, st_file **out, st_error *err)
 {
 	struct zent *e = calloc(n_storages + 1, sizeof *e);
-	char (*names)[32] = calloc(n_storages + 1, sizeof *names);
+	char (*names)[40] = calloc(n_storages + 1, sizeof *names);
 	static const unsigned char zero[64];
 	ck_assert(e && names && storage_len <= sizeof zero);
 	e[0] = (struct zent){"archive/data.pkl", pkl->b, pkl->n, 0, 0};

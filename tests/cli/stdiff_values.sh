@@ -106,7 +106,7 @@ t elements 3000000
 t identical false
 t max_abs_diff 2.0
 t max_rel_diff 1.0
-t mean_abs_diff $(echo "scale=30; 5 / 2999998" | bc -l)
+t mean_abs_diff $(awk 'BEGIN { printf "%.17g", 5 / 2999998 }')
 t mismatched 3
 t worst_index 10
 t rounded_equal null

@@ -151,90 +151,27 @@ static const char *show(char *out, size_t size, const char *s, size_t len)
 
 /* ---- atomic file replacement ----------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (r == 0)
-			return EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int fsync_retry(int fd)
-{
-	while (fsync(fd) != 0)
-		if (errno != EINTR)
-			return errno;
-	return 0;
-}
-
 /*
- * Write data to path through "<dir>/.<base>.tmp-XXXXXX" (mode 0666 less the
- * umask, as a new file; an existing target's mode is kept). Returns 0 or an
- * errno; *what says which step failed. The directory fsync is the last
- * step: when it fails, the file is already in place.
+ * Write data to path through a temporary file beside it (atomic.c).
+ * Returns 0 or an errno; *what says which step failed. The directory fsync
+ * is the last step: when it fails, the file is already in place.
  */
 static int replace_file(const char *path, const char *data, size_t n,
                         const char **what)
 {
-	static const char alnum[] =
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-	size_t len = strlen(path) + 1 + 5 + 6;
-	struct stat st;
-	int keep_mode = -1, fd = -1, e = 0;
+	char *tmp;
+	int fd, e;
 
 	*what = "create a temporary file beside";
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
+	if ((e = st__temp_create(path, &tmp, &fd)) != 0) {
+		if (e == EISDIR)
 			*what = "replace";
-			return EISDIR;
-		}
-		if (S_ISREG(st.st_mode))
-			keep_mode = (int)(st.st_mode & 07777);
-	}
-	char *tmp = malloc(len + 1);
-	if (!tmp)
-		return ENOMEM;
-	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-		unsigned char rnd[6];
-		if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
-			uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^
-			             (uint64_t)(uintptr_t)tmp ^ (uint64_t)attempt << 40;
-			for (size_t i = 0; i < sizeof rnd; i++, x >>= 8)
-				rnd[i] = (unsigned char)x;
-		}
-		char sfx[7];
-		for (int i = 0; i < 6; i++)
-			sfx[i] = alnum[rnd[i] % (sizeof alnum - 1)];
-		sfx[6] = 0;
-		snprintf(tmp, len + 1, "%.*s.%s.tmp-%s", (int)dlen, path, path + dlen, sfx);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0) {
-		e = errno;
-		free(tmp);
 		return e;
 	}
-	if (keep_mode >= 0 && fchmod(fd, (mode_t)keep_mode) != 0) {
-		*what = "set the mode of a temporary file for";
-		e = errno;
-	} else if ((e = write_all(fd, data, n)) != 0) {
+	if ((e = st__write_all(fd, data, n)) != 0)
 		*what = "write a temporary file for";
-	} else if ((e = fsync_retry(fd)) != 0) {
+	else if ((e = st__fsync_retry(fd)) != 0)
 		*what = "sync a temporary file for";
-	}
 	if (close(fd) != 0 && !e) {
 		*what = "close a temporary file for";
 		e = errno;
@@ -243,26 +180,13 @@ static int replace_file(const char *path, const char *data, size_t n,
 		*what = "rename a temporary file over";
 		e = errno;
 	}
-	if (e) {
+	if (e)
 		unlink(tmp);
-		free(tmp);
-		return e;
-	}
 	free(tmp);
-
-	/* Make the rename durable. */
+	if (e)
+		return e;
 	*what = "sync the directory of";
-	char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
-	                  : strdup(".");
-	if (!dir)
-		return ENOMEM;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (dfd < 0)
-		return errno;
-	e = fsync_retry(dfd);
-	close(dfd);
-	return e == EINVAL || e == ENOTSUP || e == EBADF ? 0 : e;
+	return st__fsync_dir(path);
 }
 
 /* ---- st_index_write ---------------------------------------------------------- */

@@ -136,6 +136,17 @@ int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r);
 void st__index_free(struct st__index *ix);
 
+/*
+ * Atomic file replacement (atomic.c). Each returns 0 or an errno.
+ * st__temp_create makes "<dir>/.<base>.tmp-XXXXXX" beside path (EISDIR when
+ * path is a directory; an existing target's mode is kept); *tmp is
+ * malloc'd. st__fsync_dir makes a rename in path's directory durable.
+ */
+int st__write_all(int fd, const void *data, size_t n);
+int st__fsync_retry(int fd);
+int st__temp_create(const char *path, char **tmp, int *fd);
+int st__fsync_dir(const char *path);
+
 /* A byte source: a file descriptor, or memory when mem is set. */
 struct st__src {
 	int fd;

@@ -508,100 +508,6 @@ const st_tensor *st_writer_tensor(st_writer *w, size_t i)
 
 /* ---- file output ---------------------------------------------------------- */
 
-/* Write everything, retrying on EINTR and short writes; 0 or an errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t r = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (r == 0)
-			return EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int fsync_retry(int fd)
-{
-	while (fsync(fd) != 0) {
-		if (errno != EINTR)
-			return errno;
-	}
-	return 0;
-}
-
-/*
- * Create "<dir>/.<base>.tmp-XXXXXX" with O_EXCL and mode 0666, so that the
- * kernel applies the umask (and a default ACL) exactly as for any new file:
- * mkstemp would give 0600, and undoing that needs the umask, which a
- * library cannot read without changing it for every thread.
- */
-static int create_temp(const char *path, char **tmp_out, int *fd_out)
-{
-	static const char alnum[] =
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-	const char *base = path + dlen;
-	size_t len = dlen + 1 + strlen(base) + 5 + 6;
-	char *tmp = malloc(len + 1);
-	if (!tmp)
-		return ENOMEM;
-	for (int attempt = 0; attempt < 100; attempt++) {
-		unsigned char rnd[6];
-		if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
-			/* No entropy yet (early boot): mix what differs between calls. */
-			uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^
-			             (uint64_t)(uintptr_t)tmp ^ (uint64_t)attempt << 40;
-			for (size_t i = 0; i < sizeof rnd; i++, x >>= 8)
-				rnd[i] = (unsigned char)x;
-		}
-		char sfx[7];
-		for (int i = 0; i < 6; i++)
-			sfx[i] = alnum[rnd[i] % (sizeof alnum - 1)];
-		sfx[6] = 0;
-		snprintf(tmp, len + 1, "%.*s.%s.tmp-%s", (int)dlen, path, base, sfx);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd >= 0) {
-			*tmp_out = tmp;
-			*fd_out = fd;
-			return 0;
-		}
-		if (errno != EEXIST) {
-			int e = errno;
-			free(tmp);
-			return e;
-		}
-	}
-	free(tmp);
-	return EEXIST;
-}
-
-/* fsync the directory holding path, so that the rename itself is durable. */
-static int fsync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? dup_bytes(path, slash == path ? 1 : (size_t)(slash - path))
-	                  : dup_bytes(".", 1);
-	if (!dir)
-		return ENOMEM;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd < 0)
-		return errno;
-	int e = fsync_retry(fd);
-	close(fd);
-	/* Some file systems cannot sync a directory; that is not a failure. */
-	if (e == EINVAL || e == ENOTSUP || e == EBADF)
-		e = 0;
-	return e;
-}
-
 /* A system call failed: drop the temporary file and report errnum. */
 static int fail(st_writer *w, st_error *err, int errnum, const char *what)
 {
@@ -625,17 +531,6 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 	if (rc != ST_OK)
 		return rc;
 
-	/* An existing target keeps its permissions: a private checkpoint must
-	 * not become world-readable because it was rewritten. */
-	struct stat st;
-	int keep_mode = -1;
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return st__error_sys(err, ST_EIO, EISDIR, "%s", path);
-		if (S_ISREG(st.st_mode))
-			keep_mode = (int)(st.st_mode & 07777);
-	}
-
 	w->path = dup_bytes(path, strlen(path));
 	w->buf = malloc(WBUF_SIZE);
 	if (!w->path || !w->buf) {
@@ -644,19 +539,19 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 		w->path = w->buf = NULL;
 		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
 	}
-	int e = create_temp(path, &w->tmp, &w->fd);
+	int e = st__temp_create(path, &w->tmp, &w->fd);
 	if (e) {
 		/* Nothing was created: the writer may be opened again elsewhere. */
 		free(w->path);
 		free(w->buf);
 		w->path = w->buf = NULL;
+		if (e == EISDIR)
+			return st__error_sys(err, ST_EIO, e, "%s", path);
 		return st__error_sys(err, ST_EIO, e,
 		                     "%s: cannot create a temporary file beside it", path);
 	}
 	w->state = W_OPEN;
-	if (keep_mode >= 0 && fchmod(w->fd, (mode_t)keep_mode) != 0)
-		return fail(w, err, errno, "set the mode of");
-	if ((e = write_all(w->fd, w->header.data, w->header.len)) != 0)
+	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
 		return fail(w, err, e, "write");
 	w->written = 0;
 	w->blen = 0;
@@ -696,7 +591,7 @@ static int state_error(const st_writer *w, st_error *err, const char *call)
 
 static int flush(st_writer *w, st_error *err)
 {
-	int e = write_all(w->fd, w->buf, w->blen);
+	int e = st__write_all(w->fd, w->buf, w->blen);
 	w->blen = 0;
 	return e ? fail(w, err, e, "write") : ST_OK;
 }
@@ -725,7 +620,7 @@ int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
 	}
 	if (n >= WBUF_SIZE) {
 		/* Large chunks go straight to the file: no copy. */
-		int e = write_all(w->fd, data, n);
+		int e = st__write_all(w->fd, data, n);
 		if (e)
 			return fail(w, err, e, "write");
 	} else {
@@ -755,7 +650,7 @@ int st_writer_finish(st_writer *w, st_error *err)
 	int rc = flush(w, err);
 	if (rc != ST_OK)
 		return rc;
-	int e = fsync_retry(w->fd);
+	int e = st__fsync_retry(w->fd);
 	if (e)
 		return fail(w, err, e, "sync");
 	e = close(w->fd) == 0 ? 0 : errno;
@@ -771,7 +666,7 @@ int st_writer_finish(st_writer *w, st_error *err)
 	w->state = W_DONE;
 	/* The file is in place; a failure now only means it may not survive a
 	 * crash, which the caller still needs to hear about. */
-	if ((e = fsync_dir(w->path)) != 0)
+	if ((e = st__fsync_dir(w->path)) != 0)
 		return st__error_sys(err, ST_EIO, e, "%s: cannot sync its directory", w->path);
 	return ST_OK;
 }

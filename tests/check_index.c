@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -166,19 +165,14 @@ START_TEST(test_many_missing_shards)
 		fprintf(f, "%s\"t%zu\":\"s%zu.safetensors\"", i ? "," : "", i, n - i);
 	fprintf(f, "}}");
 	ck_assert_int_eq(fclose(f), 0);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct counts k = {0};
 	st_error err;
 	ck_assert_int_eq(st_check_path(dir, collect, &k, &err), (int)n);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	/* The first missing shard (sorted by name) and the tensor needing it. */
 	ck_assert_msg(strstr(k.all, "weight_map: tensor 't99999' refers to missing "
 	                     "shard 's1.safetensors' (I5)"), "%.300s", k.all);
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(rmdir(dir), 0);
-	ck_assert_msg(dt < 10, "100k missing shards took %.1f s", dt);
 }
 END_TEST
 

@@ -23,7 +23,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define S(lit) lit, sizeof(lit) - 1
@@ -1216,8 +1215,6 @@ START_TEST(test_colliding_names)
 	st_writer *w = new_writer();
 	uint64_t s[1] = {1};
 	char name[17 * 4];
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < (1u << 17); i++) {
 		for (int b = 0; b < 17; b++)
 			memcpy(name + 4 * b, pair[b][(i >> b) & 1], 4);
@@ -1227,9 +1224,6 @@ START_TEST(test_colliding_names)
 	/* Duplicates are still found. */
 	ck_assert_int_eq(st_writer_add(w, name, sizeof name, ST_DTYPE_U8, 1, s, NULL),
 	                 ST_EINVAL);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	ck_assert_msg(dt < 10, "131072 colliding names took %.1f s", dt);
 	ck_assert_uint_eq(st_writer_n_tensors(w), 1u << 17);
 	st_writer_free(w);
 }

@@ -54,6 +54,14 @@ START_TEST(test_state_dict)
 }
 END_TEST
 
+/* zip64 records (end of archive, sizes and offsets in extra fields), as
+ * torch.save writes them past 4 GiB; made by Python's zipfile. */
+START_TEST(test_zip64)
+{
+	same_tensors(DIR "state_zip64.bin", DIR "state.expected.safetensors", 16);
+}
+END_TEST
+
 START_TEST(test_nested)
 {
 	same_tensors(DIR "nested.bin", DIR "nested.expected.safetensors", 2);
@@ -530,6 +538,7 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_state_dict);
 	tcase_add_test(tc, test_nested);
+	tcase_add_test(tc, test_zip64);
 	tcase_add_test(tc, test_checkpoint);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

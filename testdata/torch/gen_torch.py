@@ -12,6 +12,9 @@ safetensors file built byte by byte here from numpy (not by libst):
   legacy.bin      the pre-1.6 non-zip format: diagnosed, not read
   noncontig.bin   a transposed (non-contiguous) view: refused
   truncated.bin   state.bin cut short: no zip directory
+  state_zip64.bin state.bin's entries re-zipped by Python's zipfile with
+      its zip64 limits forced to 0: zip64 end records and zip64 extra
+      fields everywhere, as torch.save writes for files over 4 GiB
 Run:  /usr/bin/python3 testdata/torch/gen_torch.py
 """
 import collections
@@ -103,4 +106,15 @@ with open(p("state.bin"), "rb") as f:
     blob = f.read()
 with open(p("truncated.bin"), "wb") as f:
     f.write(blob[: len(blob) - 200])
+
+# zip64: Python's zipfile writes zip64 records once a limit is passed; with
+# the limits at 0 every entry and the end of the archive use them.
+import zipfile
+zipfile.ZIP64_LIMIT = 0
+zipfile.ZIP_FILECOUNT_LIMIT = 0
+with zipfile.ZipFile(p("state.bin")) as src, \
+        zipfile.ZipFile(p("state_zip64.bin"), "w", zipfile.ZIP_STORED) as dst:
+    for info in src.infolist():
+        with dst.open(info.filename, "w", force_zip64=True) as out:
+            out.write(src.read(info.filename))
 print("ok")

@@ -10,6 +10,7 @@
  */
 #include "internal.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -529,6 +530,59 @@ static int add_warning(struct st__header *h, const char *msg)
 }
 
 /*
+ * Read a JSON array of exact integers (a shape or data_offsets; p->pos is
+ * at its '['). The first max values go to out and *count says how many
+ * there were, so a long array costs no memory. The first element that is
+ * not an exact u64 is reported (unless quiet: a duplicate field) as
+ * "<label> <index> <why>" and sets *bad. Returns ST_OK or a syntax error.
+ */
+static int read_u64_array(struct parser *p, const struct entry *e,
+                          const char *field, const char *label, int quiet,
+                          uint64_t *out, unsigned max, unsigned *count,
+                          int *bad)
+{
+	char nb[NAMEBUF];
+	unsigned k = 0;
+	int rc;
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->n && p->s[p->pos] == ']') {
+		p->pos++;
+		*count = 0;
+		return ST_OK;
+	}
+	for (;;) {
+		uint64_t v = 0;
+		const char *why = NULL;
+		if ((rc = read_u64(p, &v, &why)) < 0)
+			return rc;
+		if (rc == 0 && !*bad) {
+			if (!quiet)
+				st__report(p->r, ST_PROBLEM_ERROR, "tensor '%s': %s %u %s",
+				           TNAME(e), label, k, why);
+			*bad = 1;
+		}
+		if (k < max)
+			out[k] = v;
+		if (k < UINT_MAX)
+			k++;
+		skip_ws(p);
+		if (p->pos < p->n && p->s[p->pos] == ',') {
+			p->pos++;
+			continue;
+		}
+		if (p->pos < p->n && p->s[p->pos] == ']') {
+			p->pos++;
+			*count = k;
+			return ST_OK;
+		}
+		char msg[64];
+		snprintf(msg, sizeof msg, "expected ',' or ']' in %s", field);
+		return syntax(p, msg);
+	}
+}
+
+/*
  * Parse one tensor entry's object. Syntax errors are fatal; broken rules
  * are reported and mark the entry not ok, and parsing goes on.
  */
@@ -597,52 +651,30 @@ static int parse_entry(struct parser *p, struct table *t, struct entry *e)
 				           "tensor '%s': shape is not an array", TNAME(e));
 				bad = 1;
 			} else {
+				uint64_t dims[ST_MAX_DIMS];
+				unsigned nd;
 				int sbad = 0;
-				p->pos++;
-				e->dim0 = t->n_dims;
-				e->ndim = 0;
-				skip_ws(p);
-				if (p->pos < p->n && p->s[p->pos] == ']')
-					p->pos++;
-				else
-					for (;;) {
-						uint64_t v = 0;
-						const char *why = NULL;
-						rc = read_u64(p, &v, &why);
-						if (rc < 0)
-							return rc;
-						if (rc == 0 && !dup && !sbad) {
-							st__report(r, ST_PROBLEM_ERROR,
-							           "tensor '%s': shape dimension %u %s",
-							           TNAME(e), e->ndim, why);
-							sbad = 1;
-						}
-						if (!dup && e->ndim >= ST_MAX_DIMS && !sbad) {
-							st__report(r, ST_PROBLEM_ERROR,
-							           "tensor '%s': shape has more than %d "
-							           "dimensions", TNAME(e), ST_MAX_DIMS);
-							sbad = 1;
-						}
-						if (!dup && !sbad) {
-							if (grow((void **)&t->dims, &t->cap_dims,
-							         t->n_dims + 1, sizeof *t->dims)) {
-								p->nomem = 1;
-								return ST_ENOMEM;
-							}
-							t->dims[t->n_dims++] = v;
-							e->ndim++;
-						}
-						skip_ws(p);
-						if (p->pos < p->n && p->s[p->pos] == ',') {
-							p->pos++;
-							continue;
-						}
-						if (p->pos < p->n && p->s[p->pos] == ']') {
-							p->pos++;
-							break;
-						}
-						return syntax(p, "expected ',' or ']' in shape");
+				if ((rc = read_u64_array(p, e, "shape", "shape dimension", dup,
+				                         dims, ST_MAX_DIMS, &nd, &sbad)))
+					return rc;
+				if (!dup && !sbad && nd > ST_MAX_DIMS) {
+					st__report(r, ST_PROBLEM_ERROR,
+					           "tensor '%s': shape has more than %d dimensions",
+					           TNAME(e), ST_MAX_DIMS);
+					sbad = 1;
+				}
+				if (!dup && !sbad) {
+					if (grow((void **)&t->dims, &t->cap_dims, t->n_dims + nd,
+					         sizeof *t->dims)) {
+						p->nomem = 1;
+						return ST_ENOMEM;
 					}
+					if (nd)
+						memcpy(t->dims + t->n_dims, dims, nd * sizeof *dims);
+					e->dim0 = t->n_dims;
+					e->ndim = nd;
+					t->n_dims += nd;
+				}
 				if (sbad)
 					bad = 1;
 			}
@@ -656,41 +688,13 @@ static int parse_entry(struct parser *p, struct table *t, struct entry *e)
 				           TNAME(e));
 				bad = 1;
 			} else {
-				p->pos++;
 				uint64_t v[2];
-				unsigned k = 0;
+				unsigned k;
 				int offbad = 0;
-				skip_ws(p);
-				if (p->pos < p->n && p->s[p->pos] == ']')
-					p->pos++;
-				else
-					for (;;) {
-						uint64_t x = 0;
-						const char *why = NULL;
-						rc = read_u64(p, &x, &why);
-						if (rc < 0)
-							return rc;
-						if (rc == 0 && !offbad) {
-							if (!dup)
-								st__report(r, ST_PROBLEM_ERROR,
-								           "tensor '%s': data_offsets entry "
-								           "%u %s", TNAME(e), k, why);
-							offbad = 1;
-						}
-						if (k < 2)
-							v[k] = x;
-						k++;
-						skip_ws(p);
-						if (p->pos < p->n && p->s[p->pos] == ',') {
-							p->pos++;
-							continue;
-						}
-						if (p->pos < p->n && p->s[p->pos] == ']') {
-							p->pos++;
-							break;
-						}
-						return syntax(p, "expected ',' or ']' in data_offsets");
-					}
+				if ((rc = read_u64_array(p, e, "data_offsets",
+				                         "data_offsets entry", dup, v, 2, &k,
+				                         &offbad)))
+					return rc;
 				if (!offbad && k != 2) {
 					if (!dup)
 						st__report(r, ST_PROBLEM_ERROR,

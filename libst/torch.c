@@ -396,20 +396,33 @@ static int spend(struct vm *vm, size_t n)
 	return 0;
 }
 
+/*
+ * Double a pointer array's capacity (to first when empty), charging the
+ * new cells to the budget when charge is set. 0, or -1 with vm's flag set.
+ */
+static int grow_ptrs(struct vm *vm, struct obj ***arr, size_t *cap,
+                     size_t first, int charge)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	if (charge && spend(vm, c - *cap))
+		return -1;
+	struct obj **a = realloc(*arr, c * sizeof *a);
+	if (!a) {
+		vm->nomem = 1;
+		return -1;
+	}
+	*arr = a;
+	*cap = c;
+	return 0;
+}
+
 static struct obj *mk(struct vm *vm, enum kind k)
 {
 	if (spend(vm, 16))
 		return NULL;
-	if (vm->n_all == vm->all_cap) {
-		size_t c = vm->all_cap ? vm->all_cap * 2 : 256;
-		struct obj **a = realloc(vm->all, c * sizeof *a);
-		if (!a) {
-			vm->nomem = 1;
-			return NULL;
-		}
-		vm->all = a;
-		vm->all_cap = c;
-	}
+	/* The list of every object is bookkeeping, not charged to the budget. */
+	if (vm->n_all == vm->all_cap && grow_ptrs(vm, &vm->all, &vm->all_cap, 256, 0))
+		return NULL;
 	struct obj *o = calloc(1, sizeof *o);
 	if (!o) {
 		vm->nomem = 1;
@@ -424,36 +437,17 @@ static int push(struct vm *vm, struct obj *o)
 {
 	if (!o)
 		return -1;
-	if (vm->sp == vm->stack_cap) {
-		size_t c = vm->stack_cap ? vm->stack_cap * 2 : 64;
-		if (spend(vm, c - vm->stack_cap))
-			return -1;
-		struct obj **s = realloc(vm->stack, c * sizeof *s);
-		if (!s) {
-			vm->nomem = 1;
-			return -1;
-		}
-		vm->stack = s;
-		vm->stack_cap = c;
-	}
+	if (vm->sp == vm->stack_cap &&
+	    grow_ptrs(vm, &vm->stack, &vm->stack_cap, 64, 1))
+		return -1;
 	vm->stack[vm->sp++] = o;
 	return 0;
 }
 
 static int add_item(struct vm *vm, struct obj *c, struct obj *o)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 4;
-		if (spend(vm, cap - c->cap))
-			return -1;
-		struct obj **it = realloc(c->items, cap * sizeof *it);
-		if (!it) {
-			vm->nomem = 1;
-			return -1;
-		}
-		c->items = it;
-		c->cap = cap;
-	}
+	if (c->n == c->cap && grow_ptrs(vm, &c->items, &c->cap, 4, 1))
+		return -1;
 	c->items[c->n++] = o;
 	return 0;
 }

@@ -65,6 +65,9 @@ static int is_file(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* resolve()'s *is_index for a PyTorch index (pytorch_model.bin.index.json). */
+#define TORCH_INDEX 2
+
 /*
  * Resolve PATH to the index or the safetensors file it stands for.
  * *resolved is malloc'd; *is_index says which it is.
@@ -76,7 +79,10 @@ static int resolve(const char *path, unsigned flags, char **resolved,
 	if (stat(path, &sb) < 0)
 		return st__error_sys(err, ST_EIO, errno, "%s", path);
 	if (!S_ISDIR(sb.st_mode)) {
-		*is_index = ends_with(path, ".json");
+		*is_index = ends_with(path, ".json") ? 1 : 0;
+		if (*is_index && (flags & ST_OPEN_TORCH) &&
+		    ends_with(path, ".bin.index.json"))
+			*is_index = TORCH_INDEX;
 		*resolved = strdup(path);
 		return *resolved ? ST_OK : st__error(err, ST_ENOMEM, "out of memory");
 	}
@@ -123,7 +129,12 @@ static int resolve(const char *path, unsigned flags, char **resolved,
 		*resolved = file;
 		file = NULL;
 	} else if (n_files == 0 && n_index == 0 && (flags & ST_OPEN_TORCH) &&
-	           (p = join(path, "pytorch_model.bin")) && is_file(p)) {
+	           (p = join(path, "pytorch_model.bin.index.json")) && is_file(p)) {
+		*is_index = TORCH_INDEX;
+		*resolved = p;
+		p = NULL;
+	} else if (n_files == 0 && n_index == 0 && (flags & ST_OPEN_TORCH) &&
+	           (free(p), p = join(path, "pytorch_model.bin")) && is_file(p)) {
 		*is_index = 0;
 		*resolved = p;
 		p = NULL;
@@ -340,7 +351,7 @@ static void check_listing(const struct st__index *ix, char **names,
  * Open (r->fn == NULL) or check (r->fn set) an index: the files are opened
  * into c. In open mode the first problem stops it.
  */
-static int open_index(st_checkpoint *c, const char *index_path,
+static int open_index(st_checkpoint *c, const char *index_path, int torch,
                       struct st__report *r)
 {
 	char *text = NULL;
@@ -349,7 +360,8 @@ static int open_index(st_checkpoint *c, const char *index_path,
 	int rc = read_text(index_path, &text, &len, r->err);
 	if (rc)
 		return rc;
-	rc = st__index_parse(&ix, text, len, r);
+	rc = st__index_parse_shards(&ix, text, len,
+	                            torch ? ".bin" : ".safetensors", r);
 	free(text);
 	if (rc) {
 		if (r->err && r->err->code == ST_EFORMAT)
@@ -399,7 +411,8 @@ static int open_index(st_checkpoint *c, const char *index_path,
 		}
 		struct st__report sr = {.path = p, .fn = r->fn, .ctx = r->ctx,
 		                        .err = r->err};
-		int frc = st__file_open_report(&c->files[k], p, 0, &sr);
+		int frc = st__file_open_report(&c->files[k], p,
+		                               torch ? ST_OPEN_TORCH : 0, &sr);
 		r->n_errors += sr.n_errors;
 		if (frc || sr.n_errors)
 			all_open = 0;
@@ -461,7 +474,7 @@ static int checkpoint_open(st_checkpoint **out, const char *path,
 	if (is_index) {
 		c->index_path = resolved;
 		r->path = resolved;
-		rc = open_index(c, resolved, r);
+		rc = open_index(c, resolved, is_index == TORCH_INDEX, r);
 	} else {
 		c->files = calloc(1, sizeof *c->files);
 		if (!c->files)

@@ -134,6 +134,9 @@ struct st__index {
  */
 int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r);
+/* The same for an index whose shards end in suffix (".bin": PyTorch's). */
+int st__index_parse_shards(struct st__index *ix, const char *text, size_t len,
+                           const char *suffix, struct st__report *r);
 void st__index_free(struct st__index *ix);
 
 /*

@@ -24,23 +24,30 @@ static int entry_cmp(const void *x, const void *y)
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
 }
 
-/* I2: a plain file name beside the index, ending in .safetensors. */
-static const char *bad_shard_name(const char *f)
+/* I2: a plain file name beside the index, ending in suffix. */
+static const char *bad_shard_name(const char *f, const char *suffix)
 {
-	size_t n = strlen(f);
+	size_t n = strlen(f), m = strlen(suffix);
 	if (n == 0)
 		return "is empty";
 	if (strchr(f, '/') || strchr(f, '\\'))
 		return "is not a plain file name (contains a path separator)";
 	if (!strcmp(f, ".") || !strcmp(f, ".."))
 		return "is not a file name";
-	if (n < 12 || strcmp(f + n - 12, ".safetensors") != 0)
-		return "does not end in .safetensors";
+	if (n <= m || strcmp(f + n - m, suffix) != 0)
+		return !strcmp(suffix, ".bin") ? "does not end in .bin"
+		                                : "does not end in .safetensors";
 	return NULL;
 }
 
 int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r)
+{
+	return st__index_parse_shards(ix, text, len, ".safetensors", r);
+}
+
+int st__index_parse_shards(struct st__index *ix, const char *text, size_t len,
+                           const char *suffix, struct st__report *r)
 {
 	memset(ix, 0, sizeof *ix);
 	const char *end = NULL;
@@ -122,7 +129,7 @@ int st__index_parse(struct st__index *ix, const char *text, size_t len,
 				goto out;
 			continue;
 		}
-		if ((why = bad_shard_name(it->valuestring))) {
+		if ((why = bad_shard_name(it->valuestring, suffix))) {
 			st__report(r, ST_PROBLEM_ERROR,
 			           "weight_map: tensor '%s': shard '%s' %s (I2)",
 			           it->string, it->valuestring, why);

@@ -79,7 +79,16 @@ START_TEST(test_checkpoint)
 	ck_assert_int_eq(st_checkpoint_read(c, 0, 0, v, 12, &err), ST_OK);
 	ck_assert(v[0] == 1 && v[2] == 1);
 	st_checkpoint_close(c);
+	/* Shards with pytorch_model.bin.index.json: one checkpoint. */
+	ck_assert_msg(st_checkpoint_open(&c, DIR "sharded", ST_OPEN_TORCH, &err) == ST_OK,
+	              "%s", err.message);
+	ck_assert_uint_eq(st_checkpoint_n_files(c), 2);
+	ck_assert_uint_eq(st_checkpoint_n_tensors(c), 16);
+	ck_assert_str_eq(st_checkpoint_index_path(c), DIR "sharded/pytorch_model.bin.index.json");
+	ck_assert_int_ge(st_checkpoint_find(c, "lm_head.weight", 14), 0);
+	st_checkpoint_close(c);
 	/* And not without it. */
+	ck_assert_int_eq(st_checkpoint_open(&c, DIR "sharded", 0, &err), ST_ENOTFOUND);
 	ck_assert_int_eq(st_checkpoint_open(&c, DIR "snapshot", 0, &err), ST_ENOTFOUND);
 	ck_assert_int_eq(st_checkpoint_open(&c, DIR "state.bin", 0, &err), ST_EFORMAT);
 	ck_assert_msg(strstr(err.message, "zip archive") != NULL, "%s", err.message);

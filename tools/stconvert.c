@@ -64,8 +64,9 @@ static void usage(void)
 "bounded memory; OUT appears complete or not at all.\n"
 "\n"
 "IN is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
-"snapshot directory, or a PyTorch checkpoint (pytorch_model.bin, whose\n"
-"pickle is read without executing anything). OUT is a file when it ends in\n"
+"snapshot directory, or a PyTorch checkpoint (pytorch_model.bin, or shards\n"
+"with pytorch_model.bin.index.json; the pickle is read without executing\n"
+"anything). OUT is a file when it ends in\n"
 ".safetensors (or is an existing file), else a snapshot directory:\n"
 "model.safetensors, or with --shard-size model-0000i-of-0000N.safetensors\n"
 "plus model.safetensors.index.json. A directory IN's other files (config,\n"
@@ -1540,29 +1541,6 @@ static void locate_out(const struct options *o, struct outloc *loc)
 	loc->path = path;
 }
 
-/*
- * PyTorch checkpoints are read through libst (ST_OPEN_TORCH: the pickle is
- * interpreted without executing anything), but only as one file: a sharded
- * one (pytorch_model.bin.index.json) is not, and deserves a plainer word
- * than "no .safetensors file".
- */
-static const char *const sharded_torch_msg =
-	"sharded PyTorch checkpoints (pytorch_model.bin.index.json) are not supported yet; "
-	"convert each shard, or load and save them with transformers";
-
-static void refuse_sharded_torch(const char *in, int after_open_failed)
-{
-	if (ends_with(in, ".bin.index.json"))
-		cli_die(CLI_ERROR, "%s: %s", in, sharded_torch_msg);
-	if (!after_open_failed)
-		return;
-	char *idx = path_join(in, "pytorch_model.bin.index.json");
-	int found = access(idx, F_OK) == 0;
-	free(idx);
-	if (found)
-		cli_die(CLI_ERROR, "%s: %s", in, sharded_torch_msg);
-}
-
 /* ---- report ------------------------------------------------------------------ */
 
 static int narrowing(st_dtype from, st_dtype to)
@@ -1651,12 +1629,9 @@ int main(int argc, char **argv)
 	signals_catch();
 	atexit(cleanup);
 
-	refuse_sharded_torch(o.in, 0);
 	st_checkpoint *c;
 	st_error err;
 	if (st_checkpoint_open(&c, o.in, ST_OPEN_TORCH, &err) != ST_OK) {
-		if (err.code == ST_ENOTFOUND)
-			refuse_sharded_torch(o.in, 1);
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}

@@ -6,8 +6,10 @@
  *   - a shard index (*.safetensors.index.json) with its shards beside it;
  *   - a snapshot directory: model.safetensors.index.json if present, else
  *     model.safetensors, else the single *.safetensors in it; with
- *     ST_OPEN_TORCH, else pytorch_model.bin;
- *   - with ST_OPEN_TORCH, a PyTorch checkpoint file (see st/file.h).
+ *     ST_OPEN_TORCH, else pytorch_model.bin.index.json, else
+ *     pytorch_model.bin;
+ *   - with ST_OPEN_TORCH, a PyTorch checkpoint file (see st/file.h), or a
+ *     sharded one's *.bin.index.json (same rules, shards ending in .bin).
  * Sharded checkpoints behave as one: tensors are numbered across shards.
  *
  * Index format: {"metadata": {"total_size": N, ...},

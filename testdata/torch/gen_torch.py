@@ -8,6 +8,9 @@ safetensors file built byte by byte here from numpy (not by libst):
   nested.bin / nested.expected.safetensors  {"model": {...}, "epoch": 3}:
       nested dicts flatten to "model.x", non-tensors are left out
   snapshot/pytorch_model.bin                a directory holding only a .bin
+  sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json
+      state.bin's tensors split in two shards with an index, as
+      transformers saved large models before safetensors
   evil.bin        a pickle that would call os.system: must be refused
   legacy.bin      the pre-1.6 non-zip format: diagnosed, not read
   noncontig.bin   a transposed (non-contiguous) view: refused
@@ -92,6 +95,20 @@ os.makedirs(p("snapshot"), exist_ok=True)
 torch.save({"w": torch.ones(3)}, p("snapshot/pytorch_model.bin"))
 with open(p("snapshot/config.json"), "w") as f:
     f.write("{}\n")
+
+# Sharded, with the index transformers writes (sorted keys, indent 2).
+os.makedirs(p("sharded"), exist_ok=True)
+names = list(sd)
+halves = [names[: len(names) // 2], names[len(names) // 2:]]
+weight_map = {}
+for i, half in enumerate(halves):
+    shard = "pytorch_model-%05d-of-%05d.bin" % (i + 1, len(halves))
+    torch.save(collections.OrderedDict((k, sd[k]) for k in half), p("sharded/" + shard))
+    weight_map.update({k: shard for k in half})
+total = sum(v.numel() * v.element_size() for v in sd.values())
+with open(p("sharded/pytorch_model.bin.index.json"), "w") as f:
+    f.write(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map},
+                       indent=2, sort_keys=True) + "\n")
 
 
 class Evil:

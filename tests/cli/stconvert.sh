@@ -35,14 +35,14 @@ expect_absent u_shardfile "$TMP/x.safetensors"
 run in_missing 2 "$SC" "$TMP/nope.safetensors" "$TMP/o1.safetensors"
 expect_err in_missing "nope.safetensors"
 expect_absent in_missing "$TMP/o1.safetensors"
-# PyTorch checkpoints are read (through libst, no pickle code executed);
-# sharded ones are not yet.
-mkdir "$TMP/binsh" && cp "$TESTDATA/torch/state.bin" "$TMP/binsh/pytorch_model-00001-of-00002.bin"
-echo '{"weight_map": {}}' >"$TMP/binsh/pytorch_model.bin.index.json"
+# PyTorch checkpoints are read (through libst, no pickle code executed),
+# sharded ones too; an index naming a shard that is not there fails.
+mkdir "$TMP/binsh" && cp "$TESTDATA/torch/sharded/pytorch_model-00001-of-00002.bin" "$TMP/binsh/"
+cp "$TESTDATA/torch/sharded/pytorch_model.bin.index.json" "$TMP/binsh/"
 run in_binsh 2 "$SC" "$TMP/binsh" "$TMP/o1"
-expect_err in_binsh 'binsh: sharded PyTorch checkpoints \(pytorch_model.bin.index.json\) are not supported yet'
+expect_err in_binsh "missing shard 'pytorch_model-00002-of-00002.bin'"
 run in_binidx 2 "$SC" "$TMP/binsh/pytorch_model.bin.index.json" "$TMP/o1"
-expect_err in_binidx 'sharded PyTorch checkpoints'
+expect_err in_binidx 'missing shard'
 expect_absent in_binsh "$TMP/o1"
 run in_evil 2 "$SC" "$TESTDATA/torch/evil.bin" "$TMP/o1.safetensors"
 expect_err in_evil "evil.bin: data.pkl: refusing to load 'posix.system'"

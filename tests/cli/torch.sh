@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PyTorch checkpoints through the tools: stinfo describes a pytorch_model.bin,
 # stdiff compares it with the safetensors file gen_torch.py built from numpy,
-# stconvert turns it into safetensors (no pickle is ever executed: the
+# stconvert turns it into safetensors, sharded PyTorch checkpoints too (no pickle is ever executed: the
 # fixture evil.bin would run a shell command if it were).
 . "$(dirname "$0")/lib.bash"
 T=$TESTDATA/torch
@@ -24,6 +24,9 @@ expect_err check 'zip archive'
 
 run diff 0 "$BIN/stdiff" --exact "$T/state.bin" "$T/state.expected.safetensors"
 run diff_nested 0 "$BIN/stdiff" --exact "$T/nested.bin" "$T/nested.expected.safetensors"
+run diff_sharded 0 "$BIN/stdiff" --exact "$T/sharded" "$T/state.expected.safetensors"
+run info_sharded 0 "$BIN/stinfo" "$T/sharded/pytorch_model.bin.index.json"
+expect_out info_sharded 'pytorch_model-00002-of-00002.bin'
 run diff_other 1 "$BIN/stdiff" -q "$T/nested.bin" "$T/state.expected.safetensors"
 
 if [ -x "$BIN/stconvert" ]; then
@@ -33,6 +36,9 @@ if [ -x "$BIN/stconvert" ]; then
   run conv_bf16 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/bf16.safetensors" --to bf16
   run conv_bf16_diff 0 "$BIN/stdiff" --json "$T/state.expected.safetensors" "$TMP/bf16.safetensors"
   expect_out conv_bf16_diff '"rounded_equal": true'
+  run conv_sharded 0 "$BIN/stconvert" -q "$T/sharded" "$TMP/from_shards" --shard-size 100B
+  run conv_sharded_diff 0 "$BIN/stdiff" --exact "$TMP/from_shards" "$T/state.expected.safetensors"
+  run conv_sharded_check 0 "$BIN/stinfo" --check "$TMP/from_shards"
   run conv_evil 2 "$BIN/stconvert" "$T/evil.bin" "$TMP/evil.safetensors"
   if [ -e "$TMP/evil.safetensors" ]; then fail "partial output left"; else ok; fi
 fi

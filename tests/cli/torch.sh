@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PyTorch checkpoints through the tools: stinfo describes a pytorch_model.bin,
 # stdiff compares it with the safetensors file gen_torch.py built from numpy,
-# stconvert turns it into safetensors, sharded PyTorch checkpoints too (no pickle is ever executed: the
+# stconvert turns it into safetensors, sharded PyTorch checkpoints too;
+# gpt2run and gpt2export load a GPT-2 snapshot that ships only a .bin (no pickle is ever executed: the
 # fixture evil.bin would run a shell command if it were).
 . "$(dirname "$0")/lib.bash"
 T=$TESTDATA/torch
@@ -41,5 +42,19 @@ if [ -x "$BIN/stconvert" ]; then
   run conv_sharded_check 0 "$BIN/stinfo" --check "$TMP/from_shards"
   run conv_evil 2 "$BIN/stconvert" "$T/evil.bin" "$TMP/evil.safetensors"
   if [ -e "$TMP/evil.safetensors" ]; then fail "partial output left"; else ok; fi
+fi
+
+# GPT-2 from a snapshot that ships only pytorch_model.bin (tied head sharing
+# wte's storage, legacy buffers): the same logits as the PyTorch reference,
+# and the same llm.c checkpoint as from the safetensors snapshot.
+G=$TESTDATA/gpt2
+if [ -x "$BIN/gpt2run" ]; then
+  run gpt2run_bin 0 "$BIN/gpt2run" -q --model-dir "$G/tiny-torch" --check "$G/ref-f32-p70.safetensors"
+  expect_out gpt2run_bin 'OK \(atol'
+fi
+if [ -x "$BIN/gpt2export" ]; then
+  run export_bin 0 "$BIN/gpt2export" "$G/tiny-torch" "$TMP/from_bin.bin"
+  run export_hf 0 "$BIN/gpt2export" "$G/tiny-hf" "$TMP/from_hf.bin"
+  if cmp -s "$TMP/from_bin.bin" "$TMP/from_hf.bin"; then ok; else fail "llm.c files from .bin and safetensors differ"; fi
 fi
 finish

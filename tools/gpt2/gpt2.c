@@ -1001,7 +1001,7 @@ int gpt2_model_load(gpt2_model **out, const char *path, int wdtype, char *err,
 	st_checkpoint *ck;
 	st_error e;
 	memset(&e, 0, sizeof e);
-	if (st_checkpoint_open(&ck, path, 0, &e) != ST_OK)
+	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
 		                                                : st_strerror(e.code));
 	int rc = gpt2_model_load_checkpoint(out, &cfg, ck, wdtype, err, errlen);

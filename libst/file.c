@@ -59,15 +59,23 @@ static int parse(st_file *f, const unsigned char *head, size_t head_len,
                  struct st__report *r)
 {
 	uint64_t n = 0;
-	if ((flags & ST_OPEN_TORCH) && head_len >= 4 && head[0] == 'P' &&
-	    head[1] == 'K' && head[2] == 3 && head[3] == 4) {
+	/*
+	 * A safetensors file can begin with any bytes that read as a length up
+	 * to 10^8 (0x80 0x02 ... is a length of 640): only a prefix that cannot
+	 * be one is taken for a zip or a pickle.
+	 */
+	uint64_t len = 0;
+	for (size_t i = head_len < 8 ? head_len : 8; i-- > 0;)
+		len = len << 8 | head[i];
+	int torch = (flags & ST_OPEN_TORCH) && head_len >= 8 && len > 100000000;
+	if (torch && head[0] == 'P' && head[1] == 'K' && head[2] == 3 &&
+	    head[3] == 4) {
 		struct st__src src = {f->fd, f->mem, f->size};
 		f->format = ST_FORMAT_TORCH;
 		f->data_base = 0;
 		return st__torch_parse(&f->h, &src, r);
 	}
-	if ((flags & ST_OPEN_TORCH) && head_len >= 2 && head[0] == 0x80 &&
-	    head[1] >= 2 && head[1] <= 5) {
+	if (torch && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5) {
 		st__report(r, ST_PROBLEM_ERROR,
 		           "a legacy (pre-1.6, non-zip) PyTorch checkpoint: not "
 		           "supported; re-save it with a current torch.save");

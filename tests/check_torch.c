@@ -62,6 +62,31 @@ START_TEST(test_zip64)
 }
 END_TEST
 
+/*
+ * ST_OPEN_TORCH must not take a safetensors file for a pickle: a header of
+ * 640 bytes makes the file begin 0x80 0x02, as a protocol-2 pickle does.
+ */
+START_TEST(test_safetensors_like_pickle)
+{
+	static const char json[] = "{\"w\":{\"dtype\":\"U8\",\"shape\":[1],"
+	                           "\"data_offsets\":[0,1]}}";
+	unsigned char buf[8 + 640 + 1];
+	memset(buf, ' ', sizeof buf);
+	buf[0] = 0x80;
+	buf[1] = 0x02;
+	memset(buf + 2, 0, 6);
+	memcpy(buf + 8, json, sizeof json - 1);
+	buf[8 + 640] = 7;
+	st_file *f;
+	st_error err;
+	ck_assert_msg(st_file_open_memory(&f, buf, sizeof buf, "m", ST_OPEN_TORCH, &err) == ST_OK,
+	              "%s", err.message);
+	ck_assert_int_eq(st_file_format(f), ST_FORMAT_SAFETENSORS);
+	ck_assert_uint_eq(st_file_header_size(f), 640);
+	st_file_close(f);
+}
+END_TEST
+
 START_TEST(test_nested)
 {
 	same_tensors(DIR "nested.bin", DIR "nested.expected.safetensors", 2);
@@ -548,6 +573,7 @@ int main(void)
 	tcase_add_test(tc, test_state_dict);
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_zip64);
+	tcase_add_test(tc, test_safetensors_like_pickle);
 	tcase_add_test(tc, test_checkpoint);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

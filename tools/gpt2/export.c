@@ -771,10 +771,12 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 			size_t n = (size_t)t->n_elements;
 			res->exact &= exact_conversion(t->dtype, dst);
 			source src = {.ck = ck, .i = i, .dtype = t->dtype};
-			/* HF's [in, out] -> llm.c's [out, in]. */
-			size_t rows = gpt2_param(s)->conv1d ? (size_t)t->shape[0] : 0;
-			if (copy_tensor(&src, &k, n, rows, (size_t)t->shape[1], a, b,
-			                err, errlen))
+			/* HF's [in, out] -> llm.c's [out, in]; vectors have no
+			 * second dimension to read. */
+			int conv = gpt2_param(s)->conv1d && t->ndim == 2;
+			size_t rows = conv ? (size_t)t->shape[0] : 0;
+			size_t cols = conv ? (size_t)t->shape[1] : 0;
+			if (copy_tensor(&src, &k, n, rows, cols, a, b, err, errlen))
 				goto out;
 			res->parameters += n;
 		}

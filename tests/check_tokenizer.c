@@ -847,6 +847,76 @@ START_TEST(test_errors_unknown_keys)
 }
 END_TEST
 
+/* ---- hostile files ---------------------------------------------------------------- */
+
+/*
+ * The files must be UTF-8. An added token of half a character ("\xc3")
+ * split the text's "\xc3\xa9" in two, and the pre-tokenizer then read the
+ * rest of the character past the end of the text (found by fuzzing).
+ */
+START_TEST(test_hostile_invalid_utf8)
+{
+	expect_load_error("tokenizer.json",
+	                  "{\"added_tokens\": [{\"id\": 3, \"content\": \"\xc3\"}], " MINI_MODEL "}",
+	                  "tokenizer.json: not valid UTF-8 (at byte 40)", NULL);
+	expect_load_error("tokenizer.json", "{\"model\": {\"vocab\": {\"a\xff\": 0}}}",
+	                  "tokenizer.json: not valid UTF-8 (at byte 23)", NULL);
+	char path[256];
+	snprintf(path, sizeof path, "%s/merges.txt", tmpdir);
+	spit(path, "a b\n");
+	expect_load_error("vocab.json", "{\"a\": 0, \"b\": 1, \"ab\": 2, \"\xed\xa0\x80\": 3}",
+	                  "vocab.json: not valid UTF-8 (at byte 27)", NULL);
+	snprintf(path, sizeof path, "%s/vocab.json", tmpdir);
+	spit(path, "{\"a\": 0, \"b\": 1, \"ab\": 2}");
+	expect_load_error("merges.txt", "#version: 0.2\na b\xe2\x82\n", "merges.txt: not valid UTF-8 (at byte 17)",
+	                  NULL);
+	unlink(path);
+	/* Whole characters are fine, and an added token of two bytes
+	 * matches them. */
+	snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+	spit(path, "{\"added_tokens\": [{\"id\": 3, \"content\": \"\xc3\xa9\"}], " MINI_MODEL "}");
+	char err[512];
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err) == 0, "%s", err);
+	static const int32_t want[] = {2, 3, 0};
+	check_encode(t, "added character", "ab\xc3\xa9" "a", 5, 0, want, 3, 0);
+	gpt2_tokenizer_free(t);
+	unlink(path);
+}
+END_TEST
+
+/* Token text in a message is one line: control characters escaped, long
+ * text cut (found by fuzzing: a newline in a token broke the line). */
+START_TEST(test_hostile_one_line_messages)
+{
+	expect_load_error("tokenizer.json", "{\"model\": {\"vocab\": {\"a\\nb\": 3, \"b\\r\": 3}}}",
+	                  "tokens 'a\\x0ab' and 'b\\x0d' both have id 3", NULL);
+	expect_load_error("tokenizer.json",
+	                  "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a\\nb\"]}}",
+	                  "model.merges[0]: 'a\\x0ab' is not two tokens", NULL);
+	expect_load_error("tokenizer.json",
+	                  "{\"model\": {\"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a\\n b\"]}}",
+	                  "model.merges[0]: token 'a\\x0a' is not in the vocabulary", NULL);
+	expect_load_error("tokenizer.json",
+	                  "{\"model\": {\"vocab\": {\"a\": 0}, \"type\": \"x\\ny\"}}",
+	                  "model: type 'x\\x0ay' is not supported", NULL);
+	/* 1000 letters: 64 are shown. */
+	char json[1200], path[256], err[512];
+	int n = snprintf(json, sizeof json, "{\"model\": {\"vocab\": {\"");
+	memset(json + n, 'x', 1000);
+	snprintf(json + n + 1000, sizeof json - (size_t)n - 1000, "\": -1}}}");
+	snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+	spit(path, json);
+	gpt2_tokenizer *t;
+	ck_assert_int_eq(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err), -1);
+	char want[100];
+	memset(want, 'x', 64);
+	strcpy(want + 64, "...' has id out of range");
+	ck_assert_msg(strstr(err, want) != NULL, "%s", err);
+	unlink(path);
+}
+END_TEST
+
 static Suite *tokenizer_suite(void)
 {
 	Suite *s = suite_create("tokenizer");
@@ -892,6 +962,13 @@ static Suite *tokenizer_suite(void)
 	tcase_add_test(tc, test_errors_unknown_keys);
 	tcase_add_test(tc, test_errors_added_ids);
 	tcase_add_test(tc, test_errors_prefix_and_ignore);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hostile");
+	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_hostile_invalid_utf8);
+	tcase_add_test(tc, test_hostile_one_line_messages);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -183,6 +183,30 @@ static int read_file(const char *path, char **buf, size_t *len, char *err, size_
 	return 0;
 }
 
+/*
+ * Text from a file (a token, a type name) made fit for a one-line message:
+ * control bytes as \xNN, and cut after about 64 bytes, at a character
+ * boundary, with "..." to say so. Returns buf, which holds SHOW_MAX bytes.
+ */
+#define SHOW_MAX 96
+static const char *show(char *buf, const char *s, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c & 0xC0) != 0x80 && o >= 64) {
+			memcpy(buf + o, "...", 4);
+			return buf;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(buf + o, SHOW_MAX - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
 static int file_exists(const char *path)
 {
 	struct stat st;
@@ -864,10 +888,11 @@ static int load_vocab_object(load_state *ls, const cJSON *obj, const char *where
 		return fail(ls->err, ls->errlen, "%s: out of memory", ls->vocab_path);
 	for (const cJSON *c = obj->child; c; c = c->next) {
 		vocab_entry *e = &ls->vocab[ls->n_vocab];
+		char sa[SHOW_MAX];
 		if (json_int_id(c, &e->id) != 0)
 			return fail(ls->err, ls->errlen,
 			            "%s: %s: token '%s' has id %s (expected an integer in [0, %d))",
-			            ls->vocab_path, where, c->string,
+			            ls->vocab_path, where, show(sa, c->string, strlen(c->string)),
 			            cJSON_IsNumber(c) ? "out of range" : "not a number", MAX_IDS);
 		e->key = c->string;
 		e->len = strlen(c->string);
@@ -903,13 +928,16 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 
 	/* The pre-tokenizer: ByteLevel, or absent (then its defaults). */
 	const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+	char sa[SHOW_MAX];
 	if (pre && !cJSON_IsNull(pre)) {
 		const cJSON *type = cJSON_GetObjectItemCaseSensitive(pre, "type");
 		if (!cJSON_IsObject(pre) || (type && (!cJSON_IsString(type) ||
 		                                      strcmp(type->valuestring, "ByteLevel") != 0)))
 			return fail(ls->err, ls->errlen,
 			            "%s: pre_tokenizer: type '%s' is not supported (expected ByteLevel)",
-			            path, cJSON_IsString(type) ? type->valuestring : "?");
+			            path, cJSON_IsString(type)
+			                  ? show(sa, type->valuestring, strlen(type->valuestring))
+			                  : "?");
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(pre, "add_prefix_space");
 		if (cJSON_IsBool(v))
 			ls->add_prefix_space = cJSON_IsTrue(v);
@@ -925,7 +953,9 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 	const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
 	if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "BPE") != 0))
 		return fail(ls->err, ls->errlen, "%s: model: type '%s' is not supported (expected BPE)",
-		            path, cJSON_IsString(type) ? type->valuestring : "?");
+		            path, cJSON_IsString(type)
+		                  ? show(sa, type->valuestring, strlen(type->valuestring))
+		                  : "?");
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(model, "ignore_merges");
 	if (cJSON_IsBool(v))
 		ls->ignore_merges = cJSON_IsTrue(v);
@@ -961,7 +991,7 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 			if (split_merge(m->valuestring, e) != 0)
 				return fail(ls->err, ls->errlen,
 				            "%s: model.merges[%zu]: '%s' is not two tokens separated by one space",
-				            path, i, m->valuestring);
+				            path, i, show(sa, m->valuestring, strlen(m->valuestring)));
 		} else if (cJSON_IsArray(m) && cJSON_GetArraySize(m) == 2 &&
 		           cJSON_IsString(m->child) && cJSON_IsString(m->child->next)) {
 			e->a = m->child->valuestring;
@@ -1002,7 +1032,9 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, unsupported[k])))
 				return fail(ls->err, ls->errlen,
 				            "%s: added_tokens[%zu] '%s': %s is not supported (expected false)",
-				            path, i, content->valuestring, unsupported[k]);
+				            path, i,
+				            show(sa, content->valuestring, strlen(content->valuestring)),
+				            unsupported[k]);
 		e = &ls->added[ls->n_added++];
 		e->text = content->valuestring;
 		e->len = strlen(content->valuestring);
@@ -1091,11 +1123,14 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	size_t off = 0;
 	for (size_t i = 0; i < ls->n_vocab; i++) {
 		const vocab_entry *e = &ls->vocab[i];
+		char sa[SHOW_MAX], sb[SHOW_MAX];
 		if (t->key_len[e->id] != UINT32_MAX)
-			return fail(err, errlen, "%s: tokens '%.*s' and '%s' both have id %d", vpath,
-			            (int)t->key_len[e->id], t->key_data + t->key_off[e->id], e->key, e->id);
+			return fail(err, errlen, "%s: tokens '%s' and '%s' both have id %d", vpath,
+			            show(sa, t->key_data + t->key_off[e->id], t->key_len[e->id]),
+			            show(sb, e->key, e->len), e->id);
 		if (key_find(t, e->key, e->len) >= 0)
-			return fail(err, errlen, "%s: token '%s' appears twice", vpath, e->key);
+			return fail(err, errlen, "%s: token '%s' appears twice", vpath,
+			            show(sa, e->key, e->len));
 		memcpy(t->key_data + off, e->key, e->len);
 		t->key_off[e->id] = (uint32_t)off;
 		t->key_len[e->id] = (uint32_t)e->len;
@@ -1162,13 +1197,13 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	size_t cat_cap = 0;
 	for (size_t i = 0; i < ls->n_merges; i++) {
 		const merge_entry *m = &ls->mergev[i];
-		char where[64];
+		char where[64], sa[SHOW_MAX];
 		snprintf(where, sizeof where, ls->merges_path ? "line %zu" : "model.merges[%zu]", m->where);
 		int32_t a = key_find(t, m->a, m->alen), b = key_find(t, m->b, m->blen);
 		if (a < 0 || b < 0) {
 			free(cat);
-			return fail(err, errlen, "%s: %s: token '%.*s' is not in the vocabulary", mpath,
-			            where, (int)(a < 0 ? m->alen : m->blen), a < 0 ? m->a : m->b);
+			return fail(err, errlen, "%s: %s: token '%s' is not in the vocabulary", mpath,
+			            where, a < 0 ? show(sa, m->a, m->alen) : show(sa, m->b, m->blen));
 		}
 		if (m->alen + m->blen > cat_cap) {
 			cat_cap = (m->alen + m->blen) * 2;
@@ -1183,9 +1218,8 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		memcpy(cat + m->alen, m->b, m->blen);
 		int32_t ab = key_find(t, cat, m->alen + m->blen);
 		if (ab < 0) {
-			int n = (int)(m->alen + m->blen);
-			fail(err, errlen, "%s: %s: merged token '%.*s' is not in the vocabulary",
-			     mpath, where, n, cat);
+			fail(err, errlen, "%s: %s: merged token '%s' is not in the vocabulary",
+			     mpath, where, show(sa, cat, m->alen + m->blen));
 			free(cat);
 			return -1;
 		}
@@ -1286,6 +1320,21 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	return 0;
 }
 
+/*
+ * The files must be UTF-8, as Hugging Face reads them (Rust strings, or
+ * Python's open(encoding="utf-8")). Then every token, added ones included,
+ * is whole characters, which the encoder relies on: an added token holding
+ * half a character would split one in the text, and the pre-tokenizer
+ * would read the rest of it past the end of the stretch.
+ */
+static int check_utf8(const char *path, const char *buf, size_t len, char *err, size_t errlen)
+{
+	size_t ok = utf8_valid_prefix((const unsigned char *)buf, len);
+	if (ok < len)
+		return fail(err, errlen, "%s: not valid UTF-8 (at byte %zu)", path, ok);
+	return 0;
+}
+
 static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_path,
                 char *err, size_t errlen)
 {
@@ -1303,7 +1352,8 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 	gpt2_tokenizer *t = NULL;
 	int rc = -1;
 
-	if (read_file(json_path, &json, &json_len, err, errlen) != 0)
+	if (read_file(json_path, &json, &json_len, err, errlen) != 0 ||
+	    check_utf8(json_path, json, json_len, err, errlen) != 0)
 		goto done;
 	const char *end = NULL;
 	root = cJSON_ParseWithLengthOpts(json, json_len, &end, 0);
@@ -1316,6 +1366,7 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 		if (load_vocab_object(&ls, root, "vocabulary") != 0)
 			goto done;
 		if (read_file(merges_path, &mtext, &mlen, err, errlen) != 0 ||
+		    check_utf8(merges_path, mtext, mlen, err, errlen) != 0 ||
 		    load_merges_txt(&ls, mtext, mlen) != 0)
 			goto done;
 		/* transformers registers <|endoftext|> as bos/eos/unk, which makes

@@ -917,6 +917,118 @@ START_TEST(test_hostile_one_line_messages)
 }
 END_TEST
 
+/*
+ * 200000 added tokens beginning with 'a', and 5 MB of "aa": trying every
+ * added token at every byte made 5e11 comparisons (about 10 minutes, found
+ * by hand); a binary search per byte matched makes this take a second.
+ */
+START_TEST(test_hostile_many_added_tokens)
+{
+	size_t n_added = 200000, cap = n_added * 40 + 256, o = 0;
+	char *json = malloc(cap);
+	ck_assert_ptr_nonnull(json);
+	o += (size_t)snprintf(json, cap, "{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": []}, "
+	                      "\"added_tokens\": [{\"id\": 1, \"content\": \"aa\"}");
+	for (size_t i = 0; i < n_added; i++)
+		o += (size_t)snprintf(json + o, cap - o, ", {\"id\": %zu, \"content\": \"a%06zu\"}", i + 2, i);
+	snprintf(json + o, cap - o, "]}");
+	char path[256], err[512];
+	snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+	spit(path, json);
+	free(json);
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err) == 0, "%s", err);
+	size_t len = ((size_t)5 << 20) + 1;
+	char *text = malloc(len);
+	ck_assert_ptr_nonnull(text);
+	memset(text, 'a', len);
+	/* A long token at the end: the longest match still wins. */
+	memcpy(text + len - 7, "a123456", 7);
+	int32_t *ids;
+	size_t got;
+	ck_assert_int_eq(gpt2_tokenizer_encode(t, text, len, 0, &ids, &got, NULL), 0);
+	ck_assert_uint_eq(got, (len - 7) / 2 + 1);
+	for (size_t i = 0; i + 1 < got; i++)
+		ck_assert_int_eq(ids[i], 1);
+	ck_assert_int_eq(ids[got - 1], 123458);
+	free(ids);
+	free(text);
+	gpt2_tokenizer_free(t);
+	unlink(path);
+}
+END_TEST
+
+/* The inverse of an odd number modulo 2^64 (Newton's iteration). */
+static uint64_t inverse_odd(uint64_t a)
+{
+	uint64_t x = a;
+	for (int i = 0; i < 6; i++)
+		x *= 2 - a * x;
+	return x;
+}
+
+/*
+ * 300000 vocabulary keys made to share the low 20 bits of the tokenizer's
+ * hash as it was before it had a seed (that function inverted, step by
+ * step): loading 100000 of them took 16 s, these would take minutes (found
+ * by hand). With a random seed they are ordinary keys.
+ */
+START_TEST(test_hostile_hash_flood)
+{
+	const uint64_t A = 0xff51afd7ed558ccdull, C = 0xd6e8feb86659fd93ull;
+	const uint64_t ai = inverse_odd(A), ci = inverse_odd(C);
+	/* The state after the first word, "abcdefgh", of a 16-byte key. */
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ 16, w1;
+	memcpy(&w1, "abcdefgh", 8);
+	h = (h ^ w1) * A;
+	h ^= h >> 29;
+	size_t n_keys = 300000, cap = n_keys * 80 + 16, o = 0;
+	char *json = malloc(cap);
+	ck_assert_ptr_nonnull(json);
+	json[o++] = '{';
+	uint64_t x = 88172645463325252ull;
+	for (size_t k = 0; k < n_keys;) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* A final hash with its low 20 bits zero, undone: mix64, then
+		 * h ^= h >> 29, then the multiplication, then the xor. */
+		uint64_t y = x << 20;
+		y ^= y >> 32;
+		y *= ci;
+		y ^= y >> 32;
+		y *= ci;
+		y ^= y >> 32;
+		y ^= (y >> 29) ^ (y >> 58);
+		uint64_t w2 = y * ai ^ h;
+		unsigned char b[8];
+		memcpy(b, &w2, 8);
+		int ok = 1;
+		for (int i = 0; i < 8; i++)
+			ok &= b[i] >= 1 && b[i] <= 0x7f;
+		if (!ok)
+			continue;
+		o += (size_t)snprintf(json + o, cap - o, "%s\"abcdefgh", k ? ", " : "");
+		for (int i = 0; i < 8; i++)
+			o += (size_t)snprintf(json + o, cap - o, "\\u%04x", b[i]);
+		o += (size_t)snprintf(json + o, cap - o, "\": %zu", k);
+		k++;
+	}
+	snprintf(json + o, cap - o, "}");
+	char path[256], err[512];
+	snprintf(path, sizeof path, "%s/vocab.json", tmpdir);
+	spit(path, json);
+	free(json);
+	snprintf(path, sizeof path, "%s/merges.txt", tmpdir);
+	spit(path, "#version: 0.2\n");
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_load(&t, tmpdir, err, sizeof err) == 0, "%s", err);
+	/* The keys, and <|endoftext|> after them. */
+	ck_assert_int_eq(gpt2_tokenizer_vocab_size(t), (int)n_keys + 1);
+	gpt2_tokenizer_free(t);
+}
+END_TEST
+
 static Suite *tokenizer_suite(void)
 {
 	Suite *s = suite_create("tokenizer");
@@ -969,6 +1081,8 @@ static Suite *tokenizer_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_hostile_invalid_utf8);
 	tcase_add_test(tc, test_hostile_one_line_messages);
+	tcase_add_test(tc, test_hostile_many_added_tokens);
+	tcase_add_test(tc, test_hostile_hash_flood);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* Ids at or above this are refused, so that a hostile file cannot make the
  * per-id tables huge; real vocabularies are below 300000. */
@@ -76,6 +78,7 @@ typedef struct bpe_heap_item {
 struct gpt2_tokenizer {
 	int n_ids;
 	int32_t eot;
+	uint64_t seed; /* of every hash below (random_seed) */
 
 	/* Decoding: the bytes of id i are tok_data[tok_off[i] .. tok_off[i + 1]);
 	 * tok_ok[i] is 0 for a hole in the id space. */
@@ -97,7 +100,7 @@ struct gpt2_tokenizer {
 	merge_slot *merges;
 	uint64_t merge_mask;
 
-	added_token *added; /* sorted longest first */
+	added_token *added; /* sorted by their bytes, each text once */
 	size_t n_added;
 	unsigned char added_first[256]; /* 1 = some added token starts with it */
 
@@ -770,10 +773,30 @@ static inline uint64_t mix64(uint64_t x)
 	return x;
 }
 
-static uint64_t hash_bytes(const void *p, size_t n)
+/*
+ * A seed for the hash tables, new for each tokenizer. The hashes below are
+ * easy to invert: with them fixed, a vocab.json of 100000 keys made to fall
+ * into one slot took 16 s to load (a million, half an hour). Whoever writes
+ * the file cannot know the seed. The results never depend on it.
+ */
+static uint64_t random_seed(const void *salt)
+{
+	uint64_t seed;
+	if (getrandom(&seed, sizeof seed, GRND_NONBLOCK) != (ssize_t)sizeof seed) {
+		/* No entropy yet (early boot): the clock and an address. */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec) *
+		               0x9E3779B97F4A7C15ull ^
+		       (uint64_t)(uintptr_t)salt;
+	}
+	return seed;
+}
+
+static uint64_t hash_bytes(uint64_t seed, const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	uint64_t h = seed ^ 0x9E3779B97F4A7C15ull ^ n;
 	while (n >= 8) {
 		uint64_t w;
 		memcpy(&w, s, 8);
@@ -792,7 +815,7 @@ static uint64_t hash_bytes(const void *p, size_t n)
 
 static int32_t key_find(const gpt2_tokenizer *t, const char *k, size_t n)
 {
-	uint64_t h = hash_bytes(k, n);
+	uint64_t h = hash_bytes(t->seed, k, n);
 	for (uint32_t i = (uint32_t)h & t->key_mask;; i = (i + 1) & t->key_mask) {
 		uint32_t v = t->key_tab[i];
 		if (!v)
@@ -805,7 +828,7 @@ static int32_t key_find(const gpt2_tokenizer *t, const char *k, size_t n)
 
 static void key_insert(gpt2_tokenizer *t, uint32_t id)
 {
-	uint64_t h = hash_bytes(t->key_data + t->key_off[id], t->key_len[id]);
+	uint64_t h = hash_bytes(t->seed, t->key_data + t->key_off[id], t->key_len[id]);
 	uint32_t i = (uint32_t)h & t->key_mask;
 	while (t->key_tab[i])
 		i = (i + 1) & t->key_mask;
@@ -815,7 +838,7 @@ static void key_insert(gpt2_tokenizer *t, uint32_t id)
 static inline const merge_slot *merge_find(const gpt2_tokenizer *t, int32_t a, int32_t b)
 {
 	uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-	for (uint64_t i = mix64(key) & t->merge_mask;; i = (i + 1) & t->merge_mask) {
+	for (uint64_t i = mix64(key ^ t->seed) & t->merge_mask;; i = (i + 1) & t->merge_mask) {
 		const merge_slot *m = &t->merges[i];
 		if (m->key == key)
 			return m;
@@ -828,7 +851,7 @@ static inline const merge_slot *merge_find(const gpt2_tokenizer *t, int32_t a, i
 static void merge_insert(gpt2_tokenizer *t, int32_t a, int32_t b, uint32_t rank, int32_t id)
 {
 	uint64_t key = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-	uint64_t i = mix64(key) & t->merge_mask;
+	uint64_t i = mix64(key ^ t->seed) & t->merge_mask;
 	while (t->merges[i].key != UINT64_MAX && t->merges[i].key != key)
 		i = (i + 1) & t->merge_mask;
 	t->merges[i].key = key;
@@ -1086,12 +1109,14 @@ static uint32_t pow2_at_least(size_t n)
 	return c;
 }
 
+/* Byte order, a prefix before the texts it begins. */
 static int cmp_added(const void *a, const void *b)
 {
 	const added_token *x = a, *y = b;
-	if (x->len != y->len)
-		return x->len < y->len ? 1 : -1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	int c = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
+	if (c)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
 }
 
 /* Build the tokenizer's tables from what was loaded. */
@@ -1100,6 +1125,8 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	const char *vpath = ls->vocab_path;
 	char *err = ls->err;
 	size_t errlen = ls->errlen;
+
+	t->seed = random_seed(t);
 
 	/* The model's id space; added tokens come after it (below). */
 	int32_t max_id = -1;
@@ -1153,7 +1180,7 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	size_t n_unique = 0;
 	for (size_t i = 0; i < ls->n_added; i++) {
 		added_token a = ls->added[i];
-		uint32_t h = (uint32_t)hash_bytes(a.text, a.len) & amask;
+		uint32_t h = (uint32_t)hash_bytes(t->seed, a.text, a.len) & amask;
 		for (;; h = (h + 1) & amask) {
 			added_token *u = atab[h] ? &ls->added[atab[h] - 1] : NULL;
 			if (!u) {
@@ -1282,7 +1309,7 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	free(added_text);
 	free(added_len);
 
-	/* Added tokens, longest first so that the first match is the longest. */
+	/* Added tokens, in byte order for added_at. */
 	t->added = calloc(ls->n_added ? ls->n_added : 1, sizeof *t->added);
 	if (!t->added)
 		return fail(err, errlen, "%s: out of memory", vpath);
@@ -1722,7 +1749,7 @@ static int encode_word(gpt2_tokenizer *t, const unsigned char *w, size_t len, id
 	if (len > CACHE_MAX_WORD)
 		return bpe_word(t, w, len, out);
 	const uint32_t mask = (1u << CACHE_BITS) - 1;
-	uint64_t h = hash_bytes(w, len);
+	uint64_t h = hash_bytes(t->seed, w, len);
 	uint32_t i = (uint32_t)h & mask;
 	for (;; i = (i + 1) & mask) {
 		uint32_t e = t->cache_tab[i];
@@ -1795,18 +1822,48 @@ static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len,
 	return 0;
 }
 
-/* The longest added token at s (n bytes left), or NULL. */
+/*
+ * The longest added token at s (n bytes left), or NULL. The tokens are in
+ * byte order, so those that begin with s[0..d) are a run of the array; each
+ * next byte narrows the run by binary search. That costs the length of the
+ * match times log n_added, where trying every token cost n_added per byte
+ * of text (100000 added tokens made an encode minutes long).
+ */
 static const added_token *added_at(const gpt2_tokenizer *t, const unsigned char *s, size_t n,
                                    unsigned flags)
 {
-	for (size_t k = 0; k < t->n_added; k++) {
-		const added_token *a = &t->added[k];
-		if (a->special && (flags & GPT2_ENCODE_NO_SPECIAL))
-			continue;
-		if (a->len <= n && memcmp(s, a->text, a->len) == 0)
-			return a;
+	const added_token *v = t->added, *best = NULL;
+	size_t lo = 0, hi = t->n_added;
+	for (size_t d = 0; d < n && lo < hi; d++) {
+		/* A token of exactly d bytes is first in the run (a prefix sorts
+		 * first) and was considered at the last step; the rest all have
+		 * a byte d, which orders them. */
+		if (v[lo].len == d)
+			lo++;
+		unsigned c = s[d];
+		size_t a = lo, b = hi;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if ((unsigned char)v[mid].text[d] < c)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		lo = a;
+		b = hi;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if ((unsigned char)v[mid].text[d] <= c)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		hi = a;
+		if (lo < hi && v[lo].len == d + 1 &&
+		    !(v[lo].special && (flags & GPT2_ENCODE_NO_SPECIAL)))
+			best = &v[lo];
 	}
-	return NULL;
+	return best;
 }
 
 int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsigned flags,

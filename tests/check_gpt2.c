@@ -237,6 +237,55 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
+/*
+ * A config of a million distinct keys parses, and a duplicate among them
+ * is found: comparing every pair of keys took about 17 minutes (found by
+ * hand).
+ */
+START_TEST(test_config_many_keys)
+{
+	size_t n = 1000000, cap = n * 16 + 256, o = 0;
+	char *json = malloc(cap);
+	ck_assert_ptr_nonnull(json);
+	o += (size_t)snprintf(json, cap, "{\"model_type\":\"gpt2\",\"vocab_size\":10,"
+	                      "\"n_positions\":4,\"n_embd\":8,\"n_layer\":1,\"n_head\":2");
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(json + o, cap - o, ",\"k%07zu\":0", i);
+	snprintf(json + o, cap - o, "}");
+	gpt2_config c;
+	char err[512] = "";
+	ck_assert_msg(gpt2_config_parse(&c, json, o + 1, "cfg.json", err, sizeof err) == 0,
+	              "%s", err);
+	ck_assert_int_eq(c.channels, 8);
+	snprintf(json + o, cap - o, ",\"k0765432\":1}");
+	ck_assert_int_eq(gpt2_config_parse(&c, json, strlen(json), "cfg.json", err,
+	                                   sizeof err), -1);
+	ck_assert_str_eq(err, "cfg.json: key \"k0765432\" appears twice");
+	free(json);
+}
+END_TEST
+
+/* Text from the file in a message is one line (found by fuzzing). */
+START_TEST(test_config_one_line_messages)
+{
+	static const struct { const char *json, *msg; } cases[] = {
+		{"{\"model_type\":\"gp\\nt2\"}",
+		 "cfg.json: model_type \"gp\\x0at2\" is not supported (expected \"gpt2\")"},
+		{"{\"a\\tb\":1,\"a\\tb\":2}", "cfg.json: key \"a\\x09b\" appears twice"},
+		{"{\"model_type\":\"gpt2\",\"vocab_size\":10,\"n_positions\":4,\"n_embd\":8,"
+		 "\"n_layer\":1,\"n_head\":2,\"activation_function\":\"r\\relu\"}",
+		 "cfg.json: activation_function \"r\\x0delu\" is not implemented (only gelu_new)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		gpt2_config c;
+		char err[512] = "";
+		ck_assert_int_eq(gpt2_config_parse(&c, cases[i].json, strlen(cases[i].json),
+		                                   "cfg.json", err, sizeof err), -1);
+		ck_assert_str_eq(err, cases[i].msg);
+	}
+}
+END_TEST
+
 /* ---- the name table --------------------------------------------------------- */
 
 START_TEST(test_names_round_trip)
@@ -857,6 +906,8 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_config_defaults_and_eos);
 	tcase_add_test(tc, test_config_refusals);
 	tcase_add_test(tc, test_config_errors);
+	tcase_add_test(tc, test_config_many_keys);
+	tcase_add_test(tc, test_config_one_line_messages);
 	tcase_add_test(tc, test_names_round_trip);
 	tcase_add_test(tc, test_names_special);
 	suite_add_tcase(s, tc);

@@ -374,6 +374,27 @@ START_TEST(test_broken_snapshots)
 END_TEST
 
 /*
+ * Parameters that are views of one storage (a PyTorch file can hold such)
+ * are refused: 2 MB of layers sharing one storage made a 400 MB model
+ * (found by hand), and thousands of layers would make gigabytes.
+ */
+START_TEST(test_shared_storage)
+{
+	char err[1024];
+	gpt2_model *m = NULL;
+	ck_assert_int_eq(gpt2_model_load(&m, DIR "shared-storage", -1, err, sizeof err), -1);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(err, "shared-storage/pytorch_model.bin: tensor 'h.1.") &&
+	              strstr(err, "': its data overlaps that of 'h.0.") &&
+	              strstr(err, "(shared storage, expected data of its own)"),
+	              "%s", err);
+	/* lm_head.weight sharing wte.weight's storage is not a parameter. */
+	m = load_model("tiny-torch", -1);
+	gpt2_model_free(m);
+}
+END_TEST
+
+/*
  * Write every tensor of cfg (F32, wte's value at i being i % 251 - 125, so
  * that BF16 holds it exactly), plus lm_head.weight as BF16 with element
  * differ_at (if < V * C) changed, to path.
@@ -913,6 +934,7 @@ static Suite *gpt2_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_broken_snapshots);
+	tcase_add_test(tc, test_shared_storage);
 	tcase_add_test(tc, test_checkpoint_index_and_head);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("core");

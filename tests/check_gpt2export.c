@@ -302,6 +302,25 @@ START_TEST(test_export_to_llmc_transposes)
 }
 END_TEST
 
+/*
+ * Parameters sharing one storage are refused before anything is written:
+ * otherwise a small PyTorch file could make a .bin of gigabytes.
+ */
+START_TEST(test_export_refuses_shared_storage)
+{
+	make_tmpdir();
+	char out[512], err[1024];
+	snprintf(out, sizeof out, "%s/shared.bin", tmpdir);
+	gpt2_export_result res;
+	ck_assert_int_eq(gpt2_export_hf_to_llmc(ST_TESTDATA "/gpt2/shared-storage", out,
+	                                        &quiet_opts, &res, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "pytorch_model.bin: tensor 'h.1.") &&
+	              strstr(err, "its data overlaps that of 'h.0."), "%s", err);
+	ck_assert_int_eq(access(out, F_OK), -1);
+	remove_tree(tmpdir);
+}
+END_TEST
+
 /* ---- config.json ---------------------------------------------------------- */
 
 START_TEST(test_config_json_parses)
@@ -488,6 +507,7 @@ static Suite *gpt2export_suite(void)
 	tcase_add_test(tc, test_fixtures_agree);
 	tcase_add_test(tc, test_export_to_hf_transposes);
 	tcase_add_test(tc, test_export_to_llmc_transposes);
+	tcase_add_test(tc, test_export_refuses_shared_storage);
 	tcase_add_test(tc, test_config_json_parses);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("random");

@@ -794,6 +794,77 @@ static const char *tensor_file(st_checkpoint *ck, size_t fi)
 	return st_file_path(st_checkpoint_file(ck, fi));
 }
 
+/* Where a parameter's bytes are: a file of the checkpoint, a range in it. */
+struct span {
+	size_t file, index;
+	uint64_t begin, end;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * No two parameters may share bytes. A PyTorch checkpoint can hold many
+ * views of one storage (safetensors cannot: libst refuses overlaps), so a
+ * file of a few megabytes could give every layer the same bytes and have
+ * the loader allocate, or gpt2export write, a model thousands of times its
+ * size. No GPT-2 checkpoint shares a parameter's storage but for the tied
+ * lm_head.weight, which is not among these.
+ */
+static int check_no_shared_data(st_checkpoint *ck, const size_t *where,
+                                size_t n, char *err, size_t errlen)
+{
+	struct span *sp = malloc((n ? n : 1) * sizeof *sp);
+	if (!sp)
+		return gpt2_err(err, errlen, "out of memory");
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		/* A global slot fills only its layer 0 entry. */
+		if (where[k] == SIZE_MAX)
+			continue;
+		const st_tensor *t = st_checkpoint_tensor(ck, where[k], &sp[m].file);
+		sp[m].index = where[k];
+		sp[m].begin = t->begin;
+		sp[m].end = t->end;
+		m++;
+	}
+	n = m;
+	qsort(sp, n, sizeof *sp, span_cmp);
+	/* After sorting, a range overlaps an earlier one exactly when it
+	 * begins before the furthest end seen so far in its file. */
+	size_t reach = 0;
+	int rc = 0;
+	for (size_t k = 1; k < n && !rc; k++) {
+		if (sp[k].file != sp[reach].file) {
+			reach = k;
+			continue;
+		}
+		if (sp[k].begin < sp[reach].end) {
+			const st_tensor *t = st_checkpoint_tensor(ck, sp[k].index, NULL);
+			const st_tensor *o = st_checkpoint_tensor(ck, sp[reach].index,
+			                                          NULL);
+			char name[256], other[256];
+			printable(name, sizeof name, t->name, t->name_len);
+			printable(other, sizeof other, o->name, o->name_len);
+			rc = gpt2_err(err, errlen,
+			              "%s: tensor '%s': its data overlaps that of '%s' "
+			              "(shared storage, expected data of its own)",
+			              tensor_file(ck, sp[k].file), name, other);
+		}
+		if (sp[k].end > sp[reach].end)
+			reach = k;
+	}
+	free(sp);
+	return rc;
+}
+
 int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
                           size_t *where, size_t *head, char *err,
                           size_t errlen)
@@ -886,7 +957,8 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 		return gpt2_err(err, errlen, "%s: missing tensor '%s'%s",
 		                st_checkpoint_path(ck), name, other);
 	}
-	return 0;
+	return check_no_shared_data(ck, where, (size_t)GPT2_NUM_SLOTS * (size_t)L,
+	                            err, errlen);
 }
 
 int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,

@@ -201,6 +201,8 @@ START_TEST(test_config_errors)
 		{"n_head", "5000", "\"n_head\" is 5000, expected 1 to 1024"},
 		{"n_positions", "-4", "\"n_positions\" is -4"},
 		{"layer_norm_epsilon", "-1", "\"layer_norm_epsilon\" must be a positive number"},
+		{"layer_norm_epsilon", "1e210", "\"layer_norm_epsilon\" is 1e+210, outside the range of a float"},
+		{"layer_norm_epsilon", "1e-300", "\"layer_norm_epsilon\" is 1e-300, outside the range of a float"},
 		{"scale_attn_weights", "\"yes\"", "\"scale_attn_weights\" must be true or false"},
 		{"scale_attn_weights", "false", "scale_attn_weights false is not implemented"},
 		{"eos_token_id", "\"x\"", "\"eos_token_id\" must be an integer or a list"},

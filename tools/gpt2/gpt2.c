@@ -12,6 +12,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -273,6 +274,14 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 			gpt2_err(err, errlen,
 			         "%s: \"layer_norm_epsilon\" must be a positive number",
 			         name);
+			goto out;
+		}
+		/* It is held as a float: 1e210 would become infinite, 1e-300
+		 * zero, and gpt2_config_check refuse what parsed. */
+		if (eps->valuedouble > FLT_MAX || (float)eps->valuedouble == 0) {
+			gpt2_err(err, errlen,
+			         "%s: \"layer_norm_epsilon\" is %g, outside the range "
+			         "of a float", name, eps->valuedouble);
 			goto out;
 		}
 		cfg->layer_norm_eps = (float)eps->valuedouble;

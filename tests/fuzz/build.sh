@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses of libst into tests/fuzz/out (or $1):
-# fuzz_header, fuzz_torch, fuzz_index, fuzz_writer. Needs clang with
-# libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
+# fuzz_header, fuzz_torch, fuzz_index, fuzz_writer, and those of the GPT-2
+# tools: fuzz_tokenizer, fuzz_encode, fuzz_config, fuzz_llmc, fuzz_model.
+# Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -24,4 +25,19 @@ for t in fuzz_header fuzz_torch fuzz_index fuzz_writer; do
 	"$cc" "${flags[@]}" -DFUZZ_TARGET="$t" "$here/fuzz.c" "${objs[@]}" \
 		"${libs[@]}" -o "$out/$t"
 done
+# The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
+gobjs=()
+cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
+for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c; do
+	obj="$out/tools_$(basename "${src%.c}").o"
+	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
+		-I"$root/tools" $cjson -c "$src" -o "$obj"
+	gobjs+=("$obj")
+done
+for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
+	"$cc" "${flags[@]}" -I"$root/tools" -DFUZZ_GPT2 -DFUZZ_TARGET="$t" \
+		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${gobjs[@]}" \
+		"${objs[@]}" "${libs[@]}" -lpcre2-8 -o "$out/$t"
+done
 echo "built: $out/{fuzz_header,fuzz_torch,fuzz_index,fuzz_writer}"
+echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"

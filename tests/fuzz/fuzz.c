@@ -1,9 +1,14 @@
 /*
  * fuzz.c - the libFuzzer entry point. build.sh compiles it once per target
  * with -DFUZZ_TARGET=fuzz_header (or fuzz_torch, fuzz_index, fuzz_writer);
- * the targets themselves are in targets.c. Not part of the CMake build.
+ * the targets themselves are in targets.c, and those of the GPT-2 tools
+ * (-DFUZZ_GPT2) in targets_gpt2.c. Not part of the CMake build.
  */
+#ifdef FUZZ_GPT2
+#include "targets_gpt2.c"
+#else
 #include "targets.c"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

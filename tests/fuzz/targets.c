@@ -21,6 +21,7 @@
  * It is not a test of messages or of exact results: the unit tests do that.
  */
 #include "internal.h"
+#include "fuzz.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,15 +30,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define CHECK(cond)                                                          \
-	do {                                                                     \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: property failed: %s\n", __FILE__,        \
-			        __LINE__, #cond);                                        \
-			abort();                                                         \
-		}                                                                    \
-	} while (0)
 
 struct fz_counts {
 	int errors, warnings;
@@ -240,11 +232,9 @@ static void fz_rewrite(st_file *f)
 /* Input: mode byte, then a whole file (mode bit 0 clear) or header JSON. */
 static void fuzz_header(const unsigned char *data, size_t size)
 {
-	if (size < 1)
+	int mode = fz_mode(&data, &size);
+	if (mode < 0)
 		return;
-	int mode = data[0];
-	data++;
-	size--;
 	if (!(mode & 1)) {
 		/* The bytes are a whole file. */
 		fz_file(data, size, mode & 2);
@@ -377,11 +367,9 @@ static void fz_torch_file(const unsigned char *buf, size_t len)
  */
 static void fuzz_torch(const unsigned char *data, size_t size)
 {
-	if (size < 1)
+	int mode = fz_mode(&data, &size);
+	if (mode < 0)
 		return;
-	int mode = data[0];
-	data++;
-	size--;
 	if (!(mode & 1)) {
 		fz_torch_file(data, size);
 		return;
@@ -418,14 +406,6 @@ static void fz_index_cleanup(void)
 	unlink(p);
 	rmdir(fz_dir);
 	fz_dir[0] = 0;
-}
-
-static void fz_write(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	CHECK(f != NULL);
-	CHECK(fwrite(buf, 1, len, f) == len);
-	CHECK(fclose(f) == 0);
 }
 
 /* A temporary snapshot with shards a.safetensors (x, y) and b (z). */

@@ -768,24 +768,12 @@ static int run(struct vm *vm, struct obj **result)
 			if ((rc = memo_get(vm, n)))
 				return rc;
 			break;
-		case 't': /* TUPLE */
-			if (!(o = mk(vm, K_TUPLE)))
+		case 't': case 'l': case 'd': /* TUPLE, LIST, DICT from a MARK */
+			if (!(o = mk(vm, op == 't' ? K_TUPLE : op == 'l' ? K_LIST : K_DICT)))
 				return ST_ENOMEM;
 			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
 				return rc ? rc : ST_ENOMEM;
-			break;
-		case 'l': /* LIST */
-			if (!(o = mk(vm, K_LIST)))
-				return ST_ENOMEM;
-			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
-				return rc ? rc : ST_ENOMEM;
-			break;
-		case 'd': /* DICT */
-			if (!(o = mk(vm, K_DICT)))
-				return ST_ENOMEM;
-			if ((rc = pop_mark_into(vm, o)) || push(vm, o))
-				return rc ? rc : ST_ENOMEM;
-			if (o->n % 2)
+			if (op == 'd' && o->n % 2)
 				return vm_error(vm, "DICT with an odd number of items");
 			break;
 		case 0x85: case 0x86: case 0x87: { /* TUPLE1..3 */

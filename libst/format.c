@@ -930,12 +930,20 @@ static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
 	return al < bl ? -1 : al > bl;
 }
 
-static const struct entry *sort_base;
+/*
+ * qsort has no context argument in C11, so what is sorted are records that
+ * carry what the comparators need: the entry and its index. Nothing is
+ * shared between opens in different threads.
+ */
+struct sort_rec {
+	const struct entry *e;
+	size_t idx;
+};
 
 static int by_name_cmp(const void *x, const void *y)
 {
-	const struct entry *a = sort_base + *(const size_t *)x;
-	const struct entry *b = sort_base + *(const size_t *)y;
+	const struct entry *a = ((const struct sort_rec *)x)->e;
+	const struct entry *b = ((const struct sort_rec *)y)->e;
 	int c = name_cmp(a->name, a->name_len, b->name, b->name_len);
 	if (c)
 		return c;
@@ -944,8 +952,8 @@ static int by_name_cmp(const void *x, const void *y)
 
 static int by_offset_cmp(const void *x, const void *y)
 {
-	const struct entry *a = sort_base + *(const size_t *)x;
-	const struct entry *b = sort_base + *(const size_t *)y;
+	const struct entry *a = ((const struct sort_rec *)x)->e;
+	const struct entry *b = ((const struct sort_rec *)y)->e;
 	if (a->begin != b->begin)
 		return a->begin < b->begin ? -1 : 1;
 	if (a->end != b->end)
@@ -953,21 +961,22 @@ static int by_offset_cmp(const void *x, const void *y)
 	return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/*
- * qsort has no context argument in C11, so the comparators read a file-
- * static base pointer; the lock keeps concurrent opens in several threads
- * from racing on it.
- */
-#include <pthread.h>
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void sort_entries(size_t *idx, size_t n, const struct entry *base,
-                         int (*cmp)(const void *, const void *))
+/* Sort the n indices idx into base by cmp. ST_OK or ST_ENOMEM. */
+static int sort_entries(size_t *idx, size_t n, const struct entry *base,
+                        int (*cmp)(const void *, const void *))
 {
-	pthread_mutex_lock(&sort_lock);
-	sort_base = base;
-	qsort(idx, n, sizeof *idx, cmp);
-	pthread_mutex_unlock(&sort_lock);
+	if (n < 2)
+		return ST_OK;
+	struct sort_rec *rec = malloc(n * sizeof *rec);
+	if (!rec)
+		return ST_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		rec[i] = (struct sort_rec){base + idx[i], idx[i]};
+	qsort(rec, n, sizeof *rec, cmp);
+	for (size_t i = 0; i < n; i++)
+		idx[i] = rec[i].idx;
+	free(rec);
+	return ST_OK;
 }
 
 /* Rules 9, 13, 14 over the parsed entries. */
@@ -984,7 +993,10 @@ static int check_layout(struct parser *p, struct table *t, uint64_t data_size,
 	/* Rule 14: duplicate names (all entries, valid or not). */
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
-	sort_entries(idx, n, t->e, by_name_cmp);
+	if (sort_entries(idx, n, t->e, by_name_cmp) != ST_OK) {
+		free(idx);
+		return ST_ENOMEM;
+	}
 	for (size_t i = 1; i < n; i++) {
 		const struct entry *a = &t->e[idx[i - 1]], *b = &t->e[idx[i]];
 		if (name_cmp(a->name, a->name_len, b->name, b->name_len) == 0) {
@@ -1007,7 +1019,10 @@ static int check_layout(struct parser *p, struct table *t, uint64_t data_size,
 	for (size_t i = 0; i < n; i++)
 		if (t->e[i].ok || t->e[i].off_ok)
 			idx[m++] = i;
-	sort_entries(idx, m, t->e, by_offset_cmp);
+	if (sort_entries(idx, m, t->e, by_offset_cmp) != ST_OK) {
+		free(idx);
+		return ST_ENOMEM;
+	}
 	uint64_t at = 0;
 	const struct entry *prev = NULL;
 	for (size_t i = 0; i < m && !st__report_stop(r); i++) {
@@ -1223,8 +1238,10 @@ int st__header_parse(struct st__header *h, const char *json, size_t n,
 			tmp[i] = t.e[order[i]];
 			tmp[i].order = i;
 		}
-		sort_entries(h->by_name, n_valid, tmp, by_name_cmp);
+		rc = sort_entries(h->by_name, n_valid, tmp, by_name_cmp);
 		free(tmp);
+		if (rc != ST_OK)
+			goto out;
 	}
 out:
 	if (rc == ST_ENOMEM || p.nomem) {

@@ -194,10 +194,6 @@ static const st_tensor *tensor_of(const st_checkpoint *c, size_t i)
 	return st_file_tensor(c->files[c->t[i].file], c->t[i].idx);
 }
 
-static const st_checkpoint *sort_cp;
-#include <pthread.h>
-static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
 {
 	int c = memcmp(a, b, al < bl ? al : bl);
@@ -206,14 +202,20 @@ static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
 	return al < bl ? -1 : al > bl;
 }
 
+/* A sort record carries what the comparator needs: no shared state. */
+struct sort_rec {
+	const st_tensor *t;
+	size_t i;
+};
+
 static int by_name_cmp(const void *x, const void *y)
 {
-	const st_tensor *a = tensor_of(sort_cp, *(const size_t *)x);
-	const st_tensor *b = tensor_of(sort_cp, *(const size_t *)y);
-	int c = name_cmp(a->name, a->name_len, b->name, b->name_len);
+	const struct sort_rec *ra = x, *rb = y;
+	int c = name_cmp(ra->t->name, ra->t->name_len, rb->t->name,
+	                 rb->t->name_len);
 	if (c)
 		return c;
-	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+	return ra->i < rb->i ? -1 : ra->i > rb->i;
 }
 
 /* Fill c->t and c->by_name from c->files. */
@@ -234,10 +236,15 @@ static int build_table(st_checkpoint *c, st_error *err)
 			c->data_bytes += st_file_tensor(c->files[f], i)->n_bytes;
 			c->n_t++;
 		}
-	pthread_mutex_lock(&sort_lock);
-	sort_cp = c;
-	qsort(c->by_name, c->n_t, sizeof *c->by_name, by_name_cmp);
-	pthread_mutex_unlock(&sort_lock);
+	struct sort_rec *rec = malloc((n ? n : 1) * sizeof *rec);
+	if (!rec)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		rec[i] = (struct sort_rec){tensor_of(c, i), i};
+	qsort(rec, n, sizeof *rec, by_name_cmp);
+	for (size_t i = 0; i < n; i++)
+		c->by_name[i] = rec[i].i;
+	free(rec);
 	return ST_OK;
 }
 

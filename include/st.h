@@ -23,7 +23,9 @@
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
  *
  * The library never prints and never exits; it keeps no global mutable
- * state, so distinct handles may be used from distinct threads.
+ * state, so distinct handles may be used from distinct threads. Reading
+ * is also safe from many threads on ONE st_file or st_checkpoint (every
+ * call but close; see st/file.h); a writer is one thread's at a time.
  */
 #ifndef ST_H
 #define ST_H

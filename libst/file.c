@@ -20,9 +20,14 @@
 struct st_file {
 	char *path;
 	int fd;                 /* -1 for memory files */
-	const unsigned char *mem;  /* memory file, or the mapping once made */
-	void *map;              /* mmap base (to unmap), NULL until mapped */
-	size_t map_len;
+	const unsigned char *mem;  /* memory file (set at open, never changed) */
+	/*
+	 * The mapping of a path file, NULL until first asked for. Threads that
+	 * share the handle may race to make it: each maps, the first to
+	 * publish wins (compare-and-swap) and the others unmap their own, so
+	 * every reader sees one mapping and no lock is held while mapping.
+	 */
+	void *map;
 	uint64_t size, header_size;
 	uint64_t data_base;     /* file offset that tensor offsets count from */
 	int format;             /* ST_FORMAT_* */
@@ -223,7 +228,7 @@ void st_file_close(st_file *f)
 	if (!f)
 		return;
 	if (f->map)
-		munmap(f->map, f->map_len);
+		munmap(f->map, (size_t)f->size);
 	if (f->fd >= 0)
 		close(f->fd);
 	st__header_free(&f->h);
@@ -277,20 +282,35 @@ const char *st_file_warning(const st_file *f, size_t i)
 	return i < f->h.n_warnings ? f->h.warnings[i] : NULL;
 }
 
-/* Map the whole file read-only, once. */
-static int map_file(st_file *f, st_error *err)
+/*
+ * The file's bytes: the memory buffer, or the mapping of a path file, made
+ * once (see struct st_file). Safe from several threads at once.
+ */
+static int map_file(st_file *f, const unsigned char **base, st_error *err)
 {
-	if (f->mem)
+	if (f->mem) {
+		*base = f->mem;
 		return ST_OK;
+	}
+	void *m = __atomic_load_n(&f->map, __ATOMIC_ACQUIRE);
+	if (m) {
+		*base = m;
+		return ST_OK;
+	}
 	if (f->size > SIZE_MAX)
 		return st__error(err, ST_EIO, "%s: too large to map",
 		                 f->path);
-	void *m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+	m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
 	if (m == MAP_FAILED)
 		return st__error_sys(err, ST_EIO, errno, "%s: mmap", f->path);
-	f->map = m;
-	f->map_len = (size_t)f->size;
-	f->mem = m;
+	void *expected = NULL;
+	if (!__atomic_compare_exchange_n(&f->map, &expected, m, 0,
+	                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		/* Another thread published its mapping first: use that one. */
+		munmap(m, (size_t)f->size);
+		m = expected;
+	}
+	*base = m;
 	return ST_OK;
 }
 
@@ -305,10 +325,11 @@ int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 		*data = empty;
 		return ST_OK;
 	}
-	int rc = map_file(f, err);
+	const unsigned char *base = NULL;
+	int rc = map_file(f, &base, err);
 	if (rc)
 		return rc;
-	*data = f->mem + f->data_base + t->begin;
+	*data = base + f->data_base + t->begin;
 	return ST_OK;
 }
 

@@ -11,6 +11,11 @@
  * Opening enforces every rule of the format (FORMAT.md 1-17); the first
  * problem found is returned as ST_EFORMAT with a message naming the file,
  * the tensor and the numbers. st_check_file() reports every problem.
+ *
+ * Threads: every call on an open st_file except st_file_close may be made
+ * from many threads at once. st_file_data maps the file once, whichever
+ * thread asks first; st_file_read uses pread, which keeps no position.
+ * Close only when no other thread uses the handle.
  */
 #ifndef ST_FILE_H
 #define ST_FILE_H

@@ -11,6 +11,8 @@
  *   - with ST_OPEN_TORCH, a PyTorch checkpoint file (see st/file.h), or a
  *     sharded one's *.bin.index.json (same rules, shards ending in .bin).
  * Sharded checkpoints behave as one: tensors are numbered across shards.
+ * Like an st_file, one st_checkpoint may be read from many threads at once
+ * (every call but st_checkpoint_close).
  *
  * Index format: {"metadata": {"total_size": N, ...},
  *                "weight_map": {"tensor": "model-00001-of-00002.safetensors"}}

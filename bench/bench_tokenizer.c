@@ -96,10 +96,10 @@ int main(int argc, char **argv)
 		}
 		int32_t *ids, *ids2;
 		double t0 = now();
-		if (gpt2_tokenizer_encode(t, text, len, 0, &ids, &n_ids, NULL) != 0)
+		if (gpt2_tokenizer_encode(t, text, len, 0, &ids, &n_ids, NULL, NULL, 0) != 0)
 			return 2;
 		double t1 = now();
-		if (gpt2_tokenizer_encode(t, text, len, 0, &ids2, &n_warm, NULL) != 0)
+		if (gpt2_tokenizer_encode(t, text, len, 0, &ids2, &n_warm, NULL, NULL, 0) != 0)
 			return 2;
 		double t2 = now();
 		if (n_warm != n_ids || memcmp(ids, ids2, n_ids * sizeof *ids) != 0) {

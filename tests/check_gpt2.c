@@ -101,7 +101,7 @@ static float *run_all(gpt2_model *m, const int32_t *ids, int T)
 {
 	gpt2_cache *c;
 	char err[256];
-	ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 0, NULL, 0), 0);
 	float *out = malloc((size_t)T * (size_t)m->config.vocab_size * sizeof(float));
 	ck_assert_msg(gpt2_forward(m, c, ids, T, out, 1, err, sizeof err) == 0,
 	              "%s", err);
@@ -507,7 +507,8 @@ START_TEST(test_matmul_fast_equals_naive)
 		inp[i] = gpt2_random_f32(&rng) * 4 - 2;
 	for (int i = 0; i < OUT; i++)
 		bias[i] = gpt2_random_f32(&rng);
-	gpt2_pool *pool = gpt2_pool_new(3);
+	gpt2_pool *pool;
+	ck_assert_int_eq(gpt2_pool_new(&pool, 3, NULL, 0), 0);
 	ck_assert_ptr_nonnull(pool);
 	for (size_t k = 0; k < 3; k++) {
 		const void *w = w32;
@@ -555,7 +556,7 @@ START_TEST(test_logits_match_reference)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		gpt2_model *m = load_model(cases[i].model, cases[i].dtype);
-		ck_assert_int_eq(gpt2_model_set_threads(m, 2), 0);
+		ck_assert_int_eq(gpt2_model_set_threads(m, 2, NULL, 0), 0);
 		for (int p = 0; p < 3; p++) {
 			char file[64];
 			snprintf(file, sizeof file, "ref-%s-%s.safetensors", cases[i].ref,
@@ -715,7 +716,7 @@ START_TEST(test_cache_equals_full_recompute)
 	float *step = malloc((size_t)T * V * sizeof(float));
 	gpt2_cache *c;
 	char err[256];
-	ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 0, NULL, 0), 0);
 	/* One token at a time. */
 	for (int t = 0; t < T; t++) {
 		ck_assert_int_eq(gpt2_cache_len(c), t);
@@ -749,7 +750,7 @@ START_TEST(test_threads_do_not_change_results)
 	size_t n = (size_t)r.T * (size_t)r.V;
 	float *one = run_all(m, r.ids, r.T);
 	for (int th = 2; th <= 5; th += 3) {
-		ck_assert_int_eq(gpt2_model_set_threads(m, th), 0);
+		ck_assert_int_eq(gpt2_model_set_threads(m, th, NULL, 0), 0);
 		float *many = run_all(m, r.ids, r.T);
 		ck_assert_msg(memcmp(one, many, n * sizeof(float)) == 0, "%d threads", th);
 		free(many);
@@ -768,14 +769,14 @@ START_TEST(test_greedy_matches_reference)
 		char name[64];
 		snprintf(name, sizeof name, "tiny-%s", models[k]);
 		gpt2_model *m = load_model(name, -1);
-		gpt2_model_set_threads(m, 2);
+		gpt2_model_set_threads(m, 2, NULL, 0);
 		for (int p = 0; p < 3; p++) {
 			char file[64], err[256];
 			snprintf(file, sizeof file, "ref-%s-%s.safetensors", models[k], REFS[p]);
 			struct ref r = load_ref(file);
 			ck_assert_int_eq(r.n_greedy, 32);
 			gpt2_cache *c;
-			ck_assert_int_eq(gpt2_cache_new(&c, m, 0), 0);
+			ck_assert_int_eq(gpt2_cache_new(&c, m, 0, NULL, 0), 0);
 			float *logits = malloc((size_t)r.V * sizeof(float));
 			ck_assert_int_eq(gpt2_forward(m, c, r.ids, r.T, logits, 0, err, sizeof err), 0);
 			for (int i = 0; i < 32; i++) {
@@ -800,7 +801,7 @@ START_TEST(test_forward_limits)
 	char err[256];
 	float *logits = malloc(300 * sizeof(float));
 	int32_t ids[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-	ck_assert_int_eq(gpt2_cache_new(&c, m, 6), 0);
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 6, NULL, 0), 0);
 	ck_assert_int_eq(gpt2_cache_capacity(c), 6);
 	ck_assert_int_eq(gpt2_forward(m, c, ids, 5, logits, 0, err, sizeof err), 0);
 	/* No silent wrap: the sixth fits, a seventh does not. */
@@ -817,7 +818,7 @@ START_TEST(test_forward_limits)
 	ck_assert_int_eq(gpt2_forward(m, c, &bad, 1, logits, 0, err, sizeof err), -1);
 	gpt2_cache_free(c);
 	/* capacity 0 or too large means n_positions. */
-	ck_assert_int_eq(gpt2_cache_new(&c, m, 100000), 0);
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 100000, NULL, 0), 0);
 	ck_assert_int_eq(gpt2_cache_capacity(c), 128);
 	gpt2_cache_free(c);
 	free(logits);
@@ -840,7 +841,7 @@ static void counts_of(int top_k, float top_p, float temp, const float *p, int V,
                       int draws, uint64_t seed, int *counts)
 {
 	gpt2_sampler s;
-	ck_assert_int_eq(gpt2_sampler_init(&s, V, temp, top_k, top_p, seed), 0);
+	ck_assert_int_eq(gpt2_sampler_init(&s, V, temp, top_k, top_p, seed, NULL, 0), 0);
 	float *l = malloc((size_t)V * sizeof(float));
 	memset(counts, 0, (size_t)V * sizeof(int));
 	for (int d = 0; d < draws; d++) {
@@ -890,11 +891,11 @@ START_TEST(test_sampler_greedy_modes_and_seed)
 {
 	float base[6] = {0.5f, 2.0f, 1.0f, 2.5f, -1.0f, 0.0f}, l[6];
 	gpt2_sampler s;
-	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 0.0f, 0, 1.0f, 9), 0);
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 0.0f, 0, 1.0f, 9, NULL, 0), 0);
 	memcpy(l, base, sizeof l);
 	ck_assert_int_eq(gpt2_sample(&s, l), 3);
 	gpt2_sampler_free(&s);
-	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.5f, 1, 1.0f, 9), 0);
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.5f, 1, 1.0f, 9, NULL, 0), 0);
 	memcpy(l, base, sizeof l);
 	ck_assert_int_eq(gpt2_sample(&s, l), 3);
 	gpt2_sampler_free(&s);
@@ -903,7 +904,7 @@ START_TEST(test_sampler_greedy_modes_and_seed)
 	uint64_t seeds[3] = {123, 123, 124};
 	int32_t *outs[3] = {a, b, c};
 	for (int k = 0; k < 3; k++) {
-		ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 0.95f, seeds[k]), 0);
+		ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 0.95f, seeds[k], NULL, 0), 0);
 		for (int i = 0; i < 64; i++) {
 			memcpy(l, base, sizeof l);
 			outs[k][i] = gpt2_sample(&s, l);
@@ -914,7 +915,7 @@ START_TEST(test_sampler_greedy_modes_and_seed)
 	ck_assert(memcmp(a, c, sizeof a) != 0);
 	/* Seed 0 is a live generator too. */
 	uint64_t st = 0;
-	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 1.0f, 0), 0);
+	ck_assert_int_eq(gpt2_sampler_init(&s, 6, 1.0f, 0, 1.0f, 0, NULL, 0), 0);
 	st = s.rng;
 	ck_assert(st != 0);
 	gpt2_sampler_free(&s);

@@ -130,7 +130,7 @@ static void check_encode(gpt2_tokenizer *t, const char *name, const char *text, 
 {
 	int32_t *ids;
 	size_t n, replaced;
-	ck_assert_int_eq(gpt2_tokenizer_encode(t, text, len, flags, &ids, &n, &replaced), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(t, text, len, flags, &ids, &n, &replaced, NULL, 0), 0);
 	ck_assert_ptr_nonnull(ids);
 	expect_ids(name, ids, n, want, wn);
 	ck_assert_msg(replaced == want_replaced, "%s: %zu replaced, expected %zu", name, replaced,
@@ -149,7 +149,7 @@ static void check_round_trip(const gpt2_tokenizer *t, const char *name, const ch
 	if (!clean) {
 		clean_len = len;
 	}
-	ck_assert_int_eq(gpt2_tokenizer_decode(t, ids, n, &back, &back_len, &bad), 0);
+	ck_assert_int_eq(gpt2_tokenizer_decode(t, ids, n, &back, &back_len, &bad, NULL, 0), 0);
 	ck_assert_msg(back_len == clean_len && memcmp(back, clean ? clean : text, clean_len) == 0,
 	              "%s: decode(encode(s)) != s", name);
 	free(back);
@@ -183,12 +183,12 @@ START_TEST(test_core_empty)
 {
 	int32_t *ids;
 	size_t n = 99, r = 99;
-	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, "", 0, 0, &ids, &n, &r), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, "", 0, 0, &ids, &n, &r, NULL, 0), 0);
 	ck_assert_uint_eq(n, 0);
 	ck_assert_uint_eq(r, 0);
 	free(ids);
 	/* n_replaced may be NULL. */
-	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, "\xff", 1, 0, &ids, &n, NULL), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, "\xff", 1, 0, &ids, &n, NULL, NULL, 0), 0);
 	ck_assert_uint_eq(n, 1);
 	free(ids);
 }
@@ -208,7 +208,7 @@ START_TEST(test_core_token_bytes)
 		char c = (char)b;
 		int32_t *ids;
 		size_t n;
-		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, &c, 1, 0, &ids, &n, NULL), 0);
+		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, &c, 1, 0, &ids, &n, NULL, NULL, 0), 0);
 		if (b < 0x80) {
 			ck_assert_uint_eq(n, 1);
 			p = gpt2_tokenizer_token_bytes(tok_json, ids[0], &len);
@@ -227,10 +227,13 @@ START_TEST(test_core_decode_invalid_id)
 	int32_t ids[] = {15496, 995, 50257, 1};
 	char *out = (char *)1;
 	size_t len, bad = 0;
-	ck_assert_int_eq(gpt2_tokenizer_decode(tok_json, ids, 4, &out, &len, &bad), -2);
+	char err[256] = "";
+	ck_assert_int_eq(gpt2_tokenizer_decode(tok_json, ids, 4, &out, &len, &bad, err,
+	                                       sizeof err), -1);
 	ck_assert_uint_eq(bad, 2);
+	ck_assert_str_eq(err, "token id 50257 (at 2) is not in the vocabulary");
 	ck_assert_ptr_null(out);
-	ck_assert_int_eq(gpt2_tokenizer_decode(tok_json, ids, 2, &out, &len, &bad), 0);
+	ck_assert_int_eq(gpt2_tokenizer_decode(tok_json, ids, 2, &out, &len, &bad, NULL, 0), 0);
 	ck_assert_str_eq(out, "Hello world");
 	free(out);
 }
@@ -436,7 +439,7 @@ START_TEST(test_ref_long_words)
 		char *w = long_word(kind, n, seed);
 		int32_t *ids;
 		size_t got;
-		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, NULL), 0);
+		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, NULL, NULL, 0), 0);
 		char mine[17];
 		snprintf(mine, sizeof mine, "%016" PRIx64, fnv1a64(ids, got));
 		ck_assert_msg(got == n_ids && strcmp(mine, hash) == 0,
@@ -491,7 +494,7 @@ START_TEST(test_limits_huge_words)
 		char *w = long_word(kinds[k], n, 5);
 		int32_t *ids;
 		size_t got;
-		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, NULL), 0);
+		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, NULL, NULL, 0), 0);
 		check_round_trip(tok_json, kinds[k], w, n, ids, got);
 		free(ids);
 		free(w);
@@ -502,7 +505,7 @@ START_TEST(test_limits_huge_words)
 	memset(w, 0xff, n);
 	int32_t *ids;
 	size_t got, replaced;
-	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, &replaced), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, w, n, 0, &ids, &got, &replaced, NULL, 0), 0);
 	ck_assert_uint_eq(replaced, n);
 	free(ids);
 	free(w);
@@ -526,7 +529,7 @@ START_TEST(test_limits_cache_overflow)
 	for (int round = 0; round < 3; round++) {
 		int32_t *ids;
 		size_t n;
-		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, words, o, 0, &ids, &n, NULL), 0);
+		ck_assert_int_eq(gpt2_tokenizer_encode(tok_json, words, o, 0, &ids, &n, NULL, NULL, 0), 0);
 		free(ids);
 		check_encode(tok_json, "english after cache overflow", text, len, 0, want, wn, 0);
 	}
@@ -762,7 +765,7 @@ START_TEST(test_errors_merges_txt)
 	size_t n;
 	/* "c" is not in this vocabulary: dropped, and the bytes around it
 	 * still merge, as Hugging Face does (npm tokenizers 0.23.2 gives 2, 2). */
-	ck_assert_int_eq(gpt2_tokenizer_encode(t, "abcab", 5, 0, &ids, &n, NULL), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(t, "abcab", 5, 0, &ids, &n, NULL, NULL, 0), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(ids[0], 2);
 	ck_assert_int_eq(ids[1], 2);
@@ -946,7 +949,7 @@ START_TEST(test_hostile_many_added_tokens)
 	memcpy(text + len - 7, "a123456", 7);
 	int32_t *ids;
 	size_t got;
-	ck_assert_int_eq(gpt2_tokenizer_encode(t, text, len, 0, &ids, &got, NULL), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(t, text, len, 0, &ids, &got, NULL, NULL, 0), 0);
 	ck_assert_uint_eq(got, (len - 7) / 2 + 1);
 	for (size_t i = 0; i + 1 < got; i++)
 		ck_assert_int_eq(ids[i], 1);

@@ -153,7 +153,7 @@ static gpt2_model *load_side(const char *path, int llmc, int wdtype)
 	              : gpt2_model_load(&m, path, wdtype, err, sizeof err);
 	if (rc)
 		cli_die(CLI_ERROR, "check: %s", err);
-	gpt2_model_set_threads(m, cli_default_threads(8));
+	gpt2_model_set_threads(m, cli_default_threads(8), NULL, 0);
 	return m;
 }
 

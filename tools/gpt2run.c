@@ -169,8 +169,10 @@ static int32_t *encode_prompt(gpt2_tokenizer *tok, const struct options *o,
 		text = owned = read_all(o->prompt_file, &len);
 	int32_t *ids = NULL;
 	size_t replaced = 0;
-	if (gpt2_tokenizer_encode(tok, text, len, 0, &ids, n, &replaced))
-		cli_die(CLI_ERROR, "out of memory");
+	char err[512];
+	if (gpt2_tokenizer_encode(tok, text, len, 0, &ids, n, &replaced, err,
+	                          sizeof err))
+		cli_die(CLI_ERROR, "%s", err);
 	if (replaced)
 		cli_warn("the prompt holds %zu invalid UTF-8 sequence%s, replaced "
 		         "by U+FFFD", replaced, replaced == 1 ? "" : "s");
@@ -537,8 +539,8 @@ int main(int argc, char **argv)
 	gpt2_model *m;
 	if (gpt2_model_load(&m, o.model_dir, o.dtype, err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
-	if (gpt2_model_set_threads(m, o.threads))
-		cli_die(CLI_ERROR, "cannot start %d threads", o.threads);
+	if (gpt2_model_set_threads(m, o.threads, err, sizeof err))
+		cli_die(CLI_ERROR, "%s", err);
 	double t_load = cli_now() - t0;
 	const gpt2_config *cfg = &m->config;
 	int V = cfg->vocab_size;
@@ -595,8 +597,8 @@ int main(int argc, char **argv)
 		                   ? cfg->max_seq_len
 		                   : (int)(T + o.new_tokens);
 	gpt2_cache *cache;
-	if (gpt2_cache_new(&cache, m, capacity))
-		cli_die(CLI_ERROR, "out of memory for the KV cache");
+	if (gpt2_cache_new(&cache, m, capacity, err, sizeof err))
+		cli_die(CLI_ERROR, "%s", err);
 
 	int rc = CLI_OK;
 	if (logits_mode) {
@@ -618,8 +620,8 @@ int main(int argc, char **argv)
 		gpt2_sampler s;
 		float temp = o.greedy ? 0.0f : (float)o.temperature;
 		if (gpt2_sampler_init(&s, V, temp, (int)o.top_k, (float)o.top_p,
-		                      o.seed))
-			cli_die(CLI_ERROR, "out of memory");
+		                      o.seed, err, sizeof err))
+			cli_die(CLI_ERROR, "%s", err);
 		struct output out = {.print_ids = o.print_ids, .tok = tok};
 		float *logits = cli_xmalloc((size_t)V * sizeof(float));
 		t0 = cli_now();

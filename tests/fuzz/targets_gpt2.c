@@ -171,8 +171,8 @@ static void fz_tok_use(gpt2_tokenizer *t, const char *given, size_t len,
 	memcpy(text, given, len);
 	int32_t *ids = NULL, *again = NULL;
 	size_t n = 0, n2 = 0, repl = 0;
-	CHECK(gpt2_tokenizer_encode(t, text, len, flags, &ids, &n, &repl) == 0);
-	CHECK(gpt2_tokenizer_encode(t, text, len, flags, &again, &n2, NULL) == 0);
+	CHECK(gpt2_tokenizer_encode(t, text, len, flags, &ids, &n, &repl, NULL, 0) == 0);
+	CHECK(gpt2_tokenizer_encode(t, text, len, flags, &again, &n2, NULL, NULL, 0) == 0);
 	CHECK(n == n2 && (n == 0 || memcmp(ids, again, n * sizeof *ids) == 0));
 	free(again);
 	free(text);
@@ -184,7 +184,7 @@ static void fz_tok_use(gpt2_tokenizer *t, const char *given, size_t len,
 	}
 	char *out = NULL;
 	size_t out_len = 0, bad = 0;
-	CHECK(gpt2_tokenizer_decode(t, ids, n, &out, &out_len, &bad) == 0);
+	CHECK(gpt2_tokenizer_decode(t, ids, n, &out, &out_len, &bad, NULL, 0) == 0);
 	CHECK(out != NULL && out[out_len] == 0);
 	fz_stream(t, ids, n, out, out_len, 0);
 	free(out);
@@ -239,7 +239,7 @@ static void fuzz_tokenizer(const unsigned char *data, size_t size)
 		char *out;
 		size_t out_len;
 		int32_t one = id;
-		CHECK(gpt2_tokenizer_decode(t, &one, 1, &out, &out_len, NULL) == 0);
+		CHECK(gpt2_tokenizer_decode(t, &one, 1, &out, &out_len, NULL, NULL, 0) == 0);
 		CHECK(out_len == len && memcmp(out, b, len) == 0);
 		free(out);
 	}
@@ -332,9 +332,9 @@ static void fuzz_encode(const unsigned char *data, size_t size)
 	int32_t *a = NULL, *b = NULL;
 	size_t na, nb, ra, rb;
 	CHECK(gpt2_tokenizer_encode(fz_gpt2_json, text, len, flags, &a, &na,
-	                            &ra) == 0);
+	                            &ra, NULL, 0) == 0);
 	CHECK(gpt2_tokenizer_encode(fz_gpt2_files, text, len, flags, &b, &nb,
-	                            &rb) == 0);
+	                            &rb, NULL, 0) == 0);
 	CHECK(ra == n_bad && rb == n_bad);
 	/* tokenizer.json and vocab.json + merges.txt are one tokenizer. */
 	CHECK(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
@@ -348,7 +348,7 @@ static void fuzz_encode(const unsigned char *data, size_t size)
 	char *out;
 	size_t out_len;
 	CHECK(gpt2_tokenizer_decode(fz_gpt2_json, a, na, &out, &out_len,
-	                            NULL) == 0);
+	                            NULL, NULL, 0) == 0);
 	CHECK(out_len == clean_len &&
 	      (out_len == 0 || memcmp(out, want, out_len) == 0));
 	free(out);

@@ -1012,10 +1012,9 @@ int gpt2_export_compare(gpt2_model *a, gpt2_model *b, gpt2_export_diff *d,
 			ids[t] = (int32_t)(((uint64_t)t * 7919u + (uint64_t)k * 104729u +
 			                    (t == T - 1 ? (uint64_t)V - 1 : 0)) %
 			                   (uint64_t)V);
-		if (gpt2_cache_new(&qa, a, T) || gpt2_cache_new(&qb, b, T)) {
-			gpt2_err(err, errlen, "out of memory");
+		if (gpt2_cache_new(&qa, a, T, err, errlen) ||
+		    gpt2_cache_new(&qb, b, T, err, errlen))
 			goto out;
-		}
 		if (gpt2_forward(a, qa, ids, T, la, 1, err, errlen) ||
 		    gpt2_forward(b, qb, ids, T, lb, 1, err, errlen))
 			goto out;

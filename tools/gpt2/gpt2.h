@@ -12,10 +12,13 @@
  *   V vocabulary size, P context length (n_positions), L layers, NH heads,
  *   C channels (n_embd), hs = C / NH head size, T tokens in one call.
  *
+ * Errors: every function that can fail returns 0 or -1 and then leaves
+ * one line in err (errlen bytes, err may be NULL); see internal.h.
+ *
  * Recipe (see gpt2run.c):
  *   1. gpt2_model_load(&m, "snapshot/", -1, err, sizeof err)
- *   2. gpt2_model_set_threads(m, n)
- *   3. gpt2_cache_new(&c, m, 0)
+ *   2. gpt2_model_set_threads(m, n, err, sizeof err)
+ *   3. gpt2_cache_new(&c, m, 0, err, sizeof err)
  *   4. gpt2_forward(m, c, prompt, T, logits, 0, ...)   the prompt, one pass
  *      then gpt2_forward(m, c, &next, 1, logits, 0, ...) per new token
  *   5. gpt2_cache_free(c), gpt2_model_free(m)
@@ -27,6 +30,8 @@
 #include <stdint.h>
 
 #include <st.h>
+
+#include "gpt2/pool.h"
 
 #define GPT2_MAX_EOS 8
 
@@ -166,8 +171,6 @@ typedef struct gpt2_params {
 	float *lnfb;     /* (C) */
 } gpt2_params;
 
-typedef struct gpt2_pool gpt2_pool;
-
 typedef struct gpt2_model {
 	gpt2_config config;
 	/*
@@ -242,8 +245,8 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
 void *gpt2_model_param(gpt2_model *m, int slot, int layer, st_dtype *dtype);
 /* The first slot/layer gpt2_model_fill has not filled; 0 if none, else -1. */
 int gpt2_model_missing(const gpt2_model *m, int *slot, int *layer);
-/* Use n threads (>= 1) for the forward pass. 0 or -1. */
-int gpt2_model_set_threads(gpt2_model *m, int n);
+/* Use n threads (>= 1) for the forward pass. 0, or -1 with a message. */
+int gpt2_model_set_threads(gpt2_model *m, int n, char *err, size_t errlen);
 void gpt2_model_free(gpt2_model *m);
 
 /*
@@ -252,7 +255,9 @@ void gpt2_model_free(gpt2_model *m);
  * values are kept in F32 as (L, capacity, C).
  */
 typedef struct gpt2_cache gpt2_cache;
-int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity);
+/* 0, or -1 with a message (out of memory). */
+int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
+                   char *err, size_t errlen);
 void gpt2_cache_free(gpt2_cache *c);
 /* Tokens held so far (the position the next token takes). */
 int gpt2_cache_len(const gpt2_cache *c);
@@ -286,11 +291,6 @@ void gpt2_matmul_naive(float *out, const float *inp, const void *w,
                        st_dtype wt, const float *bias, int T, int IN,
                        int OUT);
 
-/* A pool of n - 1 worker threads plus the caller. NULL on failure. */
-gpt2_pool *gpt2_pool_new(int n);
-void gpt2_pool_free(gpt2_pool *p);
-int gpt2_pool_size(const gpt2_pool *p);
-
 /*
  * The sampler. temperature <= 0 or top_k == 1 means greedy (argmax, the
  * lowest id on a tie). top_k 0 and top_p >= 1 disable those filters. The
@@ -306,8 +306,10 @@ typedef struct gpt2_sampler {
 	struct gpt2_prob { float p; int32_t id; } *scratch; /* (V) */
 } gpt2_sampler;
 
+/* 0, or -1 with a message (out of memory). */
 int gpt2_sampler_init(gpt2_sampler *s, int vocab_size, float temperature,
-                      int top_k, float top_p, uint64_t seed);
+                      int top_k, float top_p, uint64_t seed, char *err,
+                      size_t errlen);
 void gpt2_sampler_free(gpt2_sampler *s);
 /* Choose the next id from logits (V); logits are overwritten. */
 int32_t gpt2_sample(gpt2_sampler *s, float *logits);

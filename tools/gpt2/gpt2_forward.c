@@ -1,6 +1,7 @@
 /*
- * gpt2_forward.c - GPT-2's forward pass on the CPU: the layers, the KV
- * cache, and the thread pool the matmuls and attention run on.
+ * gpt2_forward.c - GPT-2's forward pass on the CPU: the layers and the
+ * KV cache. The matmuls and attention run on the model's thread pool
+ * (pool.c); the weights come from the model (gpt2.c).
  *
  * It is inference only (no backward pass, no training), written for
  * exactness first: F32 arithmetic and accumulation whatever dtype the
@@ -21,142 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- thread pool -------------------------------------------------------- */
-
-typedef void (*task_fn)(void *ctx, int task, int thread);
-
-struct gpt2_pool {
-	int n;
-	pthread_t *threads;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	unsigned long generation;
-	int busy, stop;
-	task_fn fn;
-	void *ctx;
-	int n_tasks;
-	atomic_int next;
-};
-
-struct worker_arg {
-	gpt2_pool *pool;
-	int index;
-};
-
-static void run_tasks(gpt2_pool *p, int thread)
-{
-	for (;;) {
-		int k = atomic_fetch_add(&p->next, 1);
-		if (k >= p->n_tasks)
-			break;
-		p->fn(p->ctx, k, thread);
-	}
-}
-
-static void *worker_main(void *arg)
-{
-	struct worker_arg *wa = arg;
-	gpt2_pool *p = wa->pool;
-	int index = wa->index;
-	free(wa);
-	unsigned long seen = 0;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while (p->generation == seen && !p->stop)
-			pthread_cond_wait(&p->work, &p->mu);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->mu);
-			return NULL;
-		}
-		seen = p->generation;
-		pthread_mutex_unlock(&p->mu);
-		run_tasks(p, index);
-		pthread_mutex_lock(&p->mu);
-		if (--p->busy == 0)
-			pthread_cond_signal(&p->done);
-		pthread_mutex_unlock(&p->mu);
-	}
-}
-
-gpt2_pool *gpt2_pool_new(int n)
-{
-	if (n < 1)
-		n = 1;
-	gpt2_pool *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	p->n = n;
-	atomic_init(&p->next, 0);
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->done, NULL);
-	p->threads = calloc((size_t)n, sizeof *p->threads);
-	if (!p->threads) {
-		free(p);
-		return NULL;
-	}
-	for (int i = 1; i < n; i++) {
-		struct worker_arg *wa = malloc(sizeof *wa);
-		if (wa) {
-			wa->pool = p;
-			wa->index = i;
-		}
-		if (!wa || pthread_create(&p->threads[i], NULL, worker_main, wa)) {
-			free(wa);
-			p->n = i; /* the workers started so far */
-			gpt2_pool_free(p);
-			return NULL;
-		}
-	}
-	return p;
-}
-
-void gpt2_pool_free(gpt2_pool *p)
-{
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
-	for (int i = 1; i < p->n; i++)
-		pthread_join(p->threads[i], NULL);
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->work);
-	pthread_cond_destroy(&p->done);
-	free(p->threads);
-	free(p);
-}
-
-int gpt2_pool_size(const gpt2_pool *p)
-{
-	return p ? p->n : 1;
-}
-
-/* Run fn(ctx, k, thread) for k in [0, n_tasks), the caller as thread 0. */
-static void pool_run(gpt2_pool *p, task_fn fn, void *ctx, int n_tasks)
-{
-	if (!p || p->n == 1 || n_tasks <= 1) {
-		for (int k = 0; k < n_tasks; k++)
-			fn(ctx, k, 0);
-		return;
-	}
-	pthread_mutex_lock(&p->mu);
-	p->fn = fn;
-	p->ctx = ctx;
-	p->n_tasks = n_tasks;
-	atomic_store(&p->next, 0);
-	p->busy = p->n - 1;
-	p->generation++;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
-	run_tasks(p, 0);
-	pthread_mutex_lock(&p->mu);
-	while (p->busy > 0)
-		pthread_cond_wait(&p->done, &p->mu);
-	pthread_mutex_unlock(&p->mu);
-}
 
 /* ---- reading weights of any held dtype ----------------------------------- */
 
@@ -277,7 +142,7 @@ void gpt2_matmul(gpt2_pool *pool, float *out, const float *inp,
 	struct matmul_ctx c = {out, inp, w, wt, bias, T, IN, OUT,
 	                       (OUT + TILE_O - 1) / TILE_O};
 	int tiles_t = (T + TILE_T - 1) / TILE_T;
-	pool_run(pool, matmul_task, &c, c.tiles_o * tiles_t);
+	gpt2_pool_run(pool, matmul_task, &c, c.tiles_o * tiles_t);
 }
 
 /* ---- the output head (wte is [V, C]: a dot product per row) -------------- */
@@ -444,7 +309,8 @@ struct gpt2_cache {
 	float *att_scratch, *row_scratch;
 };
 
-int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity)
+int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
+                   char *err, size_t errlen)
 {
 	const gpt2_config *cfg = &m->config;
 	*out = NULL;
@@ -452,7 +318,7 @@ int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity)
 		capacity = cfg->max_seq_len;
 	gpt2_cache *c = calloc(1, sizeof *c);
 	if (!c)
-		return -1;
+		return gpt2_err(err, errlen, "out of memory for the KV cache");
 	c->capacity = capacity;
 	c->C = cfg->channels;
 	size_t n = (size_t)cfg->num_layers * (size_t)capacity * (size_t)c->C;
@@ -460,7 +326,7 @@ int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity)
 	c->v = malloc(n * sizeof(float));
 	if (!c->k || !c->v) {
 		gpt2_cache_free(c);
-		return -1;
+		return gpt2_err(err, errlen, "out of memory for the KV cache");
 	}
 	*out = c;
 	return 0;
@@ -580,7 +446,7 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		}
 		struct attn_ctx ac = {c->atty, c->qkv, kc, vc, T, pos0, C, NH,
 		                      c->att_scratch, c->capacity};
-		pool_run(pool, attention_task, &ac, T * NH);
+		gpt2_pool_run(pool, attention_task, &ac, T * NH);
 		gpt2_matmul(pool, c->proj, c->atty, attprojw, wt, P->attprojb + lc,
 		            T, C, C);
 		residual_forward(c->x, c->proj, TC);
@@ -605,7 +471,7 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		                      c->ln + (size_t)r0 * (size_t)C, P->wte, wt, nr,
 		                      C, V, (V + HEAD_TILE_V - 1) / HEAD_TILE_V,
 		                      c->row_scratch};
-		pool_run(pool, head_task, &hc,
+		gpt2_pool_run(pool, head_task, &hc,
 		         hc.tiles_v * ((nr + TILE_T - 1) / TILE_T));
 	}
 	c->len += T;

@@ -37,7 +37,8 @@ float gpt2_random_f32(uint64_t *state)
 }
 
 int gpt2_sampler_init(gpt2_sampler *s, int vocab_size, float temperature,
-                      int top_k, float top_p, uint64_t seed)
+                      int top_k, float top_p, uint64_t seed, char *err,
+                      size_t errlen)
 {
 	memset(s, 0, sizeof *s);
 	s->vocab_size = vocab_size;
@@ -48,7 +49,7 @@ int gpt2_sampler_init(gpt2_sampler *s, int vocab_size, float temperature,
 	uint64_t z = gpt2_splitmix64(&seed);
 	s->rng = z ? z : 1;
 	s->scratch = malloc((size_t)vocab_size * sizeof *s->scratch);
-	return s->scratch ? 0 : -1;
+	return s->scratch ? 0 : gpt2_err(err, errlen, "out of memory");
 }
 
 void gpt2_sampler_free(gpt2_sampler *s)

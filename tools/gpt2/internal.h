@@ -1,13 +1,23 @@
 /*
  * internal.h - helpers the files of tools/gpt2 share with each other (not
- * with the tools that use them): error messages and paths (gpt2.c),
- * random seeds (gpt2_sample.c).
+ * with the tools that use them): the error convention and paths
+ * (util.c), random seeds (gpt2_sample.c).
+ *
+ * The error convention of all of tools/gpt2: a function that can fail
+ * returns 0 on success and -1 on failure, and then leaves one line in its
+ * caller's err (errlen bytes; err may be NULL) that names the file, the
+ * tensor and the numbers where there are any. Constructors take the
+ * object's address as their first argument (gpt2_model_new(&m, ...)) and
+ * set it to NULL on failure. Functions that cannot fail return their
+ * value.
  */
 #ifndef ST_GPT2_INTERNAL_H
 #define ST_GPT2_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <st.h>
 
 /*
  * Format one line into err (errlen bytes; nothing when err is NULL) and
@@ -22,6 +32,19 @@ int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
  */
 int gpt2_join(char *out, size_t size, const char *dir, const char *file,
               char *err, size_t errlen);
+
+/*
+ * Text from a file (a tensor name, a JSON string) made printable and
+ * short enough for a message: control bytes and quotes as \xNN, "..."
+ * when cut to fit size bytes.
+ */
+void gpt2_printable(char *out, size_t size, const char *s, size_t len);
+
+/* Bytes per element of a dtype held in memory. */
+static inline size_t gpt2_dtype_size(st_dtype t)
+{
+	return st_dtype_bits(t) / 8;
+}
 
 /*
  * splitmix64 (Steele, Lea and Flood; Vigna's constants): advance *x and

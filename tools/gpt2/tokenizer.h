@@ -61,11 +61,13 @@ enum {
  * added tokens ("<|endoftext|>") in the text become their id and split the
  * text around them, as Hugging Face does.
  * *ids is malloc'd (the caller frees it, also when *n is 0; it may be
- * NULL then). Returns 0, or -1 on allocation failure (*ids NULL, *n 0).
+ * NULL then). Returns 0, or -1 with a message on allocation failure
+ * (*ids NULL, *n 0).
  * A tokenizer is not thread-safe: encode uses a cache inside it.
  */
 int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsigned flags,
-                          int32_t **ids, size_t *n, size_t *n_replaced);
+                          int32_t **ids, size_t *n, size_t *n_replaced, char *err,
+                          size_t errlen);
 
 /*
  * The bytes of one id (not NUL-terminated), valid until
@@ -76,11 +78,13 @@ const char *gpt2_tokenizer_token_bytes(const gpt2_tokenizer *t, int32_t id, size
 
 /*
  * Decode ids into one malloc'd buffer (*out, *out_len; NUL-terminated for
- * convenience, the caller frees it). Returns 0, -1 on allocation failure,
- * or -2 for an invalid id, whose index goes to *bad_index when not NULL.
+ * convenience, the caller frees it). Returns 0, or -1 with a message: an
+ * invalid id (its index also goes to *bad_index when not NULL; *bad_index
+ * is SIZE_MAX after an allocation failure).
  */
 int gpt2_tokenizer_decode(const gpt2_tokenizer *t, const int32_t *ids, size_t n,
-                          char **out, size_t *out_len, size_t *bad_index);
+                          char **out, size_t *out_len, size_t *bad_index, char *err,
+                          size_t errlen);
 
 /*
  * Streaming decoder: zero-initialise it (gpt2_decoder d = {0}), push each

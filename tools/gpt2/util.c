@@ -1,0 +1,51 @@
+/*
+ * util.c - the helpers every file of tools/gpt2 shares (internal.h): the
+ * one error convention, paths, and text from files made printable for a
+ * message. No model, no arithmetic.
+ */
+#include "gpt2/internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int gpt2_join(char *out, size_t size, const char *dir, const char *file,
+              char *err, size_t errlen)
+{
+	size_t n = strlen(dir);
+	int k = snprintf(out, size, "%s%s%s", dir,
+	                 n && dir[n - 1] == '/' ? "" : "/", file);
+	if (k < 0 || (size_t)k >= size)
+		return gpt2_err(err, errlen, "%s/%s: path too long", dir, file);
+	return 0;
+}
+
+/* A tensor name made printable and short enough for a message. */
+void gpt2_printable(char *out, size_t size, const char *s, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len && o + 8 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f || c == '\'')
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+		if (i + 1 < len && o + 8 >= size) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+	}
+	out[o] = '\0';
+}

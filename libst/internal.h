@@ -159,6 +159,43 @@ struct st__src {
 /* Read exactly n bytes at off; -1 (errno 0 when past the end) on failure. */
 int st__src_read(const struct st__src *s, void *buf, size_t n, uint64_t off);
 /*
+ * The members of a zip or tar container (archive.c, the one user of
+ * libarchive). data_off is where a member's bytes lie uncompressed in the
+ * file, checked against what libarchive reads, or ST__ARC_NOT_IN_PLACE.
+ */
+enum { ST__ARC_ZIP = 1, ST__ARC_TAR = 2 };
+#define ST__ARC_NOT_IN_PLACE UINT64_MAX
+struct st__arc_entry {
+	char *name;
+	uint64_t size;     /* declared, uncompressed */
+	int sized;         /* the archive declared a size */
+	uint64_t data_off;
+};
+struct st__arc {
+	const struct st__src *src;
+	int kind;
+	struct st__arc_entry *e; /* in archive order */
+	size_t n;
+};
+/* List src's members (ST_EFORMAT when it is no readable archive). */
+int st__arc_open(struct st__arc *arc, const struct st__src *src, int kind,
+                 struct st__report *r);
+void st__arc_free(struct st__arc *arc);
+/*
+ * Member i through libarchive, CRC checked, in chunks to fn (which
+ * returns ST_OK to go on); refused when it declares or produces more than
+ * limit bytes or other than its declared size.
+ */
+int st__arc_stream(const struct st__arc *arc, size_t i, uint64_t limit,
+                   int (*fn)(void *ctx, const void *data, size_t n),
+                   void *ctx, struct st__report *r);
+/* Member i whole into a malloc'd *out (same checks). */
+int st__arc_read(const struct st__arc *arc, size_t i, uint64_t limit,
+                 unsigned char **out, size_t *len, struct st__report *r);
+/* Read every member through libarchive: CRCs, sizes. */
+int st__arc_verify(const struct st__arc *arc, struct st__report *r);
+
+/*
  * Read a PyTorch zip checkpoint into h (torch.c): tensors with begin/end
  * as absolute file offsets, in file order. ST_OK, ST_EFORMAT, ST_ENOMEM.
  */

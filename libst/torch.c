@@ -3,15 +3,16 @@
  * pytorch_model.bin) into the same tensor table a safetensors header gives,
  * without executing anything.
  *
- * The zip's central directory is parsed here (zip64 included) so that each
- * storage, which torch writes uncompressed, is read in place by offset.
- * data.pkl (inflated with zlib when it is compressed) is run through a
- * restricted pickle interpreter: it knows the opcodes a state dict uses,
- * builds only containers, numbers, strings, storages and tensors, and
- * refuses every global but the handful torch.save emits for tensors
+ * The container is listed and read by archive.c (libarchive): data.pkl
+ * and the small records are read through it, CRC checked; each storage,
+ * which torch writes uncompressed, is read in place at the offset
+ * archive.c found and checked. data.pkl is run through a restricted
+ * pickle interpreter: it knows the opcodes a state dict uses, builds only
+ * containers, numbers, strings, storages and tensors, and refuses every
+ * global but the handful torch.save emits for tensors
  * (collections.OrderedDict, torch._utils._rebuild_tensor_v2, the typed
- * storage classes...). It never imports or calls anything. What it does not
- * do: legacy (pre-1.6, non-zip) checkpoints, compressed storages,
+ * storage classes...). It never imports or calls anything. What it does
+ * not do: legacy (pre-1.6, non-zip) checkpoints, compressed storages,
  * big-endian files, non-contiguous views.
  */
 #include "internal.h"
@@ -21,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 int st__src_read(const struct st__src *s, void *buf, size_t n, uint64_t off)
 {
@@ -61,34 +61,25 @@ static uint64_t le64(const unsigned char *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-/* ---- zip ------------------------------------------------------------------- */
+/* ---- the container ------------------------------------------------------ */
 
-struct zentry {
-	char *name;       /* NUL-terminated */
-	uint16_t method;  /* 0 stored, 8 deflate */
-	uint64_t csize, usize;
-	uint64_t data;    /* file offset of the entry's bytes */
-};
-
-/* An entry by the part of its name after the top folder, for zip_find. */
+/* A member by the part of its name after the top folder, for zip_find. */
 struct zsuffix {
 	const char *s;
 	size_t idx;
 };
 
 struct zip {
-	struct zentry *e;
-	size_t n;
+	struct st__arc arc;
 	struct zsuffix *by_suffix; /* sorted by s, then idx */
 	size_t n_suffix;
 };
 
 static void zip_free(struct zip *z)
 {
-	for (size_t i = 0; i < z->n; i++)
-		free(z->e[i].name);
-	free(z->e);
+	st__arc_free(&z->arc);
 	free(z->by_suffix);
+	z->by_suffix = NULL;
 }
 
 static int zsuffix_cmp(const void *x, const void *y)
@@ -100,17 +91,24 @@ static int zsuffix_cmp(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+#define BAD(...) (st__report(r, ST_PROBLEM_ERROR, __VA_ARGS__), ST_EFORMAT)
+
 /*
- * Sort the entries by suffix once: a checkpoint looks one storage up per
- * tensor, and a linear scan each time made 100k storages quadratic.
+ * List the archive (archive.c) and sort its members by suffix once: a
+ * checkpoint looks one storage up per tensor, and a linear scan each time
+ * made 100k storages quadratic.
  */
-static int zip_index(struct zip *z)
+static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r)
 {
-	z->by_suffix = malloc((z->n ? z->n : 1) * sizeof *z->by_suffix);
+	memset(z, 0, sizeof *z);
+	int rc = st__arc_open(&z->arc, s, ST__ARC_ZIP, r);
+	if (rc)
+		return rc;
+	z->by_suffix = malloc((z->arc.n ? z->arc.n : 1) * sizeof *z->by_suffix);
 	if (!z->by_suffix)
 		return ST_ENOMEM;
-	for (size_t i = 0; i < z->n; i++) {
-		const char *slash = strchr(z->e[i].name, '/');
+	for (size_t i = 0; i < z->arc.n; i++) {
+		const char *slash = strchr(z->arc.e[i].name, '/');
 		if (slash)
 			z->by_suffix[z->n_suffix++] = (struct zsuffix){slash + 1, i};
 	}
@@ -118,154 +116,8 @@ static int zip_index(struct zip *z)
 	return ST_OK;
 }
 
-#define BAD(...) (st__report(r, ST_PROBLEM_ERROR, __VA_ARGS__), ST_EFORMAT)
-
-static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r)
-{
-	memset(z, 0, sizeof *z);
-	/* The end-of-central-directory record is in the last 64 KiB + 22. */
-	uint64_t tail = s->size < 65557 ? s->size : 65557;
-	unsigned char *buf = malloc(tail ? tail : 1);
-	if (!buf)
-		return ST_ENOMEM;
-	if (st__src_read(s, buf, tail, s->size - tail) < 0) {
-		free(buf);
-		return BAD("zip: cannot read the end of the file");
-	}
-	long eocd = -1;
-	for (long i = (long)tail - 22; i >= 0; i--)
-		if (le32(buf + i) == 0x06054b50) {
-			eocd = i;
-			break;
-		}
-	if (eocd < 0) {
-		free(buf);
-		return BAD("zip: no end-of-central-directory record (truncated "
-		           "download, or a legacy non-zip checkpoint?)");
-	}
-	uint64_t count = le16(buf + eocd + 10);
-	uint64_t cd_size = le32(buf + eocd + 12), cd_off = le32(buf + eocd + 16);
-	uint64_t eocd_at = s->size - tail + (uint64_t)eocd;
-	free(buf);
-	if (count == 0xffff || cd_size == 0xffffffffu || cd_off == 0xffffffffu) {
-		/* zip64: the locator sits just before the EOCD record. */
-		unsigned char loc[20], rec[56];
-		if (eocd_at < 20 || st__src_read(s, loc, 20, eocd_at - 20) < 0 ||
-		    le32(loc) != 0x07064b50)
-			return BAD("zip64: end-of-central-directory locator missing");
-		uint64_t rec_at = le64(loc + 8);
-		if (st__src_read(s, rec, 56, rec_at) < 0 || le32(rec) != 0x06064b50)
-			return BAD("zip64: end-of-central-directory record missing");
-		count = le64(rec + 32);
-		cd_size = le64(rec + 40);
-		cd_off = le64(rec + 48);
-	}
-	if (cd_off > s->size || cd_size > s->size - cd_off)
-		return BAD("zip: central directory [%llu, +%llu) is outside the "
-		           "%llu-byte file", (unsigned long long)cd_off,
-		           (unsigned long long)cd_size, (unsigned long long)s->size);
-	/* Each entry takes at least 46 bytes: that bounds count. */
-	if (count > cd_size / 46)
-		return BAD("zip: %llu entries cannot fit in a %llu-byte central "
-		           "directory", (unsigned long long)count,
-		           (unsigned long long)cd_size);
-	unsigned char *cd = malloc(cd_size ? cd_size : 1);
-	z->e = calloc(count ? count : 1, sizeof *z->e);
-	if (!cd || !z->e) {
-		free(cd);
-		return ST_ENOMEM;
-	}
-	int rc = ST_OK;
-	if (st__src_read(s, cd, cd_size, cd_off) < 0) {
-		free(cd);
-		return BAD("zip: cannot read the central directory");
-	}
-	uint64_t at = 0;
-	for (uint64_t i = 0; i < count; i++) {
-		if (cd_size - at < 46 || le32(cd + at) != 0x02014b50) {
-			rc = BAD("zip: central directory entry %llu is damaged",
-			         (unsigned long long)i);
-			break;
-		}
-		const unsigned char *c = cd + at;
-		uint16_t method = le16(c + 10), nlen = le16(c + 28),
-		         xlen = le16(c + 30), clen = le16(c + 32);
-		uint64_t csize = le32(c + 20), usize = le32(c + 24),
-		         lho = le32(c + 42);
-		if (cd_size - at - 46 < (uint64_t)nlen + xlen + clen) {
-			rc = BAD("zip: central directory entry %llu is damaged",
-			         (unsigned long long)i);
-			break;
-		}
-		/* zip64 extra field: the 0xffffffff fields, in order. */
-		const unsigned char *x = c + 46 + nlen, *xend = x + xlen;
-		while (xend - x >= 4) {
-			uint16_t id = le16(x), sz = le16(x + 2);
-			if (xend - x - 4 < sz)
-				break;
-			if (id == 0x0001) {
-				const unsigned char *q = x + 4, *qe = q + sz;
-				if (usize == 0xffffffffu && qe - q >= 8) { usize = le64(q); q += 8; }
-				if (csize == 0xffffffffu && qe - q >= 8) { csize = le64(q); q += 8; }
-				if (lho == 0xffffffffu && qe - q >= 8) { lho = le64(q); q += 8; }
-			}
-			x += 4 + sz;
-		}
-		unsigned char lh[30];
-		if (st__src_read(s, lh, 30, lho) < 0 || le32(lh) != 0x04034b50) {
-			rc = BAD("zip: local header of entry %llu at %llu is damaged",
-			         (unsigned long long)i, (unsigned long long)lho);
-			break;
-		}
-		uint64_t data = lho + 30 + le16(lh + 26) + le16(lh + 28);
-		if (data > s->size || csize > s->size - data) {
-			rc = BAD("zip: entry '%.*s' [%llu, +%llu) runs past the end of "
-			         "the %llu-byte file (truncated?)", (int)nlen,
-			         (const char *)c + 46, (unsigned long long)data,
-			         (unsigned long long)csize,
-			         (unsigned long long)s->size);
-			break;
-		}
-		/*
-		 * A stored entry is read in place: both sizes must agree, or a
-		 * tensor could be placed past the end of the file. Deflate
-		 * expands at most 1032:1; a larger claim cannot be honest, and
-		 * would be allocated before inflating.
-		 */
-		if (method == 0 && usize != csize) {
-			rc = BAD("zip: stored entry '%.*s' has size %llu but "
-			         "uncompressed size %llu", (int)nlen,
-			         (const char *)c + 46, (unsigned long long)csize,
-			         (unsigned long long)usize);
-			break;
-		}
-		if (method == 8 && usize / 1032 > csize) {
-			rc = BAD("zip: entry '%.*s' claims to inflate %llu bytes to "
-			         "%llu, more than deflate can", (int)nlen,
-			         (const char *)c + 46, (unsigned long long)csize,
-			         (unsigned long long)usize);
-			break;
-		}
-		struct zentry *e = &z->e[z->n];
-		if (!(e->name = strndup((const char *)c + 46, nlen))) {
-			rc = ST_ENOMEM;
-			break;
-		}
-		z->n++;
-		e->method = method;
-		e->csize = csize;
-		e->usize = usize;
-		e->data = data;
-		at += 46 + (uint64_t)nlen + xlen + clen;
-	}
-	free(cd);
-	if (rc == ST_OK)
-		rc = zip_index(z);
-	return rc;
-}
-
-/* The entry whose name is "<any top folder>/suffix". */
-static const struct zentry *zip_find(const struct zip *z, const char *suffix)
+/* The member whose name is "<any top folder>/suffix", or -1. */
+static long zip_find(const struct zip *z, const char *suffix)
 {
 	/* The first in zip order among equal suffixes, as a scan would. */
 	size_t lo = 0, hi = z->n_suffix;
@@ -277,62 +129,8 @@ static const struct zentry *zip_find(const struct zip *z, const char *suffix)
 			hi = mid;
 	}
 	if (lo < z->n_suffix && !strcmp(z->by_suffix[lo].s, suffix))
-		return &z->e[z->by_suffix[lo].idx];
-	return NULL;
-}
-
-/* Read (and inflate) a small entry whole; limit bounds the allocation. */
-static int zip_slurp(const struct st__src *s, const struct zentry *e,
-                     uint64_t limit, unsigned char **out, size_t *len,
-                     struct st__report *r)
-{
-	if (e->usize > limit || e->csize > limit)
-		return BAD("zip: entry '%s' is %llu bytes, more than the %llu "
-		           "allowed", e->name, (unsigned long long)e->usize,
-		           (unsigned long long)limit);
-	unsigned char *raw = malloc(e->csize ? e->csize : 1);
-	if (!raw)
-		return ST_ENOMEM;
-	if (st__src_read(s, raw, e->csize, e->data) < 0) {
-		free(raw);
-		return BAD("zip: cannot read entry '%s'", e->name);
-	}
-	if (e->method == 0) {
-		*out = raw;
-		*len = e->csize;
-		return ST_OK;
-	}
-	if (e->method != 8) {
-		free(raw);
-		return BAD("zip: entry '%s' uses compression method %u (only "
-		           "stored and deflate are supported)", e->name, e->method);
-	}
-	unsigned char *u = malloc(e->usize ? e->usize : 1);
-	if (!u) {
-		free(raw);
-		return ST_ENOMEM;
-	}
-	z_stream zs;
-	memset(&zs, 0, sizeof zs);
-	int ok = inflateInit2(&zs, -MAX_WBITS) == Z_OK;
-	if (ok) {
-		zs.next_in = raw;
-		zs.avail_in = (uInt)e->csize;
-		zs.next_out = u;
-		zs.avail_out = (uInt)e->usize;
-		ok = inflate(&zs, Z_FINISH) == Z_STREAM_END &&
-		     zs.total_out == e->usize;
-		inflateEnd(&zs);
-	}
-	free(raw);
-	if (!ok) {
-		free(u);
-		return BAD("zip: entry '%s' does not inflate to its %llu bytes",
-		           e->name, (unsigned long long)e->usize);
-	}
-	*out = u;
-	*len = e->usize;
-	return ST_OK;
+		return (long)z->by_suffix[lo].idx;
+	return -1;
 }
 
 /* ---- the restricted pickle interpreter ---------------------------------- */
@@ -974,13 +772,16 @@ static int name_order(const st_tensor *a, const st_tensor *b)
 	return a->name_len < b->name_len ? -1 : a->name_len > b->name_len;
 }
 
-static const st_tensor *name_sort_base;
-#include <pthread.h>
-static pthread_mutex_t name_sort_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A sort record for the name index: it carries the name it sorts by. */
+struct by_name_rec {
+	const st_tensor *t;
+	size_t idx;
+};
+
 static int by_name(const void *x, const void *y)
 {
-	return name_order(&name_sort_base[*(const size_t *)x],
-	                  &name_sort_base[*(const size_t *)y]);
+	return name_order(((const struct by_name_rec *)x)->t,
+	                  ((const struct by_name_rec *)y)->t);
 }
 
 int st__torch_parse(struct st__header *h, const struct st__src *src,
@@ -997,24 +798,27 @@ int st__torch_parse(struct st__header *h, const struct st__src *src,
 	int rc = zip_open(&z, src, r);
 	if (rc)
 		goto out;
-	const struct zentry *bo = zip_find(&z, "byteorder");
-	if (bo) {
-		unsigned char b[8] = {0};
-		if (bo->method == 0 && bo->csize <= 8 &&
-		    st__src_read(src, b, bo->csize, bo->data) == 0 &&
-		    !(bo->csize == 6 && !memcmp(b, "little", 6))) {
+	long bo = zip_find(&z, "byteorder");
+	if (bo >= 0) {
+		unsigned char *b = NULL;
+		size_t blen = 0;
+		if ((rc = st__arc_read(&z.arc, (size_t)bo, 16, &b, &blen, r)))
+			goto out;
+		int little = blen == 6 && !memcmp(b, "little", 6);
+		free(b);
+		if (!little) {
 			rc = BAD("this PyTorch checkpoint is not little-endian; "
 			         "big-endian files are not supported");
 			goto out;
 		}
 	}
-	const struct zentry *pe = zip_find(&z, "data.pkl");
-	if (!pe) {
+	long pe = zip_find(&z, "data.pkl");
+	if (pe < 0) {
 		rc = BAD("zip archive without data.pkl: not a PyTorch checkpoint");
 		goto out;
 	}
 	/* A state dict's pickle is small next to its data; 1 GiB is ample. */
-	if ((rc = zip_slurp(src, pe, 1ULL << 30, &pkl, &pkl_len, r)))
+	if ((rc = st__arc_read(&z.arc, (size_t)pe, 1ULL << 30, &pkl, &pkl_len, r)))
 		goto out;
 	vm.start = vm.p = pkl;
 	vm.end = pkl + pkl_len;
@@ -1098,43 +902,50 @@ int st__torch_parse(struct st__header *h, const struct st__src *src,
 		char key[300];
 		snprintf(key, sizeof key, "data/%.*s",
 		         (int)(s->len > 200 ? 200 : s->len), s->s);
-		const struct zentry *se = zip_find(&z, key);
-		if (!se) {
+		long si = zip_find(&z, key);
+		if (si < 0) {
 			rc = BAD("tensor '%s': storage '%s' is missing from the archive",
 			         nb, key);
 			goto out;
 		}
-		if (se->method != 0) {
-			rc = BAD("tensor '%s': storage '%s' is compressed; only "
-			         "uncompressed storages (as torch.save writes them) are "
-			         "supported", nb, key);
+		const struct st__arc_entry *se = &z.arc.e[si];
+		if (se->data_off == ST__ARC_NOT_IN_PLACE) {
+			rc = BAD("tensor '%s': storage '%s' (%llu bytes) is not stored "
+			         "uncompressed inside the file; only such storages (as "
+			         "torch.save writes them) are supported", nb, key,
+			         (unsigned long long)se->size);
 			goto out;
 		}
 		unsigned esize = st_dtype_bits(o->dtype) / 8;
 		uint64_t begin_b, bytes;
 		if (st__mul_u64(t->offset, esize, &begin_b) ||
-		    st__mul_u64(count, esize, &bytes) || begin_b > se->usize ||
-		    bytes > se->usize - begin_b) {
+		    st__mul_u64(count, esize, &bytes) || begin_b > se->size ||
+		    bytes > se->size - begin_b) {
 			rc = BAD("tensor '%s': %llu elements at offset %llu do not fit "
 			         "in its %llu-byte storage", nb,
 			         (unsigned long long)count,
 			         (unsigned long long)t->offset,
-			         (unsigned long long)se->usize);
+			         (unsigned long long)se->size);
 			goto out;
 		}
 		o->n_elements = count;
 		o->n_bytes = bytes;
-		o->begin = se->data + begin_b;
+		o->begin = se->data_off + begin_b;
 		o->end = o->begin + bytes;
 		h->n_tensors++;
 	}
 	qsort(h->tensors, h->n_tensors, sizeof *h->tensors, by_begin);
+	struct by_name_rec *nr = malloc((h->n_tensors ? h->n_tensors : 1) * sizeof *nr);
+	if (!nr) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < h->n_tensors; i++)
-		h->by_name[i] = i;
-	pthread_mutex_lock(&name_sort_lock);
-	name_sort_base = h->tensors;
-	qsort(h->by_name, h->n_tensors, sizeof *h->by_name, by_name);
-	pthread_mutex_unlock(&name_sort_lock);
+		nr[i] = (struct by_name_rec){&h->tensors[i], i};
+	qsort(nr, h->n_tensors, sizeof *nr, by_name);
+	for (size_t i = 0; i < h->n_tensors; i++)
+		h->by_name[i] = nr[i].idx;
+	free(nr);
 	for (size_t i = 1; i < h->n_tensors; i++)
 		if (name_order(&h->tensors[h->by_name[i - 1]],
 		               &h->tensors[h->by_name[i]]) == 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "internal.h"
 
@@ -138,7 +139,7 @@ START_TEST(test_refused)
 	refused("evil.bin", "refusing to load 'posix.system'");
 	refused("legacy.bin", "legacy (pre-1.6, non-zip) PyTorch checkpoint");
 	refused("noncontig.bin", "non-contiguous");
-	refused("truncated.bin", "end-of-central-directory");
+	refused("truncated.bin", "truncated or damaged file");
 }
 END_TEST
 
@@ -265,7 +266,10 @@ static unsigned char *zip(const struct zent *e, size_t n, size_t *len)
 		put_le(&z, 0, 2);
 		put_le(&z, e[i].method, 2);
 		put_le(&z, 0, 4);  /* time, date */
-		put_le(&z, 0, 4);  /* crc (not checked) */
+		uint32_t crc = (uint32_t)crc32(0, e[i].data, (uInt)e[i].len);
+		if (e[i].method == 8)
+			crc = 0; /* deflate entries here are built to be refused */
+		put_le(&z, crc, 4);
 		put_le(&z, e[i].len, 4);
 		put_le(&z, us, 4);
 		put_le(&z, nl, 2);
@@ -279,7 +283,7 @@ static unsigned char *zip(const struct zent *e, size_t n, size_t *len)
 		put_le(&cd, 0, 2);
 		put_le(&cd, e[i].method, 2);
 		put_le(&cd, 0, 4);
-		put_le(&cd, 0, 4);
+		put_le(&cd, crc, 4);
 		put_le(&cd, e[i].len, 4);
 		put_le(&cd, us, 4);
 		put_le(&cd, nl, 2);
@@ -351,8 +355,8 @@ START_TEST(test_stored_sizes)
 	st_error err;
 	ck_assert_int_eq(st_file_open_memory(&f, z, len, "s.bin", ST_OPEN_TORCH, &err),
 	                 ST_EFORMAT);
-	ck_assert_msg(strstr(err.message, "stored entry 'archive/data/0' has size 4 "
-	                     "but uncompressed size 1000"), "%s", err.message);
+	ck_assert_msg(strstr(err.message, "storage 'data/0' (1000 bytes) is not stored "
+	                     "uncompressed inside the file"), "%s", err.message);
 	free(z);
 	free(pkl.b);
 }
@@ -369,8 +373,77 @@ START_TEST(test_deflate_claim)
 	st_error err;
 	ck_assert_int_eq(st_file_open_memory(&f, z, len, "d.bin", ST_OPEN_TORCH, &err),
 	                 ST_EFORMAT);
-	ck_assert_msg(strstr(err.message, "more than deflate can"), "%s", err.message);
+	ck_assert_msg(strstr(err.message, "member 'archive/data.pkl': ZIP uncompressed "
+	                     "data is wrong size"), "%s", err.message);
 	free(z);
+}
+END_TEST
+
+/* A data.pkl whose bytes do not match its CRC-32 is refused. */
+START_TEST(test_bad_crc)
+{
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_tensor(&pkl, "0", 1);
+	put_s(&pkl, "u.");
+	static const unsigned char four[4] = {1, 2, 3, 4};
+	struct zent e[2] = {{"archive/data.pkl", pkl.b, pkl.n, 0, 0},
+	                    {"archive/data/0", four, 4, 0, 0}};
+	size_t len;
+	unsigned char *z = zip(e, 2, &len);
+	st_file *f = NULL;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, z, len, "c.bin", ST_OPEN_TORCH, &err),
+	                 ST_OK);
+	st_file_close(f);
+	/* The key "w" becomes "v": a valid pickle, a wrong CRC. */
+	size_t at = 30 + strlen("archive/data.pkl") + 9;
+	ck_assert_int_eq(z[at], 'w');
+	z[at] = 'v';
+	ck_assert_int_eq(st_file_open_memory(&f, z, len, "c.bin", ST_OPEN_TORCH, &err),
+	                 ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "c.bin: zip: member 'archive/data.pkl': "
+	                     "ZIP bad CRC"), "%s", err.message);
+	free(z);
+	free(pkl.b);
+}
+END_TEST
+
+/*
+ * A real zip bomb: 64 MiB of zeros deflated to a few KiB, declared as 100
+ * bytes, is stopped at the first chunk that passes the declared size.
+ */
+START_TEST(test_zip_bomb)
+{
+	size_t big = (size_t)64 << 20;
+	unsigned char *zeros = calloc(1, big);
+	uLong cap = compressBound((uLong)big);
+	unsigned char *def = malloc(cap);
+	ck_assert(zeros && def);
+	z_stream zs = {0};
+	ck_assert_int_eq(deflateInit2(&zs, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_in = zeros;
+	zs.avail_in = (uInt)big;
+	zs.next_out = def;
+	zs.avail_out = (uInt)cap;
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	size_t dlen = zs.total_out;
+	deflateEnd(&zs);
+	free(zeros);
+	ck_assert_uint_lt(dlen, 1 << 20);
+	struct zent e[1] = {{"archive/data.pkl", def, dlen, 8, 100}};
+	size_t len;
+	unsigned char *z = zip(e, 1, &len);
+	st_file *f = NULL;
+	st_error err;
+	ck_assert_int_eq(st_file_open_memory(&f, z, len, "b.bin", ST_OPEN_TORCH, &err),
+	                 ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "b.bin: zip: member 'archive/data.pkl' "
+	                     "inflates past its declared 100 bytes"),
+	              "%s", err.message);
+	free(z);
+	free(def);
 }
 END_TEST
 
@@ -584,6 +657,8 @@ int main(void)
 	tc = tcase_create("hardening");
 	tcase_add_test(tc, test_stored_sizes);
 	tcase_add_test(tc, test_deflate_claim);
+	tcase_add_test(tc, test_bad_crc);
+	tcase_add_test(tc, test_zip_bomb);
 	tcase_add_test(tc, test_memoize);
 	tcase_add_test(tc, test_shared_dict);
 	tcase_add_test(tc, test_name_bytes);

@@ -12,7 +12,7 @@ mkdir -p "$out"
 flags=(-g -O1 -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wno-unused-function -D_GNU_SOURCE
        -D_FILE_OFFSET_BITS=64 -I"$root/include" -I"$root/libst"
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
-libs=(-lcjson -lz -lpthread -lm)
+libs=(-lcjson -lz -larchive -lpthread -lm)
 # The library once, as objects instrumented for coverage.
 objs=()
 for src in "$root"/libst/*.c; do

@@ -1,0 +1,379 @@
+/*
+ * pipeline.c - the tools' streaming reader (see pipeline.h): plans the
+ * chunks, runs the workers, keeps sinks in chunk order. It does no
+ * arithmetic on tensor data; the callbacks do.
+ *
+ * A chunk k owns one buffer (a "slot") from its claim to the end of its
+ * sink. Chunks are claimed in order, so the chunks in flight are exactly
+ * [next_sink, next_claim), never more than there are slots, and slot of
+ * chunk k can be found at parked[k % n_slots] once its work is done. The
+ * worker that finishes chunk next_sink drains: it sinks every parked
+ * chunk in turn while the others keep working.
+ */
+#include "common/pipeline.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_CHUNK ((uint64_t)4 << 20)
+
+/* The plan: pieces in order, chunk c holding pieces [first[c], first[c+1]). */
+struct plan {
+	pipeline_piece *pieces;
+	size_t n_pieces;
+	size_t *first;
+	uint64_t n_chunks;
+	size_t max_pieces;                 /* per chunk */
+	size_t max_bytes[PIPELINE_SIDES];  /* per chunk and side */
+};
+
+struct slot {
+	unsigned char *buf[PIPELINE_SIDES];
+	pipeline_piece *pieces;
+	pipeline_chunk chunk;
+	uint64_t read_bytes;
+	struct slot *next_free;
+};
+
+struct run {
+	const pipeline_config *cfg;
+	struct plan plan;
+	struct slot *slots, *free;
+	struct slot **parked;
+	unsigned n_slots;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t next_claim, next_sink;
+	int sinking;
+	int failed;
+	st_error err;
+};
+
+struct worker {
+	struct run *r;
+	unsigned id;
+	void *scratch;
+	pthread_t thread;
+};
+
+void pipeline_dtype_group(st_dtype d, unsigned *bytes, unsigned *elems)
+{
+	unsigned bits = st_dtype_bits(d);
+	if (bits % 8 == 0) {
+		*bytes = bits / 8;
+		*elems = 1;
+	} else if (bits == 4) {
+		*bytes = 1;
+		*elems = 2;
+	} else { /* 6 bits: four elements in three bytes */
+		*bytes = 3;
+		*elems = 4;
+	}
+}
+
+static int oom(st_error *err)
+{
+	if (err) {
+		err->code = ST_ENOMEM;
+		snprintf(err->message, sizeof err->message,
+		         "out of memory for the read buffers");
+	}
+	return ST_ENOMEM;
+}
+
+static unsigned item_cost(const pipeline_item *it)
+{
+	if (it->cost)
+		return it->cost;
+	unsigned c = it->group_bytes[0] > it->group_bytes[1] ? it->group_bytes[0]
+	                                                     : it->group_bytes[1];
+	return c ? c : 1;
+}
+
+/*
+ * Cut the items into chunks: with pass 0 only count, with pass 1 fill
+ * the arrays counted. A chunk closes when its budget is spent or, without
+ * pack, at the end of an item. Every chunk takes at least one group, so a
+ * group costlier than the budget still makes progress.
+ */
+static void plan_pass(const pipeline_config *cfg, struct plan *p, int fill)
+{
+	uint64_t budget = cfg->chunk_size ? cfg->chunk_size : DEFAULT_CHUNK;
+	uint64_t used = 0;
+	size_t in_chunk = 0, np = 0;
+	uint64_t nc = 0;
+	uint64_t bytes[PIPELINE_SIDES] = {0, 0};
+	p->max_pieces = 0;
+	memset(p->max_bytes, 0, sizeof p->max_bytes);
+
+#define CLOSE_CHUNK()                                                       \
+	do {                                                                \
+		if (in_chunk) {                                             \
+			if (in_chunk > p->max_pieces)                       \
+				p->max_pieces = in_chunk;                   \
+			for (int s_ = 0; s_ < PIPELINE_SIDES; s_++)         \
+				if (bytes[s_] > p->max_bytes[s_])           \
+					p->max_bytes[s_] = (size_t)bytes[s_]; \
+			nc++;                                               \
+			if (fill)                                           \
+				p->first[nc] = np;                          \
+		}                                                           \
+		used = 0;                                                   \
+		in_chunk = 0;                                               \
+		bytes[0] = bytes[1] = 0;                                    \
+	} while (0)
+
+	if (fill)
+		p->first[0] = 0;
+	for (size_t i = 0; i < cfg->n_items; i++) {
+		const pipeline_item *it = &cfg->items[i];
+		uint64_t cost = item_cost(it);
+		for (uint64_t g = 0; g < it->n_groups;) {
+			if (used && used + cost > budget)
+				CLOSE_CHUNK();
+			uint64_t room = (budget - used) / cost;
+			if (room == 0)
+				room = 1;
+			uint64_t n = it->n_groups - g < room ? it->n_groups - g : room;
+			if (fill)
+				p->pieces[np] = (pipeline_piece){i, g, n, {NULL, NULL}};
+			np++;
+			in_chunk++;
+			used += n * cost;
+			for (int s = 0; s < PIPELINE_SIDES; s++)
+				bytes[s] += n * it->group_bytes[s];
+			g += n;
+		}
+		if (!cfg->pack)
+			CLOSE_CHUNK();
+	}
+	CLOSE_CHUNK();
+#undef CLOSE_CHUNK
+	p->n_pieces = np;
+	p->n_chunks = nc;
+}
+
+static int plan_make(const pipeline_config *cfg, struct plan *p)
+{
+	memset(p, 0, sizeof *p);
+	plan_pass(cfg, p, 0);
+	p->pieces = malloc((p->n_pieces ? p->n_pieces : 1) * sizeof *p->pieces);
+	p->first = malloc((size_t)(p->n_chunks + 1) * sizeof *p->first);
+	if (!p->pieces || !p->first)
+		return -1;
+	plan_pass(cfg, p, 1);
+	return 0;
+}
+
+static void fail(struct run *r, const st_error *err)
+{
+	if (!r->failed) {
+		r->failed = 1;
+		r->err = *err;
+		if (r->err.code == 0)
+			r->err.code = ST_EIO;
+	}
+	pthread_cond_broadcast(&r->cv);
+}
+
+/* Read chunk k's pieces into slot s. */
+static int read_chunk(struct run *r, struct slot *s, uint64_t k, st_error *err)
+{
+	const pipeline_config *cfg = r->cfg;
+	size_t a = r->plan.first[k], b = r->plan.first[k + 1];
+	size_t off[PIPELINE_SIDES] = {0, 0};
+	s->read_bytes = 0;
+	for (size_t j = a; j < b; j++) {
+		pipeline_piece *pc = &s->pieces[j - a];
+		*pc = r->plan.pieces[j];
+		const pipeline_item *it = &cfg->items[pc->item];
+		for (int side = 0; side < PIPELINE_SIDES; side++) {
+			size_t n = (size_t)(pc->n_groups * it->group_bytes[side]);
+			if (!it->group_bytes[side] || !cfg->src[side]) {
+				pc->data[side] = NULL;
+				continue;
+			}
+			pc->data[side] = s->buf[side] + off[side];
+			if (st_checkpoint_read(cfg->src[side], it->tensor[side],
+			                       pc->group * it->group_bytes[side],
+			                       s->buf[side] + off[side], n, err) != ST_OK)
+				return -1;
+			off[side] += n;
+			s->read_bytes += n;
+		}
+	}
+	s->chunk.index = k;
+	s->chunk.pieces = s->pieces;
+	s->chunk.n_pieces = b - a;
+	return 0;
+}
+
+/* Sink every parked chunk in order; called and returns with mu held. */
+static void drain(struct run *r, struct worker *w)
+{
+	r->sinking = 1;
+	for (;;) {
+		struct slot *s = r->parked[r->next_sink % r->n_slots];
+		if (!s || s->chunk.index != r->next_sink)
+			break;
+		r->parked[r->next_sink % r->n_slots] = NULL;
+		if (!r->failed) {
+			st_error err;
+			memset(&err, 0, sizeof err);
+			s->chunk.worker = w->id;
+			s->chunk.scratch = w->scratch;
+			pthread_mutex_unlock(&r->mu);
+			int rc = r->cfg->sink(r->cfg->ctx, &s->chunk, &err);
+			pthread_mutex_lock(&r->mu);
+			if (rc)
+				fail(r, &err);
+		}
+		s->next_free = r->free;
+		r->free = s;
+		r->next_sink++;
+		pthread_cond_broadcast(&r->cv);
+	}
+	r->sinking = 0;
+}
+
+static void *work_loop(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->r;
+	const pipeline_config *cfg = r->cfg;
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		while (!r->failed && r->next_claim < r->plan.n_chunks && !r->free)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->failed || r->next_claim >= r->plan.n_chunks)
+			break;
+		struct slot *s = r->free;
+		r->free = s->next_free;
+		uint64_t k = r->next_claim++;
+		pthread_mutex_unlock(&r->mu);
+
+		st_error err;
+		memset(&err, 0, sizeof err);
+		int rc = read_chunk(r, s, k, &err);
+		if (rc == 0) {
+			s->chunk.worker = w->id;
+			s->chunk.scratch = w->scratch;
+			rc = cfg->work(cfg->ctx, &s->chunk, &err);
+		}
+
+		pthread_mutex_lock(&r->mu);
+		if (rc == 0 && cfg->progress)
+			cfg->progress(cfg->ctx, s->read_bytes);
+		if (rc != 0 || !cfg->sink) {
+			if (rc != 0)
+				fail(r, &err);
+			s->next_free = r->free;
+			r->free = s;
+			pthread_cond_broadcast(&r->cv);
+			continue;
+		}
+		r->parked[k % r->n_slots] = s;
+		if (!r->sinking)
+			drain(r, w);
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static void run_free(struct run *r, struct worker *ws, unsigned nw)
+{
+	for (unsigned i = 0; i < r->n_slots && r->slots; i++) {
+		for (int s = 0; s < PIPELINE_SIDES; s++)
+			free(r->slots[i].buf[s]);
+		free(r->slots[i].pieces);
+		free(r->slots[i].chunk.out);
+	}
+	for (unsigned i = 0; i < nw && ws; i++)
+		free(ws[i].scratch);
+	free(ws);
+	free(r->slots);
+	free(r->parked);
+	free(r->plan.pieces);
+	free(r->plan.first);
+}
+
+int pipeline_run(const pipeline_config *cfg, st_error *err)
+{
+	struct run r;
+	memset(&r, 0, sizeof r);
+	r.cfg = cfg;
+	if (plan_make(cfg, &r.plan) != 0) {
+		run_free(&r, NULL, 0);
+		return oom(err);
+	}
+	if (r.plan.n_chunks == 0) {
+		run_free(&r, NULL, 0);
+		return ST_OK;
+	}
+
+	unsigned nt = cfg->threads ? cfg->threads : 1;
+	if (nt > r.plan.n_chunks)
+		nt = (unsigned)r.plan.n_chunks;
+	unsigned ns = cfg->buffers ? cfg->buffers : cfg->sink ? 2 * nt : nt;
+	if (ns < nt)
+		ns = nt;
+	if (ns > r.plan.n_chunks)
+		ns = (unsigned)r.plan.n_chunks;
+	r.n_slots = ns;
+	r.slots = calloc(ns, sizeof *r.slots);
+	r.parked = calloc(ns, sizeof *r.parked);
+	struct worker *ws = calloc(nt, sizeof *ws);
+	int nomem = !r.slots || !r.parked || !ws;
+	for (unsigned i = 0; !nomem && i < ns; i++) {
+		struct slot *s = &r.slots[i];
+		for (int side = 0; side < PIPELINE_SIDES; side++)
+			if (r.plan.max_bytes[side] &&
+			    !(s->buf[side] = malloc(r.plan.max_bytes[side])))
+				nomem = 1;
+		s->pieces = malloc(r.plan.max_pieces * sizeof *s->pieces);
+		s->chunk.out = malloc(cfg->out_size ? cfg->out_size : 1);
+		nomem |= !s->pieces || !s->chunk.out;
+		s->next_free = r.free;
+		r.free = s;
+	}
+	for (unsigned i = 0; !nomem && i < nt; i++) {
+		ws[i].r = &r;
+		ws[i].id = i;
+		ws[i].scratch = calloc(1, cfg->scratch_size ? cfg->scratch_size : 1);
+		nomem |= !ws[i].scratch;
+	}
+	if (nomem) {
+		run_free(&r, ws, ws ? nt : 0);
+		return oom(err);
+	}
+
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	unsigned started = 1;
+	for (unsigned i = 1; i < nt; i++) {
+		if (pthread_create(&ws[i].thread, NULL, work_loop, &ws[i]) != 0)
+			break;
+		started++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	work_loop(&ws[0]);
+	for (unsigned i = 1; i < started; i++)
+		pthread_join(ws[i].thread, NULL);
+	pthread_mutex_destroy(&r.mu);
+	pthread_cond_destroy(&r.cv);
+
+	int rc = ST_OK;
+	if (r.failed) {
+		rc = r.err.code;
+		if (err)
+			*err = r.err;
+	}
+	run_free(&r, ws, nt);
+	return rc;
+}

@@ -14,21 +14,27 @@
  * (c10::Half and c10::BFloat16 are built from a float); a direct rounding
  * would differ from PyTorch for values within 2^-29 relative of a tie.
  *
- * NaN rule (both paths, every pair): a NaN stays a NaN of the same sign,
- * keeps the high-order bits of its payload that fit, and is made quiet.
- * This is what the x86 conversion instructions do (VCVTPS2PH, VCVTPH2PS,
- * CVTPD2PS, VCVTNEPS2BF16), so the vector kernels need no NaN fix-up
- * except for the integer BF16 code. Concretely, for an input NaN:
- *   F32 x -> F16   (x >> 16 & 0x8000) | 0x7E00 | (x >> 13 & 0x03FF)
- *   F32 x -> BF16  (x >> 16) | 0x0040
- *   F64 x -> F32   (x >> 32 & 0x80000000) | 0x7FC00000 | (x >> 29 & 0x7FFFFF)
- *   F16 h -> F32   (h & 0x8000) << 16 | 0x7FC00000 | (h & 0x3FF) << 13
- *   BF16 b -> F32  b << 16 | 0x00400000
- *   F32 x -> F64   (x & 0x80000000) << 32 | 0x7FF8000000000000
+ * NaN rule (both paths, every pair): a NaN stays a NaN of the same sign.
+ * Widening keeps every payload bit, so a signalling NaN stays signalling;
+ * narrowing keeps the leading payload bits that fit and sets the quiet bit
+ * only where those bits are all zero (the pattern would otherwise read as
+ * an infinity). So every NaN of a narrow type survives a round trip through
+ * a wider one bit for bit. Concretely, for an input NaN:
+ *   F32 x -> F16   (x >> 16 & 0x8000) | 0x7C00 | m, m = x >> 13 & 0x03FF,
+ *                  or 0x0200 for m == 0
+ *   F32 x -> BF16  t = x >> 16, or t | 0x0040 when t & 0x7F == 0
+ *   F64 x -> F32   (x >> 32 & 0x80000000) | 0x7F800000 | m,
+ *                  m = x >> 29 & 0x7FFFFF, or 0x400000 for m == 0
+ *   F16 h -> F32   (h & 0x8000) << 16 | 0x7F800000 | (h & 0x3FF) << 13
+ *   BF16 b -> F32  b << 16
+ *   F32 x -> F64   (x & 0x80000000) << 32 | 0x7FF0000000000000
  *                  | (x & 0x7FFFFF) << 29
- * and the other pairs compose these through F32. PyTorch differs only in
- * NaN payloads and signs (its F32 -> BF16 gives 0xFFFF or 0x7FC0, its
- * F32 -> F16 gives sign | 0x7E00), which FORMAT.md allows.
+ * and the other pairs compose these through F32. The x86 conversion
+ * instructions (VCVTPS2PH, VCVTPH2PS, CVTPD2PS, CVTPS2PD) quiet signalling
+ * NaNs, so a vector step of a pair that uses them and meets a NaN is done
+ * by the scalar code. PyTorch differs only in NaN payloads and signs (its
+ * F32 -> BF16 gives 0xFFFF or 0x7FC0, its F32 -> F16 gives sign | 0x7E00),
+ * which FORMAT.md allows.
  */
 #include "internal.h"
 
@@ -141,8 +147,10 @@ static inline uint16_t f32b_to_f16b(uint32_t x)
 	uint16_t sign = (uint16_t)(x >> 16 & 0x8000);
 	uint32_t a = x & F32_ABS;
 
-	if (a > F32_INF)
-		return sign | 0x7E00 | (uint16_t)(a >> 13 & 0x3FF);
+	if (a > F32_INF) {
+		uint16_t m = (uint16_t)(a >> 13 & 0x3FF);
+		return sign | 0x7C00 | (m ? m : 0x200);
+	}
 	/* 65520 = 0x477FF000 is the tie between 65504 (odd) and 2^16: Inf. */
 	if (a >= 0x477FF000u)
 		return sign | 0x7C00;
@@ -161,8 +169,10 @@ static inline uint16_t f32b_to_f16b(uint32_t x)
 
 static inline uint16_t f32b_to_bf16b(uint32_t x)
 {
-	if ((x & F32_ABS) > F32_INF)
-		return (uint16_t)(x >> 16 | 0x40);
+	if ((x & F32_ABS) > F32_INF) {
+		uint16_t t = (uint16_t)(x >> 16);
+		return (t & 0x7F) ? t : t | 0x40;
+	}
 	/*
 	 * Adding 0x7FFF plus the kept lsb rounds ties to even; a carry out of
 	 * the mantissa correctly bumps the exponent, up to Inf. The sum cannot
@@ -178,7 +188,7 @@ static inline uint32_t f16b_to_f32b(uint16_t h)
 	uint32_t m = h & 0x3FF;
 
 	if (e == 31)
-		return sign | (m ? 0x7FC00000u | m << 13 : F32_INF);
+		return sign | F32_INF | m << 13;
 	if (e == 0) {
 		if (m == 0)
 			return sign;
@@ -191,11 +201,7 @@ static inline uint32_t f16b_to_f32b(uint16_t h)
 
 static inline uint32_t bf16b_to_f32b(uint16_t b)
 {
-	uint32_t x = (uint32_t)b << 16;
-
-	if ((x & F32_ABS) > F32_INF)
-		x |= 0x00400000u;
-	return x;
+	return (uint32_t)b << 16;
 }
 
 static inline uint32_t f64b_to_f32b(uint64_t x)
@@ -203,8 +209,10 @@ static inline uint32_t f64b_to_f32b(uint64_t x)
 	uint32_t sign = (uint32_t)(x >> 32) & 0x80000000u;
 	uint64_t a = x & F64_ABS;
 
-	if (a > F64_INF)
-		return sign | 0x7FC00000u | (uint32_t)(a >> 29 & 0x7FFFFF);
+	if (a > F64_INF) {
+		uint32_t m = (uint32_t)(a >> 29 & 0x7FFFFF);
+		return sign | F32_INF | (m ? m : 0x400000u);
+	}
 	/* The tie between FLT_MAX (odd mantissa) and 2^128 goes to Inf. */
 	if (a >= 0x47EFFFFFF0000000ull)
 		return sign | F32_INF;
@@ -229,7 +237,7 @@ static inline uint64_t f32b_to_f64b(uint32_t x)
 	uint64_t m = x & 0x7FFFFF;
 
 	if (e == 255)
-		return sign | (m ? 0x7FF8000000000000ull | m << 29 : F64_INF);
+		return sign | F64_INF | m << 29;
 	if (e == 0) {
 		if (m == 0)
 			return sign;
@@ -551,8 +559,6 @@ ld256(st_dtype srct, const unsigned char *s, int want, unsigned *sinf, unsigned 
 		x = _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128((const void *)s)));
 	} else {
 		x = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)s)), 16);
-		__m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs), inf);
-		x = _mm256_or_si256(x, _mm256_and_si256(nan, _mm256_set1_epi32(0x00400000)));
 	}
 	if (want) {
 		__m256i a = _mm256_and_si256(x, abs);
@@ -561,6 +567,23 @@ ld256(st_dtype srct, const unsigned char *s, int want, unsigned *sinf, unsigned 
 			_mm256_cmpeq_epi32(a, _mm256_setzero_si256())));
 	}
 	return x;
+}
+
+/* t = x >> 16 for NaN lanes x: the BF16 NaN (quiet bit set only if needed). */
+static inline __attribute__((always_inline, target(T256))) __m256i
+bf16_nan256(__m256i t)
+{
+	__m256i z = _mm256_cmpeq_epi32(_mm256_and_si256(t, _mm256_set1_epi32(0x7F)), _mm256_setzero_si256());
+	return _mm256_or_si256(t, _mm256_and_si256(z, _mm256_set1_epi32(0x40)));
+}
+
+/* One bit per lane of F32 bits x that is a NaN. */
+static inline __attribute__((always_inline, target(T256))) unsigned
+nan256(__m256i x)
+{
+	__m256i a = _mm256_and_si256(x, _mm256_set1_epi32((int)F32_ABS));
+	return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+		_mm256_cmpgt_epi32(a, _mm256_set1_epi32((int)F32_INF))));
 }
 
 /* One bit per 16-bit lane of h that is +-Inf (inf16) / +-0. */
@@ -601,7 +624,7 @@ st256(st_dtype dt, unsigned char *d, __m256i x, int want, unsigned *dinf, unsign
 		__m256i r = _mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF));
 		r = _mm256_srli_epi32(_mm256_add_epi32(r, _mm256_and_si256(t, _mm256_set1_epi32(1))), 16);
 		__m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs), _mm256_set1_epi32((int)F32_INF));
-		r = _mm256_blendv_epi8(r, _mm256_or_si256(t, _mm256_set1_epi32(0x40)), nan);
+		r = _mm256_blendv_epi8(r, bf16_nan256(t), nan);
 		/* Every lane is below 2^16, so unsigned saturation packs exactly. */
 		__m128i h = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
 		_mm_storeu_si128((void *)d, h);
@@ -623,6 +646,14 @@ k256_loop(st_dtype dt, void *dst, st_dtype srct, const void *src, size_t n,
 	for (; i + 8 <= n; i += 8, s += 8 * ss, d += 8 * ds) {
 		unsigned sinf = 0, szero = 0, dinf = 0, dzero = 0;
 		__m256i x = ld256(srct, s, want, &sinf, &szero);
+		if (pair_uses_fpu(dt, srct) && nan256(x)) {
+			/* The instructions quiet signalling NaNs: scalar code. */
+			st_convert_stats st = {0, 0};
+			tail(d, s, 8, want ? &st : NULL);
+			ovf += st.overflow;
+			unf += st.underflow;
+			continue;
+		}
 		st256(dt, d, x, want, &dinf, &dzero);
 		if (want) {
 			ovf += lanes8(dinf & ~sinf);
@@ -700,8 +731,6 @@ ld512(st_dtype srct, const unsigned char *s, int full, __mmask16 m, int want,
 			x = _mm512_castps_si512(_mm512_cvt_roundph_ps(h, _MM_FROUND_NO_EXC));
 		} else {
 			x = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
-			__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs), inf);
-			x = _mm512_mask_or_epi32(x, nan, x, _mm512_set1_epi32(0x00400000));
 		}
 	}
 	if (want) {
@@ -757,7 +786,9 @@ st512(st_dtype dt, unsigned char *d, __m512i x, int full, int nt, __mmask16 m, i
 		r = _mm512_srli_epi32(_mm512_add_epi32(r, _mm512_and_si512(t, _mm512_set1_epi32(1))), 16);
 		__mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32((int)F32_ABS)),
 		                                        _mm512_set1_epi32((int)F32_INF));
-		r = _mm512_mask_or_epi32(r, nan, t, _mm512_set1_epi32(0x40));
+		__mmask16 quiet = _mm512_mask_testn_epi32_mask(nan, t, _mm512_set1_epi32(0x7F));
+		r = _mm512_mask_mov_epi32(r, nan, t);
+		r = _mm512_mask_or_epi32(r, quiet, r, _mm512_set1_epi32(0x40));
 		h = _mm512_cvtepi32_epi16(r);
 	}
 	if (full && nt)
@@ -774,12 +805,35 @@ st512(st_dtype dt, unsigned char *d, __m512i x, int full, int nt, __mmask16 m, i
 }
 
 /*
+ * The conversion instructions quiet signalling NaNs, which libst keeps: a
+ * step of a pair that uses them and meets a NaN (in the F32 form x) is done
+ * by the scalar code instead, before anything is stored. Returns 1 then.
+ */
+static inline __attribute__((always_inline, target(T512))) int
+nan512_fix(st_dtype dt, st_dtype srct, __m512i x, __mmask16 m, unsigned char *d,
+           const unsigned char *s, int want, uint64_t *ovf, uint64_t *unf, convert_fn *scalar)
+{
+	st_convert_stats st = {0, 0};
+
+	if (!pair_uses_fpu(dt, srct) ||
+	    !_mm512_mask_cmpgt_epu32_mask(m, _mm512_and_si512(x, _mm512_set1_epi32((int)F32_ABS)),
+	                                  _mm512_set1_epi32((int)F32_INF)))
+		return 0;
+	/* m is always the low lanes 0..k-1. */
+	scalar(d, s, (size_t)__builtin_popcount(m), want ? &st : NULL);
+	*ovf += st.overflow;
+	*unf += st.underflow;
+	return 1;
+}
+
+/*
  * One step: the 16 elements at s (the lanes of m when !full) to d, with
  * non-temporal stores when nt (d then aligned to the store size).
  */
 static inline __attribute__((always_inline, target(T512))) void
 k512_step(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s,
-          int full, int nt, __mmask16 m, int want, uint64_t *ovf, uint64_t *unf)
+          int full, int nt, __mmask16 m, int want, uint64_t *ovf, uint64_t *unf,
+          convert_fn *scalar)
 {
 	__mmask16 sinf = 0, szero = 0, dinf = 0, dzero = 0;
 
@@ -797,6 +851,8 @@ k512_step(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s,
 		__m512i x = ld512(srct, s, full, m, 0, &sinf, &szero);
 		__m512i a = _mm512_and_si512(x, _mm512_set1_epi32((int)F32_ABS));
 
+		if (nan512_fix(dt, srct, x, m, d, s, want, ovf, unf, scalar))
+			return;
 		st512(dt, d, x, full, nt, m, 0, &dinf, &dzero);
 		*ovf += lanes8(_mm512_mask_cmplt_epu32_mask(m, _mm512_sub_epi32(a, _mm512_set1_epi32((int)ovf_lo)),
 		                                            _mm512_set1_epi32((int)(F32_INF - ovf_lo))));
@@ -806,6 +862,8 @@ k512_step(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s,
 	}
 	__m512i x = ld512(srct, s, full, m, want, &sinf, &szero);
 
+	if (nan512_fix(dt, srct, x, m, d, s, want, ovf, unf, scalar))
+		return;
 	st512(dt, d, x, full, nt, m, want, &dinf, &dzero);
 	if (want) {
 		/* Masked-off lanes read 0: no Inf, not a new zero; mask anyway. */
@@ -825,7 +883,7 @@ k512_step(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s,
 
 static inline __attribute__((always_inline, target(T512))) void
 k512_loop(st_dtype dt, void *dst, st_dtype srct, const void *src, size_t n,
-          st_convert_stats *stats, int want)
+          st_convert_stats *stats, int want, convert_fn *scalar)
 {
 	const size_t ss = fsize(srct), ds = fsize(dt);
 	/* The size of one full step's store (two for F64), its alignment. */
@@ -838,17 +896,17 @@ k512_loop(st_dtype dt, void *dst, st_dtype srct, const void *src, size_t n,
 	if (n >= NT_BYTES / ds && (uintptr_t)d % ds == 0) {
 		size_t head = (align - (uintptr_t)d % align) % align / ds;
 		if (head) {
-			k512_step(dt, d, srct, s, 0, 0, (__mmask16)((1u << head) - 1), want, &ovf, &unf);
+			k512_step(dt, d, srct, s, 0, 0, (__mmask16)((1u << head) - 1), want, &ovf, &unf, scalar);
 			i += head, s += head * ss, d += head * ds;
 		}
 		for (; i + 16 <= n; i += 16, s += 16 * ss, d += 16 * ds)
-			k512_step(dt, d, srct, s, 1, 1, 0xFFFF, want, &ovf, &unf);
+			k512_step(dt, d, srct, s, 1, 1, 0xFFFF, want, &ovf, &unf, scalar);
 		_mm_sfence();
 	}
 	for (; i + 16 <= n; i += 16, s += 16 * ss, d += 16 * ds)
-		k512_step(dt, d, srct, s, 1, 0, 0xFFFF, want, &ovf, &unf);
+		k512_step(dt, d, srct, s, 1, 0, 0xFFFF, want, &ovf, &unf, scalar);
 	if (i < n)
-		k512_step(dt, d, srct, s, 0, 0, (__mmask16)((1u << (n - i)) - 1), want, &ovf, &unf);
+		k512_step(dt, d, srct, s, 0, 0, (__mmask16)((1u << (n - i)) - 1), want, &ovf, &unf, scalar);
 	if (want) {
 		stats->overflow += ovf;
 		stats->underflow += unf;
@@ -860,9 +918,9 @@ k512_loop(st_dtype dt, void *dst, st_dtype srct, const void *src, size_t n,
 	k512_##S##_##D(void *dst, const void *src, size_t n, st_convert_stats *stats) \
 	{ \
 		if (stats && can_lose(ST_DTYPE_##D, ST_DTYPE_##S)) \
-			k512_loop(ST_DTYPE_##D, dst, ST_DTYPE_##S, src, n, stats, 1); \
+			k512_loop(ST_DTYPE_##D, dst, ST_DTYPE_##S, src, n, stats, 1, scalar_##S##_##D); \
 		else \
-			k512_loop(ST_DTYPE_##D, dst, ST_DTYPE_##S, src, n, stats, 0); \
+			k512_loop(ST_DTYPE_##D, dst, ST_DTYPE_##S, src, n, stats, 0, scalar_##S##_##D); \
 	}
 FOR_EACH_PAIR(K512_FN)
 #define K512_ENTRY(D, S) TABLE_ENTRY(k512, D, S)

@@ -265,29 +265,36 @@ static uint64_t canon_nan(st_dtype t)
 
 /*
  * libst's NaN rule, written out per type rather than taken from dtype.c:
- * quiet, same sign, leading payload bits kept, composed through F32.
+ * same sign, widening keeps every payload bit (a signalling NaN stays
+ * signalling), narrowing keeps the leading payload bits and sets the quiet
+ * bit only where those bits are all zero (which would read as an
+ * infinity); composed through F32.
  */
 static uint64_t nan_rule(st_dtype dst, st_dtype src, uint64_t in)
 {
-	uint32_t x;
+	uint32_t x, m;
 
 	switch (src) {
 	case ST_DTYPE_F64:
-		x = (uint32_t)(in >> 32 & 0x80000000u) | 0x7FC00000u | (uint32_t)(in >> 29 & 0x7FFFFF);
+		m = (uint32_t)(in >> 29 & 0x7FFFFF);
+		x = (uint32_t)(in >> 32 & 0x80000000u) | 0x7F800000u | (m ? m : 0x400000u);
 		break;
-	case ST_DTYPE_F32: x = (uint32_t)in | 0x00400000u; break;
+	case ST_DTYPE_F32: x = (uint32_t)in; break;
 	case ST_DTYPE_F16:
-		x = (uint32_t)(in & 0x8000) << 16 | 0x7FC00000u | (uint32_t)(in & 0x3FF) << 13;
+		x = (uint32_t)(in & 0x8000) << 16 | 0x7F800000u | (uint32_t)(in & 0x3FF) << 13;
 		break;
-	default: x = (uint32_t)in << 16 | 0x00400000u; break;
+	default: x = (uint32_t)in << 16; break;
 	}
 	switch (dst) {
 	case ST_DTYPE_F64:
-		return (uint64_t)(x & 0x80000000u) << 32 | 0x7FF8000000000000ull |
+		return (uint64_t)(x & 0x80000000u) << 32 | 0x7FF0000000000000ull |
 		       (uint64_t)(x & 0x7FFFFF) << 29;
 	case ST_DTYPE_F32: return x;
-	case ST_DTYPE_F16: return (x >> 16 & 0x8000) | 0x7E00 | (x >> 13 & 0x3FF);
-	default: return x >> 16 | 0x40;
+	case ST_DTYPE_F16:
+		m = x >> 13 & 0x3FF;
+		return (x >> 16 & 0x8000) | 0x7C00 | (m ? m : 0x200);
+	default:
+		return (x >> 16 & 0x7F) ? x >> 16 : (x >> 16) | 0x40;
 	}
 }
 
@@ -627,8 +634,8 @@ START_TEST(test_scalar_exhaustive16)
 {
 	/*
 	 * Independent of PyTorch: every F16 and BF16 value widens to the value
-	 * its fields describe (computed here with ldexp), and every non-NaN
-	 * pattern survives the round trip through F32 unchanged.
+	 * its fields describe (computed here with ldexp), and every pattern,
+	 * NaNs included, survives the round trip through F32 unchanged.
 	 */
 	for (uint32_t b = 0; b < 65536; b++) {
 		st_f16 h = {(uint16_t)b};
@@ -637,22 +644,68 @@ START_TEST(test_scalar_exhaustive16)
 		double sign = (b & 0x8000) ? -1.0 : 1.0;
 		float fh = st_f16_to_f32(h), fb = st_bf16_to_f32(bf);
 
+		/*
+		 * Every pattern, NaNs included (signalling ones too), comes back
+		 * bit for bit from F32, through the scalar functions and through
+		 * st_convert (checked over all patterns at once below).
+		 */
+		CHECK(st_f32_to_f16(fh).bits == b, "F16 %#06x does not round-trip", b);
+		CHECK(st_f32_to_bf16(fb).bits == b, "BF16 %#06x does not round-trip", b);
 		if (e == 31) {
 			CHECK(m ? isnan(fh) : isinf(fh) && !signbit(fh) == !signbit(sign),
 			      "F16 %#06x -> %a", b, (double)fh);
+			if (m)
+				CHECK(fbits(fh) == ((b & 0x8000u) << 16 | 0x7F800000u | m << 13),
+				      "F16 NaN %#06x -> %#010x", b, fbits(fh));
 		} else {
 			double want = sign * (e ? ldexp(1024 + m, (int)e - 25) : ldexp(m, -24));
 			CHECK((double)fh == want && !signbit(fh) == !signbit(want),
 			      "F16 %#06x -> %a, expected %a", b, (double)fh, want);
 			CHECK(st_f32_to_f16(fh).bits == b, "F16 %#06x does not round-trip", b);
 		}
-		if (isnan(fb)) {
-			CHECK((b & 0x7FFF) > 0x7F80, "BF16 %#06x -> NaN", b);
-		} else {
-			CHECK(fbits(fb) == b << 16, "BF16 %#06x -> %#010x", b, fbits(fb));
-			CHECK(st_f32_to_bf16(fb).bits == b, "BF16 %#06x does not round-trip", b);
+		CHECK(fbits(fb) == b << 16, "BF16 %#06x -> %#010x", b, fbits(fb));
+		CHECK(!isnan(fb) || (b & 0x7FFF) > 0x7F80, "BF16 %#06x -> NaN", b);
+	}
+}
+END_TEST
+
+START_TEST(test_roundtrip16_all_paths)
+{
+	/*
+	 * F16 -> F32 -> F16 and BF16 -> F32 -> BF16 over all 65,536 patterns
+	 * with every kernel family, at an offset that leaves a partial vector.
+	 */
+	enum { N = 65536 };
+	uint16_t *in = malloc(N * 2 + 2), *back = malloc(N * 2);
+	uint32_t *wide = malloc(N * 4);
+	int isas[3] = {0, 1, 2};
+
+	ck_assert(in && back && wide);
+	for (uint32_t b = 0; b < N; b++)
+		in[b] = (uint16_t)b;
+	for (int k = 0; k < 3; k++) {
+		for (int pass = 0; pass < 2; pass++) {
+			st_dtype t = pass ? ST_DTYPE_BF16 : ST_DTYPE_F16;
+			if (st__convert_isa(isas[k], ST_DTYPE_F32, wide, t, in, N, NULL) != ST_OK)
+				continue; /* not on this CPU */
+			ck_assert_int_eq(st__convert_isa(isas[k], t, back, ST_DTYPE_F32, wide, N, NULL), ST_OK);
+			for (uint32_t b = 0; b < N; b++)
+				CHECK(back[b] == b, "%s %s %#06x -> %#010x -> %#06x", isa_names[k],
+				      st_dtype_name(t), b, wide[b], back[b]);
+			/* Through F64 and back too (both steps exact for these). */
+			uint64_t *w64 = malloc(N * 8);
+			ck_assert(w64 != NULL);
+			ck_assert_int_eq(st__convert_isa(isas[k], ST_DTYPE_F64, w64, t, in, N, NULL), ST_OK);
+			ck_assert_int_eq(st__convert_isa(isas[k], t, back, ST_DTYPE_F64, w64, N, NULL), ST_OK);
+			for (uint32_t b = 0; b < N; b++)
+				CHECK(back[b] == b, "%s %s %#06x -> F64 -> %#06x", isa_names[k],
+				      st_dtype_name(t), b, back[b]);
+			free(w64);
 		}
 	}
+	free(in);
+	free(back);
+	free(wide);
 }
 END_TEST
 
@@ -1057,6 +1110,7 @@ static Suite *dtype_suite(void)
 	tcase_add_test(tc, test_scalar_samples);
 	tcase_add_test(tc, test_scalar_digests);
 	tcase_add_test(tc, test_scalar_exhaustive16);
+	tcase_add_test(tc, test_roundtrip16_all_paths);
 	tcase_add_test(tc, test_scalar_double_rounding);
 	tcase_add_test(tc, test_scalar_huge_f64);
 	suite_add_tcase(s, tc);

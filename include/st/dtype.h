@@ -57,7 +57,10 @@ ST_API int st_dtype_is_float(st_dtype dtype);
 
 /*
  * Scalar conversions. Narrowing rounds to nearest, ties to even, as
- * PyTorch's .to(): NaN stays a (quiet) NaN, +-Inf stays +-Inf, finite values
+ * PyTorch's .to(): NaN stays NaN (sign and leading payload bits kept,
+ * quiet bit set only where truncation would otherwise give an infinity, so
+ * narrow -> F32 -> narrow is exact for every pattern, signalling NaNs
+ * included), +-Inf stays +-Inf, finite values
  * that round past the largest finite value become +-Inf, subnormals are
  * kept (never flushed to zero). Widening is exact.
  */

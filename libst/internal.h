@@ -43,6 +43,12 @@ void st__buf_printf(struct st__buf *b, const char *fmt, ...) ST_PRINTF(2, 3);
 void st__buf_json_string(struct st__buf *b, const char *s, size_t len);
 void st__buf_free(struct st__buf *b);
 
+/*
+ * The decoding table of an F8 type (256 F32 bit patterns) or of F4 (16),
+ * built once from dtype.c's reference functions; NULL for another type.
+ */
+const uint32_t *st__f8_table(st_dtype t);
+
 /* Scalar reference conversion (dtype.c); st_convert may vectorise. */
 int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
                        const void *src, size_t n, st_convert_stats *stats);

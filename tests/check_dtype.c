@@ -503,20 +503,20 @@ static const struct {
 	st_dtype t;
 	const char *name;
 	unsigned bits;
-	int is_float;
+	int is_float; /* 2: a wide float too */
 } table[] = {
 	/* FORMAT.md, "Dtypes", in the canonical writer order. */
 	{ST_DTYPE_U64, "U64", 64, 0}, {ST_DTYPE_I64, "I64", 64, 0},
-	{ST_DTYPE_F64, "F64", 64, 1}, {ST_DTYPE_C64, "C64", 64, 0},
-	{ST_DTYPE_F32, "F32", 32, 1}, {ST_DTYPE_U32, "U32", 32, 0},
-	{ST_DTYPE_I32, "I32", 32, 0}, {ST_DTYPE_BF16, "BF16", 16, 1},
-	{ST_DTYPE_F16, "F16", 16, 1}, {ST_DTYPE_U16, "U16", 16, 0},
-	{ST_DTYPE_I16, "I16", 16, 0}, {ST_DTYPE_F8_E5M2FNUZ, "F8_E5M2FNUZ", 8, 0},
-	{ST_DTYPE_F8_E4M3FNUZ, "F8_E4M3FNUZ", 8, 0}, {ST_DTYPE_F8_E8M0, "F8_E8M0", 8, 0},
-	{ST_DTYPE_F8_E4M3, "F8_E4M3", 8, 0}, {ST_DTYPE_F8_E5M2, "F8_E5M2", 8, 0},
+	{ST_DTYPE_F64, "F64", 64, 2}, {ST_DTYPE_C64, "C64", 64, 0},
+	{ST_DTYPE_F32, "F32", 32, 2}, {ST_DTYPE_U32, "U32", 32, 0},
+	{ST_DTYPE_I32, "I32", 32, 0}, {ST_DTYPE_BF16, "BF16", 16, 2},
+	{ST_DTYPE_F16, "F16", 16, 2}, {ST_DTYPE_U16, "U16", 16, 0},
+	{ST_DTYPE_I16, "I16", 16, 0}, {ST_DTYPE_F8_E5M2FNUZ, "F8_E5M2FNUZ", 8, 1},
+	{ST_DTYPE_F8_E4M3FNUZ, "F8_E4M3FNUZ", 8, 1}, {ST_DTYPE_F8_E8M0, "F8_E8M0", 8, 1},
+	{ST_DTYPE_F8_E4M3, "F8_E4M3", 8, 1}, {ST_DTYPE_F8_E5M2, "F8_E5M2", 8, 1},
 	{ST_DTYPE_I8, "I8", 8, 0}, {ST_DTYPE_U8, "U8", 8, 0},
-	{ST_DTYPE_F6_E3M2, "F6_E3M2", 6, 0}, {ST_DTYPE_F6_E2M3, "F6_E2M3", 6, 0},
-	{ST_DTYPE_F4, "F4", 4, 0}, {ST_DTYPE_BOOL, "BOOL", 8, 0},
+	{ST_DTYPE_F6_E3M2, "F6_E3M2", 6, 1}, {ST_DTYPE_F6_E2M3, "F6_E2M3", 6, 1},
+	{ST_DTYPE_F4, "F4", 4, 1}, {ST_DTYPE_BOOL, "BOOL", 8, 0},
 };
 
 START_TEST(test_names_table)
@@ -526,7 +526,8 @@ START_TEST(test_names_table)
 		st_dtype t = ST_DTYPE_COUNT;
 		ck_assert_str_eq(st_dtype_name(table[i].t), table[i].name);
 		ck_assert_uint_eq(st_dtype_bits(table[i].t), table[i].bits);
-		ck_assert_int_eq(st_dtype_is_float(table[i].t), table[i].is_float);
+		ck_assert_int_eq(st_dtype_is_float(table[i].t), table[i].is_float != 0);
+		ck_assert_int_eq(st_dtype_is_wide_float(table[i].t), table[i].is_float == 2);
 		ck_assert_int_eq(st_dtype_from_name(table[i].name, strlen(table[i].name), &t), ST_OK);
 		ck_assert_int_eq(t, table[i].t);
 		/* The writer order is descending enum value. */
@@ -576,6 +577,9 @@ START_TEST(test_names_out_of_range)
 	ck_assert_ptr_null(st_dtype_name((st_dtype)-1));
 	ck_assert_uint_eq(st_dtype_bits(ST_DTYPE_COUNT), 0);
 	ck_assert_int_eq(st_dtype_is_float(ST_DTYPE_COUNT), 0);
+	ck_assert_int_eq(st_dtype_is_wide_float(ST_DTYPE_COUNT), 0);
+	ck_assert_int_eq(st_convert_supported(ST_DTYPE_COUNT, ST_DTYPE_F32), 0);
+	ck_assert_int_eq(st_convert_supported(ST_DTYPE_F32, (st_dtype)-1), 0);
 }
 END_TEST
 
@@ -1039,6 +1043,352 @@ START_TEST(test_vector_mxcsr)
 }
 END_TEST
 
+
+/* ---- 8- and 4-bit floats ------------------------------------------------------ */
+
+#define N_F8 5
+static const st_dtype f8_types[N_F8] = {ST_DTYPE_F8_E4M3, ST_DTYPE_F8_E5M2, ST_DTYPE_F8_E4M3FNUZ,
+                                        ST_DTYPE_F8_E5M2FNUZ, ST_DTYPE_F8_E8M0};
+
+/*
+ * libst's NaN rules for the narrow types, written out here: decoding keeps
+ * the sign and payload (FNUZ and E8M0 NaNs have neither: 0x7FC00000);
+ * encoding gives E4M3 S.1111.111, E5M2 the sign and the two leading
+ * payload bits (quiet bit 01 -> 10 if both are zero), FNUZ 0x80, E8M0 0xFF.
+ */
+static uint32_t f8_nan_decoded(st_dtype t, unsigned c)
+{
+	if (t == ST_DTYPE_F8_E4M3)
+		return (uint32_t)(c & 0x80) << 24 | 0x7FF00000u;
+	if (t == ST_DTYPE_F8_E5M2)
+		return (uint32_t)(c & 0x80) << 24 | 0x7F800000u | (uint32_t)(c & 3) << 21;
+	return 0x7FC00000u;
+}
+
+static unsigned f8_nan_encoded(st_dtype t, uint32_t x)
+{
+	unsigned sign = x >> 24 & 0x80, m = x >> 21 & 3;
+
+	switch (t) {
+	case ST_DTYPE_F8_E4M3: return sign | 0x7F;
+	case ST_DTYPE_F8_E5M2: return sign | 0x7C | (m ? m : 2);
+	case ST_DTYPE_F8_E8M0: return 0xFF;
+	default: return 0x80;
+	}
+}
+
+static int f8_is_nan(st_dtype t, unsigned c)
+{
+	switch (t) {
+	case ST_DTYPE_F8_E4M3: return (c & 0x7F) == 0x7F;
+	case ST_DTYPE_F8_E5M2: return (c & 0x7F) > 0x7C;
+	case ST_DTYPE_F8_E8M0: return c == 0xFF;
+	default: return c == 0x80;
+	}
+}
+
+struct f8_line {
+	st_dtype t;
+	uint32_t a, b;
+	int nan; /* the reference value is NaN */
+};
+
+/* Lines "TYPE HEX HEX|nan" of a gen_f8.py fixture. */
+static struct f8_line *load_f8(const char *name, size_t *count)
+{
+	FILE *f = open_fixture(name);
+	struct f8_line *v = NULL;
+	size_t n = 0, cap = 0;
+	char line[128], tn[16], out[16];
+
+	while (fgets(line, sizeof line, f)) {
+		struct f8_line x;
+		if (line[0] == '#')
+			continue;
+		ck_assert_msg(sscanf(line, "%15s %" SCNx32 " %15s", tn, &x.a, out) == 3, "%s: bad line '%s'",
+		              name, line);
+		x.t = dtype_of(tn);
+		x.nan = strcmp(out, "nan") == 0;
+		x.b = x.nan ? 0 : (uint32_t)strtoul(out, NULL, 16);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			v = realloc(v, cap * sizeof *v);
+			ck_assert(v != NULL);
+		}
+		v[n++] = x;
+	}
+	fclose(f);
+	*count = n;
+	return v;
+}
+
+START_TEST(test_f8_decode_table)
+{
+	/* Every code of every type against gen_f8.py's table from the OCP spec. */
+	size_t n, seen[ST_DTYPE_COUNT] = {0};
+	struct f8_line *v = load_f8("f8_decode.txt", &n);
+
+	ck_assert_uint_eq(n, 5 * 256 + 16);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t want = v[i].nan ? f8_nan_decoded(v[i].t, v[i].a) : v[i].b;
+		uint32_t got = fbits(st_f8_to_f32(v[i].t, (uint8_t)v[i].a));
+		if (v[i].t == ST_DTYPE_F4)
+			want = v[i].b;
+		CHECK(got == want, "%s code %#04x: %#010x, expected %#010x", st_dtype_name(v[i].t), v[i].a, got,
+		      want);
+		CHECK(!v[i].nan == !isnan(bitsf(got)), "%s code %#04x: NaN-ness", st_dtype_name(v[i].t), v[i].a);
+		if (v[i].t != ST_DTYPE_F4)
+			CHECK(!v[i].nan == !f8_is_nan(v[i].t, v[i].a), "%s %#04x: NaN codes", st_dtype_name(v[i].t), v[i].a);
+		seen[v[i].t]++;
+	}
+	for (int k = 0; k < N_F8; k++)
+		ck_assert_uint_eq(seen[f8_types[k]], 256);
+	ck_assert_uint_eq(seen[ST_DTYPE_F4], 16);
+	free(v);
+}
+END_TEST
+
+/* All 256 codes of t (a few times over, at an odd offset) to each wide type. */
+START_TEST(test_f8_decode_convert)
+{
+	enum { N = 256 * 3 + 5 };
+	unsigned char codes[N + 1];
+	uint64_t ref[N], out[N + 8];
+
+	for (size_t i = 0; i < N; i++)
+		codes[1 + i] = (unsigned char)(i * 7 + i / 256);
+	for (int k = 0; k < N_F8; k++) {
+		st_dtype t = f8_types[k];
+		for (int di = 0; di < FLOATS; di++) {
+			st_dtype dst = floats[di];
+			uint32_t f[N];
+			/* The reference: the scalar decode, then the (tested) F32 -> dst. */
+			for (size_t i = 0; i < N; i++)
+				f[i] = fbits(st_f8_to_f32(t, codes[1 + i]));
+			ck_assert_int_eq(st__convert_scalar(dst, ref, ST_DTYPE_F32, f, N, NULL), ST_OK);
+			for (int isa = 0; isa < 3; isa++) {
+				st_convert_stats sa = {0, 0}, sb = {0, 0};
+				int rc = st__convert_isa(isa, dst, (unsigned char *)out + 1, t, codes + 1, N, &sb);
+				if (rc == ST_EUNSUPPORTED && isa)
+					continue;
+				ck_assert_int_eq(rc, ST_OK);
+				ck_assert_msg(memcmp((unsigned char *)out + 1, ref, N * esize(dst)) == 0,
+				              "%s %s -> %s differs at %zu", isa_names[isa], st_dtype_name(t),
+				              st_dtype_name(dst), first_diff(dst, (unsigned char *)out + 1, ref, N));
+				ck_assert_int_eq(st__convert_scalar(dst, ref, ST_DTYPE_F32, f, N, &sa), ST_OK);
+				ck_assert_uint_eq(sa.overflow, sb.overflow);
+				ck_assert_uint_eq(sa.underflow, sb.underflow);
+			}
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_f4_packing)
+{
+	/*
+	 * Every byte: element 2i is bits 3..0, element 2i + 1 bits 7..4
+	 * (PyTorch's float4_e2m1fn_x2); values from the E2M1 table.
+	 */
+	static const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+	unsigned char b[256];
+	float out[512];
+	uint16_t h[512];
+
+	for (unsigned i = 0; i < 256; i++)
+		b[i] = (unsigned char)i;
+	for (int isa = 0; isa < 3; isa++) {
+		memset(out, 0, sizeof out);
+		if (st__convert_isa(isa, ST_DTYPE_F32, out, ST_DTYPE_F4, b, 512, NULL) == ST_EUNSUPPORTED && isa)
+			continue;
+		for (unsigned i = 0; i < 256; i++) {
+			CHECK(fbits(out[2 * i]) == fbits(e2m1[i & 15]), "%s byte %#04x: element 0 %a", isa_names[isa],
+			      i, (double)out[2 * i]);
+			CHECK(fbits(out[2 * i + 1]) == fbits(e2m1[i >> 4]), "%s byte %#04x: element 1 %a",
+			      isa_names[isa], i, (double)out[2 * i + 1]);
+		}
+	}
+	ck_assert_int_eq(st_convert(ST_DTYPE_BF16, h, ST_DTYPE_F4, b + 1, 6, NULL), ST_OK);
+	ck_assert_uint_eq(h[0], 0x3F00); /* byte 0x01: 0.5, then 0 */
+	ck_assert_uint_eq(h[1], 0x0000);
+	ck_assert_uint_eq(h[2], 0x3F80); /* byte 0x02: 1, 0 */
+	ck_assert_uint_eq(h[4], 0x3FC0); /* byte 0x03: 1.5, 0 */
+	/* Two to a byte: an odd count is refused, F4 is read only. */
+	ck_assert_int_eq(st_convert(ST_DTYPE_F32, out, ST_DTYPE_F4, b, 3, NULL), ST_EINVAL);
+	ck_assert_int_eq(st__convert_scalar(ST_DTYPE_F32, out, ST_DTYPE_F4, b, 1, NULL), ST_EINVAL);
+	ck_assert_int_eq(st_convert(ST_DTYPE_F4, b, ST_DTYPE_F32, out, 2, NULL), ST_EUNSUPPORTED);
+	ck_assert_int_eq(st_convert_supported(ST_DTYPE_F32, ST_DTYPE_F4), 1);
+	ck_assert_int_eq(st_convert_supported(ST_DTYPE_F4, ST_DTYPE_F32), 0);
+	ck_assert_int_eq(st_convert_supported(ST_DTYPE_F32, ST_DTYPE_F6_E2M3), 0);
+}
+END_TEST
+
+START_TEST(test_f8_encode_table)
+{
+	/* gen_f8.py's nearest-value search, one input at a time and in bulk. */
+	size_t n;
+	struct f8_line *v = load_f8("f8_encode.txt", &n);
+	uint32_t *in = xmalloc(n * 4);
+	unsigned char *want = xmalloc(n), *got = xmalloc(n + 1);
+
+	ck_assert_uint_ge(n, 10000);
+	for (int k = 0; k < N_F8; k++) {
+		st_dtype t = f8_types[k];
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (v[i].t != t)
+				continue;
+			in[m] = v[i].a;
+			want[m] = (unsigned char)(v[i].nan ? f8_nan_encoded(t, v[i].a) : v[i].b);
+			unsigned c = st_f32_to_f8(t, bitsf(v[i].a));
+			CHECK(c == want[m], "%s: F32 %#010x -> %#04x, expected %#04x", st_dtype_name(t), v[i].a, c,
+			      want[m]);
+			m++;
+		}
+		ck_assert_uint_ge(m, 1000);
+		for (int isa = 0; isa < 3; isa++) {
+			int rc = st__convert_isa(isa, t, got + 1, ST_DTYPE_F32, in, m, NULL);
+			if (rc == ST_EUNSUPPORTED && isa)
+				continue;
+			ck_assert_int_eq(rc, ST_OK);
+			size_t at = 0;
+			while (at < m && got[1 + at] == want[at])
+				at++;
+			ck_assert_msg(at == m, "%s st_convert F32 -> %s: input %#010x gave %#04x, expected %#04x",
+			              isa_names[isa], st_dtype_name(t), in[at], got[1 + at], want[at]);
+		}
+	}
+	free(in);
+	free(want);
+	free(got);
+	free(v);
+}
+END_TEST
+
+START_TEST(test_f8_encode_edges)
+{
+	/* Named cases, checked by hand against the OCP spec's value tables. */
+	static const struct {
+		st_dtype t;
+		float in;
+		unsigned out;
+	} c[] = {
+		{ST_DTYPE_F8_E4M3, 448.0f, 0x7E}, {ST_DTYPE_F8_E4M3, 464.0f, 0x7E},   /* tie with 480: saturates */
+		{ST_DTYPE_F8_E4M3, 1e30f, 0x7E}, {ST_DTYPE_F8_E4M3, -1e30f, 0xFE},
+		{ST_DTYPE_F8_E4M3, INFINITY, 0x7F}, {ST_DTYPE_F8_E4M3, -INFINITY, 0xFF},
+		{ST_DTYPE_F8_E4M3, 0x1p-9f, 0x01}, {ST_DTYPE_F8_E4M3, 0x1p-10f, 0x00}, /* tie: even 0 */
+		{ST_DTYPE_F8_E4M3, 0x1.8p-9f, 0x02}, /* tie 1.5 units: even 2 */
+		{ST_DTYPE_F8_E4M3, 0x1.1p0f, 0x38},  /* 1.0625: tie 1 (even) / 1.125 */
+		{ST_DTYPE_F8_E4M3, 0x1.3p0f, 0x3A},  /* 1.1875: tie 1.125 / 1.25 (even) */
+		{ST_DTYPE_F8_E4M3, 0x1.30002p0f, 0x3A}, {ST_DTYPE_F8_E4M3, 0x1.2fffep0f, 0x39},
+		{ST_DTYPE_F8_E4M3, -0.0f, 0x80}, {ST_DTYPE_F8_E4M3FNUZ, -0.0f, 0x00},
+		{ST_DTYPE_F8_E4M3FNUZ, -0x1p-12f, 0x00}, {ST_DTYPE_F8_E4M3FNUZ, 240.0f, 0x7F},
+		{ST_DTYPE_F8_E4M3FNUZ, 1000.0f, 0x7F}, {ST_DTYPE_F8_E4M3FNUZ, -INFINITY, 0x80},
+		{ST_DTYPE_F8_E5M2, 57344.0f, 0x7B}, {ST_DTYPE_F8_E5M2, 1e10f, 0x7B},
+		{ST_DTYPE_F8_E5M2, -INFINITY, 0xFC}, {ST_DTYPE_F8_E5M2, 0x1p-16f, 0x01},
+		{ST_DTYPE_F8_E5M2FNUZ, 0x1p-17f, 0x01}, {ST_DTYPE_F8_E5M2FNUZ, 57344.0f, 0x7F},
+		{ST_DTYPE_F8_E8M0, 1.0f, 127}, {ST_DTYPE_F8_E8M0, 1.5f, 128}, {ST_DTYPE_F8_E8M0, 1.4999999f, 127},
+		{ST_DTYPE_F8_E8M0, -4.0f, 129}, {ST_DTYPE_F8_E8M0, 0.0f, 0}, {ST_DTYPE_F8_E8M0, 0x1p127f, 254},
+		{ST_DTYPE_F8_E8M0, 3e38f, 254}, {ST_DTYPE_F8_E8M0, INFINITY, 0xFF}, {ST_DTYPE_F8_E8M0, 0x1p-127f, 0},
+		{ST_DTYPE_F8_E8M0, 0x1.8p-127f, 1},
+	};
+	for (size_t i = 0; i < COUNT(c); i++) {
+		unsigned got = st_f32_to_f8(c[i].t, c[i].in);
+		ck_assert_msg(got == c[i].out, "%s %a -> %#04x, expected %#04x", st_dtype_name(c[i].t),
+		              (double)c[i].in, got, c[i].out);
+	}
+	/* NaN payloads: E5M2 keeps the sign and the two leading bits. */
+	ck_assert_uint_eq(st_f32_to_f8(ST_DTYPE_F8_E5M2, bitsf(0xFFA00000)), 0xFD);
+	ck_assert_uint_eq(st_f32_to_f8(ST_DTYPE_F8_E5M2, bitsf(0x7F800001)), 0x7E);
+	ck_assert_uint_eq(st_f32_to_f8(ST_DTYPE_F8_E4M3, bitsf(0xFF800001)), 0xFF);
+	/* Counts: saturated and vanished values. */
+	{
+		static const float in[7] = {465.0f, 448.0f, -1000.0f, 1e-30f, 0.0f, NAN, 0x1p-11f};
+		unsigned char out[7];
+		st_convert_stats s = {0, 0};
+		ck_assert_int_eq(st_convert(ST_DTYPE_F8_E4M3, out, ST_DTYPE_F32, in, 7, &s), ST_OK);
+		ck_assert_uint_eq(s.overflow, 2);
+		ck_assert_uint_eq(s.underflow, 2);
+		ck_assert_uint_eq(out[0], 0x7E);
+		ck_assert_uint_eq(out[2], 0xFE);
+	}
+	/* F64 past the F32 range saturates; it does not become an Inf (NaN). */
+	{
+		static const double in[3] = {1e300, -1e300, 1e-300};
+		unsigned char out[3];
+		ck_assert_int_eq(st_convert(ST_DTYPE_F8_E4M3, out, ST_DTYPE_F64, in, 3, NULL), ST_OK);
+		ck_assert_uint_eq(out[0], 0x7E);
+		ck_assert_uint_eq(out[1], 0xFE);
+		ck_assert_uint_eq(out[2], 0x00);
+	}
+}
+END_TEST
+
+START_TEST(test_f8_roundtrip)
+{
+	/* Every code decodes and encodes back to itself (NaNs by the rule). */
+	for (int k = 0; k < N_F8; k++) {
+		st_dtype t = f8_types[k];
+		for (unsigned c = 0; c < 256; c++) {
+			float f = st_f8_to_f32(t, (uint8_t)c);
+			unsigned back = st_f32_to_f8(t, f);
+			unsigned want = f8_is_nan(t, c) ? f8_nan_encoded(t, fbits(f)) : c;
+			CHECK(back == want, "%s %#04x -> %a -> %#04x", st_dtype_name(t), c, (double)f, back);
+			if (t == ST_DTYPE_F8_E4M3 || (t == ST_DTYPE_F8_E5M2 && !(f8_is_nan(t, c) && (c & 3) == 1)))
+				CHECK(back == c, "%s %#04x not kept", st_dtype_name(t), c);
+		}
+	}
+	/* F8 -> F8 is decode then encode: e.g. every E5M2 code to E4M3. */
+	for (int a = 0; a < N_F8; a++) {
+		for (int b = 0; b < N_F8; b++) {
+			unsigned char in[256], out[256];
+			for (unsigned c = 0; c < 256; c++)
+				in[c] = (unsigned char)c;
+			ck_assert_int_eq(st_convert(f8_types[b], out, f8_types[a], in, 256, NULL), ST_OK);
+			for (unsigned c = 0; c < 256; c++)
+				CHECK(out[c] == st_f32_to_f8(f8_types[b], st_f8_to_f32(f8_types[a], (uint8_t)c)),
+				      "%s -> %s code %#04x", st_dtype_name(f8_types[a]), st_dtype_name(f8_types[b]), c);
+			/* In place (same size). */
+			ck_assert_int_eq(st_convert(f8_types[b], in, f8_types[a], in, 256, NULL), ST_OK);
+			ck_assert_mem_eq(in, out, 256);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_f8_vector_streams)
+{
+	/* Each kernel family against the scalar path on the big streams. */
+	int isa = _i + 1;
+	size_t cap = (size_t)F32_N;
+	unsigned char *a, *b;
+
+	if (!isa_ok(isa))
+		return;
+	streams_setup();
+	a = xmalloc(cap);
+	b = xmalloc(cap);
+	for (int si = 0; si < FLOATS; si++) {
+		for (int k = 0; k < N_F8; k++) {
+			st_dtype src = floats[si], dst = f8_types[k];
+			st_convert_stats sa = {0, 0}, sb = {0, 0};
+			size_t n, at = 0;
+			const void *in = stream_of(src, &n);
+			ck_assert_int_eq(st__convert_scalar(dst, a, src, in, n, &sa), ST_OK);
+			ck_assert_int_eq(st__convert_isa(isa, dst, b, src, in, n, &sb), ST_OK);
+			while (at < n && a[at] == b[at])
+				at++;
+			ck_assert_msg(at == n, "%s %s -> %s: element %zu", isa_names[isa], st_dtype_name(src),
+			              st_dtype_name(dst), at);
+			ck_assert_uint_eq(sa.overflow, sb.overflow);
+			ck_assert_uint_eq(sa.underflow, sb.underflow);
+		}
+	}
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* ---- errors ------------------------------------------------------------------ */
 
 START_TEST(test_errors_unsupported)
@@ -1046,7 +1396,8 @@ START_TEST(test_errors_unsupported)
 	unsigned char in[64] = {0}, out[64];
 
 	for (int t = 0; t < ST_DTYPE_COUNT; t++) {
-		if (st_dtype_is_float((st_dtype)t))
+		if (st_dtype_is_wide_float((st_dtype)t) || st_convert_supported((st_dtype)t, ST_DTYPE_F32) ||
+		    t == ST_DTYPE_F4)
 			continue;
 		for (int f = 0; f < FLOATS; f++) {
 			memset(out, 0x5A, sizeof out);
@@ -1130,6 +1481,17 @@ static Suite *dtype_suite(void)
 	tcase_add_loop_test(tc, test_vector_large_unaligned, 0, 2);
 	tcase_add_loop_test(tc, test_vector_in_place, 0, 2);
 	tcase_add_test(tc, test_vector_mxcsr);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("f8");
+	tcase_add_unchecked_fixture(tc, NULL, streams_teardown);
+	tcase_add_test(tc, test_f8_decode_table);
+	tcase_add_test(tc, test_f8_decode_convert);
+	tcase_add_test(tc, test_f4_packing);
+	tcase_add_test(tc, test_f8_encode_table);
+	tcase_add_test(tc, test_f8_encode_edges);
+	tcase_add_test(tc, test_f8_roundtrip);
+	tcase_add_loop_test(tc, test_f8_vector_streams, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

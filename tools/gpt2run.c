@@ -235,7 +235,7 @@ static st_checkpoint *open_ref(const char *path, long *logits_i)
 	if (*logits_i < 0)
 		cli_die(CLI_ERROR, "%s: no tensor 'logits'", path);
 	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)*logits_i, NULL);
-	if (!st_dtype_is_float(t->dtype))
+	if (!st_dtype_is_wide_float(t->dtype))
 		cli_die(CLI_ERROR, "%s: tensor 'logits': dtype %s is not a float type",
 		        path, st_dtype_name(t->dtype));
 	if (t->ndim != 2)

@@ -339,7 +339,7 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 			it->action = ACT_DROP;
 		else if (!o->has_to)
 			it->action = ACT_COPY;
-		else if (!st_dtype_is_float(it->t->dtype))
+		else if (!st_dtype_is_wide_float(it->t->dtype))
 			it->action = ACT_ASIS;
 		else if (kept)
 			it->action = ACT_KEEP;

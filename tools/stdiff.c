@@ -128,7 +128,7 @@ struct worker {
 
 static enum kind dtype_kind(st_dtype d)
 {
-	return st_dtype_is_float(d) ? KIND_FLOAT
+	return st_dtype_is_wide_float(d) ? KIND_FLOAT
 	       : ckpt_is_numeric(d) ? KIND_INT : KIND_RAW;
 }
 

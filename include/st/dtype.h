@@ -52,8 +52,22 @@ ST_API const char *st_dtype_name(st_dtype dtype);
 ST_API int st_dtype_from_name(const char *s, size_t len, st_dtype *out);
 /* Bits per element: 64, 32, 16, 8, 6 or 4 (BOOL is 8). */
 ST_API unsigned st_dtype_bits(st_dtype dtype);
-/* 1 for F64, F32, F16 and BF16, the types st_convert handles; else 0. */
+/*
+ * 1 for every floating-point dtype: F64, F32, F16, BF16, the five F8
+ * types, F6_E2M3, F6_E3M2 and F4; else 0 (integers, BOOL, C64).
+ */
 ST_API int st_dtype_is_float(st_dtype dtype);
+/*
+ * 1 for F64, F32, F16 and BF16, the floats of 16 bits or more: st_convert
+ * converts between any two of them, and every element is whole bytes.
+ */
+ST_API int st_dtype_is_wide_float(st_dtype dtype);
+/*
+ * 1 when st_convert converts src_type to dst_type: both wide floats, or
+ * an F8 type or F4 (read only) on one side and a wide float or F8 type on
+ * the other. F6 is not converted.
+ */
+ST_API int st_convert_supported(st_dtype dst_type, st_dtype src_type);
 
 /*
  * Scalar conversions. Narrowing rounds to nearest, ties to even, as
@@ -70,18 +84,39 @@ ST_API float st_bf16_to_f32(st_bf16 b);
 ST_API st_bf16 st_f32_to_bf16(float f);
 ST_API float st_f64_to_f32(double d);
 
+/*
+ * 8- and 4-bit floats (FORMAT.md, "8- and 4-bit floats"; the OCP 8-bit
+ * floating point specification). st_f8_to_f32 decodes exactly one code of
+ * F8_E4M3, F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, or F4 (the low
+ * nibble of code); another type gives NaN. A NaN keeps its sign and
+ * payload; the FNUZ and E8M0 NaNs become 0x7FC00000.
+ *
+ * st_f32_to_f8 encodes into one of the five F8 types (0 for another):
+ * round to nearest, ties to even; finite values past the largest finite
+ * value saturate to +-max; subnormals are kept; NaN stays NaN; +-Inf stays
+ * +-Inf in F8_E5M2 and becomes NaN in the types without infinities. The
+ * FNUZ types have no -0 (a negative value that rounds to zero gives +0).
+ * F8_E8M0 has no sign and no zero: it encodes |f| as the nearest power of
+ * two (significand 1.5 rounds up), from 2^-127 (also for 0) to 2^127.
+ */
+ST_API float st_f8_to_f32(st_dtype type, uint8_t code);
+ST_API uint8_t st_f32_to_f8(st_dtype type, float f);
+
 /* What a narrowing conversion lost, counted by st_convert. */
 typedef struct st_convert_stats {
-	uint64_t overflow;  /* finite values that became +-Inf */
+	uint64_t overflow;  /* finite values that became +-Inf, or saturated
+	                       to +-max in an F8 type */
 	uint64_t underflow; /* non-zero values that became +-0 */
 } st_convert_stats;
 
 /*
- * Convert n elements from src (type src_type) to dst (type dst_type).
- * Both types must be float types (st_dtype_is_float); the same type copies.
- * F16 <-> BF16 goes through F32 (exact, then rounded once). Buffers hold
- * little-endian values and need no alignment; they must not overlap unless
- * dst == src and the element sizes are equal.
+ * Convert n elements from src (type src_type) to dst (type dst_type), a
+ * pair st_convert_supported accepts; the same type copies. F16 <-> BF16
+ * and every pair with an F8 or F4 side go through F32 (exact, then rounded
+ * once; an F64 is rounded to F32 first, as for F16). F4 packs two elements
+ * a byte, element 2i in the low nibble (PyTorch's float4_e2m1fn_x2), so n
+ * must be even. Buffers hold little-endian values and need no alignment;
+ * they must not overlap unless dst == src and the element sizes are equal.
  *
  * Uses F16C / AVX-512 when the CPU has them (chosen at run time); the
  * result is the same bits as the scalar path.
@@ -89,7 +124,8 @@ typedef struct st_convert_stats {
  * stats, if not NULL, is incremented (not reset) with the overflow and
  * underflow counts of this call.
  *
- * Returns ST_OK, or ST_EUNSUPPORTED for a non-float type.
+ * Returns ST_OK, ST_EUNSUPPORTED for a pair it does not convert, or
+ * ST_EINVAL for an odd count of F4 elements.
  */
 ST_API int st_convert(st_dtype dst_type, void *dst, st_dtype src_type,
                       const void *src, size_t n, st_convert_stats *stats);

@@ -248,7 +248,7 @@ int gpt2_model_fill(gpt2_model *m, int slot, int layer, st_dtype src_type,
                     size_t errlen)
 {
 	const gpt2_param_info *p = &param_table[slot];
-	if (!st_dtype_is_float(src_type))
+	if (!st_dtype_is_wide_float(src_type))
 		return gpt2_err(err, errlen, "%s is not a float type",
 		                st_dtype_name(src_type));
 	if (!p->per_layer)

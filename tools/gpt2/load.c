@@ -134,7 +134,7 @@ int gpt2_checkpoint_index(st_checkpoint *ck, const gpt2_config *cfg,
 			                "%s: tensor '%s': unexpected tensor (not a "
 			                "parameter of GPT-2 with n_layer %d)",
 			                tensor_file(ck, fi), name, L);
-		if (!st_dtype_is_float(t->dtype))
+		if (!st_dtype_is_wide_float(t->dtype))
 			return gpt2_err(err, errlen,
 			                "%s: tensor '%s': dtype %s is not a float type "
 			                "(expected F32, F16, BF16 or F64)",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses of libst into tests/fuzz/out (or $1):
 # fuzz_header, fuzz_torch, fuzz_index, fuzz_writer, and those of the GPT-2
-# tools: fuzz_tokenizer, fuzz_encode, fuzz_config, fuzz_llmc, fuzz_model.
+# tools: fuzz_tokenizer, fuzz_encode, fuzz_config, fuzz_llmc, fuzz_model,
+# and of tools/common: fuzz_archcheck.
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,5 +40,19 @@ for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${gobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -lpcre2-8 -o "$out/$t"
 done
+# The tools' shared modules.
+cobjs=()
+for src in "$root"/tools/common/archcheck.c; do
+	obj="$out/common_$(basename "${src%.c}").o"
+	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
+		-I"$root/tools" $cjson -c "$src" -o "$obj"
+	cobjs+=("$obj")
+done
+for t in fuzz_archcheck; do
+	"$cc" "${flags[@]}" -I"$root/tools" -DFUZZ_COMMON -DFUZZ_TARGET="$t" \
+		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
+		"${objs[@]}" "${libs[@]}" -o "$out/$t"
+done
 echo "built: $out/{fuzz_header,fuzz_torch,fuzz_index,fuzz_writer}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
+echo "built: $out/fuzz_archcheck"

@@ -1,0 +1,76 @@
+/*
+ * targets_common.c - fuzz targets of the tools' shared modules
+ * (tools/common), shared by the libFuzzer harness (fuzz.c with
+ * -DFUZZ_COMMON, built by build.sh) and the corpus replay unit test
+ * (tests/check_common_fuzz_corpus.c), which both #include this file.
+ *
+ *   fuzz_archcheck  config.json text: archcheck_config_parse returns 0, 1
+ *                   or -1 with a message; what parses has sizes in range,
+ *                   a parameter list whose shapes sum to archcheck_count,
+ *                   and compares against a fixed GPT-2 snapshot with every
+ *                   count adding up.
+ *
+ * It is not a test of messages or exact results: the unit tests do that.
+ */
+#include "common/archcheck.h"
+/* fuzz.h's file and mode-byte helpers are not needed here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "fuzz.h"
+#pragma GCC diagnostic pop
+
+#include <stdlib.h>
+#include <string.h>
+
+static st_checkpoint *fz_common_ck;
+
+static void fz_common_cleanup(void)
+{
+	st_checkpoint_close(fz_common_ck);
+	fz_common_ck = NULL;
+}
+
+static void fuzz_archcheck(const unsigned char *data, size_t size)
+{
+	archcheck_config cfg;
+	char err[512];
+	err[0] = 0;
+	int rc = archcheck_config_parse(&cfg, (const char *)data, size,
+	                                "config.json", err, sizeof err);
+	CHECK(rc == 0 || rc == 1 || rc == -1);
+	CHECK(memchr(cfg.arch, 0, sizeof cfg.arch) != NULL);
+	if (rc == -1) {
+		CHECK(strncmp(err, "config.json: ", 13) == 0 && strlen(err) > 13);
+		return;
+	}
+	if (rc == 1)
+		return;
+	CHECK(cfg.family == ARCHCHECK_GPT2 || cfg.family == ARCHCHECK_LLAMA);
+	CHECK(cfg.layers >= 1 && cfg.layers <= 4096);
+	CHECK(cfg.heads >= 1 && cfg.kv_heads >= 1 && cfg.heads % cfg.kv_heads == 0);
+	archcheck_param *p;
+	size_t n = archcheck_expected(&cfg, &p);
+	CHECK(n > 0);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++) {
+		CHECK(p[i].ndim == 1 || p[i].ndim == 2);
+		CHECK(p[i].shape[0] >= 1 && p[i].shape[0] <= ((uint64_t)1 << 33));
+		sum += p[i].ndim == 1 ? p[i].shape[0] : p[i].shape[0] * p[i].shape[1];
+	}
+	free(p);
+	CHECK(sum == archcheck_count(&cfg));
+	if (!fz_common_ck) {
+		st_error e;
+		CHECK(st_checkpoint_open(&fz_common_ck,
+		                         ST_TESTDATA "/archcheck/gpt2-legacy", 0,
+		                         &e) == ST_OK);
+	}
+	archcheck_report r;
+	CHECK(archcheck_compare(&cfg, fz_common_ck, &r) == 0);
+	CHECK(r.implied == sum && r.n_expected == n);
+	CHECK(r.n_matched + r.n_missing + r.n_misshapen == n);
+	CHECK(r.n_matched + r.n_misshapen + r.n_buffers + r.n_alias +
+	      r.n_unknown == st_checkpoint_n_tensors(fz_common_ck));
+	CHECK(r.found <= r.implied);
+	archcheck_report_free(&r);
+}

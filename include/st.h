@@ -21,6 +21,7 @@
  *   st/file.h    reading and validating one file (mmap or memory)
  *   st/writer.h  writing one file: streaming, canonical, atomic
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
+ *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
  *
  * The library never prints and never exits; it keeps no global mutable
  * state, so distinct handles may be used from distinct threads. Reading
@@ -42,6 +43,7 @@
 #include "st/file.h"
 #include "st/writer.h"
 #include "st/index.h"
+#include "st/gguf.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -26,6 +26,9 @@ for t in fuzz_header fuzz_torch fuzz_index fuzz_writer; do
 	"$cc" "${flags[@]}" -DFUZZ_TARGET="$t" "$here/fuzz.c" "${objs[@]}" \
 		"${libs[@]}" -o "$out/$t"
 done
+# The GGUF reader.
+"$cc" "${flags[@]}" -DFUZZ_GGUF -DFUZZ_TARGET=fuzz_gguf "$here/fuzz.c" \
+	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_gguf"
 # The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
 gobjs=()
 cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
@@ -53,6 +56,6 @@ for t in fuzz_archcheck; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-echo "built: $out/{fuzz_header,fuzz_torch,fuzz_index,fuzz_writer}"
+echo "built: $out/{fuzz_header,fuzz_torch,fuzz_index,fuzz_writer,fuzz_gguf}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/fuzz_archcheck"

@@ -1,0 +1,224 @@
+/*
+ * st/gguf.h - reading GGUF files, llama.cpp's format, and the ggml types.
+ *
+ * A GGUF file (versions 2 and 3, little-endian) is laid out as
+ *
+ *   "GGUF" u32 version, u64 n_tensors, u64 n_kv
+ *   n_kv x      { string key, u32 value type, value }
+ *   n_tensors x { string name, u32 n_dims, u64 dims[n_dims], u32 ggml type,
+ *                 u64 offset }
+ *   zero padding to a multiple of ALIGNMENT
+ *   tensor data: each tensor at data start + offset, offsets multiples of
+ *   ALIGNMENT ("general.alignment", u32, default 32)
+ *
+ * A string is a u64 byte length and the bytes (no NUL). A value is one of
+ * the scalars below, a string, or an array: u32 element type, u64 count,
+ * the elements (arrays may nest). dims[0] varies fastest (ggml's ne[0]):
+ * a PyTorch tensor of shape [rows, cols] is stored with dims {cols, rows}.
+ *
+ * Recipe:
+ *   1. st_gguf_open(&g, "model.gguf", &err)  reads only the header
+ *   2. st_gguf_n_kv / st_gguf_kv_at / st_gguf_find_kv        the metadata
+ *   3. st_gguf_n_tensors / st_gguf_tensor_at / st_gguf_find  the tensor infos
+ *   4. st_gguf_tensor_data(g, i)   a borrowed view of the tensor's bytes;
+ *      st_ggml_to_f32 decodes F32, F16, BF16 and Q8_0 rows
+ *   5. st_gguf_close(g)
+ *
+ * Opening checks every count, length and offset against the file before it
+ * is used, and every rule below; the first problem is returned as
+ * ST_EFORMAT with a message naming the file, the key or tensor, and the
+ * numbers. st_gguf_check_file() reports every problem.
+ */
+#ifndef ST_GGUF_H
+#define ST_GGUF_H
+
+#include "file.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct st_gguf st_gguf;
+
+/* Metadata value types, with the numbers the file uses. */
+typedef enum st_gguf_type {
+	ST_GGUF_UINT8 = 0,
+	ST_GGUF_INT8 = 1,
+	ST_GGUF_UINT16 = 2,
+	ST_GGUF_INT16 = 3,
+	ST_GGUF_UINT32 = 4,
+	ST_GGUF_INT32 = 5,
+	ST_GGUF_FLOAT32 = 6,
+	ST_GGUF_BOOL = 7,
+	ST_GGUF_STRING = 8,
+	ST_GGUF_ARRAY = 9,
+	ST_GGUF_UINT64 = 10,
+	ST_GGUF_INT64 = 11,
+	ST_GGUF_FLOAT64 = 12,
+	ST_GGUF_TYPE_COUNT
+} st_gguf_type;
+
+/* The spec's name of a value type ("uint32", "string", ...); NULL if unknown. */
+ST_API const char *st_gguf_type_name(int type);
+
+/* Arrays nest at most this deep (an array of arrays of u8 is depth 2). */
+#define ST_GGUF_MAX_DEPTH 16
+/* Tensors have at most this many dimensions (ggml's GGML_MAX_DIMS). */
+#define ST_GGUF_MAX_DIMS 4
+/* The alignment when general.alignment is absent. */
+#define ST_GGUF_DEFAULT_ALIGNMENT 32
+
+/*
+ * One metadata value. Owned by the st_gguf; valid until st_gguf_close.
+ *   numbers and bools: v.u (UINT*, BOOL), v.i (INT*), v.f (FLOAT*)
+ *   STRING: v.s, n bytes (not NUL-terminated; may hold any bytes)
+ *   ARRAY: elem_type and n elements; read them with st_gguf_array_get
+ */
+typedef struct st_gguf_value {
+	int type;      /* st_gguf_type */
+	int elem_type; /* ARRAY: the elements' type */
+	uint64_t n;    /* STRING: bytes; ARRAY: elements */
+	union {
+		uint64_t u;
+		int64_t i;
+		double f;
+		const char *s;
+		const void *raw;                  /* ARRAY of numbers: file bytes */
+		const struct st_gguf_value *vals; /* ARRAY of strings or arrays */
+	} v;
+} st_gguf_value;
+
+/* Element i (< arr->n) of an array, as a value of arr->elem_type. */
+ST_API void st_gguf_array_get(const st_gguf_value *arr, uint64_t i,
+                              st_gguf_value *out);
+
+/* One key/value pair; key is NUL-terminated ASCII, key_len bytes. */
+typedef struct st_gguf_kv {
+	const char *key;
+	size_t key_len;
+	st_gguf_value value;
+} st_gguf_kv;
+
+/*
+ * ggml tensor types, with the numbers the file uses. The gaps (4, 5,
+ * 31-33, 36-38) are types ggml has removed; files holding them are refused.
+ */
+enum {
+	ST_GGML_F32 = 0, ST_GGML_F16 = 1, ST_GGML_Q4_0 = 2, ST_GGML_Q4_1 = 3,
+	ST_GGML_Q5_0 = 6, ST_GGML_Q5_1 = 7, ST_GGML_Q8_0 = 8, ST_GGML_Q8_1 = 9,
+	ST_GGML_Q2_K = 10, ST_GGML_Q3_K = 11, ST_GGML_Q4_K = 12,
+	ST_GGML_Q5_K = 13, ST_GGML_Q6_K = 14, ST_GGML_Q8_K = 15,
+	ST_GGML_IQ2_XXS = 16, ST_GGML_IQ2_XS = 17, ST_GGML_IQ3_XXS = 18,
+	ST_GGML_IQ1_S = 19, ST_GGML_IQ4_NL = 20, ST_GGML_IQ3_S = 21,
+	ST_GGML_IQ2_S = 22, ST_GGML_IQ4_XS = 23, ST_GGML_I8 = 24,
+	ST_GGML_I16 = 25, ST_GGML_I32 = 26, ST_GGML_I64 = 27, ST_GGML_F64 = 28,
+	ST_GGML_IQ1_M = 29, ST_GGML_BF16 = 30, ST_GGML_TQ1_0 = 34,
+	ST_GGML_TQ2_0 = 35, ST_GGML_MXFP4 = 39, ST_GGML_TYPE_COUNT = 40
+};
+
+/* ggml's name of a tensor type ("F32", "Q8_0", "IQ4_XS"...); NULL if unknown. */
+ST_API const char *st_ggml_type_name(unsigned type);
+/* Look a name up (exact, case-sensitive). ST_OK and *type, or ST_ENOTFOUND. */
+ST_API int st_ggml_type_from_name(const char *name, unsigned *type);
+/*
+ * A type's block: *block elements are stored in *bytes bytes (F32: 1, 4;
+ * Q8_0: 32, 34; Q4_K: 256, 144). Returns ST_OK, or ST_ENOTFOUND.
+ */
+ST_API int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes);
+/*
+ * The safetensors dtype with the same element layout (F32, F16, BF16, F64,
+ * I8, I16, I32, I64). Returns ST_OK, or ST_ENOTFOUND for block types.
+ */
+ST_API int st_ggml_type_dtype(unsigned type, st_dtype *out);
+
+/*
+ * Decode n elements (a multiple of the type's block) of type F32, F16,
+ * BF16 or Q8_0 from src into dst. Q8_0 blocks are an F16 scale d and 32
+ * int8 q, each element d * q (as ggml's dequantize_row_q8_0).
+ * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED.
+ */
+ST_API int st_ggml_to_f32(unsigned type, const void *src, float *dst,
+                          uint64_t n);
+/*
+ * Encode n floats (a multiple of the block) as F32, F16, BF16 (round to
+ * nearest even, as st_convert) or Q8_0, exactly as ggml's
+ * quantize_row_q8_0_ref: per block of 32, d = amax / 127, id = 1 / d (0
+ * when d is 0), q = roundf(x * id), d stored as F16.
+ * Returns ST_OK, ST_EINVAL, ST_EUNSUPPORTED.
+ */
+ST_API int st_ggml_from_f32(unsigned type, const float *src, void *dst,
+                            uint64_t n);
+
+/*
+ * One tensor info. dims[0] varies fastest. offset counts from the start of
+ * the data section (st_gguf_data_offset). name is NUL-terminated.
+ */
+typedef struct st_gguf_tensor {
+	const char *name;
+	size_t name_len;
+	unsigned type;    /* ST_GGML_* */
+	unsigned ndim;
+	uint64_t dims[ST_GGUF_MAX_DIMS]; /* unused ones are 1 */
+	uint64_t n_elements;
+	uint64_t offset;
+	uint64_t n_bytes;
+} st_gguf_tensor;
+
+/*
+ * Open a GGUF file. Maps the file read-only and parses the header; tensor
+ * data is not read (a 300 GB file opens as fast as a small one).
+ * On success *out is the new handle (free with st_gguf_close).
+ * Returns ST_OK, ST_EIO (cannot open, stat or map), ST_EFORMAT (a rule
+ * broken: bad magic, unknown version, a count, length or offset past the end
+ * of the file, an unknown value or tensor type, misaligned or overlapping
+ * tensor data, arrays nested deeper than ST_GGUF_MAX_DEPTH...), ST_ENOMEM.
+ */
+ST_API int st_gguf_open(st_gguf **out, const char *path, st_error *err);
+/* The same for a file in memory; buf must outlive the handle. */
+ST_API int st_gguf_open_memory(st_gguf **out, const void *buf, size_t len,
+                               const char *name, st_error *err);
+/* Close and free everything; views become invalid. NULL does nothing. */
+ST_API void st_gguf_close(st_gguf *g);
+
+/* 1 when the first four bytes of a file of len bytes are "GGUF". */
+ST_API int st_gguf_is_gguf(const void *head, size_t len);
+
+ST_API const char *st_gguf_path(const st_gguf *g);
+ST_API unsigned st_gguf_version(const st_gguf *g);  /* 2 or 3 */
+ST_API uint64_t st_gguf_size(const st_gguf *g);     /* whole file */
+ST_API uint64_t st_gguf_alignment(const st_gguf *g);
+/* File offset of the data section (the header, padded); its size. */
+ST_API uint64_t st_gguf_data_offset(const st_gguf *g);
+ST_API uint64_t st_gguf_data_size(const st_gguf *g);
+
+/* Metadata in file order; st_gguf_find_kv gives the index of key or -1. */
+ST_API size_t st_gguf_n_kv(const st_gguf *g);
+ST_API const st_gguf_kv *st_gguf_kv_at(const st_gguf *g, size_t i);
+ST_API long st_gguf_find_kv(const st_gguf *g, const char *key);
+
+/* Tensor infos in file order; st_gguf_find gives the index of name or -1. */
+ST_API size_t st_gguf_n_tensors(const st_gguf *g);
+ST_API const st_gguf_tensor *st_gguf_tensor_at(const st_gguf *g, size_t i);
+ST_API long st_gguf_find(const st_gguf *g, const char *name);
+/*
+ * Borrow tensor i's n_bytes bytes: a pointer into the mapping (or the
+ * memory buffer), valid until st_gguf_close. Reading it reads the file.
+ */
+ST_API const void *st_gguf_tensor_data(const st_gguf *g, size_t i);
+
+/*
+ * Check one GGUF file against every rule and report each problem to fn
+ * (st_problem_fn of st/file.h). Returns the number of errors (>= 0), or
+ * ST_EIO when the path cannot be read at all (fn is not called).
+ */
+ST_API int st_gguf_check_file(const char *path, st_problem_fn fn, void *ctx,
+                              st_error *err);
+/* The same for a file in memory. */
+ST_API int st_gguf_check_memory(const void *buf, size_t len, const char *name,
+                                st_problem_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

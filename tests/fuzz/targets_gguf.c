@@ -1,0 +1,167 @@
+/*
+ * targets_gguf.c - the fuzz target of libst's GGUF reader, shared by the
+ * libFuzzer harness (fuzz.c with -DFUZZ_GGUF, built by build.sh) and the
+ * corpus replay unit test (tests/check_gguf_fuzz_corpus.c), which both
+ * #include this file.
+ *
+ *   fuzz_gguf  st_gguf_open_memory and st_gguf_check_memory must agree
+ *              (opens <=> no error); every value of an accepted file, down
+ *              to the last nested array element, lies inside the input;
+ *              every key and tensor is found by its name; every tensor lies
+ *              inside the data section, aligned, and the decodable ones
+ *              decode (ASan watches the exact-size copy of the input).
+ *
+ * Input: a mode byte, then a whole file (bit 0 clear), or the bytes after
+ * a version-3 header's magic and version (bit 0 set), so that the fuzzer
+ * starts past the magic. With bit 1 set the file is also written to a
+ * temporary file and opened by path (the mapping), with the same verdict.
+ */
+#include "internal.h"
+#include "fuzz.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct fz_gguf_counts {
+	int errors;
+};
+
+static void fz_gguf_count(void *ctx, int severity, const char *msg)
+{
+	struct fz_gguf_counts *c = ctx;
+	CHECK(msg != NULL && strchr(msg, '\n') == NULL);
+	if (severity == ST_PROBLEM_ERROR)
+		c->errors++;
+}
+
+static int fz_inside(const void *p, uint64_t n, const unsigned char *buf,
+                     size_t len)
+{
+	const unsigned char *q = p;
+	return q >= buf && q <= buf + len && n <= (uint64_t)(buf + len - q);
+}
+
+/* Walk a value; strings and raw arrays must lie inside the input. */
+static void fz_gguf_walk(const st_gguf_value *v, const unsigned char *buf,
+                         size_t len, int depth)
+{
+	if (v->type == ST_GGUF_STRING) {
+		CHECK(fz_inside(v->v.s, v->n, buf, len));
+		return;
+	}
+	if (v->type != ST_GGUF_ARRAY)
+		return;
+	CHECK(depth <= ST_GGUF_MAX_DEPTH);
+	CHECK(v->elem_type >= 0 && v->elem_type < ST_GGUF_TYPE_COUNT);
+	CHECK(v->n <= len);
+	for (uint64_t i = 0; i < v->n; i++) {
+		st_gguf_value e;
+		st_gguf_array_get(v, i, &e);
+		CHECK(e.type == v->elem_type);
+		if (e.type == ST_GGUF_BOOL)
+			CHECK(e.v.u <= 1);
+		fz_gguf_walk(&e, buf, len, depth + 1);
+	}
+}
+
+/* The same file through the path reader: the same verdict and tensors. */
+static void fz_gguf_path(const unsigned char *buf, size_t size, int ok)
+{
+	char path[4096];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/fz_gguf.%ld", tmp ? tmp : "/tmp",
+	         (long)getpid());
+	fz_write(path, buf, size);
+	st_gguf *g = NULL;
+	st_error err = {0};
+	int rc = st_gguf_open(&g, path, &err);
+	CHECK((rc == ST_OK) == ok);
+	if (ok) {
+		for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+			const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+			const unsigned char *p = st_gguf_tensor_data(g, i);
+			unsigned char sum = 0;
+			for (uint64_t j = 0; j < t->n_bytes; j++)
+				sum = (unsigned char)(sum + p[j]);
+			(void)sum;
+		}
+	}
+	st_gguf_close(g);
+	unlink(path);
+}
+
+static void fz_gguf_file(const unsigned char *data, size_t size, int by_path)
+{
+	unsigned char *buf = malloc(size ? size : 1);
+	CHECK(buf != NULL);
+	memcpy(buf, data, size);
+	st_gguf *g = NULL;
+	st_error err = {0};
+	int rc = st_gguf_open_memory(&g, buf, size, "fuzz", &err);
+	struct fz_gguf_counts c = {0};
+	int n = st_gguf_check_memory(buf, size, "fuzz", fz_gguf_count, &c);
+	CHECK(n == c.errors);
+	CHECK((rc == ST_OK) == (n == 0));
+	if (by_path)
+		fz_gguf_path(buf, size, rc == ST_OK);
+	if (rc != ST_OK) {
+		CHECK(g == NULL && rc == ST_EFORMAT);
+		CHECK(strncmp(err.message, "fuzz: ", 6) == 0);
+		free(buf);
+		return;
+	}
+	CHECK(st_gguf_version(g) == 2 || st_gguf_version(g) == 3);
+	uint64_t align = st_gguf_alignment(g);
+	CHECK(align >= 8 && (align & (align - 1)) == 0);
+	for (size_t i = 0; i < st_gguf_n_kv(g); i++) {
+		const st_gguf_kv *kv = st_gguf_kv_at(g, i);
+		CHECK(strlen(kv->key) == kv->key_len);
+		CHECK(st_gguf_find_kv(g, kv->key) == (long)i);
+		fz_gguf_walk(&kv->value, buf, size, 1);
+	}
+	uint64_t base = st_gguf_data_offset(g);
+	CHECK(base % align == 0);
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+		unsigned blk, bytes;
+		CHECK(st_ggml_type_block(t->type, &blk, &bytes) == ST_OK);
+		CHECK(t->ndim <= ST_GGUF_MAX_DIMS && t->dims[0] % blk == 0);
+		CHECK(t->n_bytes == t->n_elements / blk * bytes);
+		CHECK(t->offset % align == 0);
+		if (strlen(t->name) == t->name_len)
+			CHECK(st_gguf_find(g, t->name) == (long)i);
+		const void *p = st_gguf_tensor_data(g, i);
+		if (t->n_bytes) {
+			CHECK(fz_inside(p, t->n_bytes, buf, size));
+		}
+		if (t->n_elements <= (1u << 16) && t->n_bytes) {
+			float *f = malloc((size_t)t->n_elements * sizeof *f);
+			CHECK(f != NULL);
+			rc = st_ggml_to_f32(t->type, p, f, t->n_elements);
+			CHECK(rc == ST_OK || rc == ST_EUNSUPPORTED);
+			free(f);
+		}
+	}
+	st_gguf_close(g);
+	free(buf);
+}
+
+static void fuzz_gguf(const unsigned char *data, size_t size)
+{
+	int mode = fz_mode(&data, &size);
+	if (mode < 0)
+		return;
+	if (!(mode & 1)) {
+		fz_gguf_file(data, size, mode & 2);
+		return;
+	}
+	unsigned char *buf = malloc(size + 8);
+	CHECK(buf != NULL);
+	memcpy(buf, "GGUF\3\0\0\0", 8);
+	memcpy(buf + 8, data, size);
+	fz_gguf_file(buf, size + 8, mode & 2);
+	free(buf);
+}

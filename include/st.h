@@ -22,6 +22,7 @@
  *   st/writer.h  writing one file: streaming, canonical, atomic
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
  *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
+ *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *
  * The library never prints and never exits; it keeps no global mutable
  * state, so distinct handles may be used from distinct threads. Reading
@@ -44,6 +45,7 @@
 #include "st/writer.h"
 #include "st/index.h"
 #include "st/gguf.h"
+#include "st/hash.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -181,6 +181,16 @@ int st_hash_unhex(const char *s, size_t n, unsigned char *digest)
 	return s[2 * n] == '\0' ? 0 : -1;
 }
 
+int st__is_hex(const char *s, size_t n)
+{
+	if (strlen(s) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 int st_hash_fd(int fd, const char *name, st_hash_algo algo,
                unsigned char *digest, uint64_t *n_bytes, st_error *err)
 {

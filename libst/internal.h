@@ -208,4 +208,29 @@ int st__arc_verify(const struct st__arc *arc, struct st__report *r);
 int st__torch_parse(struct st__header *h, const struct st__src *src,
                     struct st__report *r);
 
+/* 1 when s is exactly n lowercase hex digits, as content hashes are named. */
+int st__is_hex(const char *s, size_t n);
+
+/*
+ * A Hugging Face cache listing, trees/<commit>.json (json.c):
+ * {"format_version": 1, "files": {path: {size, blob_id, lfs_sha256?,
+ * lfs_size?}}}. blob_id is the git blob SHA-1 (40 hex), lfs_sha256 the
+ * SHA-256 of an LFS file's content (64 hex). Returns ST_OK, ST_EFORMAT
+ * (why says what is wrong), ST_EUNSUPPORTED (another format_version),
+ * ST_ENOMEM.
+ */
+struct st__tree_entry {
+	char *path;
+	uint64_t size, lfs_size;
+	int has_lfs;
+	char blob_id[41], lfs_sha256[65];
+};
+struct st__tree {
+	struct st__tree_entry *e;
+	size_t n;
+};
+int st__tree_parse(struct st__tree *t, const char *text, size_t len,
+                   char *why, size_t why_size);
+void st__tree_free(struct st__tree *t);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * json.c - the one libst file that uses cJSON: parsing shard indexes
- * (model.safetensors.index.json). Safetensors headers have their own strict
+ * (model.safetensors.index.json) and Hugging Face cache tree listings
+ * (trees/<commit>.json, for verify.c). Safetensors headers have their own strict
  * parser in format.c, because they need exact integers and byte offsets.
  *
  * Limits of this parser, inherited from cJSON: total_size is read through a
@@ -11,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,4 +178,103 @@ void st__index_free(struct st__index *ix)
 	}
 	free(ix->e);
 	memset(ix, 0, sizeof *ix);
+}
+
+/* ---- trees/<commit>.json (Hugging Face cache listings) --------------------- */
+
+/* A JSON number that is an exact non-negative integer up to 2^53. */
+static int json_u64(const cJSON *v, uint64_t *out)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 ||
+	    v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble > 9007199254740992.0)
+		return -1;
+	*out = (uint64_t)v->valuedouble;
+	return 0;
+}
+
+int st__tree_parse(struct st__tree *t, const char *text, size_t len,
+                   char *why, size_t why_size)
+{
+	memset(t, 0, sizeof *t);
+	cJSON *root = cJSON_ParseWithLength(text, len);
+	int rc = ST_EFORMAT;
+	if (!root) {
+		snprintf(why, why_size, "not valid JSON");
+		return rc;
+	}
+	const cJSON *fv = cJSON_GetObjectItemCaseSensitive(root, "format_version");
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(root, "files");
+	uint64_t version = 0;
+	if (!cJSON_IsObject(root) || json_u64(fv, &version) < 0) {
+		snprintf(why, why_size, "no \"format_version\" number");
+		goto out;
+	}
+	if (version != 1) {
+		/* A newer layout: huggingface_hub itself ignores it. */
+		rc = ST_EUNSUPPORTED;
+		snprintf(why, why_size, "format_version %llu is not 1",
+		         (unsigned long long)version);
+		goto out;
+	}
+	if (!cJSON_IsObject(files)) {
+		snprintf(why, why_size, "no \"files\" object");
+		goto out;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(files);
+	if (!(t->e = calloc(n ? n : 1, sizeof *t->e))) {
+		rc = ST_ENOMEM;
+		snprintf(why, why_size, "out of memory");
+		goto out;
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, files) {
+		struct st__tree_entry *e = &t->e[t->n];
+		const cJSON *size = cJSON_GetObjectItemCaseSensitive(it, "size");
+		const cJSON *blob = cJSON_GetObjectItemCaseSensitive(it, "blob_id");
+		const cJSON *lfs = cJSON_GetObjectItemCaseSensitive(it, "lfs_sha256");
+		const cJSON *lsz = cJSON_GetObjectItemCaseSensitive(it, "lfs_size");
+		if (!it->string || !it->string[0] || json_u64(size, &e->size) < 0 ||
+		    !cJSON_IsString(blob) || !st__is_hex(blob->valuestring, 40)) {
+			snprintf(why, why_size, "file '%.200s': no size and blob_id",
+			         it->string ? it->string : "");
+			goto out;
+		}
+		memcpy(e->blob_id, blob->valuestring, 41);
+		if (lfs && !cJSON_IsNull(lfs)) {
+			if (!cJSON_IsString(lfs) || !st__is_hex(lfs->valuestring, 64)) {
+				snprintf(why, why_size, "file '%.200s': lfs_sha256 is not "
+				         "64 hex digits", it->string);
+				goto out;
+			}
+			memcpy(e->lfs_sha256, lfs->valuestring, 65);
+			e->has_lfs = 1;
+			e->lfs_size = e->size;
+			if (lsz && !cJSON_IsNull(lsz) && json_u64(lsz, &e->lfs_size) < 0) {
+				snprintf(why, why_size, "file '%.200s': lfs_size is not a "
+				         "size", it->string);
+				goto out;
+			}
+		}
+		if (!(e->path = strdup(it->string))) {
+			rc = ST_ENOMEM;
+			snprintf(why, why_size, "out of memory");
+			goto out;
+		}
+		t->n++;
+	}
+	rc = ST_OK;
+out:
+	cJSON_Delete(root);
+	if (rc)
+		st__tree_free(t);
+	return rc;
+}
+
+void st__tree_free(struct st__tree *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->e[i].path);
+	free(t->e);
+	memset(t, 0, sizeof *t);
 }

@@ -23,6 +23,7 @@
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
  *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
+ *   st/verify.h  offline integrity of caches, snapshots and folders
  *
  * The library never prints and never exits; it keeps no global mutable
  * state, so distinct handles may be used from distinct threads. Reading
@@ -46,6 +47,7 @@
 #include "st/index.h"
 #include "st/gguf.h"
 #include "st/hash.h"
+#include "st/verify.h"
 
 #ifdef __cplusplus
 extern "C" {

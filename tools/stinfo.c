@@ -1,7 +1,8 @@
 /*
  * stinfo.c - look inside a safetensors checkpoint: a human summary, a JSON
- * document, a full validity check (--check) or per-tensor statistics
- * (--stats).
+ * document, a full validity check (--check), per-tensor statistics
+ * (--stats), or offline integrity of downloads (--verify, --hash: libst's
+ * st_verify_path, printed by common/verify.c).
  *
  * This file is the tool only: parsing, validation, shard indexes and dtype
  * conversion are libst's (st_checkpoint_open, st_check_path, st_convert).
@@ -20,6 +21,8 @@
 #include <string.h>
 
 #include <st.h>
+
+#include "common/verify.h"
 
 enum mode { MODE_SUMMARY, MODE_JSON, MODE_CHECK };
 
@@ -48,12 +51,21 @@ static void usage(void)
 "                     index; print each problem; exit 1 if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
 "                     zero counts per tensor\n"
-"  -t, --threads N    worker threads for --stats (default: CPUs online)\n"
+"      --verify       hash every file against the name it is stored under\n"
+"                     (Hugging Face cache) or its SHA256SUMS entry, then\n"
+"                     --check each weight file; PATH may also be a cache\n"
+"                     root, a models--ORG--NAME folder or a plain folder;\n"
+"                     exit 1 if any problem\n"
+"      --hash         print each file's SHA-256 as sha256sum does (with\n"
+"                     --json, also each tensor's)\n"
+"  -t, --threads N    worker threads for --stats, --verify and --hash\n"
+"                     (default: CPUs online)\n"
 "  -h, --help         print this help and exit\n"
 "  -V, --version      print the version and exit\n"
 "\n"
 "Exit status: 0 success (a valid file for --check), 1 an invalid file for\n"
-"--check, 2 usage error, unreadable or invalid input, I/O error.\n");
+"--check or a problem for --verify and --hash, 2 usage error, unreadable or\n"
+"invalid input, I/O error.\n");
 }
 
 /* ---- small formatting helpers ------------------------------------------ */
@@ -1218,12 +1230,14 @@ int main(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
 		{"threads", required_argument, NULL, 't'},
+		{"verify", no_argument, NULL, 'Y'},
+		{"hash", no_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	struct options o = {MODE_SUMMARY, 0, 0, 0};
-	int json = 0, check = 0, ch;
+	int json = 0, check = 0, verify = 0, hash = 0, ch;
 
 	cli_init("stinfo");
 	while ((ch = cli_getopt(argc, argv, "ajcst:hV", longopts)) != -1) {
@@ -1232,6 +1246,8 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
+		case 'Y': verify = 1; break;
+		case 'H': hash = 1; break;
 		case 't': o.threads = cli_opt_threads(optarg, 256); break;
 		case 'h':
 			usage();
@@ -1244,6 +1260,14 @@ int main(int argc, char **argv)
 		cli_usage_error("missing PATH");
 	if (check && (json || o.stats || o.all))
 		cli_usage_error("--check cannot be combined with --json, --stats or --all");
+	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
+		cli_usage_error("--verify and --hash go alone (or with --json, --threads)");
+	if (verify || hash) {
+		int threads = o.threads ? o.threads : cli_default_threads(64);
+		int n = argc - optind;
+		return cli_exit(verify ? verify_paths(argv + optind, n, json, threads)
+		                       : hash_paths(argv + optind, n, json, threads));
+	}
 	o.mode = check ? MODE_CHECK : json ? MODE_JSON : MODE_SUMMARY;
 	if (o.threads == 0)
 		o.threads = cli_default_threads(64);

@@ -2,7 +2,7 @@
  * check_common.c - the helpers the tools share (tools/common): size and
  * count formatting at its unit boundaries, printable names, option
  * parsing, widening every numeric dtype to double from hand-written
- * little-endian bytes, and the second-handle check. The tools' own
+ * little-endian bytes. The tools' own
  * behaviour is tested through them in tests/cli/.
  */
 #include <check.h>
@@ -157,20 +157,6 @@ START_TEST(test_widen)
 }
 END_TEST
 
-START_TEST(test_same_tensors)
-{
-	st_checkpoint *a1, *a2, *b;
-	ck_assert_int_eq(ckpt_open(&a1, DIR "a.safetensors"), CLI_OK);
-	ck_assert_int_eq(ckpt_open(&a2, DIR "a.safetensors"), CLI_OK);
-	ck_assert_int_eq(ckpt_open(&b, DIR "ref_f32.safetensors"), CLI_OK);
-	ck_assert(ckpt_same_tensors(a1, a2));
-	ck_assert(!ckpt_same_tensors(a1, b));
-	st_checkpoint_close(a1);
-	st_checkpoint_close(a2);
-	st_checkpoint_close(b);
-}
-END_TEST
-
 START_TEST(test_open_missing)
 {
 	st_checkpoint *ck = NULL;
@@ -189,7 +175,6 @@ int main(void)
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_getopt);
 	tcase_add_test(tc, test_widen);
-	tcase_add_test(tc, test_same_tensors);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_open_missing);

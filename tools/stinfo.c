@@ -5,18 +5,21 @@
  * st_verify_path, printed by common/verify.c).
  *
  * This file is the tool only: parsing, validation, shard indexes and dtype
- * conversion are libst's (st_checkpoint_open, st_check_path, st_convert).
- * What lives here is presentation (tables, compaction of repeated layers,
- * JSON) and the statistics pass, which streams tensor data through bounded
- * per-thread buffers. The summary and --json read only the headers, so a
- * 300 GB checkpoint answers in milliseconds.
+ * conversion are libst's (st_checkpoint_open, st_check_path, st_convert);
+ * the compaction of repeated layers is common/layers.c, the statistics
+ * common/stats.c, streamed through bounded buffers by common/pipeline.c.
+ * What lives here is options and presentation (tables, JSON). The summary
+ * and --json read only the headers, so a 300 GB checkpoint answers in
+ * milliseconds.
  */
 #include "common/cli.h"
 #include "common/ckpt.h"
+#include "common/layers.h"
+#include "common/pipeline.h"
+#include "common/stats.h"
 
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,296 +227,6 @@ static void table_free(struct table *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* ---- compaction of repeated layers ------------------------------------- */
-
-/*
- * Names that differ in one dot-separated integer component, with the same
- * dtype and shape, collapse into one row: h.0.x ... h.11.x becomes
- * h.{0..11}.x. Passes run from the last integer component to the first, and
- * a component already collapsed is part of the key of the next pass, so
- * model.layers.{0..31}.experts.{0..7}.w1 appears only when every layer has
- * the same experts: a row always stands for the full cartesian product of
- * its sets.
- */
-struct comp {
-	const char *s; /* raw bytes: a slice of the name, or an owned set */
-	size_t len;
-	int owned;
-};
-
-struct row {
-	struct comp *comps;
-	size_t ncomps;
-	int cand;          /* next component to try collapsing, or -1 */
-	size_t *members;   /* tensor indices, ascending */
-	size_t nmembers;
-	uint64_t value;    /* the integer at cand (while sorting a pass) */
-	int dead;          /* merged into another row */
-};
-
-/* A dot component is an integer when it is digits without a leading zero. */
-static int comp_integer(const struct comp *c, uint64_t *value)
-{
-	if (c->owned || c->len == 0 || c->len > 9)
-		return 0;
-	if (c->s[0] == '0' && c->len > 1)
-		return 0;
-	uint64_t v = 0;
-	for (size_t i = 0; i < c->len; i++) {
-		if (c->s[i] < '0' || c->s[i] > '9')
-			return 0;
-		v = v * 10 + (uint64_t)(c->s[i] - '0');
-	}
-	if (value)
-		*value = v;
-	return 1;
-}
-
-/* The last integer component before index before, or -1. */
-static int prev_integer(const struct row *r, int before)
-{
-	for (int i = before - 1; i >= 0; i--)
-		if (comp_integer(&r->comps[i], NULL))
-			return i;
-	return -1;
-}
-
-struct compact_ctx {
-	const st_checkpoint *ck;
-	struct row *rows;
-};
-
-static const struct compact_ctx *sort_ctx; /* qsort has no context argument */
-
-static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
-
-/* Compare rows by their key for this pass: everything but component cand. */
-static int row_key_cmp(const struct row *a, const struct row *b)
-{
-	int c;
-	if ((c = cmp_u64((uint64_t)a->cand, (uint64_t)b->cand)))
-		return c;
-	if ((c = cmp_u64(a->ncomps, b->ncomps)))
-		return c;
-	const st_tensor *ta = st_checkpoint_tensor(sort_ctx->ck, a->members[0], NULL);
-	const st_tensor *tb = st_checkpoint_tensor(sort_ctx->ck, b->members[0], NULL);
-	if ((c = cmp_u64(ta->dtype, tb->dtype)) || (c = cmp_u64(ta->ndim, tb->ndim)))
-		return c;
-	for (unsigned d = 0; d < ta->ndim; d++)
-		if ((c = cmp_u64(ta->shape[d], tb->shape[d])))
-			return c;
-	for (size_t i = 0; i < a->ncomps; i++) {
-		if ((int)i == a->cand)
-			continue;
-		const struct comp *x = &a->comps[i], *y = &b->comps[i];
-		if ((c = cmp_u64((uint64_t)x->owned, (uint64_t)y->owned)) ||
-		    (c = cmp_u64(x->len, y->len)))
-			return c;
-		if (x->len && (c = memcmp(x->s, y->s, x->len)))
-			return c;
-	}
-	return 0;
-}
-
-/* qsort order of row indices: by key, then by the integer at cand. */
-static int row_sort_cmp(const void *pa, const void *pb)
-{
-	const struct row *a = &sort_ctx->rows[*(const size_t *)pa];
-	const struct row *b = &sort_ctx->rows[*(const size_t *)pb];
-	int c = row_key_cmp(a, b);
-	return c ? c : cmp_u64(a->value, b->value);
-}
-
-/* "{0..3,7}": runs of three or more as a..b, others listed. */
-static char *format_set(const uint64_t *v, size_t n)
-{
-	size_t cap = n * 24 + 3, o = 0;
-	char *s = cli_xmalloc(cap);
-	s[o++] = '{';
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] == v[j] + 1)
-			j++;
-		if (i)
-			s[o++] = ',';
-		if (j - i >= 2) {
-			o += (size_t)sprintf(s + o, "%llu..%llu",
-			                     (unsigned long long)v[i],
-			                     (unsigned long long)v[j]);
-			i = j + 1;
-		} else {
-			o += (size_t)sprintf(s + o, "%llu", (unsigned long long)v[i]);
-			i++;
-		}
-	}
-	s[o++] = '}';
-	s[o] = 0;
-	return s;
-}
-
-static int cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_value(const void *a, const void *b)
-{
-	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
-}
-
-/* Merge the rows idx[0..n) (same key, distinct values at cand) into idx[0]. */
-static void merge_rows(struct compact_ctx *cc, const size_t *idx, size_t n)
-{
-	struct row *dst = &cc->rows[idx[0]];
-	uint64_t *vals = cli_xmalloc(n * sizeof *vals);
-	size_t total = 0;
-	for (size_t k = 0; k < n; k++) {
-		vals[k] = cc->rows[idx[k]].value;
-		total += cc->rows[idx[k]].nmembers;
-	}
-	qsort(vals, n, sizeof *vals, cmp_value);
-	size_t *members = cli_xmalloc(total * sizeof *members), m = 0;
-	for (size_t k = 0; k < n; k++) {
-		struct row *r = &cc->rows[idx[k]];
-		memcpy(members + m, r->members, r->nmembers * sizeof *members);
-		m += r->nmembers;
-		if (k) {
-			for (size_t i = 0; i < r->ncomps; i++)
-				if (r->comps[i].owned)
-					free((char *)r->comps[i].s);
-			free(r->comps);
-			free(r->members);
-			r->comps = NULL;
-			r->members = NULL;
-			r->dead = 1;
-		}
-	}
-	qsort(members, total, sizeof *members, cmp_size);
-	free(dst->members);
-	dst->members = members;
-	dst->nmembers = total;
-	struct comp *c = &dst->comps[dst->cand];
-	c->s = format_set(vals, n);
-	c->len = strlen(c->s);
-	c->owned = 1;
-	free(vals);
-}
-
-/* Split name into dot components (slices of the name, never copied). */
-static void row_from_name(struct row *r, const st_tensor *t, size_t index)
-{
-	size_t n = 1;
-	for (size_t i = 0; i < t->name_len; i++)
-		n += t->name[i] == '.';
-	r->comps = cli_xmalloc(n * sizeof *r->comps);
-	r->ncomps = 0;
-	size_t start = 0;
-	for (size_t i = 0; i <= t->name_len; i++) {
-		if (i == t->name_len || t->name[i] == '.') {
-			r->comps[r->ncomps++] = (struct comp){t->name + start,
-			                                      i - start, 0};
-			start = i + 1;
-		}
-	}
-	r->members = cli_xmalloc(sizeof *r->members);
-	r->members[0] = index;
-	r->nmembers = 1;
-	r->dead = 0;
-	r->cand = prev_integer(r, (int)r->ncomps);
-}
-
-static int cmp_first_member(const void *pa, const void *pb)
-{
-	const struct row *a = pa, *b = pb;
-	return cmp_size(&a->members[0], &b->members[0]);
-}
-
-/* Compact (or, with all, only wrap) the tensors into rows in data order. */
-static struct row *compact(const st_checkpoint *ck, int all, size_t *nrows)
-{
-	size_t n = st_checkpoint_n_tensors(ck);
-	struct row *rows = cli_xcalloc(n, sizeof *rows);
-	for (size_t i = 0; i < n; i++) {
-		row_from_name(&rows[i], st_checkpoint_tensor(ck, i, NULL), i);
-		if (all)
-			rows[i].cand = -1;
-	}
-	struct compact_ctx cc = {ck, rows};
-	size_t *idx = cli_xmalloc((n ? n : 1) * sizeof *idx);
-	for (;;) {
-		size_t m = 0;
-		for (size_t i = 0; i < n; i++) {
-			struct row *r = &rows[i];
-			if (r->dead || r->cand < 0)
-				continue;
-			comp_integer(&r->comps[r->cand], &r->value);
-			idx[m++] = i;
-		}
-		if (m == 0)
-			break;
-		sort_ctx = &cc;
-		qsort(idx, m, sizeof *idx, row_sort_cmp);
-		for (size_t i = 0; i < m;) {
-			size_t j = i + 1, dup = 0;
-			while (j < m && row_key_cmp(&rows[idx[i]], &rows[idx[j]]) == 0) {
-				dup |= rows[idx[j]].value == rows[idx[j - 1]].value;
-				j++;
-			}
-			/*
-			 * The next pass of every row tries the integer before this
-			 * one. Equal integers would mean a duplicate name, which
-			 * libst rejects; never merge them into a set like {1,1}.
-			 */
-			int cand = rows[idx[i]].cand;
-			if (j - i >= 2 && !dup)
-				merge_rows(&cc, idx + i, j - i);
-			for (size_t k = i; k < j; k++)
-				if (!rows[idx[k]].dead)
-					rows[idx[k]].cand = prev_integer(&rows[idx[k]], cand);
-			i = j;
-		}
-	}
-	free(idx);
-	size_t live = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!rows[i].dead)
-			rows[live++] = rows[i];
-	qsort(rows, live, sizeof *rows, cmp_first_member);
-	*nrows = live;
-	return rows;
-}
-
-static void rows_free(struct row *rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		for (size_t c = 0; c < rows[i].ncomps; c++)
-			if (rows[i].comps[c].owned)
-				free((char *)rows[i].comps[c].s);
-		free(rows[i].comps);
-		free(rows[i].members);
-	}
-	free(rows);
-}
-
-/* The row's display name: components joined by dots, then made printable. */
-static char *row_name(const struct row *r)
-{
-	size_t len = r->ncomps;
-	for (size_t i = 0; i < r->ncomps; i++)
-		len += r->comps[i].len;
-	char *raw = cli_xmalloc(len + 1), *o = raw;
-	for (size_t i = 0; i < r->ncomps; i++) {
-		if (i)
-			*o++ = '.';
-		memcpy(o, r->comps[i].s, r->comps[i].len);
-		o += r->comps[i].len;
-	}
-	char *s = display_name(raw, (size_t)(o - raw));
-	free(raw);
-	return s;
-}
-
 /* ---- totals ------------------------------------------------------------ */
 
 struct totals {
@@ -549,276 +262,100 @@ static void compute_totals(const st_checkpoint *ck, struct totals *t)
 
 /* ---- statistics -------------------------------------------------------- */
 
-/*
- * Statistics of the finite values, plus counts of NaN, Inf and zeros.
- * mean is kept relative to shift (the first finite value seen), so a
- * tensor whose values sit far from zero (1e6 +- 1e-3) keeps the digits of
- * its spread; mean and m2 (sum of squared deviations) of chunks and slices
- * are merged with Chan et al.'s pairwise update, which avoids the
- * cancellation of a running sum of squares.
- */
-struct acc {
-	uint64_t n; /* finite values */
-	double shift, mean, m2, min, max;
-	uint64_t nan, inf, zeros;
-};
+/* Default elements per chunk: 8 MiB of F64 read at a time. */
+#define STATS_CHUNK_ELEMS ((size_t)1 << 20)
+/* Elements widened to double at a time, so the buffer stays in L2. */
+#define STATS_SUB 16384
 
-static void acc_merge(struct acc *a, const struct acc *b)
-{
-	if (b->n && a->n == 0) {
-		a->shift = b->shift;
-		a->mean = b->mean;
-		a->m2 = b->m2;
-		a->min = b->min;
-		a->max = b->max;
-	} else if (b->n) {
-		double na = (double)a->n, nb = (double)b->n, n = na + nb;
-		double delta = (b->shift - a->shift) + (b->mean - a->mean);
-		a->mean += delta * (nb / n);
-		a->m2 += b->m2 + delta * delta * (na * nb / n);
-		if (b->min < a->min)
-			a->min = b->min;
-		if (b->max > a->max)
-			a->max = b->max;
-	}
-	a->n += b->n;
-	a->nan += b->nan;
-	a->inf += b->inf;
-	a->zeros += b->zeros;
-}
-
-/*
- * One chunk, in two passes: counts, extremes and a first mean, then the
- * deviations, with the corrected two-pass algorithm (Bjorck) fixing the
- * first mean's rounding error. Squared deviations overflow to Inf only for
- * spreads beyond about 1e154, which only F64 tensors can hold.
- */
-static void acc_chunk(struct acc *a, const double *x, size_t n)
-{
-	struct acc c = {0};
-	double sum = 0;
-	int have_shift = a->n > 0;
-	c.shift = a->shift;
-	for (size_t i = 0; i < n; i++) {
-		double v = x[i];
-		if (isnan(v)) {
-			c.nan++;
-			continue;
-		}
-		if (isinf(v)) {
-			c.inf++;
-			continue;
-		}
-		if (!have_shift) {
-			c.shift = v;
-			have_shift = 1;
-		}
-		if (v == 0)
-			c.zeros++;
-		if (c.n == 0 || v < c.min)
-			c.min = v;
-		if (c.n == 0 || v > c.max)
-			c.max = v;
-		c.n++;
-		sum += v - c.shift;
-	}
-	if (c.n) {
-		double mean = sum / (double)c.n, dsum = 0, m2 = 0;
-		for (size_t i = 0; i < n; i++)
-			if (isfinite(x[i])) {
-				double d = (x[i] - c.shift) - mean;
-				dsum += d;
-				m2 += d * d;
-			}
-		c.mean = mean + dsum / (double)c.n;
-		c.m2 = m2 - dsum * dsum / (double)c.n;
-		if (c.m2 < 0)
-			c.m2 = 0;
-	}
-	acc_merge(a, &c);
-}
-
-static double acc_mean(const struct acc *a) { return a->shift + a->mean; }
-
-static double acc_std(const struct acc *a)
-{
-	return a->n ? sqrt(a->m2 / (double)a->n) : 0;
-}
-
-/* A work item: elements [begin, end) of one tensor. */
-struct item {
-	size_t tensor;
-	uint64_t begin, end;
-	struct acc acc;
-};
-
-struct stats_job {
-	st_checkpoint **handles; /* one per thread: handles are not shared */
-	struct item *items;
-	size_t nitems, next;
-	size_t chunk_elems;
-	pthread_mutex_t lock;
-	int failed;
-	st_error err;
+struct stats_run {
+	const st_checkpoint *ck;
+	const pipeline_item *items;
+	stats_acc *accs; /* per tensor */
 	cli_progress progress;
 };
 
-struct worker {
-	struct stats_job *job;
-	st_checkpoint *ck;
-};
-
-static void *stats_worker(void *arg)
+/* A chunk (one piece: the pipeline does not pack) into its own result. */
+static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
 {
-	struct worker *w = arg;
-	struct stats_job *job = w->job;
-	unsigned char *raw = cli_xmalloc(job->chunk_elems * 8);
-	double *wide = cli_xmalloc(job->chunk_elems * sizeof *wide);
-	st_error err;
-	for (;;) {
-		pthread_mutex_lock(&job->lock);
-		size_t k = job->failed ? job->nitems : job->next++;
-		pthread_mutex_unlock(&job->lock);
-		if (k >= job->nitems)
-			break;
-		struct item *it = &job->items[k];
-		const st_tensor *t = st_checkpoint_tensor(w->ck, it->tensor, NULL);
-		unsigned esize = st_dtype_bits(t->dtype) / 8;
-		for (uint64_t e = it->begin; e < it->end;) {
-			size_t n = (size_t)(it->end - e < job->chunk_elems
-			                    ? it->end - e : job->chunk_elems);
-			if (st_checkpoint_read(w->ck, it->tensor, e * esize, raw,
-			                       n * esize, &err) != ST_OK) {
-				pthread_mutex_lock(&job->lock);
-				if (!job->failed) {
-					job->failed = 1;
-					job->err = err;
-				}
-				pthread_mutex_unlock(&job->lock);
-				goto out;
-			}
-			ckpt_widen(t->dtype, raw, wide, n);
-			acc_chunk(&it->acc, wide, n);
-			e += n;
-			pthread_mutex_lock(&job->lock);
-			cli_progress_add(&job->progress, (uint64_t)n * esize);
-			pthread_mutex_unlock(&job->lock);
-		}
+	struct stats_run *r = ctx;
+	const pipeline_piece *p = &c->pieces[0];
+	const st_tensor *t = st_checkpoint_tensor(r->ck, r->items[p->item].tensor[0],
+	                                          NULL);
+	unsigned es = st_dtype_bits(t->dtype) / 8;
+	double *wide = c->scratch;
+	stats_acc *a = c->out;
+	memset(a, 0, sizeof *a);
+	for (uint64_t e = 0; e < p->n_groups; e += STATS_SUB) {
+		size_t n = (size_t)(p->n_groups - e < STATS_SUB ? p->n_groups - e
+		                                                : STATS_SUB);
+		ckpt_widen(t->dtype, p->data[0] + e * es, wide, n);
+		stats_add(a, wide, n);
 	}
-out:
-	free(raw);
-	free(wide);
-	return NULL;
+	return 0;
 }
 
-/* Default elements per chunk: 8 MiB of F64 in the widening buffer. */
-#define STATS_CHUNK_ELEMS ((size_t)1 << 20)
+/* Chunks arrive in order: merges in element order, whatever the threads. */
+static int stats_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+{
+	struct stats_run *r = ctx;
+	stats_merge(&r->accs[r->items[c->pieces[0].item].tensor[0]], c->out);
+	return 0;
+}
+
+static void stats_progress(void *ctx, uint64_t bytes)
+{
+	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
+}
 
 /*
  * Compute statistics for every supported tensor of ck into accs (one per
- * tensor). Large tensors are split into one slice per thread; slices and
- * chunks are merged in a fixed order, so the result does not depend on
- * scheduling. Each thread opens its own handle of path, because libst only
- * promises that distinct handles may be used from distinct threads.
- * Returns 0, or -1 after printing an error.
+ * tensor, zeroed). STINFO_CHUNK_ELEMENTS (at most the default) makes
+ * chunks smaller, for the tests of chunk merges. Returns 0, or -1 after
+ * printing an error.
  */
-static int compute_stats(const char *path, st_checkpoint *ck, int threads,
-                         struct acc *accs)
+static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 {
-	size_t n = st_checkpoint_n_tensors(ck);
+	size_t n = st_checkpoint_n_tensors(ck), m = 0;
 	size_t chunk = STATS_CHUNK_ELEMS;
 	const char *env = getenv("STINFO_CHUNK_ELEMENTS");
 	uint64_t v;
 	if (env && cli_parse_u64(env, &v) == 0 && v > 0 && v <= chunk)
 		chunk = (size_t)v;
-	if (threads < 1)
-		threads = 1;
 
-	struct stats_job job;
-	memset(&job, 0, sizeof job);
-	job.chunk_elems = chunk;
-	pthread_mutex_init(&job.lock, NULL);
-	size_t cap = 0;
+	struct stats_run r = {ck, NULL, accs, {0}};
+	pipeline_item *items = cli_xcalloc(n, sizeof *items);
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		if (!ckpt_is_numeric(t->dtype))
 			continue;
+		items[m].tensor[0] = i;
+		items[m].n_groups = t->n_elements;
+		items[m].group_bytes[0] = st_dtype_bits(t->dtype) / 8;
+		items[m].cost = 1; /* chunk_size counts elements */
 		total += t->n_bytes;
-		uint64_t slices = 1;
-		if (t->n_elements > chunk)
-			slices = (uint64_t)threads;
-		if (job.nitems + slices > cap) {
-			cap = (cap + (size_t)slices) * 2;
-			job.items = cli_xrealloc(job.items, cap * sizeof *job.items);
-		}
-		for (uint64_t s = 0; s < slices; s++) {
-			struct item *it = &job.items[job.nitems++];
-			memset(it, 0, sizeof *it);
-			it->tensor = i;
-			it->begin = t->n_elements / slices * s;
-			it->end = s + 1 == slices ? t->n_elements
-			                          : t->n_elements / slices * (s + 1);
-		}
+		m++;
 	}
-
-	/* Threads beyond the work items would only open handles and wait. */
-	if ((size_t)threads > job.nitems)
-		threads = job.nitems ? (int)job.nitems : 1;
-	job.handles = cli_xcalloc((size_t)threads, sizeof *job.handles);
-	struct worker *ws = cli_xcalloc((size_t)threads, sizeof *ws);
-	pthread_t *tids = cli_xcalloc((size_t)threads, sizeof *tids);
-	int started = 0, rc = 0;
-	cli_progress_start(&job.progress, "stats", total);
-	for (int k = 0; k < threads; k++) {
-		if (k == 0) {
-			job.handles[k] = ck;
-		} else if (ckpt_open(&job.handles[k], path) != CLI_OK) {
-			rc = -1;
-			break;
-		} else if (!ckpt_same_tensors(ck, job.handles[k])) {
-			cli_warn("%s: changed while being read", path);
-			st_checkpoint_close(job.handles[k]);
-			rc = -1;
-			break;
-		}
-		ws[k] = (struct worker){&job, job.handles[k]};
-		int e = pthread_create(&tids[k], NULL, stats_worker, &ws[k]);
-		if (e != 0) {
-			cli_warn("cannot start a thread: %s", strerror(e));
-			rc = -1;
-			if (k)
-				st_checkpoint_close(job.handles[k]);
-			break;
-		}
-		started++;
+	r.items = items;
+	unsigned nt = (unsigned)(threads > 0 ? threads : 1);
+	pipeline_config cfg = {
+		.src = {ck, NULL}, .items = items, .n_items = m,
+		.chunk_size = chunk, .threads = nt, .buffers = nt + 1,
+		.out_size = sizeof(stats_acc), .scratch_size = STATS_SUB * sizeof(double),
+		.work = stats_work, .sink = stats_sink, .progress = stats_progress,
+		.ctx = &r,
+	};
+	st_error err;
+	memset(&err, 0, sizeof err);
+	cli_progress_start(&r.progress, "stats", total);
+	int rc = pipeline_run(&cfg, &err);
+	cli_progress_done(&r.progress);
+	free(items);
+	if (rc != ST_OK) {
+		cli_error(&err);
+		return -1;
 	}
-	if (rc) {
-		/* Stop the workers already running and let them drain. */
-		pthread_mutex_lock(&job.lock);
-		job.failed = job.failed ? job.failed : 2;
-		pthread_mutex_unlock(&job.lock);
-	}
-	for (int k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
-	cli_progress_done(&job.progress);
-	for (int k = 1; k < started; k++)
-		st_checkpoint_close(job.handles[k]);
-	if (rc == 0 && job.failed == 1) {
-		cli_error(&job.err);
-		rc = -1;
-	}
-	if (rc == 0) {
-		memset(accs, 0, n * sizeof *accs);
-		for (size_t k = 0; k < job.nitems; k++)
-			acc_merge(&accs[job.items[k].tensor], &job.items[k].acc);
-	}
-	pthread_mutex_destroy(&job.lock);
-	free(job.items);
-	free(job.handles);
-	free(ws);
-	free(tids);
-	return rc;
+	return 0;
 }
 
 /* ---- human summary ----------------------------------------------------- */
@@ -900,8 +437,11 @@ static void print_dtype_table(const struct totals *t)
 
 static void print_tensor_table(const st_checkpoint *ck, int all)
 {
-	size_t nrows;
-	struct row *rows = compact(ck, all, &nrows);
+	size_t nrows, n = st_checkpoint_n_tensors(ck);
+	const st_tensor **ts = cli_xmalloc(n * sizeof *ts);
+	for (size_t i = 0; i < n; i++)
+		ts[i] = st_checkpoint_tensor(ck, i, NULL);
+	layers_row *rows = layers_compact(ts, n, all, &nrows);
 	int sharded = st_checkpoint_n_files(ck) > 1;
 	struct table tab;
 	char shape[1024], params[64], where[64];
@@ -909,10 +449,13 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 	table_add(&tab, (const char *const[]){"name", "dtype", "shape", "parameters",
 	                                      sharded ? "file" : "offset"});
 	for (size_t r = 0; r < nrows; r++) {
-		const struct row *row = &rows[r];
+		const layers_row *row = &rows[r];
 		size_t file;
 		const st_tensor *t = st_checkpoint_tensor(ck, row->members[0], &file);
-		char *name = row_name(row);
+		size_t len;
+		char *raw = layers_row_name(row, &len);
+		char *name = display_name(raw, len);
+		free(raw);
 		cli_fmt_shape(shape, sizeof shape, t);
 		if (row->nmembers > 1)
 			snprintf(params, sizeof params, "%zu x %llu", row->nmembers,
@@ -950,7 +493,8 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 	}
 	table_print(&tab, stdout);
 	table_free(&tab);
-	rows_free(rows, nrows);
+	layers_free(rows, nrows);
+	free(ts);
 }
 
 static void fmt_stat(char *buf, size_t size, double v)
@@ -958,7 +502,7 @@ static void fmt_stat(char *buf, size_t size, double v)
 	snprintf(buf, size, "%.6g", v);
 }
 
-static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
+static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 {
 	size_t n = st_checkpoint_n_tensors(ck);
 	struct table tab;
@@ -968,7 +512,7 @@ static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
 	                                      "std", "nan", "inf", "zeros"});
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		const struct acc *a = &accs[i];
+		const stats_acc *a = &accs[i];
 		char *name = display_name(t->name, t->name_len);
 		if (!ckpt_is_numeric(t->dtype)) {
 			table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype),
@@ -979,8 +523,8 @@ static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
 		if (a->n) {
 			fmt_stat(c[0], sizeof c[0], a->min);
 			fmt_stat(c[1], sizeof c[1], a->max);
-			fmt_stat(c[2], sizeof c[2], acc_mean(a));
-			fmt_stat(c[3], sizeof c[3], acc_std(a));
+			fmt_stat(c[2], sizeof c[2], stats_mean(a));
+			fmt_stat(c[3], sizeof c[3], stats_std(a));
 		} else {
 			for (int k = 0; k < 4; k++)
 				snprintf(c[k], sizeof c[k], "-");
@@ -1011,7 +555,7 @@ static void print_stats_table(const st_checkpoint *ck, const struct acc *accs)
 }
 
 static void print_summary(const char *path, const st_checkpoint *ck,
-                          const struct options *o, const struct acc *accs)
+                          const struct options *o, const stats_acc *accs)
 {
 	struct totals t;
 	char buf[96];
@@ -1041,7 +585,7 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 
 static void json_str(const char *s, size_t len) { cli_json_string(stdout, s, len); }
 
-static void json_stats(const struct acc *a)
+static void json_stats(const stats_acc *a)
 {
 	printf(", \"stats\": {\"min\": ");
 	if (a->n) {
@@ -1049,9 +593,9 @@ static void json_stats(const struct acc *a)
 		printf(", \"max\": ");
 		cli_json_double(stdout, a->max);
 		printf(", \"mean\": ");
-		cli_json_double(stdout, acc_mean(a));
+		cli_json_double(stdout, stats_mean(a));
 		printf(", \"std\": ");
-		cli_json_double(stdout, acc_std(a));
+		cli_json_double(stdout, stats_std(a));
 	} else {
 		printf("null, \"max\": null, \"mean\": null, \"std\": null");
 	}
@@ -1065,7 +609,7 @@ static void json_stats(const struct acc *a)
  * output stays greppable; with --stats each tensor gains a "stats" object
  * (null for a dtype without statistics).
  */
-static void print_json(const st_checkpoint *ck, const struct acc *accs)
+static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 {
 	struct totals t;
 	compute_totals(ck, &t);
@@ -1199,10 +743,10 @@ static int describe_path(const char *path, const struct options *o,
 	st_checkpoint *ck;
 	if (ckpt_open(&ck, path) != CLI_OK)
 		return CLI_ERROR;
-	struct acc *accs = NULL;
+	stats_acc *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
-		if (compute_stats(path, ck, o->threads, accs) != 0) {
+		if (compute_stats(ck, o->threads, accs) != 0) {
 			free(accs);
 			st_checkpoint_close(ck);
 			return CLI_ERROR;

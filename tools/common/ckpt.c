@@ -1,8 +1,7 @@
 /*
  * ckpt.c - checkpoint helpers the tools share (see ckpt.h): the open that
- * reports its error, the second-handle check of the threaded readers
- * (stinfo --stats, stdiff), widening to double. It reads no file itself;
- * libst does.
+ * reports its error, widening to double. It reads no file itself; libst
+ * does.
  */
 #include "common/ckpt.h"
 
@@ -21,23 +20,6 @@ int ckpt_open(st_checkpoint **ck, const char *path)
 	err.code = rc;
 	cli_error_path(path, &err);
 	return CLI_ERROR;
-}
-
-int ckpt_same_tensors(const st_checkpoint *a, const st_checkpoint *b)
-{
-	size_t n = st_checkpoint_n_tensors(a);
-	if (n != st_checkpoint_n_tensors(b))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const st_tensor *x = st_checkpoint_tensor(a, i, NULL);
-		const st_tensor *y = st_checkpoint_tensor(b, i, NULL);
-		if (x->dtype != y->dtype || x->n_elements != y->n_elements ||
-		    x->begin != y->begin || x->end != y->end ||
-		    x->name_len != y->name_len ||
-		    memcmp(x->name, y->name, x->name_len) != 0)
-			return 0;
-	}
-	return 1;
 }
 
 int ckpt_is_numeric(st_dtype d)

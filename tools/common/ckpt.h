@@ -1,8 +1,7 @@
 /*
  * ckpt.h - what the tools share about checkpoints and their tensor data:
- * opening with the tools' error report, checking that a worker thread's
- * own handle sees the same tensors, widening elements to double. Not part
- * of libst.
+ * opening with the tools' error report, widening elements to double.
+ * Not part of libst.
  */
 #ifndef ST_CKPT_H
 #define ST_CKPT_H
@@ -17,14 +16,6 @@
  * (cli_error_path).
  */
 int ckpt_open(st_checkpoint **ck, const char *path);
-
-/*
- * Whether two handles of one path describe the same tensors (names,
- * dtypes, shapes' sizes, offsets). The path could have been replaced
- * between the two opens, and a worker must never read with another
- * handle's sizes or report on a header it did not read.
- */
-int ckpt_same_tensors(const st_checkpoint *a, const st_checkpoint *b);
 
 /* Whether ckpt_widen takes a dtype: the floats, the integers and BOOL. */
 int ckpt_is_numeric(st_dtype d);

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # bench_stdiff.sh - time stdiff against cmp on two identical F32 checkpoints.
 #
-# Usage: bench/bench_stdiff.sh [BUILD_DIR] [SIZE_MB]   (defaults: build, 1024)
+# Usage: bench/bench_stdiff.sh [BUILD_DIR] [SIZE_MB] [BASE_BUILD_DIR] [RUNS]
+#        (defaults: build, 1024, none, 5)
 #
 # Makes two identical single-tensor F32 files of SIZE_MB MiB of random bytes
 # in a temporary directory under /tmp, reads them once so both tools see a
-# warm page cache, then times `cmp A B` and `stdiff -q A B` (best of 3 each)
-# and prints both times and the ratio stdiff/cmp. The goal (issue 4) is a
-# ratio of at most 1.5. It also times one thread (-j 1) and reports stdiff's
-# peak resident memory (GNU time). The files are deleted on exit.
+# warm page cache, then times `cmp A B`, `stdiff -q A B` and `stdiff -q -j 1
+# A B` (and BASE_BUILD_DIR's stdiff both ways, when given) RUNS times each,
+# alternating them, and prints the median, minimum and maximum of each and
+# the ratio stdiff/cmp of the medians. The goal (issue 4) is a ratio of at
+# most 1.5. It also reports stdiff's peak resident memory (GNU time). The
+# files are deleted on exit.
 set -euo pipefail
 build=${1:-build}
 mb=${2:-1024}
+base=${3:-}
+runs=${4:-5}
 stdiff=$build/bin/stdiff
 [ -x "$stdiff" ] || { echo "bench_stdiff: $stdiff not built" >&2; exit 2; }
+if [ -n "$base" ]; then
+	[ -x "$base/bin/stdiff" ] || { echo "bench_stdiff: $base/bin/stdiff not built" >&2; exit 2; }
+fi
 
 dir=$(mktemp -d /tmp/bench_stdiff.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -32,34 +40,58 @@ len=${#hdr}
 } >"$dir/a.safetensors"
 cp "$dir/a.safetensors" "$dir/b.safetensors"
 
-best() { # best of 3 wall-clock seconds of "$@"
-	local b="" t0 t1 d
-	for _ in 1 2 3; do
-		t0=$(date +%s.%N)
-		"$@" >/dev/null
-		t1=$(date +%s.%N)
-		d=$(echo "$t1 - $t0" | bc -l)
-		if [ -z "$b" ] || [ "$(echo "$d < $b" | bc -l)" = 1 ]; then b=$d; fi
-	done
-	printf '%.3f' "$b"
+time_one() { # seconds of one run of "$@"
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >/dev/null
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
 }
 
-cat "$dir/a.safetensors" "$dir/b.safetensors" >/dev/null # warm the cache
-"$stdiff" -q "$dir/a.safetensors" "$dir/b.safetensors" || {
+summary() { # median min max of the numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+
+A=$dir/a.safetensors B=$dir/b.safetensors
+cat "$A" "$B" >/dev/null # warm the cache
+"$stdiff" -q "$A" "$B" || {
 	echo "bench_stdiff: stdiff says the identical files differ" >&2; exit 1; }
-tc=$(best cmp "$dir/a.safetensors" "$dir/b.safetensors")
-ts=$(best "$stdiff" -q "$dir/a.safetensors" "$dir/b.safetensors")
-t1=$(best "$stdiff" -q -j 1 "$dir/a.safetensors" "$dir/b.safetensors")
-ratio=$(echo "$ts / $tc" | bc -l)
+# Alternate the commands run after run, so that load on the machine
+# falls on all of them alike.
+for _ in $(seq "$runs"); do
+	time_one cmp "$A" "$B" >>"$dir/cmp.t"
+	time_one "$stdiff" -q "$A" "$B" >>"$dir/new.t"
+	time_one "$stdiff" -q -j 1 "$A" "$B" >>"$dir/new1.t"
+	if [ -n "$base" ]; then
+		time_one "$base/bin/stdiff" -q "$A" "$B" >>"$dir/base.t"
+		time_one "$base/bin/stdiff" -q -j 1 "$A" "$B" >>"$dir/base1.t"
+	fi
+done
 rss=?
 if [ -x /usr/bin/time ]; then
-	rss=$( { /usr/bin/time -f '%M' "$stdiff" -q "$dir/a.safetensors" \
-	         "$dir/b.safetensors"; } 2>&1 >/dev/null | tail -1)
+	rss=$( { /usr/bin/time -f '%M' "$stdiff" -q "$A" "$B"; } 2>&1 >/dev/null | tail -1)
 fi
-size=$(du -m "$dir/a.safetensors" | cut -f1)
-printf 'two identical %s MB F32 files, warm cache, %s CPUs\n' "$size" "$(nproc)"
-printf 'cmp     %8.3f s  %7.0f MB/s per file\n' "$tc" "$(echo "$size / $tc" | bc -l)"
-printf 'stdiff  %8.3f s  %7.0f MB/s per file  (peak RSS %s KB)\n' "$ts" \
-	"$(echo "$size / $ts" | bc -l)" "$rss"
-printf 'stdiff -j 1 %4.3f s  %7.0f MB/s per file\n' "$t1" "$(echo "$size / $t1" | bc -l)"
-printf 'ratio stdiff/cmp %.2f (goal <= 1.5)\n' "$ratio"
+size=$(du -m "$A" | cut -f1)
+line() { # LABEL FILE: median (min, max) and throughput per file
+	read -r m lo hi < <(summary <"$2")
+	printf '%-16s median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s per file\n' \
+		"$1" "$m" "$lo" "$hi" "$(awk -v s="$size" -v t="$m" 'BEGIN { print s / t }')"
+}
+med() { summary <"$1" | cut -d' ' -f1; }
+printf 'two identical %s MB F32 files, warm cache, %s CPUs, %s runs each\n' \
+	"$size" "$(nproc)" "$runs"
+line cmp "$dir/cmp.t"
+line stdiff "$dir/new.t"
+line "stdiff -j 1" "$dir/new1.t"
+printf 'stdiff peak RSS %s KB\n' "$rss"
+printf 'ratio stdiff/cmp of the medians %.2f (goal <= 1.5)\n' \
+	"$(awk -v a="$(med "$dir/new.t")" -v b="$(med "$dir/cmp.t")" 'BEGIN { print a / b }')"
+if [ -n "$base" ]; then
+	line "base stdiff" "$dir/base.t"
+	line "base stdiff -j 1" "$dir/base1.t"
+	printf 'ratio base stdiff/cmp of the medians %.2f; new/base %.2f\n' \
+		"$(awk -v a="$(med "$dir/base.t")" -v b="$(med "$dir/cmp.t")" 'BEGIN { print a / b }')" \
+		"$(awk -v a="$(med "$dir/new.t")" -v b="$(med "$dir/base.t")" 'BEGIN { print a / b }')"
+fi

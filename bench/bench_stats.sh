@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench_stats.sh - time stinfo --stats on a large F32 checkpoint, against
+# a baseline build measured in the same run.
+#
+# Usage: bench/bench_stats.sh [BUILD_DIR] [SIZE_MB] [BASE_BUILD_DIR] [RUNS]
+#        (defaults: build, 1024, none, 5)
+#
+# Makes one single-tensor F32 file of SIZE_MB MiB (values from a fixed
+# linear congruential sequence, so every run sees the same data and no
+# NaN) in a temporary directory under /tmp, reads it once so every run
+# sees a warm page cache, then runs `stinfo --stats` RUNS times, and as
+# many times with BASE_BUILD_DIR's stinfo when given, alternating the
+# two so that load on the machine falls on both alike. It prints the
+# median, minimum and maximum wall-clock seconds of each, the throughput,
+# the ratio new/base of the medians, and each one's peak RSS (GNU time).
+# The file is deleted on exit.
+set -euo pipefail
+build=${1:-build}
+mb=${2:-1024}
+base=${3:-}
+runs=${4:-5}
+new=$build/bin/stinfo
+[ -x "$new" ] || { echo "bench_stats: $new not built" >&2; exit 2; }
+if [ -n "$base" ]; then
+	[ -x "$base/bin/stinfo" ] || { echo "bench_stats: $base/bin/stinfo not built" >&2; exit 2; }
+fi
+
+dir=$(mktemp -d /tmp/bench_stats.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+f=$dir/w.safetensors
+
+# A safetensors file by hand: u64 LE header length, space-padded JSON, data.
+bytes=$((mb * 1024 * 1024))
+n=$((bytes / 4))
+hdr="{\"w\":{\"dtype\":\"F32\",\"shape\":[$n],\"data_offsets\":[0,$bytes]}}"
+while [ $(( ${#hdr} % 8 )) -ne 0 ]; do hdr="$hdr "; done
+len=${#hdr}
+{
+	printf "$(printf '\\x%02x' $((len & 255)) $(((len >> 8) & 255)) \
+	          $(((len >> 16) & 255)) $(((len >> 24) & 255)) 0 0 0 0)"
+	printf '%s' "$hdr"
+} >"$f"
+# Finite F32 values in [0.5, 1): 1 MiB made by awk, repeated.
+LC_ALL=C awk 'BEGIN { x = 12345; for (i = 0; i < 262144; i++) {
+	x = (x * 1103515245 + 12345) % 2147483648
+	printf "%c%c%c%c", x % 256, int(x / 256) % 256, int(x / 65536) % 128, 63 } }' \
+	>"$dir/block"
+[ "$(stat -c %s "$dir/block")" = 1048576 ] || { echo "bench_stats: bad block" >&2; exit 2; }
+for _ in $(seq "$mb"); do cat "$dir/block"; done >>"$f"
+rm "$dir/block"
+cat "$f" >/dev/null # warm the cache
+
+time_one() { # seconds of one run of "$@"
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >/dev/null
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+summary() { # median min max of the numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
+}
+
+rss() { # peak RSS in KB of one run of "$@"
+	if [ -x /usr/bin/time ]; then
+		{ /usr/bin/time -f '%M' "$@" >/dev/null; } 2>&1 | tail -1
+	else
+		echo "?"
+	fi
+}
+
+"$new" --stats "$f" >/dev/null
+: >"$dir/new.t"
+: >"$dir/base.t"
+for _ in $(seq "$runs"); do
+	time_one "$new" --stats "$f" >>"$dir/new.t"
+	if [ -n "$base" ]; then
+		time_one "$base/bin/stinfo" --stats "$f" >>"$dir/base.t"
+	fi
+done
+size=$(du -m "$f" | cut -f1)
+printf 'stinfo --stats on one %s MB F32 tensor, warm cache, %s CPUs, %s runs each\n' \
+	"$size" "$(nproc)" "$runs"
+read -r nm nlo nhi < <(summary <"$dir/new.t")
+printf 'new   median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  peak RSS %s KB\n' \
+	"$nm" "$nlo" "$nhi" "$(awk -v s="$size" -v t="$nm" 'BEGIN { print s / t }')" \
+	"$(rss "$new" --stats "$f")"
+if [ -n "$base" ]; then
+	read -r bm blo bhi < <(summary <"$dir/base.t")
+	printf 'base  median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  peak RSS %s KB\n' \
+		"$bm" "$blo" "$bhi" "$(awk -v s="$size" -v t="$bm" 'BEGIN { print s / t }')" \
+		"$(rss "$base/bin/stinfo" --stats "$f")"
+	printf 'ratio new/base of the medians %.2f (goal <= 1)\n' \
+		"$(awk -v a="$nm" -v b="$bm" 'BEGIN { print a / b }')"
+fi

@@ -4,7 +4,8 @@
  * snapshots, the matmul against its naive reference, logits against the
  * independent PyTorch reference (testdata/gpt2/reference.py, fixtures made
  * by gen_fixtures.py), the KV cache against a full recompute, thread-count
- * independence, greedy ids, and the sampler.
+ * independence, greedy ids, and the sampler. The numeric tests run once
+ * per kernel table (portable, avx2, avx512: kernels.h) the CPU can run.
  */
 #include <check.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <st.h>
 
 #include "gpt2/gpt2.h"
+#include "gpt2/kernels.h"
 
 #define DIR ST_TESTDATA "/gpt2/"
 
@@ -75,6 +77,22 @@ static struct ref load_ref(const char *file)
 	return r;
 }
 
+/*
+ * The kernel table of a loop test (_i indexes gpt2_kernel_names), given
+ * to every model load_model makes; NULL: the process default.
+ */
+static const gpt2_kernels *kern;
+
+/* Use table i; 0 when this CPU cannot run it (the test then passes). */
+static int use_kernel(int i)
+{
+	kern = gpt2_kernels_find(gpt2_kernel_names[i]);
+	if (!kern)
+		fprintf(stderr, "kernel %s: not on this CPU, skipped\n",
+		        gpt2_kernel_names[i]);
+	return kern != NULL;
+}
+
 static gpt2_model *load_model(const char *name, int dtype)
 {
 	char path[4096], err[1024];
@@ -82,6 +100,8 @@ static gpt2_model *load_model(const char *name, int dtype)
 	gpt2_model *m;
 	ck_assert_msg(gpt2_model_load(&m, path, dtype, err, sizeof err) == 0,
 	              "%s: %s", name, err);
+	if (kern)
+		m->kernels = kern;
 	return m;
 }
 
@@ -105,6 +125,21 @@ static float *run_all(gpt2_model *m, const int32_t *ids, int T)
 	float *out = malloc((size_t)T * (size_t)m->config.vocab_size * sizeof(float));
 	ck_assert_msg(gpt2_forward(m, c, ids, T, out, 1, err, sizeof err) == 0,
 	              "%s", err);
+	gpt2_cache_free(c);
+	return out;
+}
+
+/* The logits of each token, run one at a time through the cache. */
+static float *run_steps(gpt2_model *m, const int32_t *ids, int T)
+{
+	gpt2_cache *c;
+	char err[256];
+	int V = m->config.vocab_size;
+	ck_assert_int_eq(gpt2_cache_new(&c, m, 0, NULL, 0), 0);
+	float *out = malloc((size_t)T * (size_t)V * sizeof(float));
+	for (int t = 0; t < T; t++)
+		ck_assert_msg(gpt2_forward(m, c, &ids[t], 1, out + (size_t)t * V, 0, err,
+		                           sizeof err) == 0, "%s", err);
 	gpt2_cache_free(c);
 	return out;
 }
@@ -489,18 +524,30 @@ END_TEST
 
 /* ---- matmul --------------------------------------------------------------------- */
 
-START_TEST(test_matmul_fast_equals_naive)
+/*
+ * Every kernel's matmul against the naive one (the definition, in double):
+ * within the float rounding of a sum of IN products (|error| <= IN * eps *
+ * sum |x w| plus the bias's rounding), for decode (T = 1) and prompts;
+ * and the same bits on 1 and 3 threads.
+ */
+START_TEST(test_matmul_fast_near_naive)
 {
+	if (!use_kernel(_i))
+		return;
 	static const int Ts[] = {1, 5, 33, 70};
 	static const st_dtype types[] = {ST_DTYPE_F32, ST_DTYPE_F16, ST_DTYPE_BF16};
-	int IN = 40, OUT = 100; /* OUT is not a multiple of the 64-wide tiles */
+	/* OUT is not a multiple of any panel or vector width; IN spans two
+	 * decode blocks and a ragged third. */
+	int IN = 140, OUT = 100;
 	uint64_t rng = 42;
 	float *w32 = malloc((size_t)IN * OUT * sizeof(float));
+	float *wr = malloc((size_t)IN * OUT * sizeof(float));
 	uint16_t *w16 = malloc((size_t)IN * OUT * 2);
 	float *inp = malloc(70 * (size_t)IN * sizeof(float));
 	float *bias = malloc((size_t)OUT * sizeof(float));
 	float *a = malloc(70 * (size_t)OUT * sizeof(float));
 	float *b = malloc(70 * (size_t)OUT * sizeof(float));
+	float *c = malloc(70 * (size_t)OUT * sizeof(float));
 	for (int i = 0; i < IN * OUT; i++)
 		w32[i] = gpt2_random_f32(&rng) - 0.5f;
 	for (int i = 0; i < 70 * IN; i++)
@@ -512,18 +559,36 @@ START_TEST(test_matmul_fast_equals_naive)
 	ck_assert_ptr_nonnull(pool);
 	for (size_t k = 0; k < 3; k++) {
 		const void *w = w32;
+		memcpy(wr, w32, (size_t)IN * OUT * sizeof(float));
 		if (types[k] != ST_DTYPE_F32) {
 			st_convert(types[k], w16, ST_DTYPE_F32, w32, (size_t)IN * OUT, NULL);
+			st_convert(ST_DTYPE_F32, wr, types[k], w16, (size_t)IN * OUT, NULL);
 			w = w16;
 		}
 		for (size_t t = 0; t < 4; t++) {
-			gpt2_matmul_naive(a, inp, w, types[k], bias, Ts[t], IN, OUT);
-			gpt2_matmul(pool, b, inp, w, types[k], bias, Ts[t], IN, OUT);
-			ck_assert_msg(memcmp(a, b, (size_t)Ts[t] * OUT * sizeof(float)) == 0,
-			              "%s T=%d", st_dtype_name(types[k]), Ts[t]);
-			gpt2_matmul(NULL, b, inp, w, types[k], NULL, Ts[t], IN, OUT);
-			gpt2_matmul_naive(a, inp, w, types[k], NULL, Ts[t], IN, OUT);
-			ck_assert(memcmp(a, b, (size_t)Ts[t] * OUT * sizeof(float)) == 0);
+			for (int with_bias = 0; with_bias < 2; with_bias++) {
+				const float *bs = with_bias ? bias : NULL;
+				gpt2_matmul_naive(a, inp, w, types[k], bs, Ts[t], IN, OUT);
+				ck_assert_int_eq(gpt2_matmul(kern, pool, b, inp, w, types[k], bs,
+				                             Ts[t], IN, OUT, NULL, 0), 0);
+				ck_assert_int_eq(gpt2_matmul(kern, NULL, c, inp, w, types[k], bs,
+				                             Ts[t], IN, OUT, NULL, 0), 0);
+				ck_assert_msg(memcmp(b, c, (size_t)Ts[t] * OUT * sizeof(float)) == 0,
+				              "%s %s T=%d: threads change the bits", kern->name,
+				              st_dtype_name(types[k]), Ts[t]);
+				for (int r = 0; r < Ts[t]; r++) {
+					for (int o = 0; o < OUT; o++) {
+						double mag = bs ? fabs(bs[o]) : 0.0;
+						for (int i = 0; i < IN; i++)
+							mag += fabs((double)inp[r * IN + i] * wr[i * OUT + o]);
+						double tol = (IN + 2) * 1.2e-7 * mag;
+						double d = fabs((double)a[r * OUT + o] - b[r * OUT + o]);
+						ck_assert_msg(d <= tol, "%s %s T=%d [%d, %d]: %.9g vs %.9g",
+						              kern->name, st_dtype_name(types[k]), Ts[t], r, o,
+						              (double)b[r * OUT + o], (double)a[r * OUT + o]);
+					}
+				}
+			}
 		}
 	}
 	/* And the naive one is the definition: out = inp @ w + bias. */
@@ -534,11 +599,14 @@ START_TEST(test_matmul_fast_equals_naive)
 	ck_assert_double_eq_tol(a[3 * OUT + 7], want, 1e-5);
 	gpt2_pool_free(pool);
 	free(w32);
+	free(wr);
 	free(w16);
 	free(inp);
 	free(bias);
 	free(a);
 	free(b);
+	free(c);
+	kern = NULL;
 }
 END_TEST
 
@@ -547,6 +615,8 @@ END_TEST
 /* Every fixture, every prompt, every position: within 1e-4 of the reference. */
 START_TEST(test_logits_match_reference)
 {
+	if (!use_kernel(_i))
+		return;
 	static const struct { const char *model, *ref; int dtype; } cases[] = {
 		{"tiny-f32", "f32", -1}, {"tiny-f16", "f16", -1},
 		{"tiny-bf16", "bf16", -1}, {"tiny-hf", "f32", -1},
@@ -572,11 +642,14 @@ START_TEST(test_logits_match_reference)
 		}
 		gpt2_model_free(m);
 	}
+	kern = NULL;
 }
 END_TEST
 
 START_TEST(test_logits_hand_derived)
 {
+	if (!use_kernel(_i))
+		return;
 	gpt2_model *m = load_model("hand", -1);
 	struct ref r = load_ref("ref-hand.safetensors");
 	float *got = run_all(m, r.ids, r.T);
@@ -585,6 +658,7 @@ START_TEST(test_logits_hand_derived)
 	free(got);
 	free(r.logits);
 	gpt2_model_free(m);
+	kern = NULL;
 }
 END_TEST
 
@@ -594,6 +668,8 @@ END_TEST
  */
 START_TEST(test_mixed_storage)
 {
+	if (!use_kernel(_i))
+		return;
 	gpt2_model *m = load_model("tiny-mixed", -1);
 	gpt2_model *f = load_model("tiny-f32", -1);
 	ck_assert_int_eq(m->wdtype, ST_DTYPE_BF16);
@@ -614,6 +690,7 @@ START_TEST(test_mixed_storage)
 	free(r.logits);
 	gpt2_model_free(m);
 	gpt2_model_free(f);
+	kern = NULL;
 }
 END_TEST
 
@@ -709,6 +786,8 @@ END_TEST
 
 START_TEST(test_cache_equals_full_recompute)
 {
+	if (!use_kernel(_i))
+		return;
 	gpt2_model *m = load_model("tiny-f32", -1);
 	struct ref r = load_ref("ref-f32-p70.safetensors");
 	int V = r.V, T = r.T;
@@ -740,30 +819,43 @@ START_TEST(test_cache_equals_full_recompute)
 	free(step);
 	free(r.logits);
 	gpt2_model_free(m);
+	kern = NULL;
 }
 END_TEST
 
 START_TEST(test_threads_do_not_change_results)
 {
+	if (!use_kernel(_i))
+		return;
 	gpt2_model *m = load_model("tiny-bf16", -1);
 	struct ref r = load_ref("ref-bf16-p70.safetensors");
 	size_t n = (size_t)r.T * (size_t)r.V;
 	float *one = run_all(m, r.ids, r.T);
+	/* Decoding token by token takes other kernels: the same holds. */
+	float *one_steps = run_steps(m, r.ids, r.T);
 	for (int th = 2; th <= 5; th += 3) {
 		ck_assert_int_eq(gpt2_model_set_threads(m, th, NULL, 0), 0);
 		float *many = run_all(m, r.ids, r.T);
 		ck_assert_msg(memcmp(one, many, n * sizeof(float)) == 0, "%d threads", th);
 		free(many);
+		many = run_steps(m, r.ids, r.T);
+		ck_assert_msg(memcmp(one_steps, many, n * sizeof(float)) == 0,
+		              "%d threads, one token at a time", th);
+		free(many);
 	}
 	free(one);
+	free(one_steps);
 	free(r.logits);
 	gpt2_model_free(m);
+	kern = NULL;
 }
 END_TEST
 
 /* Greedy decoding through the cache gives the reference's 32 ids. */
 START_TEST(test_greedy_matches_reference)
 {
+	if (!use_kernel(_i))
+		return;
 	static const char *const models[] = {"f32", "f16", "bf16"};
 	for (int k = 0; k < 3; k++) {
 		char name[64];
@@ -791,6 +883,7 @@ START_TEST(test_greedy_matches_reference)
 		}
 		gpt2_model_free(m);
 	}
+	kern = NULL;
 }
 END_TEST
 
@@ -942,17 +1035,17 @@ static Suite *gpt2_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_matmul_fast_equals_naive);
-	tcase_add_test(tc, test_logits_match_reference);
-	tcase_add_test(tc, test_logits_hand_derived);
+	tcase_add_loop_test(tc, test_matmul_fast_near_naive, 0, 3);
+	tcase_add_loop_test(tc, test_logits_match_reference, 0, 3);
+	tcase_add_loop_test(tc, test_logits_hand_derived, 0, 3);
 	tcase_add_test(tc, test_dtype_as_stored);
 	tcase_add_test(tc, test_load_from_file_paths);
-	tcase_add_test(tc, test_mixed_storage);
+	tcase_add_loop_test(tc, test_mixed_storage, 0, 3);
 	tcase_add_test(tc, test_transpose_trap_is_caught);
 	tcase_add_test(tc, test_fill_transposed);
-	tcase_add_test(tc, test_cache_equals_full_recompute);
-	tcase_add_test(tc, test_threads_do_not_change_results);
-	tcase_add_test(tc, test_greedy_matches_reference);
+	tcase_add_loop_test(tc, test_cache_equals_full_recompute, 0, 3);
+	tcase_add_loop_test(tc, test_threads_do_not_change_results, 0, 3);
+	tcase_add_loop_test(tc, test_greedy_matches_reference, 0, 3);
 	tcase_add_test(tc, test_forward_limits);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sampler");

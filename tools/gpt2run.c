@@ -79,6 +79,9 @@ static void usage(void)
 "Text streams to stdout as it is made; timings (load, prompt tokens/s,\n"
 "generated tokens/s) go to stderr.\n"
 "\n"
+"GPT2RUN_KERNEL=portable|avx2|avx512 picks the inner loops (default: the\n"
+"best this CPU runs).\n"
+"\n"
 "Exit status: 0 success, 1 logits differ from --check's reference, 2 usage\n"
 "error, unreadable or invalid snapshot, I/O error.\n");
 }

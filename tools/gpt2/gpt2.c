@@ -9,6 +9,7 @@
  */
 #include "gpt2/gpt2.h"
 #include "gpt2/internal.h"
+#include "gpt2/kernels.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,10 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		return gpt2_err(err, errlen, "out of memory");
 	m->config = *cfg;
 	m->wdtype = wdtype;
+	if (gpt2_kernels_default(&m->kernels, err, errlen)) {
+		free(m);
+		return -1;
+	}
 	m->round_vectors = 1;
 	int L = cfg->num_layers;
 

@@ -190,6 +190,9 @@ typedef struct gpt2_model {
 	uint64_t num_parameters;
 	unsigned char *filled; /* slot * L + layer: set by gpt2_model_fill */
 	gpt2_pool *pool; /* NULL: one thread */
+	/* The inner loops (kernels.h): gpt2_kernels_default's at
+	 * gpt2_model_new; a caller may set another gpt2_kernels_find gave. */
+	const struct gpt2_kernels *kernels;
 } gpt2_model;
 
 /*
@@ -280,13 +283,17 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 /*
  * The matmul of a Conv1D layer: out (T, OUT) = inp (T, IN) @ w (IN, OUT)
  * + bias (OUT, may be NULL), w of type wt (F32, F16, BF16). gpt2_matmul
- * is the fast one (tiled, threaded on pool, which may be NULL);
- * gpt2_matmul_naive is the reference it is tested against. Both reduce
- * over IN in the same order, so they agree exactly.
+ * is the forward pass's (kernel table k, threaded on pool, which may be
+ * NULL; it allocates its scratch, which gpt2_forward keeps in the cache
+ * instead): T = 1 streams w by blocks of rows, T > 1 runs packed panels.
+ * 0, or -1 with a message. gpt2_matmul_naive is the reference it is
+ * tested against: the definition, summed in double.
  */
-void gpt2_matmul(gpt2_pool *pool, float *out, const float *inp,
-                 const void *w, st_dtype wt, const float *bias, int T,
-                 int IN, int OUT);
+struct gpt2_kernels;
+int gpt2_matmul(const struct gpt2_kernels *k, gpt2_pool *pool, float *out,
+                const float *inp, const void *w, st_dtype wt,
+                const float *bias, int T, int IN, int OUT, char *err,
+                size_t errlen);
 void gpt2_matmul_naive(float *out, const float *inp, const void *w,
                        st_dtype wt, const float *bias, int T, int IN,
                        int OUT);

@@ -1,62 +1,42 @@
 /*
  * gpt2_forward.c - GPT-2's forward pass on the CPU: the layers and the
- * KV cache. The matmuls and attention run on the model's thread pool
- * (pool.c); the weights come from the model (gpt2.c).
+ * KV cache, split into tasks for the model's thread pool (pool.c); the
+ * inner loops are the model's kernel table (kernels.h), the weights come
+ * from the model (gpt2.c).
  *
- * It is inference only (no backward pass, no training), written for
- * exactness first: F32 arithmetic and accumulation whatever dtype the
- * weights are held in, and every output element reduced by one thread in
- * a fixed order, so results do not depend on the thread count. It is not
- * yet tuned for speed (no SIMD intrinsics, no quantisation).
+ * It is inference only (no backward pass, no training): F32 arithmetic
+ * and accumulation whatever dtype the weights are held in, and every
+ * output element reduced by one task in a fixed order, so results do not
+ * depend on the thread count.
+ *
+ * Two shapes of work. Decoding one token reads every weight once for a
+ * handful of flops: the matmuls stream each weight matrix front to back
+ * in blocks of rows (memory bound). A prompt reuses each weight for all
+ * its tokens: the matmuls pack a panel of weight columns into F32 and run
+ * a register-tiled kernel over every token (compute bound). Both keep the
+ * weights where the model holds them (one copy, no repacking at load).
  *
  * Layouts: activations are row-major (T, C). Conv1D weights stay in HF's
- * [in, out] layout and are read directly (no transposed copy); the output
- * head reads wte as [V, C], i.e. a dot product per vocabulary row.
+ * [in, out] layout; the output head reads wte as [V, C], a dot product
+ * per vocabulary row, and only for the rows whose logits are wanted.
  */
 #include "gpt2/gpt2.h"
 #include "gpt2/internal.h"
+#include "gpt2/kernels.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- reading weights of any held dtype ----------------------------------- */
+/* ---- widening rows (the embeddings) ------------------------------------- */
 
-/*
- * F16 -> F32 by table: exact (st_f16_to_f32 fills it once), and cheap for
- * the short runs the kernels widen; st_convert is made for long ones.
- */
-static float f16_table[65536];
-static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
-
-static void f16_table_init(void)
+/* n weights from element i of w (type wt) into dst as F32 (exact). */
+static void widen_row(float *dst, const void *w, st_dtype wt, size_t i,
+                      size_t n)
 {
-	for (uint32_t i = 0; i < 65536; i++)
-		f16_table[i] = st_f16_to_f32((st_f16){(uint16_t)i});
-}
-
-/* n weights starting at element i of w (type wt), widened into buf. */
-static const float *widen(const void *w, st_dtype wt, size_t i, size_t n,
-                          float *buf)
-{
-	if (wt == ST_DTYPE_F32)
-		return (const float *)w + i;
-	const uint16_t *h = (const uint16_t *)w + i;
-	if (wt == ST_DTYPE_BF16) {
-		/* BF16 is the top half of an F32. */
-		for (size_t k = 0; k < n; k++) {
-			uint32_t bits = (uint32_t)h[k] << 16;
-			memcpy(&buf[k], &bits, 4);
-		}
-		return buf;
-	}
-	pthread_once(&f16_once, f16_table_init);
-	for (size_t k = 0; k < n; k++)
-		buf[k] = f16_table[h[k]];
-	return buf;
+	const char *src = (const char *)w + i * gpt2_dtype_size(wt);
+	st_convert(ST_DTYPE_F32, dst, wt, src, n, NULL);
 }
 
 /* ---- matmul (Conv1D: w is [IN, OUT]) ------------------------------------- */
@@ -65,126 +45,144 @@ void gpt2_matmul_naive(float *out, const float *inp, const void *w,
                        st_dtype wt, const float *bias, int T, int IN,
                        int OUT)
 {
-	/* The definition, one output at a time; the fast one must agree. */
+	/* The definition, one output at a time, in double: the reference. */
 	for (int t = 0; t < T; t++) {
 		for (int o = 0; o < OUT; o++) {
-			float wv, acc = 0.0f;
+			double acc = 0.0;
 			for (int i = 0; i < IN; i++) {
-				const float *pw = widen(w, wt,
-				                        (size_t)i * (size_t)OUT + (size_t)o,
-				                        1, &wv);
-				acc += inp[(size_t)t * (size_t)IN + (size_t)i] * *pw;
+				float wv;
+				widen_row(&wv, w, wt, (size_t)i * (size_t)OUT + (size_t)o, 1);
+				acc += (double)inp[(size_t)t * (size_t)IN + (size_t)i] * wv;
 			}
 			out[(size_t)t * (size_t)OUT + (size_t)o] =
-				bias ? acc + bias[o] : acc;
+				(float)(bias ? acc + bias[o] : acc);
 		}
 	}
 }
 
 /*
- * Tiles: TILE_O output columns by TILE_T rows per task, and inside a task
- * blocks of BLOCK_T rows that share each widened weight row. Each output
- * accumulates over i = 0..IN-1 in order, then adds the bias, exactly as
- * the naive loop does, so the two agree bit for bit.
+ * Decode (T = 1) streams the weights once in blocks of MV_ROWS rows, one
+ * block per task: each task sums its rows into a partial output row, and
+ * the partial rows are added in block order afterwards. The blocks do not
+ * depend on the thread count, so neither do the sums.
  */
-enum { TILE_O = 64, TILE_T = 32, BLOCK_T = 8 };
+enum { MV_ROWS = 64 };
 
-struct matmul_ctx {
+/* Scratch of one matmul: per-thread panels, the decode partial rows. */
+struct mm_scratch {
+	float *panels;       /* (threads, IN max, panel) */
+	size_t panel_floats; /* per thread */
+	float *part;         /* (blocks, OUT) */
+};
+
+struct mm_ctx {
+	const gpt2_kernels *k;
 	float *out;
 	const float *inp;
 	const void *w;
 	st_dtype wt;
 	const float *bias;
-	int T, IN, OUT, tiles_o;
+	int T, IN, OUT;
+	const struct mm_scratch *s;
 };
 
-static void matmul_task(void *arg, int task, int thread)
+static void mv_task(void *arg, int task, int thread)
 {
 	(void)thread;
-	const struct matmul_ctx *c = arg;
-	int o0 = (task % c->tiles_o) * TILE_O;
-	int t0 = (task / c->tiles_o) * TILE_T;
-	int no = c->OUT - o0 < TILE_O ? c->OUT - o0 : TILE_O;
-	int t1 = c->T - t0 < TILE_T ? c->T : t0 + TILE_T;
-	float acc[BLOCK_T][TILE_O];
-	float wbuf[TILE_O];
-	for (int tb = t0; tb < t1; tb += BLOCK_T) {
-		int nt = t1 - tb < BLOCK_T ? t1 - tb : BLOCK_T;
-		for (int r = 0; r < nt; r++)
-			for (int o = 0; o < no; o++)
-				acc[r][o] = 0.0f;
-		for (int i = 0; i < c->IN; i++) {
-			const float *wr = widen(c->w, c->wt,
-			                        (size_t)i * (size_t)c->OUT + (size_t)o0,
-			                        (size_t)no, wbuf);
-			for (int r = 0; r < nt; r++) {
-				float x = c->inp[(size_t)(tb + r) * (size_t)c->IN +
-				                 (size_t)i];
-				float *a = acc[r];
-				for (int o = 0; o < no; o++)
-					a[o] += x * wr[o];
-			}
-		}
-		for (int r = 0; r < nt; r++) {
-			float *dst = c->out + (size_t)(tb + r) * (size_t)c->OUT +
-			             (size_t)o0;
-			for (int o = 0; o < no; o++)
-				dst[o] = c->bias ? acc[r][o] + c->bias[o0 + o]
-				                 : acc[r][o];
-		}
-	}
+	const struct mm_ctx *c = arg;
+	int r0 = task * MV_ROWS;
+	int rows = c->IN - r0 < MV_ROWS ? c->IN - r0 : MV_ROWS;
+	const char *w = (const char *)c->w +
+	                (size_t)r0 * (size_t)c->OUT * gpt2_dtype_size(c->wt);
+	c->k->mv(c->s->part + (size_t)task * (size_t)c->OUT, c->inp + r0, w,
+	         c->wt, rows, c->OUT);
 }
 
-void gpt2_matmul(gpt2_pool *pool, float *out, const float *inp,
-                 const void *w, st_dtype wt, const float *bias, int T, int IN,
-                 int OUT)
+static void gemm_task(void *arg, int task, int thread)
 {
-	struct matmul_ctx c = {out, inp, w, wt, bias, T, IN, OUT,
-	                       (OUT + TILE_O - 1) / TILE_O};
-	int tiles_t = (T + TILE_T - 1) / TILE_T;
-	gpt2_pool_run(pool, matmul_task, &c, c.tiles_o * tiles_t);
+	const struct mm_ctx *c = arg;
+	int P = c->k->panel, o0 = task * P;
+	int nc = c->OUT - o0 < P ? c->OUT - o0 : P;
+	float *panel = c->s->panels + (size_t)thread * c->s->panel_floats;
+	c->k->pack(panel, c->w, c->wt, c->IN, c->OUT, o0);
+	c->k->gemm(c->out + o0, (size_t)c->OUT, c->inp, (size_t)c->IN, panel,
+	           c->bias ? c->bias + o0 : NULL, c->T, c->IN, nc);
+}
+
+static void matmul_run(const gpt2_kernels *k, gpt2_pool *pool,
+                       const struct mm_scratch *s, float *out,
+                       const float *inp, const void *w, st_dtype wt,
+                       const float *bias, int T, int IN, int OUT)
+{
+	struct mm_ctx c = {k, out, inp, w, wt, bias, T, IN, OUT, s};
+	if (T > 1) {
+		gpt2_pool_run(pool, gemm_task, &c, (OUT + k->panel - 1) / k->panel);
+		return;
+	}
+	int blocks = (IN + MV_ROWS - 1) / MV_ROWS;
+	gpt2_pool_run(pool, mv_task, &c, blocks);
+	memcpy(out, s->part, (size_t)OUT * sizeof(float));
+	for (int b = 1; b < blocks; b++) {
+		const float *p = s->part + (size_t)b * (size_t)OUT;
+		for (int o = 0; o < OUT; o++)
+			out[o] += p[o];
+	}
+	if (bias)
+		for (int o = 0; o < OUT; o++)
+			out[o] += bias[o];
+}
+
+/* Floats of scratch a matmul of IN inputs and OUT outputs needs. */
+static size_t mm_part_floats(int IN, int OUT)
+{
+	return (size_t)((IN + MV_ROWS - 1) / MV_ROWS) * (size_t)OUT;
+}
+
+int gpt2_matmul(const gpt2_kernels *k, gpt2_pool *pool, float *out,
+                const float *inp, const void *w, st_dtype wt,
+                const float *bias, int T, int IN, int OUT, char *err,
+                size_t errlen)
+{
+	int threads = gpt2_pool_size(pool);
+	struct mm_scratch s;
+	s.panel_floats = (size_t)IN * (size_t)k->panel;
+	s.panels = malloc((size_t)threads * s.panel_floats * sizeof(float));
+	s.part = malloc(mm_part_floats(IN, OUT) * sizeof(float));
+	if (!s.panels || !s.part) {
+		free(s.panels);
+		free(s.part);
+		return gpt2_err(err, errlen, "out of memory");
+	}
+	matmul_run(k, pool, &s, out, inp, w, wt, bias, T, IN, OUT);
+	free(s.panels);
+	free(s.part);
+	return 0;
 }
 
 /* ---- the output head (wte is [V, C]: a dot product per row) -------------- */
 
-enum { HEAD_TILE_V = 64, HEAD_LANES = 8 };
+enum { HEAD_ROWS = 256 };
 
 struct head_ctx {
+	const gpt2_kernels *k;
 	float *logits;
 	const float *inp;
 	const void *wte;
 	st_dtype wt;
-	int T, C, V, tiles_v;
-	float *scratch; /* (threads, C) widened rows */
+	int T, C, V;
 };
 
 static void head_task(void *arg, int task, int thread)
 {
+	(void)thread;
 	const struct head_ctx *c = arg;
-	int v0 = (task % c->tiles_v) * HEAD_TILE_V;
-	int t0 = (task / c->tiles_v) * TILE_T;
-	int v1 = c->V - v0 < HEAD_TILE_V ? c->V : v0 + HEAD_TILE_V;
-	int t1 = c->T - t0 < TILE_T ? c->T : t0 + TILE_T;
-	float *buf = c->scratch + (size_t)thread * (size_t)c->C;
-	for (int v = v0; v < v1; v++) {
-		const float *w = widen(c->wte, c->wt, (size_t)v * (size_t)c->C,
-		                       (size_t)c->C, buf);
-		for (int t = t0; t < t1; t++) {
-			const float *x = c->inp + (size_t)t * (size_t)c->C;
-			/* Lanes the compiler can vectorise, summed in a fixed order. */
-			float lane[HEAD_LANES] = {0};
-			int i = 0;
-			for (; i + HEAD_LANES <= c->C; i += HEAD_LANES)
-				for (int k = 0; k < HEAD_LANES; k++)
-					lane[k] += x[i + k] * w[i + k];
-			for (; i < c->C; i++)
-				lane[0] += x[i] * w[i];
-			float sum = 0.0f;
-			for (int k = 0; k < HEAD_LANES; k++)
-				sum += lane[k];
-			c->logits[(size_t)t * (size_t)c->V + (size_t)v] = sum;
-		}
-	}
+	int v0 = task * HEAD_ROWS;
+	int nv = c->V - v0 < HEAD_ROWS ? c->V - v0 : HEAD_ROWS;
+	const char *w = (const char *)c->wte +
+	                (size_t)v0 * (size_t)c->C * gpt2_dtype_size(c->wt);
+	for (int t = 0; t < c->T; t++)
+		c->k->dots(c->logits + (size_t)t * (size_t)c->V + (size_t)v0,
+		           c->inp + (size_t)t * (size_t)c->C, w, c->wt, c->C, nv);
 }
 
 /* ---- the other layers ---------------------------------------------------- */
@@ -196,18 +194,15 @@ static void encoder_forward(float *out, const int32_t *ids, const void *wte,
 	/* out (T, C) = wte[id] + wpe[position]. */
 	for (int t = 0; t < T; t++) {
 		float *o = out + (size_t)t * (size_t)C;
-		const float *te = widen(wte, wt, (size_t)ids[t] * (size_t)C,
-		                        (size_t)C, buf);
-		memcpy(o, te, (size_t)C * sizeof(float));
-		const float *pe = widen(wpe, wt, (size_t)(pos0 + t) * (size_t)C,
-		                        (size_t)C, buf);
+		widen_row(o, wte, wt, (size_t)ids[t] * (size_t)C, (size_t)C);
+		widen_row(buf, wpe, wt, (size_t)(pos0 + t) * (size_t)C, (size_t)C);
 		for (int i = 0; i < C; i++)
-			o[i] += pe[i];
+			o[i] += buf[i];
 	}
 }
 
-static void layernorm_forward(float *out, const float *inp, const float *w,
-                              const float *b, int T, int C, float eps)
+static void layernorm_rows(float *out, const float *inp, const float *w,
+                           const float *b, int T, int C, float eps)
 {
 	for (int t = 0; t < T; t++) {
 		const float *x = inp + (size_t)t * (size_t)C;
@@ -228,21 +223,50 @@ static void layernorm_forward(float *out, const float *inp, const float *w,
 	}
 }
 
-/* gelu_new: the tanh approximation GPT-2 was trained with. */
-#define GELU_SCALING_FACTOR 0.7978845608028654f /* sqrt(2 / pi) */
-static void gelu_forward(float *x, size_t n)
+/*
+ * The row-wise layers of a prompt, ROWS_PER_TASK rows a task: LayerNorm,
+ * gelu, the residual add. Each row is computed the same way whatever
+ * the split.
+ */
+enum { ROWS_PER_TASK = 16 };
+
+enum row_op { ROW_LAYERNORM, ROW_GELU, ROW_RESIDUAL };
+
+struct rows_ctx {
+	const gpt2_kernels *k;
+	enum row_op op;
+	float *out;
+	const float *inp, *w, *b;
+	int T, C; /* C: floats per row */
+	float eps;
+};
+
+static void rows_task(void *arg, int task, int thread)
 {
-	for (size_t i = 0; i < n; i++) {
-		float v = x[i];
-		float cube = 0.044715f * v * v * v;
-		x[i] = 0.5f * v * (1.0f + tanhf(GELU_SCALING_FACTOR * (v + cube)));
+	(void)thread;
+	const struct rows_ctx *c = arg;
+	int t0 = task * ROWS_PER_TASK;
+	int nt = c->T - t0 < ROWS_PER_TASK ? c->T - t0 : ROWS_PER_TASK;
+	size_t off = (size_t)t0 * (size_t)c->C, n = (size_t)nt * (size_t)c->C;
+	switch (c->op) {
+	case ROW_LAYERNORM:
+		layernorm_rows(c->out + off, c->inp + off, c->w, c->b, nt, c->C,
+		               c->eps);
+		break;
+	case ROW_GELU:
+		c->k->gelu(c->out + off, n);
+		break;
+	case ROW_RESIDUAL:
+		for (size_t i = 0; i < n; i++)
+			c->out[off + i] += c->inp[off + i];
+		break;
 	}
 }
 
-static void residual_forward(float *x, const float *add, size_t n)
+static void rows_run(gpt2_pool *pool, const struct rows_ctx *c)
 {
-	for (size_t i = 0; i < n; i++)
-		x[i] += add[i];
+	gpt2_pool_run(pool, rows_task, (void *)c,
+	              (c->T + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
 }
 
 /*
@@ -252,6 +276,7 @@ static void residual_forward(float *x, const float *add, size_t n)
  * pos0..pos0+T-1 before this runs. One task per (token, head).
  */
 struct attn_ctx {
+	const gpt2_kernels *k;
 	float *out;
 	const float *qkv;
 	const float *kc, *vc;
@@ -266,34 +291,11 @@ static void attention_task(void *arg, int task, int thread)
 	int t = task / c->NH, h = task % c->NH;
 	int C = c->C, hs = C / c->NH, p = c->pos0 + t;
 	float scale = 1.0f / sqrtf((float)hs);
-	const float *q = c->qkv + (size_t)t * 3 * (size_t)C + (size_t)h * (size_t)hs;
-	float *att = c->scratch + (size_t)thread * (size_t)c->capacity;
-	float maxv = -INFINITY;
-	for (int s = 0; s <= p; s++) {
-		const float *k = c->kc + (size_t)s * (size_t)C + (size_t)h * (size_t)hs;
-		float dot = 0.0f;
-		for (int i = 0; i < hs; i++)
-			dot += q[i] * k[i];
-		dot *= scale;
-		att[s] = dot;
-		if (dot > maxv)
-			maxv = dot;
-	}
-	float sum = 0.0f;
-	for (int s = 0; s <= p; s++) {
-		att[s] = expf(att[s] - maxv);
-		sum += att[s];
-	}
-	float inv = 1.0f / sum;
-	float *o = c->out + (size_t)t * (size_t)C + (size_t)h * (size_t)hs;
-	for (int i = 0; i < hs; i++)
-		o[i] = 0.0f;
-	for (int s = 0; s <= p; s++) {
-		const float *v = c->vc + (size_t)s * (size_t)C + (size_t)h * (size_t)hs;
-		float a = att[s] * inv;
-		for (int i = 0; i < hs; i++)
-			o[i] += a * v[i];
-	}
+	size_t ho = (size_t)h * (size_t)hs;
+	c->k->attend(c->out + (size_t)t * (size_t)C + ho,
+	             c->qkv + (size_t)t * 3 * (size_t)C + ho, c->kc + ho,
+	             c->vc + ho, (size_t)C, p + 1, hs, scale,
+	             c->scratch + (size_t)thread * (size_t)c->capacity);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -304,9 +306,10 @@ struct gpt2_cache {
 	/* Activations of one call, grown as T grows. */
 	int act_T;
 	float *x, *ln, *qkv, *atty, *fch, *proj; /* (T, C) (T, 3C) (T, 4C) */
-	/* Per-thread scratch: attention rows and widened weight rows. */
-	int scratch_threads;
-	float *att_scratch, *row_scratch;
+	/* Per-thread scratch (attention rows, packed panels), partial rows. */
+	int scratch_threads, scratch_panel;
+	float *att_scratch, *row;
+	struct mm_scratch mm;
 };
 
 int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
@@ -324,7 +327,15 @@ int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
 	size_t n = (size_t)cfg->num_layers * (size_t)capacity * (size_t)c->C;
 	c->k = malloc(n * sizeof(float));
 	c->v = malloc(n * sizeof(float));
-	if (!c->k || !c->v) {
+	/* Decode's partial rows: the largest of the four matmuls. */
+	size_t C1 = (size_t)c->C;
+	size_t part = mm_part_floats(c->C, 4 * c->C);
+	if (mm_part_floats(4 * c->C, c->C) > part)
+		part = mm_part_floats(4 * c->C, c->C);
+	(void)C1;
+	c->mm.part = malloc(part * sizeof(float));
+	c->row = malloc((size_t)c->C * sizeof(float));
+	if (!c->k || !c->v || !c->mm.part || !c->row) {
 		gpt2_cache_free(c);
 		return gpt2_err(err, errlen, "out of memory for the KV cache");
 	}
@@ -352,7 +363,9 @@ void gpt2_cache_free(gpt2_cache *c)
 	free(c->v);
 	free_acts(c);
 	free(c->att_scratch);
-	free(c->row_scratch);
+	free(c->mm.panels);
+	free(c->mm.part);
+	free(c->row);
 	free(c);
 }
 
@@ -360,7 +373,9 @@ int gpt2_cache_len(const gpt2_cache *c) { return c->len; }
 int gpt2_cache_capacity(const gpt2_cache *c) { return c->capacity; }
 void gpt2_cache_reset(gpt2_cache *c) { c->len = 0; }
 
-static int ensure_acts(gpt2_cache *c, int T, int threads)
+/* Grow the activations to T rows and the scratch to threads; no-op after
+ * the first call of a sequence's size, so decoding allocates nothing. */
+static int ensure_acts(gpt2_cache *c, int T, int threads, int panel)
 {
 	if (T > c->act_T) {
 		free_acts(c);
@@ -377,15 +392,17 @@ static int ensure_acts(gpt2_cache *c, int T, int threads)
 		}
 		c->act_T = T;
 	}
-	if (threads > c->scratch_threads) {
+	if (threads > c->scratch_threads || panel != c->scratch_panel) {
 		free(c->att_scratch);
-		free(c->row_scratch);
+		free(c->mm.panels);
+		c->mm.panel_floats = 4 * (size_t)c->C * (size_t)panel;
 		c->att_scratch = malloc((size_t)threads * (size_t)c->capacity *
 		                        sizeof(float));
-		c->row_scratch = malloc((size_t)threads * (size_t)c->C *
-		                        sizeof(float));
+		c->mm.panels = malloc((size_t)threads * c->mm.panel_floats *
+		                      sizeof(float));
 		c->scratch_threads = threads;
-		if (!c->att_scratch || !c->row_scratch) {
+		c->scratch_panel = panel;
+		if (!c->att_scratch || !c->mm.panels) {
 			c->scratch_threads = 0;
 			return -1;
 		}
@@ -400,8 +417,10 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 {
 	const gpt2_config *cfg = &m->config;
 	const gpt2_params *P = &m->params;
+	const gpt2_kernels *K = m->kernels;
 	int C = cfg->channels, NH = cfg->num_heads, V = cfg->vocab_size;
 	int L = cfg->num_layers;
+	float eps = cfg->layer_norm_eps;
 	if (T < 1)
 		return gpt2_err(err, errlen, "no tokens to run");
 	if (T > c->capacity - c->len)
@@ -415,15 +434,17 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 			                "token id %ld is outside the vocabulary (0..%d)",
 			                (long)ids[t], V - 1);
 	int threads = gpt2_pool_size(m->pool);
-	if (ensure_acts(c, T, threads))
+	if (ensure_acts(c, T, threads, K->panel))
 		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	gpt2_pool *pool = m->pool;
 	st_dtype wt = m->wdtype;
 	int pos0 = c->len;
-	size_t TC = (size_t)T * (size_t)C;
+	const struct mm_scratch *mm = &c->mm;
+	struct rows_ctx ln = {K, ROW_LAYERNORM, c->ln, c->x, NULL, NULL, T, C, eps};
+	struct rows_ctx res = {K, ROW_RESIDUAL, c->x, c->proj, NULL, NULL, T, C, 0};
+	struct rows_ctx gelu = {K, ROW_GELU, c->fch, NULL, NULL, NULL, T, 4 * C, 0};
 
-	encoder_forward(c->x, ids, P->wte, P->wpe, wt, T, pos0, C,
-	                c->row_scratch);
+	encoder_forward(c->x, ids, P->wte, P->wpe, wt, T, pos0, C, c->row);
 	for (int l = 0; l < L; l++) {
 		size_t lc = (size_t)l * (size_t)C;
 		float *kc = c->k + (size_t)l * (size_t)c->capacity * (size_t)C;
@@ -433,10 +454,11 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		const void *fcw = gpt2_model_param(m, GPT2_FCW, l, NULL);
 		const void *fcprojw = gpt2_model_param(m, GPT2_FCPROJW, l, NULL);
 
-		layernorm_forward(c->ln, c->x, P->ln1w + lc, P->ln1b + lc, T, C,
-		                  cfg->layer_norm_eps);
-		gpt2_matmul(pool, c->qkv, c->ln, qkvw, wt, P->qkvb + 3 * lc, T, C,
-		            3 * C);
+		ln.w = P->ln1w + lc;
+		ln.b = P->ln1b + lc;
+		rows_run(pool, &ln);
+		matmul_run(K, pool, mm, c->qkv, c->ln, qkvw, wt, P->qkvb + 3 * lc,
+		           T, C, 3 * C);
 		for (int t = 0; t < T; t++) {
 			const float *row = c->qkv + (size_t)t * 3 * (size_t)C;
 			memcpy(kc + (size_t)(pos0 + t) * (size_t)C, row + C,
@@ -444,35 +466,35 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 			memcpy(vc + (size_t)(pos0 + t) * (size_t)C, row + 2 * C,
 			       (size_t)C * sizeof(float));
 		}
-		struct attn_ctx ac = {c->atty, c->qkv, kc, vc, T, pos0, C, NH,
+		struct attn_ctx ac = {K, c->atty, c->qkv, kc, vc, T, pos0, C, NH,
 		                      c->att_scratch, c->capacity};
 		gpt2_pool_run(pool, attention_task, &ac, T * NH);
-		gpt2_matmul(pool, c->proj, c->atty, attprojw, wt, P->attprojb + lc,
-		            T, C, C);
-		residual_forward(c->x, c->proj, TC);
+		matmul_run(K, pool, mm, c->proj, c->atty, attprojw, wt,
+		           P->attprojb + lc, T, C, C);
+		rows_run(pool, &res);
 
-		layernorm_forward(c->ln, c->x, P->ln2w + lc, P->ln2b + lc, T, C,
-		                  cfg->layer_norm_eps);
-		gpt2_matmul(pool, c->fch, c->ln, fcw, wt, P->fcb + 4 * lc, T, C,
-		            4 * C);
-		gelu_forward(c->fch, 4 * TC);
-		gpt2_matmul(pool, c->proj, c->fch, fcprojw, wt, P->fcprojb + lc, T,
-		            4 * C, C);
-		residual_forward(c->x, c->proj, TC);
+		ln.w = P->ln2w + lc;
+		ln.b = P->ln2b + lc;
+		rows_run(pool, &ln);
+		matmul_run(K, pool, mm, c->fch, c->ln, fcw, wt, P->fcb + 4 * lc, T,
+		           C, 4 * C);
+		rows_run(pool, &gelu);
+		matmul_run(K, pool, mm, c->proj, c->fch, fcprojw, wt,
+		           P->fcprojb + lc, T, 4 * C, C);
+		rows_run(pool, &res);
 	}
 	/* Only the rows whose logits are wanted go through ln_f and the head. */
 	int first = all_logits ? 0 : T - 1, rows = T - first;
-	layernorm_forward(c->ln, c->x + (size_t)first * (size_t)C, P->lnfw,
-	                  P->lnfb, rows, C, cfg->layer_norm_eps);
-	/* In blocks of rows, so that the task count stays far inside an int. */
-	for (int r0 = 0; r0 < rows; r0 += 128 * TILE_T) {
-		int nr = rows - r0 < 128 * TILE_T ? rows - r0 : 128 * TILE_T;
-		struct head_ctx hc = {logits + (size_t)r0 * (size_t)V,
+	struct rows_ctx lnf = {K, ROW_LAYERNORM, c->ln, c->x + (size_t)first * (size_t)C,
+	                       P->lnfw, P->lnfb, rows, C, eps};
+	rows_run(pool, &lnf);
+	/* In blocks of rows, so that a block of wte is reused from cache. */
+	for (int r0 = 0; r0 < rows; r0 += 64) {
+		int nr = rows - r0 < 64 ? rows - r0 : 64;
+		struct head_ctx hc = {K, logits + (size_t)r0 * (size_t)V,
 		                      c->ln + (size_t)r0 * (size_t)C, P->wte, wt, nr,
-		                      C, V, (V + HEAD_TILE_V - 1) / HEAD_TILE_V,
-		                      c->row_scratch};
-		gpt2_pool_run(pool, head_task, &hc,
-		         hc.tiles_v * ((nr + TILE_T - 1) / TILE_T));
+		                      C, V};
+		gpt2_pool_run(pool, head_task, &hc, (V + HEAD_ROWS - 1) / HEAD_ROWS);
 	}
 	c->len += T;
 	return 0;

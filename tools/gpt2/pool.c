@@ -2,25 +2,48 @@
  * pool.c - the thread pool the forward pass runs its layers on: n - 1
  * workers plus the calling thread, handed one batch of numbered tasks at
  * a time (see pool.h). No arithmetic here.
+ *
+ * Decoding one token runs about 80 batches of a few microseconds each,
+ * so handing a batch over must cost far less than a sleep and a wake-up:
+ * idle workers spin on the batch counter for a while (about a
+ * millisecond) before they sleep on a condition variable, and the caller
+ * spins until the workers are done. A caller that finds sleepers wakes
+ * them; seq_cst on the counter and the sleeper count makes sure that one
+ * of the two sides always sees the other.
  */
 #include "gpt2/pool.h"
 #include "gpt2/internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* Spins before a worker sleeps, and before the caller yields its core. */
+enum { SPIN_WORKER = 20000, SPIN_CALLER = 2000 };
 
 struct gpt2_pool {
 	int n;
 	pthread_t *threads;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	unsigned long generation;
-	int busy, stop;
+	/* The batch: written by the caller before it bumps generation. */
 	gpt2_task_fn fn;
 	void *ctx;
 	int n_tasks;
 	atomic_int next;
+	atomic_uint generation;
+	atomic_int busy; /* workers not done with the batch */
+	atomic_int stop;
+	/* Sleeping workers. */
+	pthread_mutex_t mu;
+	pthread_cond_t work;
+	atomic_int sleepers;
 };
 
 struct worker_arg {
@@ -38,28 +61,40 @@ static void run_tasks(gpt2_pool *p, int thread)
 	}
 }
 
+/* Wait until generation differs from seen (or stop); returns it. */
+static unsigned wait_batch(gpt2_pool *p, unsigned seen)
+{
+	for (int spins = 0;; spins++) {
+		unsigned g = atomic_load(&p->generation);
+		if (g != seen || atomic_load(&p->stop))
+			return g;
+		if (spins < SPIN_WORKER) {
+			cpu_relax();
+			continue;
+		}
+		pthread_mutex_lock(&p->mu);
+		atomic_fetch_add(&p->sleepers, 1);
+		while (atomic_load(&p->generation) == seen && !atomic_load(&p->stop))
+			pthread_cond_wait(&p->work, &p->mu);
+		atomic_fetch_sub(&p->sleepers, 1);
+		pthread_mutex_unlock(&p->mu);
+		spins = 0;
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker_arg *wa = arg;
 	gpt2_pool *p = wa->pool;
 	int index = wa->index;
 	free(wa);
-	unsigned long seen = 0;
+	unsigned seen = 0;
 	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while (p->generation == seen && !p->stop)
-			pthread_cond_wait(&p->work, &p->mu);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->mu);
+		seen = wait_batch(p, seen);
+		if (atomic_load(&p->stop))
 			return NULL;
-		}
-		seen = p->generation;
-		pthread_mutex_unlock(&p->mu);
 		run_tasks(p, index);
-		pthread_mutex_lock(&p->mu);
-		if (--p->busy == 0)
-			pthread_cond_signal(&p->done);
-		pthread_mutex_unlock(&p->mu);
+		atomic_fetch_sub(&p->busy, 1);
 	}
 }
 
@@ -73,9 +108,12 @@ int gpt2_pool_new(gpt2_pool **out, int n, char *err, size_t errlen)
 		return gpt2_err(err, errlen, "cannot start %d threads", n);
 	p->n = n;
 	atomic_init(&p->next, 0);
+	atomic_init(&p->generation, 0);
+	atomic_init(&p->busy, 0);
+	atomic_init(&p->stop, 0);
+	atomic_init(&p->sleepers, 0);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->done, NULL);
 	p->threads = calloc((size_t)n, sizeof *p->threads);
 	if (!p->threads) {
 		free(p);
@@ -98,19 +136,29 @@ int gpt2_pool_new(gpt2_pool **out, int n, char *err, size_t errlen)
 	return 0;
 }
 
+/* Wake the workers that sleep (the batch or stop was published). */
+static void wake(gpt2_pool *p)
+{
+	if (atomic_load(&p->sleepers) > 0) {
+		pthread_mutex_lock(&p->mu);
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
 void gpt2_pool_free(gpt2_pool *p)
 {
 	if (!p)
 		return;
+	atomic_store(&p->stop, 1);
+	atomic_fetch_add(&p->generation, 1);
 	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 1; i < p->n; i++)
 		pthread_join(p->threads[i], NULL);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->work);
-	pthread_cond_destroy(&p->done);
 	free(p->threads);
 	free(p);
 }
@@ -127,18 +175,20 @@ void gpt2_pool_run(gpt2_pool *p, gpt2_task_fn fn, void *ctx, int n_tasks)
 			fn(ctx, k, 0);
 		return;
 	}
-	pthread_mutex_lock(&p->mu);
 	p->fn = fn;
 	p->ctx = ctx;
 	p->n_tasks = n_tasks;
 	atomic_store(&p->next, 0);
-	p->busy = p->n - 1;
-	p->generation++;
-	pthread_cond_broadcast(&p->work);
-	pthread_mutex_unlock(&p->mu);
+	atomic_store(&p->busy, p->n - 1);
+	atomic_fetch_add(&p->generation, 1);
+	wake(p);
 	run_tasks(p, 0);
-	pthread_mutex_lock(&p->mu);
-	while (p->busy > 0)
-		pthread_cond_wait(&p->done, &p->mu);
-	pthread_mutex_unlock(&p->mu);
+	for (int spins = 0; atomic_load(&p->busy) > 0; spins++) {
+		if (spins < SPIN_CALLER) {
+			cpu_relax();
+		} else {
+			sched_yield();
+			spins = 0;
+		}
+	}
 }

@@ -1,5 +1,5 @@
 /*
- * pipeline.c - the tools' streaming reader (see pipeline.h): plans the
+ * pipeline.c - the tools' streaming reader (see pipeline.h): cuts the
  * chunks, runs the workers, keeps sinks in chunk order. It does no
  * arithmetic on tensor data; the callbacks do.
  *
@@ -20,11 +20,14 @@
 
 #define DEFAULT_CHUNK ((uint64_t)4 << 20)
 
-/* The plan: pieces in order, chunk c holding pieces [first[c], first[c+1]). */
+/* Where the cut into chunks has got to: the next group to hand out. */
+struct cursor {
+	size_t item;
+	uint64_t group;
+};
+
+/* What a first pass over the cut finds: the sizes to allocate. */
 struct plan {
-	pipeline_piece *pieces;
-	size_t n_pieces;
-	size_t *first;
 	uint64_t n_chunks;
 	size_t max_pieces;                 /* per chunk */
 	size_t max_bytes[PIPELINE_SIDES];  /* per chunk and side */
@@ -41,6 +44,7 @@ struct slot {
 struct run {
 	const pipeline_config *cfg;
 	struct plan plan;
+	struct cursor cursor; /* under mu: the cut of the next chunk claimed */
 	struct slot *slots, *free;
 	struct slot **parked;
 	unsigned n_slots;
@@ -94,78 +98,63 @@ static unsigned item_cost(const pipeline_item *it)
 }
 
 /*
- * Cut the items into chunks: with pass 0 only count, with pass 1 fill
- * the arrays counted. A chunk closes when its budget is spent or, without
- * pack, at the end of an item. Every chunk takes at least one group, so a
- * group costlier than the budget still makes progress.
+ * Cut the next chunk from *cur: its pieces into out (when not NULL) and
+ * its bytes per side into bytes; returns the number of pieces, 0 at the
+ * end. A chunk closes when its budget is spent or, without pack, at the
+ * end of an item. Every chunk takes at least one group, so a group
+ * costlier than the budget still makes progress. The cut is made twice,
+ * once to size the buffers and once while claiming, so no list of chunks
+ * is kept whatever the checkpoint's size.
  */
-static void plan_pass(const pipeline_config *cfg, struct plan *p, int fill)
+static size_t next_chunk(const pipeline_config *cfg, struct cursor *cur,
+                         pipeline_piece *out, uint64_t bytes[PIPELINE_SIDES])
 {
 	uint64_t budget = cfg->chunk_size ? cfg->chunk_size : DEFAULT_CHUNK;
 	uint64_t used = 0;
-	size_t in_chunk = 0, np = 0;
-	uint64_t nc = 0;
-	uint64_t bytes[PIPELINE_SIDES] = {0, 0};
-	p->max_pieces = 0;
-	memset(p->max_bytes, 0, sizeof p->max_bytes);
-
-#define CLOSE_CHUNK()                                                       \
-	do {                                                                \
-		if (in_chunk) {                                             \
-			if (in_chunk > p->max_pieces)                       \
-				p->max_pieces = in_chunk;                   \
-			for (int s_ = 0; s_ < PIPELINE_SIDES; s_++)         \
-				if (bytes[s_] > p->max_bytes[s_])           \
-					p->max_bytes[s_] = (size_t)bytes[s_]; \
-			nc++;                                               \
-			if (fill)                                           \
-				p->first[nc] = np;                          \
-		}                                                           \
-		used = 0;                                                   \
-		in_chunk = 0;                                               \
-		bytes[0] = bytes[1] = 0;                                    \
-	} while (0)
-
-	if (fill)
-		p->first[0] = 0;
-	for (size_t i = 0; i < cfg->n_items; i++) {
-		const pipeline_item *it = &cfg->items[i];
-		uint64_t cost = item_cost(it);
-		for (uint64_t g = 0; g < it->n_groups;) {
-			if (used && used + cost > budget)
-				CLOSE_CHUNK();
-			uint64_t room = (budget - used) / cost;
-			if (room == 0)
-				room = 1;
-			uint64_t n = it->n_groups - g < room ? it->n_groups - g : room;
-			if (fill)
-				p->pieces[np] = (pipeline_piece){i, g, n, {NULL, NULL}};
-			np++;
-			in_chunk++;
-			used += n * cost;
-			for (int s = 0; s < PIPELINE_SIDES; s++)
-				bytes[s] += n * it->group_bytes[s];
-			g += n;
+	size_t np = 0;
+	bytes[0] = bytes[1] = 0;
+	while (cur->item < cfg->n_items) {
+		const pipeline_item *it = &cfg->items[cur->item];
+		if (cur->group >= it->n_groups) {
+			cur->item++;
+			cur->group = 0;
+			if (np && !cfg->pack)
+				break;
+			continue;
 		}
-		if (!cfg->pack)
-			CLOSE_CHUNK();
+		uint64_t cost = item_cost(it);
+		if (used && used + cost > budget)
+			break;
+		uint64_t room = (budget - used) / cost;
+		if (room == 0)
+			room = 1;
+		uint64_t left = it->n_groups - cur->group;
+		uint64_t n = left < room ? left : room;
+		if (out)
+			out[np] = (pipeline_piece){cur->item, cur->group, n, {NULL, NULL}};
+		np++;
+		used += n * cost;
+		for (int s = 0; s < PIPELINE_SIDES; s++)
+			bytes[s] += n * it->group_bytes[s];
+		cur->group += n;
 	}
-	CLOSE_CHUNK();
-#undef CLOSE_CHUNK
-	p->n_pieces = np;
-	p->n_chunks = nc;
+	return np;
 }
 
-static int plan_make(const pipeline_config *cfg, struct plan *p)
+static void plan_make(const pipeline_config *cfg, struct plan *p)
 {
+	struct cursor cur = {0, 0};
+	uint64_t bytes[PIPELINE_SIDES];
+	size_t np;
 	memset(p, 0, sizeof *p);
-	plan_pass(cfg, p, 0);
-	p->pieces = malloc((p->n_pieces ? p->n_pieces : 1) * sizeof *p->pieces);
-	p->first = malloc((size_t)(p->n_chunks + 1) * sizeof *p->first);
-	if (!p->pieces || !p->first)
-		return -1;
-	plan_pass(cfg, p, 1);
-	return 0;
+	while ((np = next_chunk(cfg, &cur, NULL, bytes)) != 0) {
+		p->n_chunks++;
+		if (np > p->max_pieces)
+			p->max_pieces = np;
+		for (int s = 0; s < PIPELINE_SIDES; s++)
+			if (bytes[s] > p->max_bytes[s])
+				p->max_bytes[s] = (size_t)bytes[s];
+	}
 }
 
 static void fail(struct run *r, const st_error *err)
@@ -179,19 +168,18 @@ static void fail(struct run *r, const st_error *err)
 	pthread_cond_broadcast(&r->cv);
 }
 
-/* Read chunk k's pieces into slot s. */
-static int read_chunk(struct run *r, struct slot *s, uint64_t k, st_error *err)
+/* Read the pieces cut into slot s (n of them) for chunk k. */
+static int read_chunk(struct run *r, struct slot *s, uint64_t k, size_t n,
+                      st_error *err)
 {
 	const pipeline_config *cfg = r->cfg;
-	size_t a = r->plan.first[k], b = r->plan.first[k + 1];
 	size_t off[PIPELINE_SIDES] = {0, 0};
 	s->read_bytes = 0;
-	for (size_t j = a; j < b; j++) {
-		pipeline_piece *pc = &s->pieces[j - a];
-		*pc = r->plan.pieces[j];
+	for (size_t j = 0; j < n; j++) {
+		pipeline_piece *pc = &s->pieces[j];
 		const pipeline_item *it = &cfg->items[pc->item];
 		for (int side = 0; side < PIPELINE_SIDES; side++) {
-			size_t n = (size_t)(pc->n_groups * it->group_bytes[side]);
+			size_t len = (size_t)(pc->n_groups * it->group_bytes[side]);
 			if (!it->group_bytes[side] || !cfg->src[side]) {
 				pc->data[side] = NULL;
 				continue;
@@ -199,15 +187,15 @@ static int read_chunk(struct run *r, struct slot *s, uint64_t k, st_error *err)
 			pc->data[side] = s->buf[side] + off[side];
 			if (st_checkpoint_read(cfg->src[side], it->tensor[side],
 			                       pc->group * it->group_bytes[side],
-			                       s->buf[side] + off[side], n, err) != ST_OK)
+			                       s->buf[side] + off[side], len, err) != ST_OK)
 				return -1;
-			off[side] += n;
-			s->read_bytes += n;
+			off[side] += len;
+			s->read_bytes += len;
 		}
 	}
 	s->chunk.index = k;
 	s->chunk.pieces = s->pieces;
-	s->chunk.n_pieces = b - a;
+	s->chunk.n_pieces = n;
 	return 0;
 }
 
@@ -253,11 +241,13 @@ static void *work_loop(void *arg)
 		struct slot *s = r->free;
 		r->free = s->next_free;
 		uint64_t k = r->next_claim++;
+		uint64_t bytes[PIPELINE_SIDES];
+		size_t np = next_chunk(cfg, &r->cursor, s->pieces, bytes);
 		pthread_mutex_unlock(&r->mu);
 
 		st_error err;
 		memset(&err, 0, sizeof err);
-		int rc = read_chunk(r, s, k, &err);
+		int rc = read_chunk(r, s, k, np, &err);
 		if (rc == 0) {
 			s->chunk.worker = w->id;
 			s->chunk.scratch = w->scratch;
@@ -296,8 +286,6 @@ static void run_free(struct run *r, struct worker *ws, unsigned nw)
 	free(ws);
 	free(r->slots);
 	free(r->parked);
-	free(r->plan.pieces);
-	free(r->plan.first);
 }
 
 int pipeline_run(const pipeline_config *cfg, st_error *err)
@@ -305,14 +293,9 @@ int pipeline_run(const pipeline_config *cfg, st_error *err)
 	struct run r;
 	memset(&r, 0, sizeof r);
 	r.cfg = cfg;
-	if (plan_make(cfg, &r.plan) != 0) {
-		run_free(&r, NULL, 0);
-		return oom(err);
-	}
-	if (r.plan.n_chunks == 0) {
-		run_free(&r, NULL, 0);
+	plan_make(cfg, &r.plan);
+	if (r.plan.n_chunks == 0)
 		return ST_OK;
-	}
 
 	unsigned nt = cfg->threads ? cfg->threads : 1;
 	if (nt > r.plan.n_chunks)

@@ -22,7 +22,9 @@
  * thread. With a sink, it then calls sink on the chunks strictly in
  * chunk order, one at a time, while other workers go on reading and
  * working. Memory is buffers x (the largest chunk's bytes per side +
- * out_size) plus threads x scratch_size, whatever the checkpoint's size.
+ * out_size) plus threads x scratch_size, whatever the checkpoint's size:
+ * chunks are cut as they are claimed, so not even a list of them grows
+ * with it.
  *
  * Errors: a failed read or a callback returning non-zero records its
  * st_error; the first one wins, no further chunk is claimed and no

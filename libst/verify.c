@@ -45,7 +45,7 @@
 #define MAX_HEADER 100000000u    /* FORMAT.md: N <= 10^8 */
 #define MAX_SMALL_FILE (1u << 26) /* refs, listings, sidecars: 64 MiB */
 
-enum { V_NONE = 0, V_SAFETENSORS, V_TORCH };
+enum { V_NONE = 0, V_SAFETENSORS, V_TORCH, V_GGUF };
 
 /* ---- results ---------------------------------------------------------------- */
 
@@ -156,6 +156,8 @@ static int validator_of(const char *name)
 	if (ends_with(name, ".bin") || ends_with(name, ".pt") ||
 	    ends_with(name, ".pth"))
 		return V_TORCH;
+	if (ends_with(name, ".gguf"))
+		return V_GGUF;
 	return V_NONE;
 }
 
@@ -407,9 +409,13 @@ static void job_free(struct job *j)
 
 /* ---- the reading threads ----------------------------------------------------- */
 
+/*
+ * Where format problems go: under name, the message's own leading
+ * "prefix: " (the path the check was given) replaced by it.
+ */
 struct collect {
 	st_verify *v;
-	const char *name;
+	const char *name, *prefix;
 };
 
 static void on_format_problem(void *ctx, int severity, const char *message)
@@ -417,10 +423,9 @@ static void on_format_problem(void *ctx, int severity, const char *message)
 	struct collect *c = ctx;
 	if (severity != ST_PROBLEM_ERROR)
 		return;
-	/* message starts with "name: " already (st__report adds it). */
-	size_t n = strlen(c->name);
-	const char *what = !strncmp(message, c->name, n) && message[n] == ':'
-	                   ? message + n + 2 : message;
+	size_t n = strlen(c->prefix);
+	const char *what = !strncmp(message, c->prefix, n) && message[n] == ':' &&
+	                   message[n + 1] == ' ' ? message + n + 2 : message;
 	add_problem(c->v, ST_VERIFY_INVALID, c->name, "%s", what);
 }
 
@@ -516,7 +521,7 @@ static void run_job(struct reader *rd, struct job *j)
 	int hdr_state = want_header ? 0 : -1; /* 0 prefix, 1 header, 2 done */
 	struct tensors tz;
 	memset(&tz, 0, sizeof tz);
-	struct collect col = {v, j->name};
+	struct collect col = {v, j->name, j->name};
 	struct st__report rep = {.path = j->name, .fn = on_format_problem,
 	                         .ctx = &col};
 	if (j->hash_mode)
@@ -676,18 +681,25 @@ static void run_job(struct reader *rd, struct job *j)
 		st__header_free(&tz.h);
 	free(hdr);
 
-	/* A PyTorch file: its zip directory and pickle, a few kB more. */
-	if (j->validate == V_TORCH && !read_errno && off == size) {
-		st_file *f = NULL;
+	/*
+	 * A PyTorch file: its zip directory and pickle; a GGUF file: its
+	 * header. A few kB more, from the page cache the hash just filled.
+	 */
+	if ((j->validate == V_TORCH || j->validate == V_GGUF) && !read_errno &&
+	    off == size) {
+		struct collect c = {v, j->name, j->disk};
 		st_error err;
-		if (st_file_open(&f, j->disk, ST_OPEN_TORCH, &err) != ST_OK) {
-			size_t dn = strlen(j->disk);
-			const char *what = !strncmp(err.message, j->disk, dn) &&
-			                   err.message[dn] == ':' ? err.message + dn + 2
-			                                          : err.message;
-			add_problem(v, ST_VERIFY_INVALID, j->name, "%s", what);
+		memset(&err, 0, sizeof err);
+		if (j->validate == V_GGUF) {
+			if (st_gguf_check_file(j->disk, on_format_problem, &c, &err) < 0)
+				add_problem(v, ST_VERIFY_UNREADABLE, j->name, "cannot "
+				            "check: %s", err.message);
+		} else {
+			st_file *f = NULL;
+			if (st_file_open(&f, j->disk, ST_OPEN_TORCH, &err) != ST_OK)
+				on_format_problem(&c, ST_PROBLEM_ERROR, err.message);
+			st_file_close(f);
 		}
-		st_file_close(f);
 	}
 }
 

@@ -152,6 +152,19 @@ def sharded_files(seed):
             "model.safetensors.index.json": index, "config.json": CONFIG}
 
 
+def gguf_file():
+    """GGUF v3 as ggml's docs/gguf.md lays it out: one string key, one
+    F32 tensor of 4 elements, data aligned to 32 bytes."""
+    def gstr(b):
+        return struct.pack("<Q", len(b)) + b
+    out = b"GGUF" + struct.pack("<IQQ", 3, 1, 1)
+    out += gstr(b"general.architecture") + struct.pack("<I", 8) + gstr(b"llama")
+    out += gstr(b"w") + struct.pack("<I", 1) + struct.pack("<Q", 4)
+    out += struct.pack("<IQ", 0, 0)  # GGML_TYPE_F32, offset 0
+    out += b"\0" * (-len(out) % 32)
+    return out + f32([1.0, 2.0, 3.0, 4.0])
+
+
 class Case:
     def __init__(self, name, cmd_path=None):
         self.name = name
@@ -465,6 +478,19 @@ def main():
                 f.write('  {"path": "%s", "size": %d, "sha256": "%s", '
                         '"tensors": [\n' % (path, len(m), sha256(m)))
                 f.write(",\n".join(rows) + "\n  ]}\n]}\n")
+
+    # gguf: a plain folder holding a small valid GGUF (version 3, one F32
+    # tensor), with its sidecar; the test cuts a copy short to see the
+    # GGUF check run on it.
+    c = Case("gguf")
+    c.layout = "folder"
+    g = gguf_file()
+    with open(os.path.join(c.root, "model.gguf"), "wb") as f:
+        f.write(g)
+    with open(os.path.join(c.root, "SHA256SUMS"), "w") as f:
+        f.write("%s  model.gguf\n" % sha256(g))
+    c.files, c.bytes = 1, len(g)
+    c.write()
 
     # fifo: the test plants FIFOs in snapshots/ and blobs/; they are
     # reported and never opened (opening one would block).

@@ -39,7 +39,7 @@ case_golden() {
 }
 for name in clean big-clean flipped truncated incomplete dangling absolute \
             escaping replaced missing-ref missing-file nosymlink \
-            nosymlink-corrupt sidecar sidecar-bad; do
+            nosymlink-corrupt sidecar sidecar-bad gguf; do
   case_golden "$name"
 done
 # A FIFO is never opened: a read would block until the timeout.
@@ -47,6 +47,12 @@ case_golden fifo
 # One thread gives the same answer as several.
 case_golden truncated --threads 1
 case_golden clean --threads 3
+
+# A GGUF file cut short: the GGUF check runs on what the hash read.
+mkdir "$TMP/g" && head -c 100 gguf/model.gguf >"$TMP/g/cut.gguf"
+run gguf-cut 1 "$S" --verify "$TMP/g"
+expect_err gguf-cut "^stinfo: $TMP/g/cut.gguf: "
+expect_out gguf-cut ': 1 problem \(folder; 1 file read, 0 bytes hashed, 1 with no hash'
 
 # --- PATH forms --------------------------------------------------------------
 # One repository, one snapshot: the same checks, scoped.

@@ -1376,7 +1376,10 @@ static void sidecar_free(struct sidecar *sc)
 struct folder {
 	st_verify *v;
 	struct plan *pl;
-	const char *root;
+	const char *root;   /* PATH: walked, names relative to it */
+	const char *bound;  /* no link is followed out of this folder */
+	const char *below;  /* root relative to bound ("" when the same) */
+	const char *what;   /* bound in messages: "the folder", "the cache" */
 	struct sidecar sc;
 	int hash_mode;
 };
@@ -1443,8 +1446,11 @@ static void walk_folder(struct folder *fo, const char *sub, int depth)
 		} else if (S_ISREG(sb.st_mode)) {
 			folder_file(fo, rel, full, sidecar_find(&fo->sc, rel));
 		} else if (S_ISLNK(sb.st_mode)) {
-			char *to = follow_link(fo->v, fo->root, rel, "the folder");
-			char *disk = to ? join(fo->root, to) : NULL;
+			char *brel = join(fo->below, rel);
+			char *to = brel ? follow_link(fo->v, fo->bound, brel, fo->what)
+			                : NULL;
+			char *disk = to ? join(fo->bound, to) : NULL;
+			free(brel);
 			if (disk)
 				folder_file(fo, rel, disk, sidecar_find(&fo->sc, rel));
 			else if (to)
@@ -1469,9 +1475,11 @@ static void walk_folder(struct folder *fo, const char *sub, int depth)
 }
 
 static void plan_folder(st_verify *v, struct plan *pl, const char *root,
-                        int hash_mode)
+                        int hash_mode, const char *bound, const char *below)
 {
-	struct folder fo = {.v = v, .pl = pl, .root = root, .hash_mode = hash_mode};
+	struct folder fo = {.v = v, .pl = pl, .root = root, .hash_mode = hash_mode,
+	                    .bound = bound ? bound : root, .below = below ? below : "",
+	                    .what = bound ? "the cache" : "the folder"};
 	char *sums = join(root, "SHA256SUMS");
 	struct stat sb;
 	if (!hash_mode && sums && lstat(sums, &sb) == 0)
@@ -1500,7 +1508,8 @@ static void plan_file(st_verify *v, struct plan *pl, const char *path,
 	char *dir = copy ? (slash ? strndup(copy, (size_t)(slash - copy + 1))
 	                          : strdup("")) : NULL;
 	char *sums = dir ? fmt("%sSHA256SUMS", dir) : NULL;
-	struct folder fo = {.v = v, .pl = pl, .root = "", .hash_mode = hash_mode};
+	struct folder fo = {.v = v, .pl = pl, .root = "", .bound = "", .below = "",
+	                    .what = "the folder", .hash_mode = hash_mode};
 	struct stat sb;
 	if (!hash_mode && sums && lstat(sums, &sb) == 0)
 		load_sidecar(v, sums, &fo.sc);
@@ -1579,17 +1588,12 @@ static int plan_path(st_verify *v, struct plan *pl, const char *path,
 		pname = s ? strdup(s + 1) : NULL;
 		free(rp);
 	}
-	if (hash_mode) {
-		v->layout = ST_VERIFY_LAYOUT_FOLDER;
-		plan_folder(v, pl, p, 1);
-	} else if (is_dir(p, "snapshots") || is_dir(p, "blobs")) {
-		v->layout = ST_VERIFY_LAYOUT_REPO;
-		plan_repo(v, pl, p, NULL);
-	} else if (pname && !strcmp(pname, "snapshots") && grand &&
-	           is_dir(grand, "blobs") && strcmp(base, ".") && strcmp(base, "..")) {
-		v->layout = ST_VERIFY_LAYOUT_SNAPSHOT;
-		/* The repository as shown: PATH's grandparent in PATH's words. */
-		char *repo = NULL;
+	int is_snap = pname && !strcmp(pname, "snapshots") && grand &&
+	              is_dir(grand, "blobs") && strcmp(base, ".") &&
+	              strcmp(base, "..");
+	/* The repository of a snapshot, in PATH's words (its grandparent). */
+	char *repo = NULL;
+	if (is_snap) {
 		const char *s1 = strrchr(p, '/');
 		if (s1) {
 			char *up = strndup(p, (size_t)(s1 - p));
@@ -1600,9 +1604,19 @@ static int plan_path(st_verify *v, struct plan *pl, const char *path,
 		}
 		if (!repo)
 			repo = strdup(grand);
+	}
+	char *below = repo ? fmt("snapshots/%s", base) : NULL;
+	if (hash_mode) {
+		v->layout = ST_VERIFY_LAYOUT_FOLDER;
+		/* A snapshot's links into blobs/ stay in its cache: follow them. */
+		plan_folder(v, pl, p, 1, below ? repo : NULL, below);
+	} else if (is_dir(p, "snapshots") || is_dir(p, "blobs")) {
+		v->layout = ST_VERIFY_LAYOUT_REPO;
+		plan_repo(v, pl, p, NULL);
+	} else if (is_snap) {
+		v->layout = ST_VERIFY_LAYOUT_SNAPSHOT;
 		if (repo)
 			plan_repo(v, pl, repo, base);
-		free(repo);
 	} else {
 		size_t n;
 		char **names = list_dir(p, &n);
@@ -1620,9 +1634,11 @@ static int plan_path(st_verify *v, struct plan *pl, const char *path,
 			v->layout = ST_VERIFY_LAYOUT_CACHE;
 		} else {
 			v->layout = ST_VERIFY_LAYOUT_FOLDER;
-			plan_folder(v, pl, p, 0);
+			plan_folder(v, pl, p, 0, NULL, NULL);
 		}
 	}
+	free(repo);
+	free(below);
 	free(parent);
 	free(grand);
 	free(pname);

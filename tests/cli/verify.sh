@@ -95,6 +95,12 @@ diff -u "$G/hash-tensors.out" "$TMP/hash-json.out" >&2 && ok || fail "hash-json:
 # The output is a sidecar: --verify then finds the folder clean.
 mkdir -p "$TMP/side" && cp sidecar/*.* "$TMP/side/" && "$S" --hash "$TMP/side" >"$TMP/side/SHA256SUMS" \
   && "$S" --verify "$TMP/side" >/dev/null && ok || fail "hash output as SHA256SUMS"
+# A snapshot's links into its cache's blobs/ are followed: an LFS file's
+# SHA-256 is its blob's name.
+run hash-snap 0 "$S" --hash clean/models--t--shared/snapshots/$c2
+blob=$(readlink "clean/models--t--shared/snapshots/$c2/model.safetensors")
+expect_out hash-snap "^${blob##*/}  model.safetensors\$"
+expect_out hash-snap '^[0-9a-f]{64}  config.json$'
 # Links leaving a folder are not followed when hashing either.
 run hash-escape 1 "$S" --hash escaping/models--t--m/snapshots
 expect_err hash-escape 'leads out of the folder; not followed'

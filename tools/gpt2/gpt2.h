@@ -269,6 +269,35 @@ int gpt2_cache_capacity(const gpt2_cache *c);
 void gpt2_cache_reset(gpt2_cache *c);
 
 /*
+ * The stages of the forward pass, in the order they happen, for a trace
+ * (doc/trace.md defines each). A stage's values are rows x width floats,
+ * row-major, one row per token of the call: WTE, WPE, EMBED, each block's
+ * LN1 (C), QKV (3C: q, k, v in c_attn's order, bias included),
+ * ATTN_WEIGHTS (NH x keys: the softmax probabilities of each head over
+ * the keys at positions 0..len+T-1, 0 past the token's own position),
+ * ATTN_OUT (C, before c_proj), ATTN_PROJ, RESID_MID, LN2, FC (4C, before
+ * GELU), GELU, MLP_PROJ, RESID, then LNF and LOGITS for the rows whose
+ * logits are computed.
+ */
+enum gpt2_stage {
+	GPT2_STAGE_WTE, GPT2_STAGE_WPE, GPT2_STAGE_EMBED,
+	GPT2_STAGE_LN1, GPT2_STAGE_QKV, GPT2_STAGE_ATTN_WEIGHTS,
+	GPT2_STAGE_ATTN_OUT, GPT2_STAGE_ATTN_PROJ, GPT2_STAGE_RESID_MID,
+	GPT2_STAGE_LN2, GPT2_STAGE_FC, GPT2_STAGE_GELU, GPT2_STAGE_MLP_PROJ,
+	GPT2_STAGE_RESID, GPT2_STAGE_LNF, GPT2_STAGE_LOGITS
+};
+/* layer: the block, or -1 for WTE, WPE, EMBED, LNF and LOGITS. */
+typedef void (*gpt2_trace_fn)(void *ctx, enum gpt2_stage stage, int layer,
+                              const float *values, int rows, size_t width);
+/*
+ * Call fn(ctx, ...) after every stage of the following gpt2_forward calls
+ * on c (fn NULL: stop). values are borrowed for the call only. The pass
+ * computes exactly what it computes without a trace; what it adds is the
+ * copy of the attention probabilities into a buffer of T x NH x keys.
+ */
+void gpt2_cache_set_trace(gpt2_cache *c, gpt2_trace_fn fn, void *ctx);
+
+/*
  * Run T tokens through the model at positions len..len+T-1 of the cache,
  * appending their keys and values. logits: all_logits ? (T, V) : (V) for
  * the last token only. Results do not depend on the thread count (each

@@ -283,6 +283,8 @@ struct attn_ctx {
 	int T, pos0, C, NH;
 	float *scratch; /* (threads, capacity) */
 	int capacity;
+	float *probs; /* a trace's (T, NH, n_keys) probabilities, or NULL */
+	int n_keys;
 };
 
 static void attention_task(void *arg, int task, int thread)
@@ -296,6 +298,14 @@ static void attention_task(void *arg, int task, int thread)
 	             c->qkv + (size_t)t * 3 * (size_t)C + ho, c->kc + ho,
 	             c->vc + ho, (size_t)C, p + 1, hs, scale,
 	             c->scratch + (size_t)thread * (size_t)c->capacity);
+	if (c->probs) {
+		/* attend leaves the probabilities it used in its scratch. */
+		const float *att = c->scratch + (size_t)thread * (size_t)c->capacity;
+		float *pr = c->probs + ((size_t)t * (size_t)c->NH + (size_t)h) *
+		                           (size_t)c->n_keys;
+		for (int s = 0; s < c->n_keys; s++)
+			pr[s] = s <= p ? att[s] : 0.0f;
+	}
 }
 
 /* ---- the cache ------------------------------------------------------------ */
@@ -310,6 +320,11 @@ struct gpt2_cache {
 	int scratch_threads, scratch_panel;
 	float *att_scratch, *row;
 	struct mm_scratch mm;
+	/* A trace (gpt2_cache_set_trace) and its attention probabilities. */
+	gpt2_trace_fn trace;
+	void *trace_ctx;
+	float *trace_probs;
+	size_t trace_probs_n;
 };
 
 int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
@@ -366,7 +381,14 @@ void gpt2_cache_free(gpt2_cache *c)
 	free(c->mm.panels);
 	free(c->mm.part);
 	free(c->row);
+	free(c->trace_probs);
 	free(c);
+}
+
+void gpt2_cache_set_trace(gpt2_cache *c, gpt2_trace_fn fn, void *ctx)
+{
+	c->trace = fn;
+	c->trace_ctx = ctx;
 }
 
 int gpt2_cache_len(const gpt2_cache *c) { return c->len; }
@@ -412,6 +434,41 @@ static int ensure_acts(gpt2_cache *c, int T, int threads, int panel)
 
 /* ---- the forward pass ---------------------------------------------------- */
 
+#define TRACE(stage, layer, values, rows, width)                             \
+	do {                                                                 \
+		if (c->trace)                                                \
+			c->trace(c->trace_ctx, stage, layer, values, rows,   \
+			         (size_t)(width));                           \
+	} while (0)
+
+/*
+ * A trace's token and position embeddings (what encoder_forward adds),
+ * widened into buf (T, C), then its attention probability buffer.
+ */
+static int trace_start(gpt2_cache *c, const gpt2_params *P, st_dtype wt,
+                       const int32_t *ids, int T, int pos0, int C, int NH,
+                       float *buf)
+{
+	size_t n = (size_t)T * (size_t)NH * (size_t)(pos0 + T);
+	if (n > c->trace_probs_n) {
+		free(c->trace_probs);
+		c->trace_probs_n = 0;
+		c->trace_probs = malloc(n * sizeof(float));
+		if (!c->trace_probs)
+			return -1;
+		c->trace_probs_n = n;
+	}
+	for (int t = 0; t < T; t++)
+		widen_row(buf + (size_t)t * (size_t)C, P->wte, wt,
+		          (size_t)ids[t] * (size_t)C, (size_t)C);
+	TRACE(GPT2_STAGE_WTE, -1, buf, T, C);
+	for (int t = 0; t < T; t++)
+		widen_row(buf + (size_t)t * (size_t)C, P->wpe, wt,
+		          (size_t)(pos0 + t) * (size_t)C, (size_t)C);
+	TRACE(GPT2_STAGE_WPE, -1, buf, T, C);
+	return 0;
+}
+
 int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
                  float *logits, int all_logits, char *err, size_t errlen)
 {
@@ -444,7 +501,12 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 	struct rows_ctx res = {K, ROW_RESIDUAL, c->x, c->proj, NULL, NULL, T, C, 0};
 	struct rows_ctx gelu = {K, ROW_GELU, c->fch, NULL, NULL, NULL, T, 4 * C, 0};
 
+	if (c->trace && trace_start(c, P, wt, ids, T, pos0, C, NH, c->ln))
+		return gpt2_err(err, errlen, "out of memory for the attention "
+		                "probabilities of a trace");
+	float *probs = c->trace ? c->trace_probs : NULL;
 	encoder_forward(c->x, ids, P->wte, P->wpe, wt, T, pos0, C, c->row);
+	TRACE(GPT2_STAGE_EMBED, -1, c->x, T, C);
 	for (int l = 0; l < L; l++) {
 		size_t lc = (size_t)l * (size_t)C;
 		float *kc = c->k + (size_t)l * (size_t)c->capacity * (size_t)C;
@@ -457,8 +519,10 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		ln.w = P->ln1w + lc;
 		ln.b = P->ln1b + lc;
 		rows_run(pool, &ln);
+		TRACE(GPT2_STAGE_LN1, l, c->ln, T, C);
 		matmul_run(K, pool, mm, c->qkv, c->ln, qkvw, wt, P->qkvb + 3 * lc,
 		           T, C, 3 * C);
+		TRACE(GPT2_STAGE_QKV, l, c->qkv, T, 3 * C);
 		for (int t = 0; t < T; t++) {
 			const float *row = c->qkv + (size_t)t * 3 * (size_t)C;
 			memcpy(kc + (size_t)(pos0 + t) * (size_t)C, row + C,
@@ -467,27 +531,38 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 			       (size_t)C * sizeof(float));
 		}
 		struct attn_ctx ac = {K, c->atty, c->qkv, kc, vc, T, pos0, C, NH,
-		                      c->att_scratch, c->capacity};
+		                      c->att_scratch, c->capacity, probs, pos0 + T};
 		gpt2_pool_run(pool, attention_task, &ac, T * NH);
+		TRACE(GPT2_STAGE_ATTN_WEIGHTS, l, probs, T,
+		      (size_t)NH * (size_t)(pos0 + T));
+		TRACE(GPT2_STAGE_ATTN_OUT, l, c->atty, T, C);
 		matmul_run(K, pool, mm, c->proj, c->atty, attprojw, wt,
 		           P->attprojb + lc, T, C, C);
+		TRACE(GPT2_STAGE_ATTN_PROJ, l, c->proj, T, C);
 		rows_run(pool, &res);
+		TRACE(GPT2_STAGE_RESID_MID, l, c->x, T, C);
 
 		ln.w = P->ln2w + lc;
 		ln.b = P->ln2b + lc;
 		rows_run(pool, &ln);
+		TRACE(GPT2_STAGE_LN2, l, c->ln, T, C);
 		matmul_run(K, pool, mm, c->fch, c->ln, fcw, wt, P->fcb + 4 * lc, T,
 		           C, 4 * C);
+		TRACE(GPT2_STAGE_FC, l, c->fch, T, 4 * C);
 		rows_run(pool, &gelu);
+		TRACE(GPT2_STAGE_GELU, l, c->fch, T, 4 * C);
 		matmul_run(K, pool, mm, c->proj, c->fch, fcprojw, wt,
 		           P->fcprojb + lc, T, 4 * C, C);
+		TRACE(GPT2_STAGE_MLP_PROJ, l, c->proj, T, C);
 		rows_run(pool, &res);
+		TRACE(GPT2_STAGE_RESID, l, c->x, T, C);
 	}
 	/* Only the rows whose logits are wanted go through ln_f and the head. */
 	int first = all_logits ? 0 : T - 1, rows = T - first;
 	struct rows_ctx lnf = {K, ROW_LAYERNORM, c->ln, c->x + (size_t)first * (size_t)C,
 	                       P->lnfw, P->lnfb, rows, C, eps};
 	rows_run(pool, &lnf);
+	TRACE(GPT2_STAGE_LNF, -1, c->ln, rows, C);
 	/* In blocks of rows, so that a block of wte is reused from cache. */
 	for (int r0 = 0; r0 < rows; r0 += 64) {
 		int nr = rows - r0 < 64 ? rows - r0 : 64;
@@ -496,6 +571,7 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		                      C, V};
 		gpt2_pool_run(pool, head_task, &hc, (V + HEAD_ROWS - 1) / HEAD_ROWS);
 	}
+	TRACE(GPT2_STAGE_LOGITS, -1, logits, rows, V);
 	c->len += T;
 	return 0;
 }

@@ -149,6 +149,7 @@ static void attend_portable(float *out, const float *q, const float *k,
 	for (int s = 0; s < n; s++) {
 		const float *vs = v + (size_t)s * ld;
 		float p = att[s] * inv;
+		att[s] = p; /* the probabilities stay for a trace */
 		for (int i = 0; i < hs; i++)
 			out[i] += p * vs[i];
 	}

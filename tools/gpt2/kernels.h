@@ -57,7 +57,8 @@ typedef struct gpt2_kernels {
 	 * One query's causal attention over n positions: scores q . k_s *
 	 * scale, softmax, then out (hs) = sum of p_s v_s. k and v point at
 	 * position 0 of this head; position s is at k + s * ld. att: n floats
-	 * of scratch.
+	 * of scratch, which holds the probabilities p_s on return (a trace
+	 * reads them).
 	 */
 	void (*attend)(float *out, const float *q, const float *k,
 	               const float *v, size_t ld, int n, int hs, float scale,

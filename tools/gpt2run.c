@@ -13,6 +13,7 @@
 #include "common/paths.h"
 #include "gpt2/gpt2.h"
 #include "gpt2/tokenizer.h"
+#include "gpt2/trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -65,8 +66,14 @@ static void usage(void)
 "      --check REF         compare those logits with tensor 'logits' in REF;\n"
 "                          print the max abs diff and where it is; exit 1 when\n"
 "                          it exceeds the tolerance. Without a prompt, REF's\n"
-"                          integer tensor 'ids', if any, is the prompt\n"
+"                          integer tensor 'ids', if any, is the prompt. When\n"
+"                          REF holds 'greedy' (ids of a greedy continuation),\n"
+"                          also generate as many ids greedily and report the\n"
+"                          first step that differs\n"
 "      --atol A            tolerance of --check (default 1e-4)\n"
+"      --trace FILE        write every intermediate of the prompt's forward\n"
+"                          pass (F32 [T, ...], in forward order, names in\n"
+"                          doc/trace.md) and the ids to a safetensors file\n"
 "\n"
 "Running:\n"
 "      --dtype TYPE        hold the weights in memory as f32, bf16 or f16\n"
@@ -77,7 +84,8 @@ static void usage(void)
 "  -V, --version           print the version and exit\n"
 "\n"
 "Text streams to stdout as it is made; timings (load, prompt tokens/s,\n"
-"generated tokens/s) go to stderr.\n"
+"generated tokens/s) go to stderr, on lines of their own when both are one\n"
+"file or a terminal.\n"
 "\n"
 "GPT2RUN_KERNEL=portable|avx2|avx512 picks the inner loops (default: the\n"
 "best this CPU runs).\n"
@@ -89,7 +97,7 @@ static void usage(void)
 struct options {
 	const char *model_dir, *tokenizer_dir;
 	const char *prompt, *prompt_file, *ids;
-	const char *logits_out, *check;
+	const char *logits_out, *check, *trace;
 	int tokenize, greedy, ignore_eos, print_ids, quiet;
 	int sampling_set; /* --temperature, --top-k or --top-p given */
 	uint64_t new_tokens;
@@ -247,21 +255,17 @@ static st_checkpoint *open_ref(const char *path, long *logits_i)
 	return ref;
 }
 
-/* REF's 'ids' (I64 or I32, 1-D) as the prompt; NULL when it has none. */
-static int32_t *ref_ids(st_checkpoint *ref, const char *path, size_t *n)
+/* REF's integer tensor i (name) as token ids. */
+static int32_t *ref_int_ids(st_checkpoint *ref, size_t i, const char *name,
+                            const char *path, size_t *n)
 {
-	long i = st_checkpoint_find(ref, "ids", 3);
-	if (i < 0)
-		return NULL;
-	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)i, NULL);
-	if (t->ndim != 1 || (t->dtype != ST_DTYPE_I64 && t->dtype != ST_DTYPE_I32))
-		return NULL;
+	const st_tensor *t = st_checkpoint_tensor(ref, i, NULL);
 	const void *data;
 	st_error e;
-	if (st_checkpoint_data(ref, (size_t)i, &data, &e) != ST_OK)
+	if (st_checkpoint_data(ref, i, &data, &e) != ST_OK)
 		cli_die(CLI_ERROR, "%s", e.message);
 	size_t count = (size_t)t->n_elements;
-	int32_t *ids = cli_xmalloc(count * sizeof *ids);
+	int32_t *ids = cli_xmalloc((count ? count : 1) * sizeof *ids);
 	for (size_t k = 0; k < count; k++) {
 		int64_t v;
 		if (t->dtype == ST_DTYPE_I64) {
@@ -272,12 +276,24 @@ static int32_t *ref_ids(st_checkpoint *ref, const char *path, size_t *n)
 			v = w;
 		}
 		if (v < 0 || v > INT32_MAX)
-			cli_die(CLI_ERROR, "%s: tensor 'ids': %lld is not a token id",
-			        path, (long long)v);
+			cli_die(CLI_ERROR, "%s: tensor '%s': %lld is not a token id",
+			        path, name, (long long)v);
 		ids[k] = (int32_t)v;
 	}
 	*n = count;
 	return ids;
+}
+
+/* REF's 'ids' (I64 or I32, 1-D) as the prompt; NULL when it has none. */
+static int32_t *ref_ids(st_checkpoint *ref, const char *path, size_t *n)
+{
+	long i = st_checkpoint_find(ref, "ids", 3);
+	if (i < 0)
+		return NULL;
+	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)i, NULL);
+	if (t->ndim != 1 || (t->dtype != ST_DTYPE_I64 && t->dtype != ST_DTYPE_I32))
+		return NULL;
+	return ref_int_ids(ref, (size_t)i, "ids", path, n);
 }
 
 /* Compare; print the max abs diff and where; return the exit code. */
@@ -333,6 +349,49 @@ static int check_logits(st_checkpoint *ref, long li, const char *path,
 	return ok ? CLI_OK : CLI_NO;
 }
 
+/* REF's 'greedy' (I64 or I32, 1-D) ids; NULL when it has none. */
+static int32_t *ref_greedy(st_checkpoint *ref, const char *path, size_t *n)
+{
+	*n = 0;
+	long i = st_checkpoint_find(ref, "greedy", 6);
+	if (i < 0)
+		return NULL;
+	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)i, NULL);
+	if (t->ndim != 1 || (t->dtype != ST_DTYPE_I64 && t->dtype != ST_DTYPE_I32))
+		cli_die(CLI_ERROR, "%s: tensor 'greedy': expected 1-D I64 or I32 "
+		        "token ids, got %s with %u dimensions", path,
+		        st_dtype_name(t->dtype), t->ndim);
+	return ref_int_ids(ref, (size_t)i, "greedy", path, n);
+}
+
+/*
+ * Level 3: generate n ids greedily after the prompt (last: its last
+ * logits) and compare with REF's; print the first step that differs.
+ */
+static int check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
+                        const int32_t *want, size_t n, const char *path)
+{
+	int V = m->config.vocab_size;
+	float *logits = cli_xmalloc((size_t)V * sizeof(float));
+	memcpy(logits, last, (size_t)V * sizeof(float));
+	char err[1024];
+	for (size_t k = 0; k < n; k++) {
+		int32_t next = gpt2_argmax(logits, V);
+		if (next != want[k]) {
+			printf("greedy: step %zu of %zu: id %ld, reference %ld: "
+			       "MISMATCH\n", k + 1, n, (long)next, (long)want[k]);
+			free(logits);
+			return CLI_NO;
+		}
+		if (k + 1 < n &&
+		    gpt2_forward(m, cache, &next, 1, logits, 0, err, sizeof err))
+			cli_die(CLI_ERROR, "%s", err);
+	}
+	printf("greedy: %zu ids match %s: OK\n", n, path);
+	free(logits);
+	return CLI_OK;
+}
+
 static void write_logits(const char *path, const float *logits, int T, int V)
 {
 	st_writer *w;
@@ -356,6 +415,7 @@ static void write_logits(const char *path, const float *logits, int T, int V)
 
 struct output {
 	int print_ids, n_printed, warned;
+	int last; /* the last byte written, 0 before any */
 	gpt2_tokenizer *tok;
 	gpt2_decoder dec;
 };
@@ -378,6 +438,8 @@ static void emit(struct output *out, int32_t id)
 	char *buf = cli_xmalloc(len + 4);
 	size_t n = gpt2_decoder_push(&out->dec, bytes, len, buf);
 	fwrite(buf, 1, n, stdout);
+	if (n)
+		out->last = (unsigned char)buf[n - 1];
 	fflush(stdout);
 	free(buf);
 }
@@ -390,13 +452,24 @@ static int is_eos(const gpt2_config *cfg, int32_t id)
 	return 0;
 }
 
+/*
+ * Whether stdout and stderr are one file (2>&1): then the timings on
+ * stderr must start on a line of their own after the text.
+ */
+static int same_stream(void)
+{
+	struct stat a, b;
+	return fstat(STDOUT_FILENO, &a) == 0 && fstat(STDERR_FILENO, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_TOKENIZE = 256, OPT_TOKENIZER, OPT_GREEDY, OPT_TOP_P,
 	       OPT_IGNORE_EOS, OPT_PRINT_IDS, OPT_LOGITS_OUT, OPT_CHECK,
-	       OPT_ATOL, OPT_DTYPE, OPT_MODEL_DIR };
+	       OPT_ATOL, OPT_DTYPE, OPT_MODEL_DIR, OPT_TRACE };
 	static const struct option longopts[] = {
 		{"model-dir", required_argument, NULL, OPT_MODEL_DIR},
 		{"prompt", required_argument, NULL, 'p'},
@@ -414,6 +487,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"print-ids", no_argument, NULL, OPT_PRINT_IDS},
 		{"logits-out", required_argument, NULL, OPT_LOGITS_OUT},
 		{"check", required_argument, NULL, OPT_CHECK},
+		{"trace", required_argument, NULL, OPT_TRACE},
 		{"atol", required_argument, NULL, OPT_ATOL},
 		{"dtype", required_argument, NULL, OPT_DTYPE},
 		{"threads", required_argument, NULL, 'j'},
@@ -474,6 +548,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_PRINT_IDS: o->print_ids = 1; break;
 		case OPT_LOGITS_OUT: o->logits_out = optarg; break;
 		case OPT_CHECK: o->check = optarg; break;
+		case OPT_TRACE: o->trace = optarg; break;
 		case OPT_ATOL: o->atol = cli_opt_nonneg("--atol", optarg); break;
 		case OPT_DTYPE:
 			o->dtype = gpt2_dtype_parse(optarg);
@@ -523,7 +598,7 @@ int main(int argc, char **argv)
 		cli_die(CLI_ERROR, "%s: %s", o.model_dir, strerror(errno));
 	gpt2_tokenizer *tok = NULL;
 	int need_text = o.prompt || o.prompt_file;
-	int logits_mode = o.logits_out || o.check;
+	int logits_mode = o.logits_out || o.check || o.trace;
 	if (o.tokenize || need_text || (!logits_mode && !o.print_ids))
 		tok = load_tokenizer(&o, !o.tokenize && !need_text);
 	if (need_text)
@@ -594,7 +669,15 @@ int main(int argc, char **argv)
 		        "context (n_positions %d)", T, cfg->max_seq_len);
 
 	/* The cache holds the prompt and what is fed back after it. */
-	int capacity = (int)T;
+	size_t n_greedy = 0;
+	int32_t *greedy = ref ? ref_greedy(ref, o.check, &n_greedy) : NULL;
+	if (n_greedy > (size_t)cfg->max_seq_len - T) {
+		cli_warn("%s: tensor 'greedy': %zu ids do not fit in the context "
+		         "after the prompt; checking the first %zu", o.check,
+		         n_greedy, (size_t)cfg->max_seq_len - T);
+		n_greedy = (size_t)cfg->max_seq_len - T;
+	}
+	int capacity = (int)(T + (n_greedy ? n_greedy - 1 : 0));
 	if (!logits_mode)
 		capacity = T + o.new_tokens > (uint64_t)cfg->max_seq_len
 		                   ? cfg->max_seq_len
@@ -606,10 +689,22 @@ int main(int argc, char **argv)
 	int rc = CLI_OK;
 	if (logits_mode) {
 		float *logits = cli_xmalloc(T * (size_t)V * sizeof(float));
+		gpt2_trace *tr = NULL;
+		if (o.trace) {
+			if (gpt2_trace_new(&tr, cfg, (int)T, err, sizeof err))
+				cli_die(CLI_ERROR, "%s", err);
+			gpt2_cache_set_trace(cache, gpt2_trace_record, tr);
+		}
 		t0 = cli_now();
 		if (gpt2_forward(m, cache, prompt, (int)T, logits, 1, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
 		double dt = cli_now() - t0;
+		gpt2_cache_set_trace(cache, NULL, NULL);
+		if (tr) {
+			if (gpt2_trace_write(tr, o.trace, prompt, err, sizeof err))
+				cli_die(CLI_ERROR, "%s", err);
+			gpt2_trace_free(tr);
+		}
 		if (!o.quiet)
 			fprintf(stderr, "%s: prompt: %zu tokens in %.1f ms (%.1f tokens/s)\n",
 			        cli_progname(), T, dt * 1e3, (double)T / dt);
@@ -618,6 +713,13 @@ int main(int argc, char **argv)
 		if (o.check)
 			rc = check_logits(ref, ref_logits, o.check, logits, (int)T, V,
 			                  o.atol);
+		if (greedy && n_greedy) {
+			int g = check_greedy(m, cache, logits + (T - 1) * (size_t)V,
+			                     greedy, n_greedy, o.check);
+			if (g != CLI_OK)
+				rc = g;
+		}
+		free(greedy);
 		free(logits);
 	} else {
 		gpt2_sampler s;
@@ -661,9 +763,14 @@ int main(int argc, char **argv)
 			char tail[4];
 			size_t n = gpt2_decoder_flush(&out.dec, tail);
 			fwrite(tail, 1, n, stdout);
+			if (n)
+				out.last = (unsigned char)tail[n - 1];
 		}
-		if (o.print_ids || isatty(STDOUT_FILENO))
+		if (o.print_ids || (out.last != '\n' && out.last != 0 &&
+		                    (isatty(STDOUT_FILENO) ||
+		                     (!o.quiet && same_stream())))) {
 			putchar('\n');
+		}
 		fflush(stdout);
 		if (!o.quiet) {
 			fprintf(stderr, "%s: prompt: %zu tokens in %.1f ms (%.1f tokens/s)\n",

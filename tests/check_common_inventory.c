@@ -1,0 +1,160 @@
+/*
+ * check_common_inventory.c - tools/common/inventory: stinfo's summary
+ * lines and --check problems for the snapshots of testdata/archcheck
+ * (made by its gen_fixtures.py; the expected lines are written out by
+ * hand from the shapes there).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/inventory.h"
+
+#define DIR ST_TESTDATA "/archcheck/"
+
+static char *summary(const char *name)
+{
+	st_checkpoint *ck;
+	st_error e;
+	char path[512], err[512];
+	snprintf(path, sizeof path, DIR "%s", name);
+	ck_assert(st_checkpoint_open(&ck, path, 0, &e) == ST_OK);
+	archcheck_config cfg;
+	archcheck_report r;
+	ck_assert_int_eq(inventory_load(ck, &cfg, &r, err, sizeof err), 1);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	inventory_print(f, &cfg, &r);
+	fclose(f);
+	archcheck_report_free(&r);
+	st_checkpoint_close(ck);
+	return buf;
+}
+
+START_TEST(summary_of_complete_snapshot)
+{
+	char *s = summary("gpt2-good");
+	ck_assert_str_eq(s, "config:      GPT2LMHeadModel (config.json), 2 layers: "
+	                 "1,952 parameters implied, 1,952 found in 28 of 28 "
+	                 "tensors\n");
+	free(s);
+}
+END_TEST
+
+START_TEST(summary_names_missing_and_misshapen)
+{
+	/* 21 tensors: embed, 2 x 9 per layer, norm, lm_head; 2 of them wrong. */
+	char *s = summary("llama-broken");
+	ck_assert_str_eq(s, "config:      LlamaForCausalLM (config.json), 2 layers: "
+	                 "4,944 parameters implied, 4,688 found in 19 of 21 "
+	                 "tensors\n"
+	                 "missing:     1 parameter: "
+	                 "model.layers.1.self_attn.k_proj.weight [8, 16]\n"
+	                 "misshapen:   1 parameter: "
+	                 "model.layers.0.self_attn.v_proj.weight [16, 16] "
+	                 "(expected [8, 16])\n");
+	free(s);
+}
+END_TEST
+
+START_TEST(summary_classifies_extras)
+{
+	char *s = summary("gpt2-legacy");
+	ck_assert_ptr_nonnull(strstr(s, "extra:       4 legacy buffers: "
+	                             "transformer.h.0.attn.bias [1, 1, 8, 8], "
+	                             "transformer.h.0.attn.masked_bias [], "));
+	ck_assert_ptr_nonnull(strstr(s, "extra:       1 alias of the embedding: "
+	                             "lm_head.weight [16, 8]\n"));
+	ck_assert_ptr_nonnull(strstr(s, "extra:       2 tensors not in the config: "
+	                             "transformer.h.2.attn.bias [1, 1, 8, 8], "
+	                             "optimizer.step [1]\n"));
+	free(s);
+}
+END_TEST
+
+struct problems {
+	int errors, warnings;
+	char text[4096];
+};
+
+static void collect(void *ctx, int severity, const char *msg)
+{
+	struct problems *p = ctx;
+	if (severity == ST_PROBLEM_ERROR)
+		p->errors++;
+	else
+		p->warnings++;
+	size_t n = strlen(p->text);
+	snprintf(p->text + n, sizeof p->text - n, "%s\n", msg);
+}
+
+START_TEST(check_lists_every_problem)
+{
+	struct problems p = {0};
+	ck_assert_int_eq(inventory_check(DIR "gpt2-missing", collect, &p), 2);
+	ck_assert_str_eq(p.text,
+	                 DIR "gpt2-missing: tensor 'h.1.mlp.c_fc.bias': missing "
+	                 "(GPT2LMHeadModel implies [32])\n"
+	                 DIR "gpt2-missing: tensor 'ln_f.weight': missing "
+	                 "(GPT2LMHeadModel implies [8])\n");
+	memset(&p, 0, sizeof p);
+	ck_assert_int_eq(inventory_check(DIR "gpt2-misshapen", collect, &p), 2);
+	ck_assert_str_eq(p.text,
+	                 DIR "gpt2-misshapen: tensor 'h.0.attn.c_proj.weight': "
+	                 "shape [7, 8], expected [8, 8] (GPT2LMHeadModel)\n"
+	                 DIR "gpt2-misshapen: tensor 'h.1.attn.c_attn.weight': "
+	                 "shape [24, 8], expected [8, 24] (GPT2LMHeadModel)\n");
+}
+END_TEST
+
+START_TEST(check_warns_of_unexplained_only)
+{
+	struct problems p = {0};
+	ck_assert_int_eq(inventory_check(DIR "gpt2-legacy", collect, &p), 0);
+	ck_assert_int_eq(p.warnings, 2);
+	ck_assert_ptr_nonnull(strstr(p.text, "tensor 'optimizer.step' [1]: not a "
+	                             "parameter of GPT2LMHeadModel\n"));
+	memset(&p, 0, sizeof p);
+	ck_assert_int_eq(inventory_check(DIR "qwen2-tied", collect, &p), 0);
+	ck_assert_int_eq(p.warnings, 0);
+}
+END_TEST
+
+START_TEST(no_config_says_nothing)
+{
+	/* testdata/stdiff/a.safetensors has no config.json beside it. */
+	st_checkpoint *ck;
+	st_error e;
+	ck_assert(st_checkpoint_open(&ck, ST_TESTDATA "/stdiff/a.safetensors", 0,
+	                             &e) == ST_OK);
+	archcheck_config cfg;
+	archcheck_report r;
+	char err[256];
+	ck_assert_int_eq(inventory_load(ck, &cfg, &r, err, sizeof err), 0);
+	st_checkpoint_close(ck);
+	struct problems p = {0};
+	ck_assert_int_eq(inventory_check(ST_TESTDATA "/stdiff/a.safetensors",
+	                                 collect, &p), 0);
+	ck_assert_str_eq(p.text, "");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("inventory");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, summary_of_complete_snapshot);
+	tcase_add_test(tc, summary_names_missing_and_misshapen);
+	tcase_add_test(tc, summary_classifies_extras);
+	tcase_add_test(tc, check_lists_every_problem);
+	tcase_add_test(tc, check_warns_of_unexplained_only);
+	tcase_add_test(tc, no_config_says_nothing);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,228 @@
+/*
+ * inventory.c - the config-aware inventory in words (inventory.h): what
+ * archcheck found, as stinfo's summary lines and --check problems.
+ */
+#include "common/inventory.h"
+#include "common/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* config.json is small; anything past this is not a config. */
+#define MAX_CONFIG (16u << 20)
+#define SHOWN 8
+
+static int read_config(const char *dir, char **text, size_t *len,
+                       char *path, size_t psize, char *err, size_t errlen)
+{
+	snprintf(path, psize, "%s/config.json", dir);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *buf = malloc(MAX_CONFIG + 1);
+	size_t n = buf ? fread(buf, 1, MAX_CONFIG + 1, f) : 0;
+	int bad = !buf || ferror(f);
+	fclose(f);
+	if (bad || n > MAX_CONFIG) {
+		snprintf(err, errlen, "%s: %s", path,
+		         !buf ? "out of memory" : bad ? "read error"
+		                                      : "larger than 16 MiB");
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	*len = n;
+	return 1;
+}
+
+int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
+                   archcheck_report *r, char *err, size_t errlen)
+{
+	char path[4200], *text = NULL;
+	size_t len = 0;
+	int rc = read_config(st_checkpoint_dir(ck), &text, &len, path,
+	                     sizeof path, err, errlen);
+	if (rc <= 0)
+		return rc;
+	rc = archcheck_config_parse(cfg, text, len, path, err, errlen);
+	free(text);
+	if (rc != 0)
+		return rc == 1 ? 0 : -1;
+	if (archcheck_compare(cfg, ck, r) != 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	return 1;
+}
+
+/* 124439808 -> "124,439,808". */
+static void fmt_count(char *buf, size_t size, uint64_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)n);
+	size_t o = 0;
+	for (int i = 0; i < len && o + 2 < size; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+}
+
+static void print_shape(FILE *f, unsigned ndim, const uint64_t *shape)
+{
+	cli_print_dims(f, shape, ndim);
+}
+
+static const char *item_name(const archcheck_item *it, size_t *len)
+{
+	if (it->found && it->what != ARCHCHECK_MISSHAPEN) {
+		*len = it->found->name_len;
+		return it->found->name;
+	}
+	*len = strlen(it->name);
+	return it->name;
+}
+
+/* "<label> N: a [s], b [s], ... and M more" for the items of kind what. */
+static void print_list(FILE *f, const archcheck_report *r,
+                       enum archcheck_what what, const char *label,
+                       const char *one, const char *many)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_items; i++)
+		n += r->items[i].what == what;
+	if (!n)
+		return;
+	fprintf(f, "%-13s%zu %s:", label, n, n == 1 ? one : many);
+	size_t shown = 0;
+	for (size_t i = 0; i < r->n_items && shown < SHOWN; i++) {
+		const archcheck_item *it = &r->items[i];
+		if (it->what != what)
+			continue;
+		size_t len;
+		const char *s = item_name(it, &len);
+		fputs(shown++ ? ", " : " ", f);
+		cli_print_name(f, s, len);
+		putc(' ', f);
+		if (what == ARCHCHECK_MISSHAPEN) {
+			print_shape(f, it->found->ndim, it->found->shape);
+			fputs(" (expected ", f);
+			print_shape(f, it->ndim, it->shape);
+			putc(')', f);
+		} else if (it->found) {
+			print_shape(f, it->found->ndim, it->found->shape);
+		} else {
+			print_shape(f, it->ndim, it->shape);
+		}
+	}
+	if (n > shown)
+		fprintf(f, " ... and %zu more", n - shown);
+	putc('\n', f);
+}
+
+void inventory_print(FILE *f, const archcheck_config *cfg,
+                     const archcheck_report *r)
+{
+	char implied[40], found[40];
+	fmt_count(implied, sizeof implied, r->implied);
+	fmt_count(found, sizeof found, r->found);
+	fprintf(f, "%-13s%s (config.json), %llu layers: %s parameters implied, "
+	        "%s found in %zu of %zu tensors\n", "config:", cfg->arch,
+	        (unsigned long long)cfg->layers, implied, found, r->n_matched,
+	        r->n_expected);
+	print_list(f, r, ARCHCHECK_MISSING, "missing:", "parameter",
+	           "parameters");
+	print_list(f, r, ARCHCHECK_MISSHAPEN, "misshapen:", "parameter",
+	           "parameters");
+	print_list(f, r, ARCHCHECK_BUFFER, "extra:", "legacy buffer",
+	           "legacy buffers");
+	print_list(f, r, ARCHCHECK_ALIAS, "extra:", "alias of the embedding",
+	           "aliases of the embedding");
+	print_list(f, r, ARCHCHECK_UNKNOWN, "extra:", "tensor not in the config",
+	           "tensors not in the config");
+}
+
+static void report(st_problem_fn fn, void *ctx, int severity,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void report(st_problem_fn fn, void *ctx, int severity,
+                   const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fn(ctx, severity, msg);
+}
+
+static void shape_str(char *buf, size_t size, unsigned ndim,
+                      const uint64_t *shape)
+{
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, size - o, "[");
+	for (unsigned d = 0; d < ndim && o < size; d++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%llu", d ? ", " : "",
+		                      (unsigned long long)shape[d]);
+	if (o < size)
+		snprintf(buf + o, size - o, "]");
+}
+
+int inventory_check(const char *path, st_problem_fn fn, void *ctx)
+{
+	st_checkpoint *ck;
+	st_error e;
+	memset(&e, 0, sizeof e);
+	/* A checkpoint that does not open has had its errors reported. */
+	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
+		return 0;
+	archcheck_config cfg;
+	archcheck_report r;
+	char err[1200];
+	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
+	if (rc < 0) {
+		fn(ctx, ST_PROBLEM_ERROR, err);
+		st_checkpoint_close(ck);
+		return 1;
+	}
+	int errors = 0;
+	for (size_t i = 0; rc == 1 && i < r.n_items; i++) {
+		const archcheck_item *it = &r.items[i];
+		char want[96], got[96];
+		size_t len;
+		const char *s = item_name(it, &len);
+		char *name = cli_printable(s, len);
+		shape_str(want, sizeof want, it->ndim, it->shape);
+		if (it->found)
+			shape_str(got, sizeof got, it->found->ndim, it->found->shape);
+		switch (it->what) {
+		case ARCHCHECK_MISSING:
+			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': missing "
+			       "(%s implies %s)", path, name, cfg.arch, want);
+			errors++;
+			break;
+		case ARCHCHECK_MISSHAPEN:
+			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': shape %s, "
+			       "expected %s (%s)", path, name, got, want, cfg.arch);
+			errors++;
+			break;
+		case ARCHCHECK_UNKNOWN:
+			report(fn, ctx, ST_PROBLEM_WARNING, "%s: tensor '%s' %s: not a "
+			       "parameter of %s", path, name, got, cfg.arch);
+			break;
+		default:
+			break;
+		}
+		free(name);
+	}
+	if (rc == 1)
+		archcheck_report_free(&r);
+	st_checkpoint_close(ck);
+	return errors;
+}

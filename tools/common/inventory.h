@@ -1,0 +1,45 @@
+/*
+ * inventory.h - stinfo's config-aware inventory: the config.json beside
+ * a checkpoint compared with its tensors (common/archcheck), as summary
+ * lines and as --check problems.
+ *
+ * Not part of libst; tool code, so it prints (to the FILE or callback it
+ * is given).
+ */
+#ifndef ST_INVENTORY_H
+#define ST_INVENTORY_H
+
+#include <stdio.h>
+
+#include <st.h>
+
+#include "common/archcheck.h"
+
+/*
+ * Read config.json from the folder of ck's files (st_checkpoint_dir),
+ * parse it and compare. Returns 1 with *cfg and *r filled (free r with
+ * archcheck_report_free); 0 when there is no config.json or it names an
+ * architecture archcheck does not know (nothing to say); -1 with one line
+ * in err when config.json cannot be read or is malformed.
+ */
+int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
+                   archcheck_report *r, char *err, size_t errlen);
+
+/*
+ * The summary lines: "config:" (architecture, parameters implied and
+ * found), then "missing:", "misshapen:" and "extra:" when there are any,
+ * each listing at most 8 names before "... and N more".
+ */
+void inventory_print(FILE *f, const archcheck_config *cfg,
+                     const archcheck_report *r);
+
+/*
+ * For --check: every missing or misshapen parameter as one error, every
+ * tensor the config does not explain as one warning (legacy buffers and
+ * a tied head's alias are fine), each reported to fn as
+ * "<path>: tensor '<name>': ...". A config.json that cannot be read is one
+ * error. Returns the number of errors.
+ */
+int inventory_check(const char *path, st_problem_fn fn, void *ctx);
+
+#endif

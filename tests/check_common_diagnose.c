@@ -292,6 +292,48 @@ START_TEST(short_describe_buffer)
 }
 END_TEST
 
+START_TEST(dtype_tally_lines)
+{
+	diagnose_dtype_tally t = {0};
+	for (int i = 0; i < 52; i++)
+		diagnose_dtype_add(&t, ST_DTYPE_F32, ST_DTYPE_BF16, 1, 1);
+	diagnose_dtype_add(&t, ST_DTYPE_F32, ST_DTYPE_F16, 1, 1);
+	diagnose_dtype_add(&t, ST_DTYPE_F32, ST_DTYPE_F16, 0, 1);
+	diagnose_dtype_add(&t, ST_DTYPE_F32, ST_DTYPE_F16, 0, 0);
+	diagnose_dtype_add(&t, ST_DTYPE_BF16, ST_DTYPE_F32, 0, 1);
+	ck_assert_uint_eq(t.n, 3);
+	char buf[128];
+	ck_assert_str_eq(diagnose_dtype_line(&t, 0, buf, sizeof buf),
+	                 "52 tensors F32 \xe2\x86\x92 BF16, all exactly A rounded");
+	ck_assert_str_eq(diagnose_dtype_line(&t, 1, buf, sizeof buf),
+	                 "3 tensors F32 \xe2\x86\x92 F16: 1 exactly A rounded, "
+	                 "1 within tolerance, 1 outside tolerance");
+	ck_assert_str_eq(diagnose_dtype_line(&t, 2, buf, sizeof buf),
+	                 "1 tensor BF16 \xe2\x86\x92 F32, within tolerance");
+}
+END_TEST
+
+START_TEST(checkpoint_pair_diagnosed)
+{
+	/* testdata/trace/trap-cproj holds tiny-f32 with h.1's c_proj transposed. */
+	st_checkpoint *a, *b;
+	st_error e;
+	ck_assert(st_checkpoint_open(&a, ST_TESTDATA "/gpt2/tiny-f32", 0, &e) ==
+	          ST_OK);
+	ck_assert(st_checkpoint_open(&b, ST_TESTDATA "/trace/trap-cproj", 0, &e) ==
+	          ST_OK);
+	long ia = st_checkpoint_find(a, "h.1.attn.c_proj.weight", 22);
+	long ib = st_checkpoint_find(b, "h.1.attn.c_proj.weight", 22);
+	ck_assert(ia >= 0 && ib >= 0);
+	diagnose_result r;
+	ck_assert_int_eq(diagnose_checkpoints(a, (size_t)ia, b, (size_t)ib, 0, 0,
+	                                      &r, &e), ST_OK);
+	ck_assert_int_eq(r.kind, DIAGNOSE_TRANSPOSED);
+	st_checkpoint_close(a);
+	st_checkpoint_close(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diagnose");
@@ -309,6 +351,8 @@ int main(void)
 	tcase_add_test(tc, sign_flipped);
 	tcase_add_test(tc, bf16_bytes_labelled_f16);
 	tcase_add_test(tc, f16_bytes_labelled_bf16);
+	tcase_add_test(tc, dtype_tally_lines);
+	tcase_add_test(tc, checkpoint_pair_diagnosed);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("limits");
 	tcase_add_test(te, within_tolerance_is_not_a_trap);

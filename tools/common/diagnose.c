@@ -402,3 +402,77 @@ char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
 #undef PUT
 	return buf;
 }
+
+int diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
+                         size_t ib, double rtol, double atol,
+                         diagnose_result *r, st_error *err)
+{
+	const st_tensor *ta = st_checkpoint_tensor(ca, ia, NULL);
+	const st_tensor *tb = st_checkpoint_tensor(cb, ib, NULL);
+	const void *da, *db;
+	int rc = st_checkpoint_data(ca, ia, &da, err);
+	if (rc == ST_OK)
+		rc = st_checkpoint_data(cb, ib, &db, err);
+	if (rc != ST_OK)
+		return rc;
+	diagnose_tensor a = {ta->dtype, ta->ndim, ta->shape, ta->n_elements, da};
+	diagnose_tensor b = {tb->dtype, tb->ndim, tb->shape, tb->n_elements, db};
+	memset(r, 0, sizeof *r);
+	if (ta->n_elements != tb->n_elements || ta->ndim != tb->ndim)
+		return ST_OK; /* DIAGNOSE_NONE */
+	diagnose_pair(&a, &b, rtol, atol, r);
+	return ST_OK;
+}
+
+void diagnose_dtype_add(diagnose_dtype_tally *t, st_dtype a, st_dtype b,
+                        int rounded, int within)
+{
+	size_t i = 0;
+	while (i < t->n && (t->pair[i].a != a || t->pair[i].b != b))
+		i++;
+	if (i == t->n) {
+		if (t->n == DIAGNOSE_MAX_DTYPE_PAIRS)
+			return;
+		memset(&t->pair[i], 0, sizeof t->pair[i]);
+		t->pair[i].a = a;
+		t->pair[i].b = b;
+		t->n++;
+	}
+	struct diagnose_dtype_pair *p = &t->pair[i];
+	p->tensors++;
+	if (rounded)
+		p->rounded++;
+	else if (within)
+		p->within++;
+	else
+		p->differ++;
+}
+
+char *diagnose_dtype_line(const diagnose_dtype_tally *t, size_t i, char *buf,
+                          size_t size)
+{
+	const struct diagnose_dtype_pair *p = &t->pair[i];
+	int n = snprintf(buf, size, "%llu tensor%s %s \xe2\x86\x92 %s",
+	                 (unsigned long long)p->tensors, p->tensors == 1 ? "" : "s",
+	                 st_dtype_name(p->a), st_dtype_name(p->b));
+	size_t o = n > 0 ? (size_t)n : 0;
+	const char *what[3] = {"exactly A rounded", "within tolerance",
+	                       "outside tolerance"};
+	uint64_t count[3] = {p->rounded, p->within, p->differ};
+	for (int k = 0; k < 3; k++)
+		if (count[k] == p->tensors) {
+			snprintf(buf + (o < size ? o : size), o < size ? size - o : 0,
+			         ", %s%s", p->tensors == 1 ? "" : "all ", what[k]);
+			return buf;
+		}
+	const char *sep = ": ";
+	for (int k = 0; k < 3; k++) {
+		if (!count[k])
+			continue;
+		n = snprintf(buf + (o < size ? o : size), o < size ? size - o : 0,
+		             "%s%llu %s", sep, (unsigned long long)count[k], what[k]);
+		o += n > 0 ? (size_t)n : 0;
+		sep = ", ";
+	}
+	return buf;
+}

@@ -77,4 +77,40 @@ enum diagnose_kind diagnose_pair(const diagnose_tensor *a,
  */
 char *diagnose_describe(const diagnose_result *r, char *buf, size_t size);
 
+/*
+ * diagnose_pair on tensor ia of ca and ib of cb (same shape: the caller's
+ * check), their data borrowed through st_checkpoint_data. Returns ST_OK
+ * with *r filled, or the error of reading the data (err says which file
+ * and tensor).
+ */
+int diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
+                         size_t ib, double rtol, double atol,
+                         diagnose_result *r, st_error *err);
+
+/* A tally of dtype changes, for one summary line per pair of dtypes. */
+#define DIAGNOSE_MAX_DTYPE_PAIRS 32
+typedef struct diagnose_dtype_tally {
+	size_t n;
+	struct diagnose_dtype_pair {
+		st_dtype a, b;
+		uint64_t tensors;  /* tensors whose dtype went from a to b */
+		uint64_t rounded;  /* ... whose B is exactly A rounded */
+		uint64_t within;   /* ... within tolerance but not that */
+		uint64_t differ;   /* ... outside tolerance */
+	} pair[DIAGNOSE_MAX_DTYPE_PAIRS];
+} diagnose_dtype_tally;
+
+/* Count one tensor (a -> b): exactly rounded, else within tolerance, else
+ * differs. Past DIAGNOSE_MAX_DTYPE_PAIRS distinct pairs (impossible with
+ * 22 dtypes but for hostile use) the rest are not counted. */
+void diagnose_dtype_add(diagnose_dtype_tally *t, st_dtype a, st_dtype b,
+                        int rounded, int within);
+/*
+ * Line i of the summary, e.g. "52 tensors F32 → BF16, all exactly A
+ * rounded" or "3 tensors F32 → F16: 2 exactly A rounded, 1 within
+ * tolerance". Returns buf.
+ */
+char *diagnose_dtype_line(const diagnose_dtype_tally *t, size_t i, char *buf,
+                          size_t size);
+
 #endif

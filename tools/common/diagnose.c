@@ -137,6 +137,37 @@ static double estimate_scale(const diagnose_tensor *a,
 	return isfinite(c) ? c : 0;
 }
 
+/*
+ * Whether the sampled elements fit one factor (within 1e-3, or rtol when
+ * looser): the full least-squares pass runs only then.
+ */
+static int scale_plausible(const diagnose_tensor *a, const diagnose_tensor *b,
+                           double rtol)
+{
+	uint64_t n = b->n;
+	double sab = 0, saa = 0, x[SAMPLES], y[SAMPLES];
+	int m = 0;
+	for (uint64_t k = 0; k < SAMPLES && k < n; k++) {
+		uint64_t i = n <= SAMPLES ? k : k * (n - 1) / (SAMPLES - 1);
+		x[m] = get(a, i);
+		y[m] = get(b, i);
+		if (!isfinite(x[m]) || !isfinite(y[m]))
+			return 0;
+		sab += x[m] * y[m];
+		saa += x[m] * x[m];
+		m++;
+	}
+	if (!(saa > 0))
+		return 0;
+	double c = sab / saa, tol = rtol > 1e-3 ? rtol : 1e-3, big = 0;
+	for (int k = 0; k < m; k++)
+		big = fmax(big, fabs(y[k]));
+	for (int k = 0; k < m; k++)
+		if (fabs(c * x[k] - y[k]) > tol * big)
+			return 0;
+	return 1;
+}
+
 /* ---- the transpose -------------------------------------------------------- */
 
 static int transposed(const diagnose_tensor *a, const diagnose_tensor *b,
@@ -313,7 +344,7 @@ enum diagnose_kind diagnose_pair(const diagnose_tensor *a,
 		r->exact = exact;
 		return r->kind;
 	}
-	double c = estimate_scale(a, b);
+	double c = scale_plausible(a, b, rtol) ? estimate_scale(a, b) : 0;
 	if (c != 0 && c != 1 && c != -1 &&
 	    seq_holds(SEQ_SCALE, a, b, c, rtol, atol, &exact)) {
 		r->kind = DIAGNOSE_SCALED;

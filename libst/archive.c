@@ -330,7 +330,8 @@ int st__arc_read(const struct st__arc *arc, size_t i, uint64_t limit,
 	return *out ? ST_OK : ST_ENOMEM;
 }
 
-int st__arc_verify(const struct st__arc *arc, struct st__report *r)
+int st__arc_verify(const struct st__arc *arc, const unsigned char *want,
+                   struct st__report *r)
 {
 	const char *fmt = arc->kind == ST__ARC_ZIP ? "zip" : "tar";
 	struct feed *f = malloc(sizeof *f);
@@ -343,6 +344,8 @@ int st__arc_verify(const struct st__arc *arc, struct st__report *r)
 			rc = BAD("%s: member '%s': %s", fmt, arc->e[i].name, what(a));
 			break;
 		}
+		if (want && !want[i])
+			continue; /* the next header skips its data */
 		uint64_t got = 0;
 		for (;;) {
 			la_ssize_t k = archive_read_data(a, chunk, 1 << 16);
@@ -360,6 +363,11 @@ int st__arc_verify(const struct st__arc *arc, struct st__report *r)
 				break;
 			}
 		}
+		if (rc == ST_OK && got != arc->e[i].size)
+			rc = BAD("%s: member '%s' holds %llu bytes, not the %llu it "
+			         "declares (truncated?)", fmt, arc->e[i].name,
+			         (unsigned long long)got,
+			         (unsigned long long)arc->e[i].size);
 	}
 	if (a)
 		archive_read_free(a);

@@ -32,6 +32,7 @@ struct st_file {
 	uint64_t data_base;     /* file offset that tensor offsets count from */
 	int format;             /* ST_FORMAT_* */
 	struct st__header h;
+	struct st__torch *torch; /* a PyTorch file: how to read its tensors */
 };
 
 static int read_full(int fd, void *buf, size_t n, uint64_t off)
@@ -73,19 +74,22 @@ static int parse(st_file *f, const unsigned char *head, size_t head_len,
 	for (size_t i = head_len < 8 ? head_len : 8; i-- > 0;)
 		len = len << 8 | head[i];
 	int torch = (flags & ST_OPEN_TORCH) && head_len >= 8 && len > 100000000;
+	int kind = 0;
 	if (torch && head[0] == 'P' && head[1] == 'K' && head[2] == 3 &&
-	    head[3] == 4) {
+	    head[3] == 4)
+		kind = ST__TORCH_ZIP;
+	else if (torch && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+		kind = ST__TORCH_LEGACY;
+	else if (torch && head_len >= 262 && !memcmp(head + 257, "ustar", 5))
+		kind = ST__TORCH_TAR;
+	if (kind) {
 		struct st__src src = {f->fd, f->mem, f->size};
 		f->format = ST_FORMAT_TORCH;
 		f->data_base = 0;
-		return st__torch_parse(&f->h, &src, r);
+		return st__torch_parse(&f->h, &f->torch, &src, kind, r);
 	}
-	if (torch && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5) {
-		st__report(r, ST_PROBLEM_ERROR,
-		           "a legacy (pre-1.6, non-zip) PyTorch checkpoint: not "
-		           "supported; re-save it with a current torch.save");
-		return ST_EFORMAT;
-	}
+	if (head_len > 64)
+		head_len = 64;
 	int rc = st__prefix_check(head, head_len, f->size, &n, r);
 	if (rc)
 		return rc;
@@ -164,7 +168,7 @@ static int open_path(st_file **out, const char *path, unsigned flags,
 		st_file_close(f);
 		return rc;
 	}
-	unsigned char head[64] = {0};
+	unsigned char head[512] = {0}; /* a tar's magic is at 257 */
 	size_t head_len = f->size < sizeof head ? (size_t)f->size : sizeof head;
 	if (read_full(f->fd, head, head_len, 0) < 0) {
 		rc = st__error_sys(r->err, ST_EIO, errno ? errno : EIO, "%s: read",
@@ -205,7 +209,7 @@ static int open_mem(st_file **out, const void *buf, size_t len,
 	f->mem = buf;
 	f->size = len;
 	const unsigned char *head = buf;
-	int rc = parse(f, head, len < 64 ? len : 64,
+	int rc = parse(f, head, len < 512 ? len : 512,
 	               len >= 8 ? (const char *)head + 8 : NULL, flags, r);
 	if (rc) {
 		st_file_close(f);
@@ -232,6 +236,7 @@ void st_file_close(st_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	st__header_free(&f->h);
+	st__torch_free(f->torch);
 	free(f->path);
 	free(f);
 }
@@ -245,6 +250,27 @@ uint64_t st_file_data_size(const st_file *f)
 {
 	return f->size - f->data_base;
 }
+const char *st_file_format_name(const st_file *f)
+{
+	if (!f->torch)
+		return "safetensors";
+	switch (st__torch_kind(f->torch)) {
+	case ST__TORCH_LEGACY:
+		return "pytorch-legacy";
+	case ST__TORCH_TAR:
+		return "pytorch-tar";
+	default:
+		return "pytorch-zip";
+	}
+}
+
+long st_file_alias_of(const st_file *f, size_t i)
+{
+	if (!f->torch || i >= f->h.n_tensors)
+		return -1;
+	return st__torch_alias_of(f->torch, i);
+}
+
 size_t st_file_n_tensors(const st_file *f) { return f->h.n_tensors; }
 
 const st_tensor *st_file_tensor(const st_file *f, size_t i)
@@ -329,6 +355,10 @@ int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 	int rc = map_file(f, &base, err);
 	if (rc)
 		return rc;
+	if (f->torch && !st__torch_plain(f->torch, i)) {
+		struct st__report r = {.path = f->path, .err = err};
+		return st__torch_data(f->torch, i, base, t->n_bytes, data, &r);
+	}
 	*data = base + f->data_base + t->begin;
 	return ST_OK;
 }
@@ -346,6 +376,14 @@ int st_file_read(st_file *f, size_t i, uint64_t off, void *buf, size_t n,
 		                 "outside its %llu bytes", f->path, t->name, n,
 		                 (unsigned long long)off,
 		                 (unsigned long long)t->n_bytes);
+	if (f->torch && !st__torch_plain(f->torch, i)) {
+		const unsigned char *base = NULL;
+		int rc = map_file(f, &base, err);
+		if (rc)
+			return rc;
+		struct st__report r = {.path = f->path, .err = err};
+		return st__torch_read(f->torch, i, base, off, buf, n, &r);
+	}
 	uint64_t at = f->data_base + t->begin + off;
 	if (f->mem) {
 		memcpy(buf, f->mem + at, n);

@@ -198,15 +198,36 @@ int st__arc_stream(const struct st__arc *arc, size_t i, uint64_t limit,
 /* Member i whole into a malloc'd *out (same checks). */
 int st__arc_read(const struct st__arc *arc, size_t i, uint64_t limit,
                  unsigned char **out, size_t *len, struct st__report *r);
-/* Read every member through libarchive: CRCs, sizes. */
-int st__arc_verify(const struct st__arc *arc, struct st__report *r);
+/* Read every member (where want[i], or all when want is NULL) through
+ * libarchive in one pass: CRCs, sizes. */
+int st__arc_verify(const struct st__arc *arc, const unsigned char *want,
+                   struct st__report *r);
 
 /*
- * Read a PyTorch zip checkpoint into h (torch.c): tensors with begin/end
- * as absolute file offsets, in file order. ST_OK, ST_EFORMAT, ST_ENOMEM.
+ * PyTorch checkpoints (torch.c): ST__TORCH_ZIP (torch.save since 1.6),
+ * ST__TORCH_LEGACY (the pickle stream of 0.4-1.5), ST__TORCH_TAR (older).
+ * st__torch_parse fills h with the tensors in data order, begin/end as
+ * file offsets, and *t with how to read each: a plain tensor's bytes are
+ * [begin, end) of the file; any other (a view, a compressed or byte-
+ * swapped storage) is gathered by st__torch_read from base, the file's
+ * bytes, and then [begin, end) is only the part of the file it reads.
  */
-int st__torch_parse(struct st__header *h, const struct st__src *src,
+enum { ST__TORCH_ZIP = 1, ST__TORCH_LEGACY = 2, ST__TORCH_TAR = 3 };
+struct st__torch;
+int st__torch_parse(struct st__header *h, struct st__torch **t,
+                    const struct st__src *src, int kind,
                     struct st__report *r);
+void st__torch_free(struct st__torch *t);
+int st__torch_kind(const struct st__torch *t);
+int st__torch_plain(const struct st__torch *t, size_t i);
+/* The tensor that i repeats exactly (same storage and view), or -1. */
+long st__torch_alias_of(const struct st__torch *t, size_t i);
+/* Bytes [off, off + n) of tensor i's contiguous form into buf. */
+int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t off, void *buf, size_t n, struct st__report *r);
+/* Tensor i's n_bytes contiguous bytes, copied once, kept until freed. */
+int st__torch_data(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t n_bytes, const void **data, struct st__report *r);
 
 /* 1 when s is exactly n lowercase hex digits, as content hashes are named. */
 int st__is_hex(const char *s, size_t n);

@@ -1,26 +1,43 @@
 /*
- * torch.c - read a PyTorch checkpoint (torch.save's zip format, e.g.
- * pytorch_model.bin) into the same tensor table a safetensors header gives,
- * without executing anything.
+ * torch.c - read a PyTorch checkpoint into the same tensor table a
+ * safetensors header gives, without executing anything: torch.save's zip
+ * format (1.6 and later), the legacy pickle stream (0.4 to 1.5) and the
+ * tar format (before 0.4).
  *
- * The container is listed and read by archive.c (libarchive): data.pkl
- * and the small records are read through it, CRC checked; each storage,
- * which torch writes uncompressed, is read in place at the offset
- * archive.c found and checked. data.pkl is run through a restricted
- * pickle interpreter: it knows the opcodes a state dict uses, builds only
- * containers, numbers, strings, storages and tensors, and refuses every
- * global but the handful torch.save emits for tensors
+ * Containers. A zip or tar is listed and read by archive.c (libarchive):
+ * pickles and small records are read through it, CRC checked; a storage
+ * lying uncompressed in the file (torch writes them so) is read in place
+ * at the offset archive.c found and checked; a compressed storage (rare)
+ * is inflated once at open to check it, and again, whole, when read. The
+ * legacy stream is mapped: its five pickles are run in place and each
+ * storage's bytes follow them, found by walking the element counts.
+ *
+ * Pickles. A restricted interpreter knows the opcodes a state dict uses,
+ * builds only containers, numbers, strings, storages and tensors, and
+ * refuses every global but the handful torch.save emits for tensors
  * (collections.OrderedDict, torch._utils._rebuild_tensor_v2, the typed
- * storage classes...). It never imports or calls anything. What it does
- * not do: legacy (pre-1.6, non-zip) checkpoints, compressed storages,
- * big-endian files, non-contiguous views.
+ * storage classes...). It never imports or calls anything, and what it
+ * builds is bounded (MAX_CELLS).
+ *
+ * Tensors. Each tensor's size, stride and offset must stay inside its
+ * storage. A contiguous tensor in place and in the machine's byte order
+ * is "plain": file.c reads its bytes as [begin, end) of the file. Any
+ * other (a view: transposed, sliced, expanded with stride 0; a storage
+ * that is compressed, or big-endian as a byteorder record says) is
+ * gathered into contiguous form by st__torch_read, element by element or
+ * in runs along its last dimension, so memory stays bounded by what the
+ * caller reads (a compressed storage: by that storage). Tensors that
+ * repeat another exactly (same storage, offset, shape, strides) are kept,
+ * and st__torch_alias_of names the first of them, for converters.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 int st__src_read(const struct st__src *s, void *buf, size_t n, uint64_t off)
@@ -74,13 +91,6 @@ struct zip {
 	struct zsuffix *by_suffix; /* sorted by s, then idx */
 	size_t n_suffix;
 };
-
-static void zip_free(struct zip *z)
-{
-	st__arc_free(&z->arc);
-	free(z->by_suffix);
-	z->by_suffix = NULL;
-}
 
 static int zsuffix_cmp(const void *x, const void *y)
 {
@@ -137,26 +147,30 @@ static long zip_find(const struct zip *z, const char *suffix)
 
 enum kind {
 	K_NONE, K_BOOL, K_INT, K_FLOAT, K_STR, K_TUPLE, K_LIST, K_DICT,
-	K_GLOBAL, K_STORAGE, K_TENSOR, K_MARK
+	K_GLOBAL, K_STORAGE, K_TENSOR, K_MARK, K_BIGINT
 };
 
 enum global_id {
 	G_ORDERED_DICT, G_REBUILD_TENSOR_V2, G_REBUILD_TENSOR, G_REBUILD_PARAM,
-	G_REBUILD_PARAM_STATE, G_STORAGE
+	G_REBUILD_PARAM_STATE, G_STORAGE, G_TENSOR_TYPE
 };
 
 struct obj {
 	enum kind kind;
-	int64_t i;              /* INT, BOOL; GLOBAL: enum global_id */
-	const char *s;          /* STR (into the pickle); STORAGE: key */
+	int64_t i;              /* INT, BOOL; GLOBAL: enum global_id;
+	                           STORAGE: numel of the root storage */
+	const char *s;          /* STR, BIGINT (into the pickle); STORAGE: key */
 	size_t len;
 	st_dtype dtype;         /* GLOBAL storage class, STORAGE, TENSOR */
 	struct obj **items;     /* TUPLE, LIST; DICT: key, value pairs */
 	size_t n, cap;
 	struct obj *storage;    /* TENSOR */
-	uint64_t offset;        /* TENSOR: storage offset in elements */
+	uint64_t offset;        /* TENSOR: storage offset in elements;
+	                           STORAGE: offset of a view in its root */
+	uint64_t view_n;        /* STORAGE: elements it may address */
 	struct obj *size, *stride; /* TENSOR: tuples of ints */
 	int seen;               /* DICT: already flattened by walk */
+	char num[24];           /* INT used as a key: its decimal text */
 };
 
 /*
@@ -180,6 +194,10 @@ struct vm {
 	size_t n_all, all_cap;
 	size_t cells;       /* spent of MAX_CELLS */
 	struct st__report *r;
+	const char *what;   /* the pickle's name in messages */
+	/* A tar checkpoint: persistent ids are keys of these tensors. */
+	struct obj **pid_obj;
+	size_t n_pid;
 	int nomem, toobig;
 };
 
@@ -279,12 +297,23 @@ static const struct {
 	{"torch", "CharStorage", G_STORAGE, ST_DTYPE_I8},
 	{"torch", "ByteStorage", G_STORAGE, ST_DTYPE_U8},
 	{"torch", "BoolStorage", G_STORAGE, ST_DTYPE_BOOL},
+	/* The tensor classes a tar checkpoint names, never called. */
+	{"torch", "DoubleTensor", G_TENSOR_TYPE, ST_DTYPE_F64},
+	{"torch", "FloatTensor", G_TENSOR_TYPE, ST_DTYPE_F32},
+	{"torch", "HalfTensor", G_TENSOR_TYPE, ST_DTYPE_F16},
+	{"torch", "BFloat16Tensor", G_TENSOR_TYPE, ST_DTYPE_BF16},
+	{"torch", "LongTensor", G_TENSOR_TYPE, ST_DTYPE_I64},
+	{"torch", "IntTensor", G_TENSOR_TYPE, ST_DTYPE_I32},
+	{"torch", "ShortTensor", G_TENSOR_TYPE, ST_DTYPE_I16},
+	{"torch", "CharTensor", G_TENSOR_TYPE, ST_DTYPE_I8},
+	{"torch", "ByteTensor", G_TENSOR_TYPE, ST_DTYPE_U8},
+	{"torch", "BoolTensor", G_TENSOR_TYPE, ST_DTYPE_BOOL},
 };
 
 static int vm_error(struct vm *vm, const char *what)
 {
-	st__report(vm->r, ST_PROBLEM_ERROR, "data.pkl: %s (at pickle byte %ld)",
-	           what, (long)(vm->p - vm->start));
+	st__report(vm->r, ST_PROBLEM_ERROR, "%s: %s (at pickle byte %ld)",
+	           vm->what, what, (long)(vm->p - vm->start));
 	return ST_EFORMAT;
 }
 
@@ -310,15 +339,18 @@ static int global(struct vm *vm, const char *mod, size_t ml, const char *nm,
 	return vm_error(vm, msg);
 }
 
-static int is_ints(const struct obj *t)
+/* A tuple whose items from the first on are non-negative ints. */
+static int is_ints_from(const struct obj *t, size_t first)
 {
 	if (!t || t->kind != K_TUPLE)
 		return 0;
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = first; i < t->n; i++)
 		if (t->items[i]->kind != K_INT || t->items[i]->i < 0)
 			return 0;
 	return 1;
 }
+
+static int is_ints(const struct obj *t) { return is_ints_from(t, 0); }
 
 /* Apply a callable to an argument tuple (REDUCE / NEWOBJ). */
 static int call(struct vm *vm, struct obj *fn, struct obj *args)
@@ -350,9 +382,10 @@ static int call(struct vm *vm, struct obj *fn, struct obj *args)
 			return vm_error(vm, "malformed _rebuild_parameter arguments");
 		return push(vm, args->items[0]) ? ST_ENOMEM : ST_OK;
 	case G_STORAGE:
+	case G_TENSOR_TYPE:
 		break;
 	}
-	return vm_error(vm, "a storage class called directly");
+	return vm_error(vm, "a storage or tensor class called directly");
 }
 
 static int need(struct vm *vm, size_t n)
@@ -419,6 +452,77 @@ static int pop_mark_into(struct vm *vm, struct obj *c)
 	return ST_OK;
 }
 
+/* A key (string, or integer as its decimal text) as bytes. */
+static int key_of(struct obj *k, const char **s, size_t *len)
+{
+	if (k->kind == K_STR) {
+		*s = k->s;
+		*len = k->len;
+		return 0;
+	}
+	if (k->kind == K_INT && k->i >= 0) {
+		if (!k->num[0])
+			snprintf(k->num, sizeof k->num, "%lld", (long long)k->i);
+		*s = k->num;
+		*len = strlen(k->num);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * A persistent id. Zip and legacy files: ('storage', cls, key, location,
+ * numel[, view]) where a legacy view is (view_key, offset, numel) inside
+ * the root storage. Tar files: the key of a tensor of their tensors
+ * member (vm->pid_obj, tensors whose s, len hold their key, sorted).
+ */
+static int persistent(struct vm *vm, struct obj *a)
+{
+	const char *ks;
+	size_t kl;
+	if (vm->pid_obj) {
+		if (key_of(a, &ks, &kl))
+			return vm_error(vm, "persistent id is not a tensor key");
+		for (size_t lo = 0, hi = vm->n_pid; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+			const char *ms = vm->pid_obj[mid]->s;
+			size_t ml = vm->pid_obj[mid]->len;
+			int c = memcmp(ms, ks, ml < kl ? ml : kl);
+			if (!c)
+				c = ml < kl ? -1 : ml > kl;
+			if (!c)
+				return push(vm, vm->pid_obj[mid]) ? ST_ENOMEM : ST_OK;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return vm_error(vm, "persistent id names no tensor of the tensors member");
+	}
+	if (a->kind != K_TUPLE || a->n < 5 || a->items[0]->kind != K_STR ||
+	    a->items[0]->len != 7 || memcmp(a->items[0]->s, "storage", 7) ||
+	    a->items[1]->kind != K_GLOBAL || a->items[1]->i != G_STORAGE ||
+	    key_of(a->items[2], &ks, &kl) || a->items[4]->kind != K_INT ||
+	    a->items[4]->i < 0)
+		return vm_error(vm, "persistent id is not a torch storage");
+	struct obj *o = mk(vm, K_STORAGE);
+	if (!o)
+		return ST_ENOMEM;
+	o->dtype = a->items[1]->dtype;
+	o->s = ks;
+	o->len = kl;
+	o->i = a->items[4]->i; /* numel */
+	o->view_n = (uint64_t)o->i;
+	if (a->n >= 6 && a->items[5]->kind != K_NONE) {
+		const struct obj *v = a->items[5];
+		if (v->kind != K_TUPLE || v->n != 3 || !is_ints_from(v, 1))
+			return vm_error(vm, "malformed storage view in a persistent id");
+		o->offset = (uint64_t)v->items[1]->i;
+		o->view_n = (uint64_t)v->items[2]->i;
+	}
+	return push(vm, o) ? ST_ENOMEM : ST_OK;
+}
+
 #define POP(x)                                                           \
 	do {                                                                 \
 		if (vm->sp == 0)                                                 \
@@ -481,8 +585,19 @@ static int run(struct vm *vm, struct obj **result)
 			if (need(vm, 1) < 0)
 				return vm_error(vm, "truncated");
 			size_t w = *vm->p++;
-			if (w > 8 || need(vm, w) < 0)
-				return vm_error(vm, "LONG1 wider than 64 bits");
+			if (need(vm, w) < 0)
+				return vm_error(vm, "truncated");
+			if (w > 8) {
+				/* Kept as bytes: the legacy format's magic number. */
+				if (!(o = mk(vm, K_BIGINT)))
+					return ST_ENOMEM;
+				o->s = (const char *)vm->p;
+				o->len = w;
+				vm->p += w;
+				if (push(vm, o))
+					return ST_ENOMEM;
+				break;
+			}
 			uint64_t v = 0;
 			for (size_t i = 0; i < w; i++)
 				v |= (uint64_t)vm->p[i] << (8 * i);
@@ -639,24 +754,11 @@ static int run(struct vm *vm, struct obj **result)
 			if (vm->sp == 0)
 				return vm_error(vm, "BUILD on an empty stack");
 			break;
-		case 'Q': { /* BINPERSID: ('storage', cls, key, location, numel) */
+		case 'Q': /* BINPERSID */
 			POP(a);
-			if (a->kind != K_TUPLE || a->n < 5 || a->items[0]->kind != K_STR ||
-			    a->items[0]->len != 7 || memcmp(a->items[0]->s, "storage", 7) ||
-			    a->items[1]->kind != K_GLOBAL || a->items[1]->i != G_STORAGE ||
-			    a->items[2]->kind != K_STR || a->items[4]->kind != K_INT ||
-			    a->items[4]->i < 0)
-				return vm_error(vm, "persistent id is not a torch storage");
-			if (!(o = mk(vm, K_STORAGE)))
-				return ST_ENOMEM;
-			o->dtype = a->items[1]->dtype;
-			o->s = a->items[2]->s;
-			o->len = a->items[2]->len;
-			o->i = a->items[4]->i; /* numel */
-			if (push(vm, o))
-				return ST_ENOMEM;
+			if ((rc = persistent(vm, a)))
+				return rc;
 			break;
-		}
 		case '.': /* STOP */
 			POP(a);
 			*result = a;
@@ -705,9 +807,9 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
                 size_t plen, int depth, struct st__report *r)
 {
 	if (depth > 16)
-		return BAD("data.pkl: dictionaries nested more than 16 deep");
+		return BAD("the pickle: dictionaries nested more than 16 deep");
 	if (d->seen)
-		return BAD("data.pkl: a dictionary appears twice (or inside "
+		return BAD("the pickle: a dictionary appears twice (or inside "
 		           "itself); a state dict is a tree");
 	d->seen = 1;
 	for (size_t i = 0; i + 1 < d->n; i += 2) {
@@ -717,7 +819,7 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
 			continue; /* e.g. integer keys of optimizer state */
 		size_t len = plen + (plen ? 1 : 0) + k->len;
 		if (len > MAX_NAME_BYTES - c->name_bytes)
-			return BAD("data.pkl: the flattened tensor names add up to "
+			return BAD("the pickle: the flattened tensor names add up to "
 			           "more than %u bytes", MAX_NAME_BYTES);
 		c->name_bytes += len;
 		char *name = malloc(len + 1);
@@ -755,12 +857,700 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
 	return ST_OK;
 }
 
+/* ---- where each tensor's bytes are ------------------------------------- */
+
+/*
+ * How one tensor's contiguous bytes are made from its storage. A plain
+ * tensor (contiguous, in place, in the machine's byte order) is read by
+ * file.c as [begin, end) of the file; any other is gathered here.
+ */
+struct tview {
+	uint64_t data_off;   /* the storage's bytes in the file, or NOT_IN_PLACE */
+	size_t entry;        /* else its archive member, read through libarchive */
+	uint64_t st_bytes;   /* the storage's size in bytes */
+	uint64_t first;      /* the tensor's first element within the storage */
+	const uint64_t *size;
+	const uint64_t *stride;
+	unsigned ndim, esize;
+	int swap;            /* a big-endian storage: reverse each element */
+	int plain;
+	long alias_of;       /* the tensor it repeats exactly, or -1 */
+	void *copy;          /* st__torch_data's contiguous copy, once made */
+};
+
+struct st__torch {
+	int kind;            /* ST__TORCH_* */
+	struct st__src src;
+	struct st__arc arc;  /* zip and tar: the members */
+	struct tview *v;     /* as h->tensors */
+	size_t n_views;
+	uint64_t *strides;
+	/* The one storage read through libarchive last (a compressed one). */
+	pthread_mutex_t lock;
+	size_t cache_entry;
+	unsigned char *cache;
+	size_t cache_len;
+};
+
+void st__torch_free(struct st__torch *t)
+{
+	if (!t)
+		return;
+	st__arc_free(&t->arc);
+	for (size_t i = 0; t->v && i < t->n_views; i++)
+		free(t->v[i].copy);
+	free(t->v);
+	free(t->strides);
+	free(t->cache);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+int st__torch_kind(const struct st__torch *t) { return t->kind; }
+
+int st__torch_plain(const struct st__torch *t, size_t i)
+{
+	return t->v[i].plain;
+}
+
+long st__torch_alias_of(const struct st__torch *t, size_t i)
+{
+	return t->v[i].alias_of;
+}
+
+/*
+ * Copy bytes [off, off + n) of the tensor's contiguous form from its
+ * storage's bytes sb: the element index walks the shape in row-major
+ * order while pos follows the strides.
+ */
+static void gather(const struct tview *v, const unsigned char *sb,
+                   uint64_t off, unsigned char *out, size_t n)
+{
+	static const uint64_t one = 1;
+	unsigned nd = v->ndim ? v->ndim : 1;
+	const uint64_t *size = v->ndim ? v->size : &one;
+	const uint64_t *stride = v->ndim ? v->stride : &one;
+	uint64_t idx[ST_MAX_DIMS];
+	unsigned es = v->esize;
+	uint64_t e = off / es;
+	size_t skip = (size_t)(off % es);
+	uint64_t pos = v->first;
+	for (unsigned d = nd; d-- > 0;) {
+		idx[d] = e % size[d];
+		e /= size[d];
+		pos += idx[d] * stride[d];
+	}
+	unsigned last = nd - 1;
+	while (n > 0) {
+		uint64_t run = 1;
+		size_t k;
+		if (!v->swap && stride[last] == 1 && skip == 0) {
+			/* A run along the last dimension is contiguous. */
+			run = size[last] - idx[last];
+			uint64_t bytes = run * es;
+			k = bytes < n ? (size_t)bytes : n;
+			memcpy(out, sb + pos * es, k);
+		} else {
+			unsigned char el[16];
+			const unsigned char *src = sb + pos * es;
+			if (v->swap) {
+				for (unsigned b = 0; b < es; b++)
+					el[b] = src[es - 1 - b];
+				src = el;
+			}
+			k = es - skip < n ? es - skip : n;
+			memcpy(out, src + skip, k);
+			skip = 0;
+		}
+		out += k;
+		n -= k;
+		if (n == 0)
+			break;
+		/* Step the index by run elements, carrying into outer dims. */
+		idx[last] += run;
+		pos += run * stride[last];
+		for (unsigned d = last; d > 0 && idx[d] == size[d]; d--) {
+			pos -= size[d] * stride[d];
+			idx[d] = 0;
+			idx[d - 1]++;
+			pos += stride[d - 1];
+		}
+	}
+}
+
+int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t off, void *buf, size_t n, struct st__report *r)
+{
+	const struct tview *v = &t->v[i];
+	if (n == 0)
+		return ST_OK;
+	if (v->data_off != ST__ARC_NOT_IN_PLACE) {
+		gather(v, base + v->data_off, off, buf, n);
+		return ST_OK;
+	}
+	/* A compressed storage: inflated once, kept until another is read. */
+	pthread_mutex_lock(&t->lock);
+	int rc = ST_OK;
+	if (!t->cache || t->cache_entry != v->entry) {
+		free(t->cache);
+		t->cache = NULL;
+		/* The member holds exactly its declared st_bytes, or fails. */
+		rc = st__arc_read(&t->arc, v->entry, v->st_bytes, &t->cache,
+		                  &t->cache_len, r);
+		t->cache_entry = v->entry;
+	}
+	if (rc == ST_OK)
+		gather(v, t->cache, off, buf, n);
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
+int st__torch_data(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t n_bytes, const void **data, struct st__report *r)
+{
+	struct tview *v = &t->v[i];
+	void *c = __atomic_load_n(&v->copy, __ATOMIC_ACQUIRE);
+	if (!c) {
+		if (n_bytes > SIZE_MAX)
+			return ST_ENOMEM;
+		c = malloc((size_t)n_bytes);
+		if (!c)
+			return st__error(r->err, ST_ENOMEM, "%s: out of memory",
+			                 r->path);
+		int rc = st__torch_read(t, i, base, 0, c, (size_t)n_bytes, r);
+		if (rc) {
+			free(c);
+			return rc;
+		}
+		void *expected = NULL;
+		if (!__atomic_compare_exchange_n(&v->copy, &expected, c, 0,
+		                                 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			free(c); /* another thread's copy won */
+			c = expected;
+		}
+	}
+	*data = c;
+	return ST_OK;
+}
+
+/* ---- reading the container ---------------------------------------------- */
+
+/* A storage's bytes: where, how many, of which dtype. */
+struct sloc {
+	const char *key;
+	size_t len;
+	uint64_t data_off;   /* or ST__ARC_NOT_IN_PLACE */
+	size_t entry;
+	uint64_t bytes;
+	st_dtype dtype;
+	int found;           /* its bytes were found */
+};
+
+struct parse {
+	struct st__report *r;
+	const struct st__src *src;
+	int kind;
+	struct zip z;
+	const unsigned char *map;   /* legacy, tar: the file's bytes */
+	void *mapped;               /* to unmap */
+	struct sloc *sl;            /* legacy, tar: sorted by key */
+	size_t n_sl;
+	int swap;
+	struct vm vm;
+	unsigned char *pkl, *pkl2;
+	struct obj *root;
+};
+
+static int sloc_cmp(const void *x, const void *y)
+{
+	const struct sloc *a = x, *b = y;
+	int c = memcmp(a->key, b->key, a->len < b->len ? a->len : b->len);
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+static struct sloc *sloc_find(struct parse *p, const char *key, size_t len)
+{
+	struct sloc k = {.key = key, .len = len};
+	return p->n_sl ? bsearch(&k, p->sl, p->n_sl, sizeof *p->sl, sloc_cmp)
+	               : NULL;
+}
+
+/* Map the whole file (legacy and tar read pickles in place). */
+static int map_src(struct parse *p)
+{
+	if (p->src->mem) {
+		p->map = p->src->mem;
+		return ST_OK;
+	}
+	struct st__report *r = p->r;
+	if (p->src->size == 0 || p->src->size > SIZE_MAX)
+		return BAD("cannot map a file of %llu bytes",
+		           (unsigned long long)p->src->size);
+	void *m = mmap(NULL, (size_t)p->src->size, PROT_READ, MAP_SHARED,
+	               p->src->fd, 0);
+	if (m == MAP_FAILED)
+		return st__error_sys(r->err, ST_EIO, errno, "%s: mmap", r->path);
+	p->mapped = m;
+	p->map = m;
+	return ST_OK;
+}
+
+/* Run one pickle from the VM's position: a fresh memo and stack each. */
+static int run_next(struct parse *p, struct obj **out)
+{
+	p->vm.sp = 0;
+	if (p->vm.memo)
+		memset(p->vm.memo, 0, p->vm.memo_cap * sizeof *p->vm.memo);
+	p->vm.memo_len = 0;
+	return run(&p->vm, out);
+}
+
+static void vm_at(struct parse *p, const unsigned char *start,
+                  const unsigned char *end, const char *what)
+{
+	p->vm.start = p->vm.p = start;
+	p->vm.end = end;
+	p->vm.what = what;
+}
+
+static int parse_zip(struct parse *p)
+{
+	struct st__report *r = p->r;
+	int rc = zip_open(&p->z, p->src, r);
+	if (rc)
+		return rc;
+	long bo = zip_find(&p->z, "byteorder");
+	if (bo >= 0) {
+		unsigned char *b = NULL;
+		size_t blen = 0;
+		if ((rc = st__arc_read(&p->z.arc, (size_t)bo, 16, &b, &blen, r)))
+			return rc;
+		int little = blen == 6 && !memcmp(b, "little", 6);
+		int big = blen == 3 && !memcmp(b, "big", 3);
+		free(b);
+		if (!little && !big)
+			return BAD("the byteorder record says neither 'little' nor "
+			           "'big'");
+		p->swap = big;
+	}
+	long pe = zip_find(&p->z, "data.pkl");
+	if (pe < 0)
+		return BAD("zip archive without data.pkl: not a PyTorch checkpoint");
+	/* A state dict's pickle is small next to its data; 1 GiB is ample. */
+	size_t len = 0;
+	if ((rc = st__arc_read(&p->z.arc, (size_t)pe, 1ULL << 30, &p->pkl, &len,
+	                       r)))
+		return rc;
+	vm_at(p, p->pkl, p->pkl + len, "data.pkl");
+	return run(&p->vm, &p->root);
+}
+
+/* The legacy format's magic number, 0x1950a86a20f9469cfc6c, as LONG1. */
+static const unsigned char legacy_magic[10] = {
+	0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+
+/* One sloc per distinct storage key the pickle built, sorted. */
+static int storages_of_pickle(struct parse *p)
+{
+	struct st__report *r = p->r;
+	size_t n = 0;
+	for (size_t i = 0; i < p->vm.n_all; i++)
+		n += p->vm.all[i]->kind == K_STORAGE;
+	p->sl = calloc(n ? n : 1, sizeof *p->sl);
+	if (!p->sl)
+		return ST_ENOMEM;
+	for (size_t i = 0; i < p->vm.n_all; i++) {
+		const struct obj *o = p->vm.all[i];
+		if (o->kind == K_STORAGE)
+			p->sl[p->n_sl++] = (struct sloc){.key = o->s, .len = o->len,
+			                                 .dtype = o->dtype,
+			                                 .data_off = ST__ARC_NOT_IN_PLACE};
+	}
+	qsort(p->sl, p->n_sl, sizeof *p->sl, sloc_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < p->n_sl; i++) {
+		if (m && !sloc_cmp(&p->sl[m - 1], &p->sl[i])) {
+			if (p->sl[m - 1].dtype != p->sl[i].dtype)
+				return BAD("storage '%.*s' is named with two dtypes",
+				           (int)(p->sl[i].len > 100 ? 100 : p->sl[i].len),
+				           p->sl[i].key);
+			continue;
+		}
+		p->sl[m++] = p->sl[i];
+	}
+	p->n_sl = m;
+	return ST_OK;
+}
+
+/*
+ * The legacy (pre-1.6) format: five pickles back to back (magic number,
+ * protocol version 1001, system info, the object, the sorted storage
+ * keys), then each storage in key order as an 8-byte little-endian
+ * element count and its little-endian bytes.
+ */
+static int parse_legacy(struct parse *p)
+{
+	struct st__report *r = p->r;
+	int rc = map_src(p);
+	if (rc)
+		return rc;
+	const unsigned char *m = p->map, *end = p->map + p->src->size;
+	struct obj *o;
+	vm_at(p, m, end, "legacy pickle");
+	if ((rc = run_next(p, &o)))
+		return rc;
+	if (o->kind != K_BIGINT || o->len != sizeof legacy_magic ||
+	    memcmp(o->s, legacy_magic, sizeof legacy_magic))
+		return BAD("a pickle, but not a PyTorch checkpoint (no legacy "
+		           "magic number)");
+	if ((rc = run_next(p, &o)))
+		return rc;
+	if (o->kind != K_INT || o->i != 1001)
+		return BAD("legacy checkpoint of protocol version %lld, not 1001",
+		           o->kind == K_INT ? (long long)o->i : -1LL);
+	if ((rc = run_next(p, &o)))
+		return rc;
+	if (o->kind != K_DICT)
+		return BAD("legacy checkpoint without its system information");
+	if ((rc = run_next(p, &p->root)))
+		return rc;
+	struct obj *keys;
+	if ((rc = run_next(p, &keys)))
+		return rc;
+	if (keys->kind != K_LIST)
+		return BAD("legacy checkpoint without its list of storage keys");
+	if ((rc = storages_of_pickle(p)))
+		return rc;
+	uint64_t at = (uint64_t)(p->vm.p - m);
+	for (size_t i = 0; i < keys->n; i++) {
+		const char *ks;
+		size_t kl;
+		if (key_of(keys->items[i], &ks, &kl))
+			return BAD("legacy checkpoint: storage key %zu is not a string",
+			           i);
+		struct sloc *sl = sloc_find(p, ks, kl);
+		if (!sl)
+			return BAD("legacy checkpoint: storage '%.*s' is listed but no "
+			           "tensor uses it", (int)(kl > 100 ? 100 : kl), ks);
+		if (sl->found)
+			return BAD("legacy checkpoint: storage '%.*s' is listed twice",
+			           (int)(kl > 100 ? 100 : kl), ks);
+		uint64_t count, bytes, es = st_dtype_bits(sl->dtype) / 8;
+		if (p->src->size - at < 8)
+			return BAD("legacy checkpoint: truncated before the bytes of "
+			           "storage '%.*s'", (int)(kl > 100 ? 100 : kl), ks);
+		count = le64(m + at);
+		if (st__mul_u64(count, es, &bytes) || bytes > p->src->size - at - 8)
+			return BAD("legacy checkpoint: storage '%.*s' of %llu elements "
+			           "runs past the end of the %llu-byte file (truncated?)",
+			           (int)(kl > 100 ? 100 : kl), ks,
+			           (unsigned long long)count,
+			           (unsigned long long)p->src->size);
+		sl->found = 1;
+		sl->data_off = at + 8;
+		sl->bytes = bytes;
+		at += 8 + bytes;
+	}
+	return ST_OK;
+}
+
+/* One raw little-endian field of a tar member's records. */
+static int take(struct parse *p, size_t n, const unsigned char **at)
+{
+	if ((size_t)(p->vm.end - p->vm.p) < n)
+		return -1;
+	*at = p->vm.p;
+	p->vm.p += n;
+	return 0;
+}
+
+/*
+ * The tar format (before 0.4): members "storages" (a count, then per
+ * storage a pickled (key, location, storage class), an 8-byte element
+ * count and the bytes; then the pickled list of storage views), "tensors"
+ * (a count, then per tensor a pickled (key, storage key, tensor class) and
+ * its ndim, sizes, strides and storage offset as raw integers) and
+ * "pickle" (the object, naming tensors by key as persistent ids).
+ */
+static int parse_tar(struct parse *p)
+{
+	struct st__report *r = p->r;
+	int rc = st__arc_open(&p->z.arc, p->src, ST__ARC_TAR, r);
+	if (rc)
+		return rc;
+	long ms = -1, mt = -1, mp = -1;
+	for (size_t i = 0; i < p->z.arc.n; i++) {
+		const char *nm = p->z.arc.e[i].name;
+		if (!strcmp(nm, "storages"))
+			ms = (long)i;
+		else if (!strcmp(nm, "tensors"))
+			mt = (long)i;
+		else if (!strcmp(nm, "pickle"))
+			mp = (long)i;
+	}
+	if (ms < 0 || mt < 0 || mp < 0)
+		return BAD("a tar archive without the storages, tensors and pickle "
+		           "members of a PyTorch checkpoint");
+	const struct st__arc_entry *es = &p->z.arc.e[ms];
+	if (es->data_off == ST__ARC_NOT_IN_PLACE)
+		return BAD("tar: member 'storages' cannot be read in place");
+	if ((rc = map_src(p)))
+		return rc;
+	/* storages */
+	const unsigned char *sb = p->map + es->data_off;
+	vm_at(p, sb, sb + es->size, "tar member 'storages'");
+	struct obj *o;
+	if ((rc = run_next(p, &o)))
+		return rc;
+	if (o->kind != K_INT || o->i < 0 || (uint64_t)o->i > es->size / 9)
+		return BAD("tar: member 'storages' does not begin with a count");
+	size_t n = (size_t)o->i;
+	struct sloc *sl = calloc(n ? n : 1, sizeof *sl);
+	if (!sl)
+		return ST_ENOMEM;
+	p->sl = sl;
+	for (size_t i = 0; i < n; i++) {
+		const char *ks;
+		size_t kl;
+		const unsigned char *c;
+		if ((rc = run_next(p, &o)))
+			return rc;
+		if (o->kind != K_TUPLE || o->n != 3 || key_of(o->items[0], &ks, &kl) ||
+		    o->items[2]->kind != K_GLOBAL || o->items[2]->i != G_STORAGE)
+			return BAD("tar: storage %zu is not (key, location, class)", i);
+		st_dtype dt = o->items[2]->dtype;
+		uint64_t count, bytes;
+		if (take(p, 8, &c) < 0)
+			return BAD("tar: member 'storages' is truncated");
+		count = le64(c);
+		if (st__mul_u64(count, st_dtype_bits(dt) / 8, &bytes) ||
+		    bytes > (uint64_t)(p->vm.end - p->vm.p))
+			return BAD("tar: storage '%.*s' of %llu elements runs past the "
+			           "end of its member (truncated?)",
+			           (int)(kl > 100 ? 100 : kl), ks,
+			           (unsigned long long)count);
+		sl[p->n_sl++] = (struct sloc){
+			.key = ks, .len = kl, .dtype = dt, .bytes = bytes, .found = 1,
+			.data_off = es->data_off + (uint64_t)(p->vm.p - sb)};
+		p->vm.p += bytes;
+	}
+	struct obj *views;
+	if ((rc = run_next(p, &views)))
+		return rc;
+	if (views->kind != K_LIST)
+		return BAD("tar: member 'storages' does not end with its views");
+	size_t n_roots = p->n_sl;
+	qsort(sl, n_roots, sizeof *sl, sloc_cmp);
+	for (size_t i = 1; i < n_roots; i++)
+		if (!sloc_cmp(&sl[i - 1], &sl[i]))
+			return BAD("tar: storage '%.*s' appears twice",
+			           (int)(sl[i].len > 100 ? 100 : sl[i].len), sl[i].key);
+	if (views->n) {
+		struct sloc *g = realloc(sl, (n_roots + views->n) * sizeof *g);
+		if (!g)
+			return ST_ENOMEM;
+		p->sl = sl = g;
+	}
+	for (size_t i = 0; i < views->n; i++) {
+		/* (view key, root key, offset, numel) in elements of the root. */
+		const struct obj *v = views->items[i];
+		const char *vk, *rk;
+		size_t vl, rl;
+		if (v->kind != K_TUPLE || v->n != 4 || key_of(v->items[0], &vk, &vl) ||
+		    key_of(v->items[1], &rk, &rl) || !is_ints_from(v, 2))
+			return BAD("tar: storage view %zu is malformed", i);
+		struct sloc k = {.key = rk, .len = rl}, *root;
+		root = bsearch(&k, sl, n_roots, sizeof *sl, sloc_cmp);
+		uint64_t es_ = root ? st_dtype_bits(root->dtype) / 8 : 1;
+		uint64_t off = (uint64_t)v->items[2]->i, num = (uint64_t)v->items[3]->i;
+		uint64_t ob, nb;
+		if (!root || st__mul_u64(off, es_, &ob) || st__mul_u64(num, es_, &nb) ||
+		    ob > root->bytes || nb > root->bytes - ob)
+			return BAD("tar: storage view %zu lies outside its storage", i);
+		sl[p->n_sl++] = (struct sloc){
+			.key = vk, .len = vl, .dtype = root->dtype, .bytes = nb,
+			.found = 1, .data_off = root->data_off + ob};
+	}
+	qsort(sl, p->n_sl, sizeof *sl, sloc_cmp);
+	for (size_t i = 1; i < p->n_sl; i++)
+		if (!sloc_cmp(&sl[i - 1], &sl[i]))
+			return BAD("tar: storage '%.*s' appears twice",
+			           (int)(sl[i].len > 100 ? 100 : sl[i].len), sl[i].key);
+
+	/* tensors */
+	size_t len;
+	if ((rc = st__arc_read(&p->z.arc, (size_t)mt, 1ULL << 30, &p->pkl2, &len,
+	                       r)))
+		return rc;
+	vm_at(p, p->pkl2, p->pkl2 + len, "tar member 'tensors'");
+	if ((rc = run_next(p, &o)))
+		return rc;
+	if (o->kind != K_INT || o->i < 0 || (uint64_t)o->i > len / 16)
+		return BAD("tar: member 'tensors' does not begin with a count");
+	n = (size_t)o->i;
+	p->vm.pid_obj = calloc(n ? n : 1, sizeof *p->vm.pid_obj);
+	if (!p->vm.pid_obj)
+		return ST_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *tk, *sk;
+		size_t tl, skl;
+		const unsigned char *c;
+		if ((rc = run_next(p, &o)))
+			return rc;
+		if (o->kind != K_TUPLE || o->n != 3 || key_of(o->items[0], &tk, &tl) ||
+		    key_of(o->items[1], &sk, &skl))
+			return BAD("tar: tensor %zu is not (key, storage, class)", i);
+		if (take(p, 8, &c) < 0)
+			return BAD("tar: member 'tensors' is truncated");
+		uint32_t nd = le32(c);
+		if (nd > ST_MAX_DIMS)
+			return BAD("tar: tensor '%.*s' has %u dimensions, more than %d",
+			           (int)(tl > 100 ? 100 : tl), tk, nd, ST_MAX_DIMS);
+		if (take(p, 16 * (size_t)nd + 8, &c) < 0)
+			return BAD("tar: member 'tensors' is truncated");
+		struct sloc *s = sloc_find(p, sk, skl);
+		if (!s)
+			return BAD("tar: tensor '%.*s': storage '%.*s' is missing",
+			           (int)(tl > 100 ? 100 : tl), tk,
+			           (int)(skl > 100 ? 100 : skl), sk);
+		struct obj *t = mk(&p->vm, K_TENSOR), *st = mk(&p->vm, K_STORAGE),
+		           *sz = mk(&p->vm, K_TUPLE), *sd = mk(&p->vm, K_TUPLE);
+		if (!t || !st || !sz || !sd)
+			return ST_ENOMEM;
+		for (uint32_t d = 0; d < nd; d++) {
+			struct obj *a = mk(&p->vm, K_INT), *b = mk(&p->vm, K_INT);
+			if (!a || !b || add_item(&p->vm, sz, a) || add_item(&p->vm, sd, b))
+				return ST_ENOMEM;
+			a->i = (int64_t)le64(c + 8 * d);
+			b->i = (int64_t)le64(c + 8 * (nd + d));
+			if (a->i < 0 || b->i < 0)
+				return BAD("tar: tensor '%.*s' has a negative size or stride",
+				           (int)(tl > 100 ? 100 : tl), tk);
+		}
+		int64_t off = (int64_t)le64(c + 16 * nd);
+		if (off < 0)
+			return BAD("tar: tensor '%.*s' has a negative storage offset",
+			           (int)(tl > 100 ? 100 : tl), tk);
+		unsigned esz = st_dtype_bits(s->dtype) / 8;
+		st->s = sk;
+		st->len = skl;
+		st->dtype = s->dtype;
+		st->i = (int64_t)(s->bytes / esz);
+		st->view_n = s->bytes / esz;
+		t->storage = st;
+		t->dtype = s->dtype;
+		t->offset = (uint64_t)off;
+		t->size = sz;
+		t->stride = sd;
+		t->s = tk;
+		t->len = tl;
+		p->vm.pid_obj[p->vm.n_pid++] = t;
+	}
+	for (size_t i = 1; i < p->vm.n_pid; i++) {
+		/* Insertion into sorted order by key (few tensors per file). */
+		struct obj *x = p->vm.pid_obj[i];
+		size_t j = i;
+		while (j > 0) {
+			const struct obj *y = p->vm.pid_obj[j - 1];
+			int c = memcmp(y->s, x->s, y->len < x->len ? y->len : x->len);
+			if (!c)
+				c = y->len < x->len ? -1 : y->len > x->len;
+			if (c == 0)
+				return BAD("tar: tensor '%.*s' appears twice",
+				           (int)(x->len > 100 ? 100 : x->len), x->s);
+			if (c < 0)
+				break;
+			p->vm.pid_obj[j] = p->vm.pid_obj[j - 1];
+			j--;
+		}
+		p->vm.pid_obj[j] = x;
+	}
+	/* pickle */
+	if ((rc = st__arc_read(&p->z.arc, (size_t)mp, 1ULL << 30, &p->pkl, &len,
+	                       r)))
+		return rc;
+	vm_at(p, p->pkl, p->pkl + len, "tar member 'pickle'");
+	return run_next(p, &p->root);
+}
+
+/* Where storage s's bytes are. */
+static int locate(struct parse *p, const struct obj *s, const char *nb,
+                  struct sloc *out)
+{
+	struct st__report *r = p->r;
+	int kl = (int)(s->len > 200 ? 200 : s->len);
+	if (p->kind == ST__TORCH_ZIP) {
+		char key[300];
+		snprintf(key, sizeof key, "data/%.*s", kl, s->s);
+		long si = zip_find(&p->z, key);
+		if (si < 0)
+			return BAD("tensor '%s': storage '%s' is missing from the "
+			           "archive", nb, key);
+		const struct st__arc_entry *e = &p->z.arc.e[si];
+		*out = (struct sloc){.key = s->s, .len = s->len,
+		                     .data_off = e->data_off, .entry = (size_t)si,
+		                     .bytes = e->size, .dtype = s->dtype, .found = 1};
+		return ST_OK;
+	}
+	struct sloc *sl = sloc_find(p, s->s, s->len);
+	if (!sl || !sl->found)
+		return BAD("tensor '%s': storage '%.*s' is missing from the file",
+		           nb, kl, s->s);
+	if (sl->dtype != s->dtype)
+		return BAD("tensor '%s': storage '%.*s' holds %s, not %s", nb, kl,
+		           s->s, st_dtype_name(sl->dtype), st_dtype_name(s->dtype));
+	*out = *sl;
+	return ST_OK;
+}
+
+/* A tensor with its view, sorted together into data order. */
+struct rec {
+	st_tensor t;
+	struct tview v;
+	size_t order;        /* position in the pickle */
+	size_t storage;      /* identity of its storage */
+};
+
 static int by_begin(const void *x, const void *y)
 {
-	const st_tensor *a = x, *b = y;
-	if (a->begin != b->begin)
-		return a->begin < b->begin ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
+	const struct rec *a = x, *b = y;
+	if (a->t.begin != b->t.begin)
+		return a->t.begin < b->t.begin ? -1 : 1;
+	if (a->t.end != b->t.end)
+		return a->t.end < b->t.end ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Same storage, first element, dtype, shape and strides: an alias. */
+static int by_view(const void *x, const void *y)
+{
+	const struct rec *a = *(const struct rec *const *)x;
+	const struct rec *b = *(const struct rec *const *)y;
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(storage);
+	CMP(v.first);
+	CMP(t.dtype);
+	CMP(t.ndim);
+	for (unsigned d = 0; d < a->t.ndim; d++) {
+		CMP(t.shape[d]);
+		CMP(v.stride[d]);
+	}
+	CMP(order);
+#undef CMP
+	return 0;
+}
+
+static int same_view(const struct rec *a, const struct rec *b)
+{
+	if (a->storage != b->storage || a->v.first != b->v.first ||
+	    a->t.dtype != b->t.dtype || a->t.ndim != b->t.ndim)
+		return 0;
+	for (unsigned d = 0; d < a->t.ndim; d++)
+		if (a->t.shape[d] != b->t.shape[d] || a->v.stride[d] != b->v.stride[d])
+			return 0;
+	return 1;
 }
 
 static int name_order(const st_tensor *a, const st_tensor *b)
@@ -784,66 +1574,167 @@ static int by_name(const void *x, const void *y)
 	                  ((const struct by_name_rec *)y)->t);
 }
 
-int st__torch_parse(struct st__header *h, const struct st__src *src,
-                    struct st__report *r)
+/*
+ * Resolve tensor f against its storage into rec: shape, view, and where
+ * its bytes lie. dims and strides receive its shape and strides.
+ */
+static int resolve(struct parse *p, const struct found *f, struct rec *o,
+                   uint64_t *dims, uint64_t *strides, size_t order)
 {
-	struct zip z;
-	struct vm vm = {0};
-	struct collect col = {0};
-	unsigned char *pkl = NULL;
-	size_t pkl_len = 0;
+	struct st__report *r = p->r;
+	const struct obj *t = f->t, *s = t->storage;
 	char nb[256];
-	memset(h, 0, sizeof *h);
-
-	int rc = zip_open(&z, src, r);
+	snprintf(nb, sizeof nb, "%s", f->name);
+	struct sloc loc;
+	int rc = locate(p, s, nb, &loc);
 	if (rc)
-		goto out;
-	long bo = zip_find(&z, "byteorder");
-	if (bo >= 0) {
-		unsigned char *b = NULL;
-		size_t blen = 0;
-		if ((rc = st__arc_read(&z.arc, (size_t)bo, 16, &b, &blen, r)))
-			goto out;
-		int little = blen == 6 && !memcmp(b, "little", 6);
-		free(b);
-		if (!little) {
-			rc = BAD("this PyTorch checkpoint is not little-endian; "
-			         "big-endian files are not supported");
-			goto out;
-		}
+		return rc;
+	o->order = order;
+	o->storage = p->kind == ST__TORCH_ZIP ? loc.entry
+	             : (size_t)(sloc_find(p, s->s, s->len) - p->sl);
+	o->t.dtype = t->dtype;
+	o->t.ndim = (unsigned)t->size->n;
+	o->t.shape = dims;
+	unsigned es = st_dtype_bits(t->dtype) / 8;
+	uint64_t count = 1, expect = 1, reach = 0;
+	int contiguous = 1;
+	for (size_t d = o->t.ndim; d-- > 0;) {
+		uint64_t dim = (uint64_t)t->size->items[d]->i;
+		uint64_t st = (uint64_t)t->stride->items[d]->i, span;
+		dims[d] = dim;
+		strides[d] = st;
+		if (dim != 1 && st != expect)
+			contiguous = 0;
+		if (st__mul_u64(expect, dim, &expect) ||
+		    st__mul_u64(count, dim, &count))
+			return BAD("tensor '%s': shape overflows 64 bits", nb);
+		if (dim && (st__mul_u64(dim - 1, st, &span) ||
+		            st__add_u64(reach, span, &reach)))
+			return BAD("tensor '%s': strides overflow 64 bits", nb);
 	}
-	long pe = zip_find(&z, "data.pkl");
-	if (pe < 0) {
-		rc = BAD("zip archive without data.pkl: not a PyTorch checkpoint");
+	/* The storage (a legacy view: a part of it) the tensor may address. */
+	uint64_t view_end, view_bytes, first, last, bytes;
+	if (st__add_u64(s->offset, s->view_n, &view_end) ||
+	    st__mul_u64(view_end, es, &view_bytes) || view_bytes > loc.bytes)
+		return BAD("tensor '%s': its storage of %llu elements needs more "
+		           "than the %llu bytes the file holds for it", nb,
+		           (unsigned long long)view_end,
+		           (unsigned long long)loc.bytes);
+	if (st__add_u64(t->offset, reach, &last) ||
+	    (count && last >= s->view_n) || t->offset > s->view_n)
+		return BAD("tensor '%s': offset %llu and strides reach element %llu "
+		           "of a storage of %llu elements", nb,
+		           (unsigned long long)t->offset,
+		           (unsigned long long)(count ? last : t->offset),
+		           (unsigned long long)s->view_n);
+	first = s->offset + t->offset;
+	if (st__mul_u64(count, es, &bytes))
+		return BAD("tensor '%s': %llu elements overflow 64 bits", nb,
+		           (unsigned long long)count);
+	/*
+	 * Streamed storages are held whole while read: a compressed one
+	 * cannot inflate to more than 1032 times the file.
+	 */
+	if (loc.data_off == ST__ARC_NOT_IN_PLACE &&
+	    loc.bytes / 1032 > p->src->size)
+		return BAD("tensor '%s': storage '%.*s' claims %llu bytes, more than "
+		           "a %llu-byte archive can inflate to", nb,
+		           (int)(s->len > 100 ? 100 : s->len), s->s,
+		           (unsigned long long)loc.bytes,
+		           (unsigned long long)p->src->size);
+	int in_place = loc.data_off != ST__ARC_NOT_IN_PLACE;
+	uint64_t base = in_place ? loc.data_off : 0;
+	o->t.n_elements = count;
+	o->t.n_bytes = bytes;
+	o->t.begin = in_place ? base + first * es : 0;
+	o->v = (struct tview){
+		.data_off = loc.data_off, .entry = loc.entry, .st_bytes = loc.bytes,
+		.first = first, .size = dims, .stride = strides, .ndim = o->t.ndim,
+		.esize = es, .swap = p->swap && es > 1, .alias_of = -1};
+	o->v.plain = count == 0 || (contiguous && !o->v.swap &&
+	                            loc.data_off != ST__ARC_NOT_IN_PLACE);
+	/*
+	 * A view's [begin, end): the bytes of the file it reads (none when
+	 * its storage is compressed).
+	 */
+	o->t.end = o->v.plain ? o->t.begin + bytes
+	           : in_place && count ? base + (s->offset + last + 1) * es
+	                               : o->t.begin;
+	return ST_OK;
+}
+
+/*
+ * Storages read through libarchive (compressed ones, rare) are inflated
+ * once at open, into nothing, in one pass, so that a bad CRC, a wrong
+ * size or a truncation is found before any tensor is handed out.
+ */
+static int check_streamed(struct parse *p, const struct rec *recs, size_t n)
+{
+	unsigned char *want = calloc(p->z.arc.n ? p->z.arc.n : 1, 1);
+	if (!want)
+		return ST_ENOMEM;
+	int any = 0;
+	for (size_t i = 0; i < n; i++)
+		if (recs[i].v.data_off == ST__ARC_NOT_IN_PLACE &&
+		    recs[i].t.n_elements)
+			any = want[recs[i].v.entry] = 1;
+	int rc = any ? st__arc_verify(&p->z.arc, want, p->r) : ST_OK;
+	free(want);
+	return rc;
+}
+
+static void parse_free(struct parse *p)
+{
+	for (size_t i = 0; i < p->vm.n_all; i++) {
+		free(p->vm.all[i]->items);
+		free(p->vm.all[i]);
+	}
+	free(p->vm.all);
+	free(p->vm.stack);
+	free(p->vm.memo);
+	free(p->vm.pid_obj);
+	free(p->sl);
+	free(p->pkl);
+	free(p->pkl2);
+	if (p->mapped)
+		munmap(p->mapped, (size_t)p->src->size);
+	free(p->z.by_suffix);
+}
+
+int st__torch_parse(struct st__header *h, struct st__torch **out,
+                    const struct st__src *src, int kind, struct st__report *r)
+{
+	struct parse p = {.r = r, .src = src, .kind = kind};
+	struct collect col = {0};
+	struct rec *recs = NULL;
+	uint64_t *strides = NULL;
+	struct st__torch *tt = NULL;
+	memset(h, 0, sizeof *h);
+	*out = NULL;
+	p.vm.r = r;
+
+	int rc = kind == ST__TORCH_ZIP      ? parse_zip(&p)
+	         : kind == ST__TORCH_LEGACY ? parse_legacy(&p)
+	                                    : parse_tar(&p);
+	if (rc) {
+		if (p.vm.toobig)
+			rc = BAD("%s: the pickle builds more than %zu MiB of objects; "
+			         "refusing it", p.vm.what, MAX_CELLS * 8 >> 20);
 		goto out;
 	}
-	/* A state dict's pickle is small next to its data; 1 GiB is ample. */
-	if ((rc = st__arc_read(&z.arc, (size_t)pe, 1ULL << 30, &pkl, &pkl_len, r)))
-		goto out;
-	vm.start = vm.p = pkl;
-	vm.end = pkl + pkl_len;
-	vm.r = r;
-	struct obj *root = NULL;
-	if ((rc = run(&vm, &root))) {
-		if (vm.toobig)
-			rc = BAD("data.pkl: the pickle builds more than %zu MiB of "
-			         "objects; refusing it", MAX_CELLS * 8 >> 20);
+	if (p.root->kind != K_DICT) {
+		rc = BAD("%s: the checkpoint is not a dictionary of tensors",
+		         p.vm.what);
 		goto out;
 	}
-	if (root->kind != K_DICT) {
-		rc = BAD("data.pkl: the checkpoint is not a dictionary of tensors");
-		goto out;
-	}
-	if ((rc = walk(&col, root, "", 0, 0, r)))
+	if ((rc = walk(&col, p.root, "", 0, 0, r)))
 		goto out;
 
-	/* Resolve every tensor to a byte range of the file. */
-	h->tensors = calloc(col.n ? col.n : 1, sizeof *h->tensors);
-	h->by_name = malloc((col.n ? col.n : 1) * sizeof *h->by_name);
-	size_t n_dims = 0, names = 0;
-	for (size_t i = 0; i < col.n; i++) {
+	size_t n = col.n, n_dims = 0, names = 0;
+	for (size_t i = 0; i < n; i++) {
 		/* Checked before the sum: one size tuple may serve many tensors. */
 		if (col.f[i].t->size->n > ST_MAX_DIMS) {
+			char nb[256];
 			snprintf(nb, sizeof nb, "%s", col.f[i].name);
 			rc = BAD("tensor '%s': %zu dimensions, more than %d", nb,
 			         col.f[i].t->size->n, ST_MAX_DIMS);
@@ -852,124 +1743,109 @@ int st__torch_parse(struct st__header *h, const struct st__src *src,
 		n_dims += col.f[i].t->size->n;
 		names += col.f[i].name_len + 1;
 	}
+	recs = calloc(n ? n : 1, sizeof *recs);
+	h->tensors = calloc(n ? n : 1, sizeof *h->tensors);
+	h->by_name = malloc((n ? n : 1) * sizeof *h->by_name);
 	h->dims = malloc((n_dims ? n_dims : 1) * sizeof *h->dims);
 	h->arena = malloc(names ? names : 1);
-	if (!h->tensors || !h->by_name || !h->dims || !h->arena) {
+	strides = malloc((n_dims ? n_dims : 1) * sizeof *strides);
+	tt = calloc(1, sizeof *tt);
+	if (tt) {
+		pthread_mutex_init(&tt->lock, NULL);
+		tt->strides = strides;
+		strides = NULL;
+	}
+	if (!recs || !h->tensors || !h->by_name || !h->dims || !h->arena ||
+	    !tt || !tt->strides) {
 		rc = ST_ENOMEM;
 		goto out;
 	}
 	size_t di = 0, ai = 0;
-	for (size_t i = 0; i < col.n; i++) {
-		const struct obj *t = col.f[i].t;
-		const struct obj *s = t->storage;
-		st_tensor *o = &h->tensors[h->n_tensors];
-		const char *name = col.f[i].name;
-		snprintf(nb, sizeof nb, "%s", name);
-		memcpy(h->arena + ai, name, col.f[i].name_len + 1);
-		o->name = h->arena + ai;
-		o->name_len = col.f[i].name_len;
+	for (size_t i = 0; i < n; i++) {
+		struct rec *o = &recs[i];
+		if ((rc = resolve(&p, &col.f[i], o, h->dims + di, tt->strides + di,
+		                  i)))
+			goto out;
+		memcpy(h->arena + ai, col.f[i].name, col.f[i].name_len + 1);
+		o->t.name = h->arena + ai;
+		o->t.name_len = col.f[i].name_len;
 		ai += col.f[i].name_len + 1;
-		o->dtype = t->dtype;
-		o->ndim = (unsigned)t->size->n;
-		if (o->ndim > ST_MAX_DIMS) {
-			rc = BAD("tensor '%s': %u dimensions, more than %d", nb, o->ndim,
-			         ST_MAX_DIMS);
-			goto out;
-		}
-		o->shape = h->dims + di;
-		uint64_t count = 1, expect = 1;
-		int contiguous = 1;
-		for (size_t d = o->ndim; d-- > 0;) {
-			uint64_t dim = (uint64_t)t->size->items[d]->i;
-			uint64_t st = (uint64_t)t->stride->items[d]->i;
-			h->dims[di + d] = dim;
-			if (dim != 1 && st != expect)
-				contiguous = 0;
-			if (st__mul_u64(expect, dim, &expect) ||
-			    st__mul_u64(count, dim, &count)) {
-				rc = BAD("tensor '%s': shape overflows 64 bits", nb);
-				goto out;
-			}
-		}
-		di += o->ndim;
-		if (!contiguous && count > 1) {
-			rc = BAD("tensor '%s': a non-contiguous view (its strides do "
-			         "not follow its shape); save it with .contiguous()",
-			         nb);
-			goto out;
-		}
-		/* The storage's bytes: archive/data/<key>, stored. */
-		char key[300];
-		snprintf(key, sizeof key, "data/%.*s",
-		         (int)(s->len > 200 ? 200 : s->len), s->s);
-		long si = zip_find(&z, key);
-		if (si < 0) {
-			rc = BAD("tensor '%s': storage '%s' is missing from the archive",
-			         nb, key);
-			goto out;
-		}
-		const struct st__arc_entry *se = &z.arc.e[si];
-		if (se->data_off == ST__ARC_NOT_IN_PLACE) {
-			rc = BAD("tensor '%s': storage '%s' (%llu bytes) is not stored "
-			         "uncompressed inside the file; only such storages (as "
-			         "torch.save writes them) are supported", nb, key,
-			         (unsigned long long)se->size);
-			goto out;
-		}
-		unsigned esize = st_dtype_bits(o->dtype) / 8;
-		uint64_t begin_b, bytes;
-		if (st__mul_u64(t->offset, esize, &begin_b) ||
-		    st__mul_u64(count, esize, &bytes) || begin_b > se->size ||
-		    bytes > se->size - begin_b) {
-			rc = BAD("tensor '%s': %llu elements at offset %llu do not fit "
-			         "in its %llu-byte storage", nb,
-			         (unsigned long long)count,
-			         (unsigned long long)t->offset,
-			         (unsigned long long)se->size);
-			goto out;
-		}
-		o->n_elements = count;
-		o->n_bytes = bytes;
-		o->begin = se->data_off + begin_b;
-		o->end = o->begin + bytes;
-		h->n_tensors++;
+		di += o->t.ndim;
 	}
-	qsort(h->tensors, h->n_tensors, sizeof *h->tensors, by_begin);
-	struct by_name_rec *nr = malloc((h->n_tensors ? h->n_tensors : 1) * sizeof *nr);
+	qsort(recs, n, sizeof *recs, by_begin);
+	if ((rc = check_streamed(&p, recs, n)))
+		goto out;
+
+	/*
+	 * Identical aliases: each points at the first of its group in the
+	 * pickle's order (by_view sorts a group by it).
+	 */
+	struct rec **av = malloc((n ? n : 1) * sizeof *av);
+	if (!av) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		av[i] = &recs[i];
+	qsort(av, n, sizeof *av, by_view);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		for (; j < n && same_view(av[i], av[j]); j++)
+			if (av[j]->t.n_elements)
+				av[j]->v.alias_of = (long)(av[i] - recs);
+		i = j;
+	}
+	free(av);
+
+	tt->v = malloc((n ? n : 1) * sizeof *tt->v);
+	if (!tt->v) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
+	tt->n_views = n;
+	for (size_t i = 0; i < n; i++) {
+		h->tensors[i] = recs[i].t;
+		tt->v[i] = recs[i].v;
+	}
+	h->n_tensors = n;
+	struct by_name_rec *nr = malloc((n ? n : 1) * sizeof *nr);
 	if (!nr) {
 		rc = ST_ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < h->n_tensors; i++)
+	for (size_t i = 0; i < n; i++)
 		nr[i] = (struct by_name_rec){&h->tensors[i], i};
-	qsort(nr, h->n_tensors, sizeof *nr, by_name);
-	for (size_t i = 0; i < h->n_tensors; i++)
+	qsort(nr, n, sizeof *nr, by_name);
+	for (size_t i = 0; i < n; i++)
 		h->by_name[i] = nr[i].idx;
 	free(nr);
-	for (size_t i = 1; i < h->n_tensors; i++)
+	for (size_t i = 1; i < n; i++)
 		if (name_order(&h->tensors[h->by_name[i - 1]],
 		               &h->tensors[h->by_name[i]]) == 0) {
 			rc = BAD("tensor '%s' appears twice after flattening nested "
 			         "dictionaries", h->tensors[h->by_name[i]].name);
 			goto out;
 		}
+	tt->kind = kind;
+	tt->src = *src;
+	tt->arc = p.z.arc;
+	tt->arc.src = &tt->src;
+	memset(&p.z.arc, 0, sizeof p.z.arc);
+	*out = tt;
+	tt = NULL;
 out:
-	if (rc == ST_ENOMEM || vm.nomem) {
+	if (rc == ST_ENOMEM || p.vm.nomem) {
 		rc = ST_ENOMEM;
 		st__error(r->err, ST_ENOMEM, "%s: out of memory", r->path);
 	}
-	for (size_t i = 0; i < vm.n_all; i++) {
-		free(vm.all[i]->items);
-		free(vm.all[i]);
-	}
-	free(vm.all);
-	free(vm.stack);
-	free(vm.memo);
 	for (size_t i = 0; i < col.n; i++)
 		free(col.f[i].name);
 	free(col.f);
-	free(pkl);
-	zip_free(&z);
+	free(recs);
+	free(strides);
+	st__torch_free(tt);
+	st__arc_free(&p.z.arc);
+	parse_free(&p);
 	if (rc)
 		st__header_free(h);
 	return rc;

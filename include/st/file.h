@@ -57,12 +57,18 @@ typedef struct st_meta {
 
 /*
  * Flags for st_file_open and st_checkpoint_open.
- * ST_OPEN_TORCH: also accept a PyTorch checkpoint (torch.save's zip
- * format, e.g. pytorch_model.bin). Its pickle is read by a restricted
- * interpreter that builds tensors and containers only and never imports or
- * calls anything else; tensor data is read in place from the zip's stored
- * entries. Such a file has st_file_format() == ST_FORMAT_TORCH, header size
- * 0, and tensor offsets that count from the start of the file.
+ * ST_OPEN_TORCH: also accept a PyTorch checkpoint: torch.save's zip format
+ * (e.g. pytorch_model.bin, 1.6 and later), the legacy pickle stream
+ * (0.4-1.5) or the tar format (before 0.4). Its pickles are read by a
+ * restricted interpreter that builds tensors and containers only and
+ * never imports or calls anything else. Such a file has st_file_format()
+ * == ST_FORMAT_TORCH, header size 0, and tensor offsets that count from
+ * the start of the file. A tensor stored as a view (transposed, sliced,
+ * expanded...), in a compressed member or in big-endian byte order is
+ * handed out contiguous and in the machine's order, as tensor.contiguous()
+ * gives it: st_file_read and st_file_data gather its bytes (st_file_data
+ * keeps a copy until st_file_close), and its [begin, end) is then the part
+ * of the file it reads, not n_bytes long.
  */
 #define ST_OPEN_TORCH 1u
 
@@ -97,6 +103,21 @@ ST_API uint64_t st_file_size(const st_file *f);        /* whole file */
 ST_API uint64_t st_file_header_size(const st_file *f); /* N */
 ST_API uint64_t st_file_data_offset(const st_file *f); /* 8 + N (torch: 0) */
 ST_API uint64_t st_file_data_size(const st_file *f);   /* size - 8 - N */
+
+/*
+ * The file's format in words: "safetensors", "pytorch-zip",
+ * "pytorch-legacy" or "pytorch-tar".
+ */
+ST_API const char *st_file_format_name(const st_file *f);
+
+/*
+ * In a PyTorch file, the index of the tensor that tensor i repeats exactly
+ * (the same storage, offset, shape and strides: an alias, as tied weights
+ * are saved; the first of them in the checkpoint's own order is the one
+ * repeated), else -1. Always -1 in a safetensors file, which cannot hold
+ * aliases: a converter writes the repeated tensor once.
+ */
+ST_API long st_file_alias_of(const st_file *f, size_t i);
 
 /*
  * Tensors in data order (by data_offsets). i < st_file_n_tensors(f).

@@ -28,36 +28,10 @@ import struct
 import numpy as np
 import torch
 
+from stfixture import write_expected
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(0)
-
-NAMES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
-         torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
-         torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
-
-
-def raw(t):
-    t = t.detach().contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().tobytes()
-    return t.numpy().tobytes()
-
-
-def write_expected(path, tensors):
-    """A safetensors file of the given name -> tensor dict, by hand."""
-    hdr, data, off = {}, b"", 0
-    for name in sorted(tensors):
-        t = tensors[name]
-        blob = raw(t)
-        hdr[name] = {"dtype": NAMES[t.dtype], "shape": list(t.shape),
-                     "data_offsets": [off, off + len(blob)]}
-        data += blob
-        off += len(blob)
-    h = json.dumps(hdr, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + data)
-
 
 def p(name):
     return os.path.join(HERE, name)

@@ -349,6 +349,21 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 			it->action = ACT_CONVERT;
 			it->out = o->to;
 		}
+		/* A PyTorch alias (tied weights) is written once: safetensors
+		 * cannot hold two names for one piece of data. */
+		st_file *in = st_checkpoint_file(c, file);
+		long self = st_file_find(in, it->t->name, it->t->name_len);
+		long of = self < 0 ? -1 : st_file_alias_of(in, (size_t)self);
+		if (of >= 0 && it->action != ACT_DROP) {
+			it->action = ACT_DROP;
+			char *a = cli_printable(it->t->name, it->t->name_len);
+			const st_tensor *k = st_file_tensor(in, (size_t)of);
+			char *b = cli_printable(k->name, k->name_len);
+			cli_warn("alias: '%s' is the same data as '%s'; written once, "
+			         "as '%s'", a, b, b);
+			free(a);
+			free(b);
+		}
 		/* The input was validated, so n_elements x bits fits in 64 bits for
 		 * the input dtype; the output dtype is at most twice as wide. */
 		it->out_bytes = it->t->n_elements / 8 * st_dtype_bits(it->out) +

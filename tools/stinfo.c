@@ -385,8 +385,15 @@ static void print_files(const st_checkpoint *ck)
 		free(p);
 		if (st_file_format(f) == ST_FORMAT_TORCH) {
 			/* Offsets below count from the start of the file. */
-			print_kv("  format:", "PyTorch zip checkpoint (its pickle was "
-			         "read, not executed)");
+			const char *fn = st_file_format_name(f);
+			print_kv("  format:", !strcmp(fn, "pytorch-legacy")
+			         ? "PyTorch legacy (pre-1.6) checkpoint (its pickle was "
+			           "read, not executed)"
+			         : !strcmp(fn, "pytorch-tar")
+			         ? "PyTorch tar (pre-0.4) checkpoint (its pickles were "
+			           "read, not executed)"
+			         : "PyTorch zip checkpoint (its pickle was read, not "
+			           "executed)");
 			fmt_full(buf, sizeof buf, st_file_size(f), 1);
 			print_kv("  size:", buf);
 		} else {
@@ -619,6 +626,8 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 		const st_file *f = st_checkpoint_file(ck, i);
 		printf("    {\"path\": ");
 		json_str(st_file_path(f), strlen(st_file_path(f)));
+		if (st_file_format(f) == ST_FORMAT_TORCH)
+			printf(", \"format\": \"%s\"", st_file_format_name(f));
 		printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, \"metadata\": {",
 		       (unsigned long long)st_file_header_size(f),
 		       (unsigned long long)st_file_data_size(f));

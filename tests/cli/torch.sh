@@ -6,6 +6,7 @@
 # fixture evil.bin would run a shell command if it were).
 . "$(dirname "$0")/lib.bash"
 T=$TESTDATA/torch
+mkdir "$TMP/out"
 
 run info 0 "$BIN/stinfo" "$T/state.bin"
 expect_out info 'PyTorch zip checkpoint'
@@ -17,8 +18,8 @@ expect_out info_dir 'pytorch_model.bin'
 run stats 0 "$BIN/stinfo" --stats "$T/nested.bin"
 run evil 2 "$BIN/stinfo" "$T/evil.bin"
 expect_err evil "refusing to load 'posix.system'"
-run legacy 2 "$BIN/stinfo" "$T/legacy.bin"
-expect_err legacy 'legacy \(pre-1.6'
+run legacy 0 "$BIN/stinfo" "$T/legacy.bin"
+expect_out legacy 'PyTorch legacy \(pre-1.6\) checkpoint'
 # --check judges the safetensors format: a .bin is not one.
 run check 1 "$BIN/stinfo" --check "$T/state.bin"
 expect_err check 'zip archive'
@@ -32,16 +33,66 @@ run diff_other 1 "$BIN/stdiff" -q "$T/nested.bin" "$T/state.expected.safetensors
 
 if [ -x "$BIN/stconvert" ]; then
   run conv 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/state.safetensors"
-  run conv_diff 0 "$BIN/stdiff" --exact "$TMP/state.safetensors" "$T/state.expected.safetensors"
+  # lm_head.weight repeats wte.weight (tied): written once, and said so.
+  expect_err conv "alias: 'lm_head.weight' is the same data as 'wte.weight'; written once"
+  run conv_diff 0 "$BIN/stdiff" --exact "$TMP/state.safetensors" "$T/state.dedup.expected.safetensors"
   run conv_check 0 "$BIN/stinfo" --check "$TMP/state.safetensors"
   run conv_bf16 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/bf16.safetensors" --to bf16
-  run conv_bf16_diff 0 "$BIN/stdiff" --json "$T/state.expected.safetensors" "$TMP/bf16.safetensors"
+  run conv_bf16_diff 0 "$BIN/stdiff" --json "$T/state.dedup.expected.safetensors" "$TMP/bf16.safetensors"
   expect_out conv_bf16_diff '"rounded_equal": true'
   run conv_sharded 0 "$BIN/stconvert" -q "$T/sharded" "$TMP/from_shards" --shard-size 100B
-  run conv_sharded_diff 0 "$BIN/stdiff" --exact "$TMP/from_shards" "$T/state.expected.safetensors"
+  run conv_sharded_diff 0 "$BIN/stdiff" --exact "$TMP/from_shards" "$T/state.dedup.expected.safetensors"
   run conv_sharded_check 0 "$BIN/stinfo" --check "$TMP/from_shards"
   run conv_evil 2 "$BIN/stconvert" "$T/evil.bin" "$TMP/evil.safetensors"
   if [ -e "$TMP/evil.safetensors" ]; then fail "partial output left"; else ok; fi
+fi
+
+# Every format (gen_formats.py): views, all dtypes, aliases; the bytes
+# torch.load gives, made contiguous.
+for f in zip zip4 legacy legacy4 legacybig zipbig tar; do
+  case $f in zip*) kind=zip ;; legacy*) kind=legacy ;; *) kind=tar ;; esac
+  run "fmt_$f" 0 "$BIN/stdiff" --exact "$T/views.$f.bin" "$T/views.expected.safetensors"
+  run "fmt_json_$f" 0 "$BIN/stinfo" --json "$T/views.$f.bin"
+  expect_out "fmt_json_$f" "\"format\": \"pytorch-$kind\""
+  if [ -x "$BIN/stconvert" ]; then
+    run "fmt_conv_$f" 0 "$BIN/stconvert" "$T/views.$f.bin" "$TMP/views.$f.safetensors"
+    expect_err "fmt_conv_$f" "alias: 'alias' is the same data as 'transposed'; written once"
+    run "fmt_conv_diff_$f" 1 "$BIN/stdiff" "$TMP/views.$f.safetensors" "$T/views.expected.safetensors"
+    expect_out "fmt_conv_diff_$f" '^only in B: alias$'
+    expect_out "fmt_conv_diff_$f" '35 tensors compared: 35 identical, 0 within tolerance, 0 differ; 0 only in A, 1 only in B'
+    run "fmt_conv_check_$f" 0 "$BIN/stinfo" --check "$TMP/views.$f.safetensors"
+  fi
+done
+
+# Hostile and broken files (gen_formats.py, bad/): exit 2 and one line
+# naming the file and what is wrong; nothing run, nothing written.
+while IFS='|' read -r f msg; do
+  [ -n "$f" ] || continue
+  n=bad_${f%.bin}
+  run "$n" 2 "$BIN/stinfo" "$T/bad/$f"
+  expect_err "$n" "^stinfo: $T/bad/$f: .*$msg"
+  if [ "$(wc -l <"$TMP/$n.err")" = 1 ]; then ok; else fail "$n: not one line"; fi
+  if [ -x "$BIN/stconvert" ]; then
+    run "${n}_conv" 2 "$BIN/stconvert" "$T/bad/$f" "$TMP/out/$n.safetensors"
+    expect_err "${n}_conv" "$msg"
+  fi
+done <<'EOF'
+eval.bin|refusing to load '__builtin__.eval'
+popen.bin|refusing to load 'commands.Popen'
+torch_fn.bin|refusing to load '__builtin__.getattr'
+legacy_system.bin|legacy pickle: refusing to load 'posix.system'
+recursive.bin|a dictionary appears twice \(or inside itself\)
+stride_outside.bin|tensor 'w': offset 0 and strides reach element 15 of a storage of 4 elements
+missing_storage.bin|tensor 'bf16': storage 'data/3' is missing from the archive
+legacy_missing_key.bin|tensor 'w': storage '0' is missing from the file
+huge_storage.bin|tensor 'w': its storage of 1099511627776 elements needs more than the 12 bytes
+legacy_huge_storage.bin|storage '0' of 1099511627776 elements runs past the end of the 247-byte file
+truncated_zip.bin|zip: cannot read the archive's directory \(a truncated or damaged file\?\)
+truncated_legacy.bin|runs past the end of the [0-9]+-byte file \(truncated\?\)
+bad_crc.bin|zip: member 'views.zip/data.pkl': ZIP bad CRC
+EOF
+if [ -x "$BIN/stconvert" ]; then
+  if [ -z "$(ls -A "$TMP/out")" ]; then ok; else fail "bad files left output: $(ls -A "$TMP/out")"; fi
 fi
 
 # GPT-2 from a snapshot that ships only pytorch_model.bin (tied head sharing

@@ -20,6 +20,8 @@
 static const struct replay_target targets[] = {
 	{"header", fuzz_header, 11, NULL},
 	{"torch", fuzz_torch, 6, NULL},
+	{"legacy", fuzz_legacy, 3, NULL},
+	{"tar", fuzz_tar, 2, NULL},
 	{"index", fuzz_index, 6, fz_index_cleanup},
 	{"writer", fuzz_writer, 6, NULL},
 };

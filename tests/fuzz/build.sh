@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses of libst into tests/fuzz/out (or $1):
-# fuzz_header, fuzz_torch, fuzz_index, fuzz_writer, and those of the GPT-2
-# tools: fuzz_tokenizer, fuzz_encode, fuzz_config, fuzz_llmc, fuzz_model,
+# fuzz_header, fuzz_torch, fuzz_legacy, fuzz_tar, fuzz_index, fuzz_writer,
+# and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_config,
+# fuzz_llmc, fuzz_model,
 # and of tools/common: fuzz_archcheck.
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
@@ -22,7 +23,7 @@ for src in "$root"/libst/*.c; do
 		-c "$src" -o "$obj"
 	objs+=("$obj")
 done
-for t in fuzz_header fuzz_torch fuzz_index fuzz_writer; do
+for t in fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer; do
 	"$cc" "${flags[@]}" -DFUZZ_TARGET="$t" "$here/fuzz.c" "${objs[@]}" \
 		"${libs[@]}" -o "$out/$t"
 done
@@ -56,6 +57,6 @@ for t in fuzz_archcheck; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-echo "built: $out/{fuzz_header,fuzz_torch,fuzz_index,fuzz_writer,fuzz_gguf}"
+echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/fuzz_archcheck"

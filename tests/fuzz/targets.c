@@ -13,6 +13,8 @@
  *                st_file_read, and the writer must reproduce it.
  *   fuzz_torch   the PyTorch zip and pickle reader (ST_OPEN_TORCH); tensors
  *                of an accepted file must lie inside it.
+ *   fuzz_legacy  the legacy (pre-1.6) pickle stream, after a fixed head.
+ *   fuzz_tar     the tar format, members built by the harness.
  *   fuzz_index   the shard-index JSON, parsed directly in both modes and
  *                opened as a checkpoint beside two fixed shards.
  *   fuzz_writer  random declarations: whatever the writer accepts, its
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 struct fz_counts {
 	int errors, warnings;
@@ -61,8 +64,11 @@ static void fz_check_table(st_file *f, const unsigned char *buf, size_t len)
 		CHECK(t != NULL);
 		CHECK((unsigned)t->dtype < ST_DTYPE_COUNT);
 		CHECK(t->ndim <= ST_MAX_DIMS);
-		CHECK(t->end >= t->begin && t->n_bytes == t->end - t->begin);
-		CHECK(t->end <= end - base);
+		CHECK(t->end >= t->begin && t->end <= end - base);
+		/* A PyTorch view's [begin, end) is the part of the file it
+		 * reads: its contiguous n_bytes are gathered (or inflated). */
+		int torch = st_file_format(f) == ST_FORMAT_TORCH;
+		CHECK(torch || t->n_bytes == t->end - t->begin);
 		CHECK(t->name != NULL && t->name[t->name_len] == 0);
 		long k = st_file_find(f, t->name, t->name_len);
 		CHECK(k >= 0);
@@ -78,7 +84,8 @@ static void fz_check_table(st_file *f, const unsigned char *buf, size_t len)
 		CHECK(st_file_data(f, i, &p, &err) == ST_OK && p != NULL);
 		if (t->n_bytes) {
 			const unsigned char *q = p;
-			CHECK(q >= buf && q + t->n_bytes <= buf + len);
+			CHECK((torch && (q + t->n_bytes <= buf || q >= buf + len)) ||
+			      (q >= buf && q + t->n_bytes <= buf + len));
 			/* Touch the first and last bytes (ASan watches buf). */
 			volatile unsigned char sink = q[0];
 			sink = q[t->n_bytes - 1];
@@ -304,6 +311,7 @@ static unsigned char *fz_zip(const char *const *names,
 		size_t nl = strlen(names[i]);
 		lho[i] = (uint32_t)at;
 		fz_put32(z + at, 0x04034b50);
+		fz_put32(z + at + 14, (uint32_t)crc32(0, bodies[i], (uInt)sizes[i]));
 		fz_put32(z + at + 18, (uint32_t)sizes[i]);
 		fz_put32(z + at + 22, (uint32_t)sizes[i]);
 		fz_put16(z + at + 26, (unsigned)nl);
@@ -316,6 +324,7 @@ static unsigned char *fz_zip(const char *const *names,
 	for (size_t i = 0; i < n; i++) {
 		size_t nl = strlen(names[i]);
 		fz_put32(z + at, 0x02014b50);
+		fz_put32(z + at + 16, (uint32_t)crc32(0, bodies[i], (uInt)sizes[i]));
 		fz_put32(z + at + 20, (uint32_t)sizes[i]);
 		fz_put32(z + at + 24, (uint32_t)sizes[i]);
 		fz_put16(z + at + 28, (unsigned)nl);
@@ -387,6 +396,87 @@ static void fuzz_torch(const unsigned char *data, size_t size)
 	unsigned char *z = fz_zip(names, bodies, sizes, 5, &len);
 	fz_torch_file(z, len);
 	free(z);
+}
+
+/* ---- legacy and tar checkpoints ------------------------------------------ */
+
+/*
+ * Input: the part of a legacy (pre-1.6) checkpoint after its first three
+ * pickles (the object, the storage keys, the storages' counts and bytes);
+ * the harness puts the magic number, protocol 1001 and an empty system
+ * information dict in front.
+ */
+static void fuzz_legacy(const unsigned char *data, size_t size)
+{
+	static const unsigned char head[] = {
+		0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20,
+		0x6a, 0xa8, 0x50, 0x19, '.',                      /* magic */
+		0x80, 0x02, 'M', 0xe9, 0x03, '.',                 /* 1001 */
+		0x80, 0x02, '}', '.'};                            /* {} */
+	unsigned char *f = malloc(sizeof head + size);
+	CHECK(f != NULL);
+	memcpy(f, head, sizeof head);
+	if (size)
+		memcpy(f + sizeof head, data, size);
+	fz_torch_file(f, sizeof head + size);
+	free(f);
+}
+
+/* A ustar header for a regular file member. */
+static void fz_tar_header(unsigned char *h, const char *name, size_t size)
+{
+	memset(h, 0, 512);
+	memcpy(h, name, strlen(name));
+	memcpy(h + 100, "0000644", 7);
+	memcpy(h + 108, "0000000", 7);
+	memcpy(h + 116, "0000000", 7);
+	snprintf((char *)h + 124, 12, "%011zo", size);
+	memcpy(h + 136, "00000000000", 11);
+	h[156] = '0';
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+/*
+ * Input: two 16-bit little-endian lengths, then the bodies of the members
+ * "pickle" and "tensors" of those lengths (cut to what there is) and the
+ * rest as "storages"; the harness writes them as a tar.
+ */
+static void fuzz_tar(const unsigned char *data, size_t size)
+{
+	if (size < 4)
+		return;
+	size_t lp = (size_t)(data[0] | data[1] << 8);
+	size_t lt = (size_t)(data[2] | data[3] << 8);
+	data += 4;
+	size -= 4;
+	if (lp > size)
+		lp = size;
+	if (lt > size - lp)
+		lt = size - lp;
+	const char *names[3] = {"pickle", "tensors", "storages"};
+	const unsigned char *bodies[3] = {data, data + lp, data + lp + lt};
+	size_t sizes[3] = {lp, lt, size - lp - lt};
+	size_t total = 1024;
+	for (int i = 0; i < 3; i++)
+		total += 512 + (sizes[i] + 511) / 512 * 512;
+	unsigned char *t = calloc(1, total);
+	CHECK(t != NULL);
+	size_t at = 0;
+	for (int i = 0; i < 3; i++) {
+		fz_tar_header(t + at, names[i], sizes[i]);
+		at += 512;
+		if (sizes[i])
+			memcpy(t + at, bodies[i], sizes[i]);
+		at += (sizes[i] + 511) / 512 * 512;
+	}
+	fz_torch_file(t, total);
+	free(t);
 }
 
 /* ---- shard index --------------------------------------------------------- */

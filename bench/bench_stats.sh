@@ -50,12 +50,21 @@ for _ in $(seq "$mb"); do cat "$dir/block"; done >>"$f"
 rm "$dir/block"
 cat "$f" >/dev/null # warm the cache
 
-time_one() { # seconds of one run of "$@"
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@" >/dev/null
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+time_one() { # NAME CMD...: wall-clock seconds of one run to $dir/NAME.t,
+	# CPU seconds (user + system, GNU time) to $dir/NAME.c
+	local name=$1 t0 t1
+	shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%e %U %S' -o "$dir/time.out" "$@" >/dev/null
+		awk '{ print $1 >> "'"$dir/$name.t"'"; print $2 + $3 >> "'"$dir/$name.c"'" }' \
+			"$dir/time.out"
+	else
+		t0=$(date +%s.%N)
+		"$@" >/dev/null
+		t1=$(date +%s.%N)
+		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$dir/$name.t"
+		echo 0 >>"$dir/$name.c"
+	fi
 }
 
 summary() { # median min max of the numbers on stdin
@@ -73,26 +82,27 @@ rss() { # peak RSS in KB of one run of "$@"
 }
 
 "$new" --stats "$f" >/dev/null
-: >"$dir/new.t"
-: >"$dir/base.t"
 for _ in $(seq "$runs"); do
-	time_one "$new" --stats "$f" >>"$dir/new.t"
+	time_one new "$new" --stats "$f"
 	if [ -n "$base" ]; then
-		time_one "$base/bin/stinfo" --stats "$f" >>"$dir/base.t"
+		time_one base "$base/bin/stinfo" --stats "$f"
 	fi
 done
 size=$(du -m "$f" | cut -f1)
 printf 'stinfo --stats on one %s MB F32 tensor, warm cache, %s CPUs, %s runs each\n' \
 	"$size" "$(nproc)" "$runs"
 read -r nm nlo nhi < <(summary <"$dir/new.t")
-printf 'new   median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  peak RSS %s KB\n' \
+read -r nc _ _ < <(summary <"$dir/new.c")
+printf 'new   median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  CPU %.3f s  peak RSS %s KB\n' \
 	"$nm" "$nlo" "$nhi" "$(awk -v s="$size" -v t="$nm" 'BEGIN { print s / t }')" \
-	"$(rss "$new" --stats "$f")"
+	"$nc" "$(rss "$new" --stats "$f")"
 if [ -n "$base" ]; then
 	read -r bm blo bhi < <(summary <"$dir/base.t")
-	printf 'base  median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  peak RSS %s KB\n' \
+	read -r bc _ _ < <(summary <"$dir/base.c")
+	printf 'base  median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s  CPU %.3f s  peak RSS %s KB\n' \
 		"$bm" "$blo" "$bhi" "$(awk -v s="$size" -v t="$bm" 'BEGIN { print s / t }')" \
-		"$(rss "$base/bin/stinfo" --stats "$f")"
-	printf 'ratio new/base of the medians %.2f (goal <= 1)\n' \
-		"$(awk -v a="$nm" -v b="$bm" 'BEGIN { print a / b }')"
+		"$bc" "$(rss "$base/bin/stinfo" --stats "$f")"
+	printf 'ratio new/base of the medians %.2f (goal <= 1), of CPU %.2f\n' \
+		"$(awk -v a="$nm" -v b="$bm" 'BEGIN { print a / b }')" \
+		"$(awk -v a="$nc" -v b="$bc" 'BEGIN { print a / b }')"
 fi

@@ -40,12 +40,21 @@ len=${#hdr}
 } >"$dir/a.safetensors"
 cp "$dir/a.safetensors" "$dir/b.safetensors"
 
-time_one() { # seconds of one run of "$@"
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$@" >/dev/null
-	t1=$(date +%s.%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
+time_one() { # NAME CMD...: wall-clock seconds of one run to $dir/NAME.t,
+	# CPU seconds (user + system, GNU time) to $dir/NAME.c
+	local name=$1 t0 t1
+	shift
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%e %U %S' -o "$dir/time.out" "$@" >/dev/null
+		awk '{ print $1 >> "'"$dir/$name.t"'"; print $2 + $3 >> "'"$dir/$name.c"'" }' \
+			"$dir/time.out"
+	else
+		t0=$(date +%s.%N)
+		"$@" >/dev/null
+		t1=$(date +%s.%N)
+		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$dir/$name.t"
+		echo 0 >>"$dir/$name.c"
+	fi
 }
 
 summary() { # median min max of the numbers on stdin
@@ -61,12 +70,12 @@ cat "$A" "$B" >/dev/null # warm the cache
 # Alternate the commands run after run, so that load on the machine
 # falls on all of them alike.
 for _ in $(seq "$runs"); do
-	time_one cmp "$A" "$B" >>"$dir/cmp.t"
-	time_one "$stdiff" -q "$A" "$B" >>"$dir/new.t"
-	time_one "$stdiff" -q -j 1 "$A" "$B" >>"$dir/new1.t"
+	time_one cmp cmp "$A" "$B"
+	time_one new "$stdiff" -q "$A" "$B"
+	time_one new1 "$stdiff" -q -j 1 "$A" "$B"
 	if [ -n "$base" ]; then
-		time_one "$base/bin/stdiff" -q "$A" "$B" >>"$dir/base.t"
-		time_one "$base/bin/stdiff" -q -j 1 "$A" "$B" >>"$dir/base1.t"
+		time_one base "$base/bin/stdiff" -q "$A" "$B"
+		time_one base1 "$base/bin/stdiff" -q -j 1 "$A" "$B"
 	fi
 done
 rss=?
@@ -74,24 +83,27 @@ if [ -x /usr/bin/time ]; then
 	rss=$( { /usr/bin/time -f '%M' "$stdiff" -q "$A" "$B"; } 2>&1 >/dev/null | tail -1)
 fi
 size=$(du -m "$A" | cut -f1)
-line() { # LABEL FILE: median (min, max) and throughput per file
-	read -r m lo hi < <(summary <"$2")
-	printf '%-16s median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s per file\n' \
-		"$1" "$m" "$lo" "$hi" "$(awk -v s="$size" -v t="$m" 'BEGIN { print s / t }')"
+line() { # LABEL NAME: wall median (min, max), throughput per file, CPU median
+	read -r m lo hi < <(summary <"$dir/$2.t")
+	read -r c _ _ < <(summary <"$dir/$2.c")
+	printf '%-16s median %7.3f s (min %.3f, max %.3f)  %6.0f MB/s per file  CPU %.3f s\n' \
+		"$1" "$m" "$lo" "$hi" "$(awk -v s="$size" -v t="$m" 'BEGIN { print s / t }')" "$c"
 }
-med() { summary <"$1" | cut -d' ' -f1; }
+med() { summary <"$dir/$1" | cut -d' ' -f1; }
 printf 'two identical %s MB F32 files, warm cache, %s CPUs, %s runs each\n' \
 	"$size" "$(nproc)" "$runs"
-line cmp "$dir/cmp.t"
-line stdiff "$dir/new.t"
-line "stdiff -j 1" "$dir/new1.t"
+line cmp cmp
+line stdiff new
+line "stdiff -j 1" new1
 printf 'stdiff peak RSS %s KB\n' "$rss"
-printf 'ratio stdiff/cmp of the medians %.2f (goal <= 1.5)\n' \
-	"$(awk -v a="$(med "$dir/new.t")" -v b="$(med "$dir/cmp.t")" 'BEGIN { print a / b }')"
+printf 'ratio stdiff/cmp of the medians %.2f (goal <= 1.5), of CPU %.2f\n' \
+	"$(awk -v a="$(med new.t)" -v b="$(med cmp.t)" 'BEGIN { print a / b }')" \
+	"$(awk -v a="$(med new.c)" -v b="$(med cmp.c)" 'BEGIN { print a / b }')"
 if [ -n "$base" ]; then
-	line "base stdiff" "$dir/base.t"
-	line "base stdiff -j 1" "$dir/base1.t"
-	printf 'ratio base stdiff/cmp of the medians %.2f; new/base %.2f\n' \
-		"$(awk -v a="$(med "$dir/base.t")" -v b="$(med "$dir/cmp.t")" 'BEGIN { print a / b }')" \
-		"$(awk -v a="$(med "$dir/new.t")" -v b="$(med "$dir/base.t")" 'BEGIN { print a / b }')"
+	line "base stdiff" base
+	line "base stdiff -j 1" base1
+	printf 'ratio base stdiff/cmp of the medians %.2f; new/base %.2f, of CPU %.2f\n' \
+		"$(awk -v a="$(med base.t)" -v b="$(med cmp.t)" 'BEGIN { print a / b }')" \
+		"$(awk -v a="$(med new.t)" -v b="$(med base.t)" 'BEGIN { print a / b }')" \
+		"$(awk -v a="$(med new.c)" -v b="$(med base.c)" 'BEGIN { print a / b }')"
 fi

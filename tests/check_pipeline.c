@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +121,10 @@ struct rec {
 	uint64_t progress_bytes;
 	int jitter;
 	int scratch_bad;
+	pthread_t caller;
+	unsigned threads;
+	int worker_bad;       /* an id out of range, or 0 off the caller */
+	int unblocked;        /* a helper thread that would take SIGINT */
 };
 
 static void rec_init(struct rec *r, const pipeline_item *items, size_t n)
@@ -152,9 +157,16 @@ static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
 		jitter(c->index);
 	/* The worker's scratch is its own: it keeps what the worker wrote. */
 	unsigned *sc = c->scratch;
-	if (*sc != 0 && *sc != c->worker + 1)
-		r->scratch_bad = 1;
+	int scratch_bad = *sc != 0 && *sc != c->worker + 1;
 	*sc = c->worker + 1;
+	int worker_bad = 0, unblocked = 0;
+	if (r->threads) {
+		int caller = pthread_equal(pthread_self(), r->caller);
+		worker_bad = c->worker >= r->threads || (c->worker == 0) != caller;
+		sigset_t cur;
+		pthread_sigmask(SIG_BLOCK, NULL, &cur);
+		unblocked = !caller && !sigismember(&cur, SIGINT);
+	}
 	uint64_t cost = 0;
 	int bad = 0;
 	for (size_t p = 0; p < c->n_pieces; p++) {
@@ -184,6 +196,9 @@ static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	}
 	if (bad)
 		r->bad = (unsigned char *)1;
+	r->scratch_bad |= scratch_bad;
+	r->worker_bad |= worker_bad;
+	r->unblocked |= unblocked;
 	if (r->chunk_size && cost > r->chunk_size && c->n_pieces > 1)
 		r->over_budget++;
 	if (c->index >= r->n_sunk + r->buffers)
@@ -465,6 +480,36 @@ START_TEST(lockstep_reads_both_sides)
 }
 END_TEST
 
+START_TEST(helpers_block_signals_caller_is_worker_0)
+{
+	char *path = write_file("threads", specs, ident, N_SPECS);
+	st_checkpoint *c = open_ck(path);
+	pipeline_item items[N_SPECS];
+	struct rec r;
+	rec_init(&r, items, N_SPECS);
+	items_for(items, &r, c, N_SPECS, 0);
+	r.jitter = 1;
+	r.caller = pthread_self();
+	r.threads = 3;
+	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	cfg.chunk_size = 1024;
+	cfg.threads = 3;
+	/* Signals reach the caller, whose mask is as it was. */
+	sigset_t before, after;
+	pthread_sigmask(SIG_BLOCK, NULL, &before);
+	ck_assert_int_eq(pipeline_run(&cfg, NULL), ST_OK);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	ck_assert_int_eq(sigismember(&before, SIGINT), sigismember(&after, SIGINT));
+	check_covered(&r);
+	ck_assert_int_eq(r.worker_bad, 0);
+	ck_assert_int_eq(r.unblocked, 0);
+	rec_free(&r);
+	st_checkpoint_close(c);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(nothing_to_read_calls_nothing)
 {
 	char *path = write_file("none", specs, ident, N_SPECS);
@@ -601,6 +646,7 @@ int main(void)
 	tcase_add_test(tc, pack_fills_chunks_across_items);
 	tcase_add_test(tc, group_larger_than_chunk_still_progresses);
 	tcase_add_test(tc, lockstep_reads_both_sides);
+	tcase_add_test(tc, helpers_block_signals_caller_is_worker_0);
 	tcase_add_test(tc, nothing_to_read_calls_nothing);
 	tcase_add_test(tc, dtype_groups);
 	suite_add_tcase(s, tc);

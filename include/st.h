@@ -21,6 +21,8 @@
  *   st/file.h    reading and validating one file (mmap or memory)
  *   st/writer.h  writing one file: streaming, canonical, atomic
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
+ *   st/atomic.h  replacing one file atomically (temporary, fsync, rename)
+ *   st/snapshot.h  shard planning and snapshot directories written atomically
  *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
@@ -45,6 +47,8 @@
 #include "st/file.h"
 #include "st/writer.h"
 #include "st/index.h"
+#include "st/atomic.h"
+#include "st/snapshot.h"
 #include "st/gguf.h"
 #include "st/hash.h"
 #include "st/verify.h"

@@ -147,14 +147,26 @@ void st__index_free(struct st__index *ix);
 
 /*
  * Atomic file replacement (atomic.c). Each returns 0 or an errno.
- * st__temp_create makes "<dir>/.<base>.tmp-XXXXXX" beside path (EISDIR when
- * path is a directory; an existing target's mode is kept); *tmp is
- * malloc'd. st__fsync_dir makes a rename in path's directory durable.
+ * st__temp_create makes "<dir>/.<base>.tmp-<pid>-XXXXXX" beside path
+ * (EISDIR when path is a directory; an existing target's mode is kept),
+ * after st__sweep_stale; *tmp is malloc'd. st__temp_name only makes such a
+ * name (attempt varies it). st__fsync_dir makes a rename in path's
+ * directory durable. st__sweep_stale removes (files or whole trees) the
+ * temporaries of path whose owner process is gone. st__rm_tree removes a
+ * tree without following symlinks. st__writeback starts writeback of fd.
  */
+#define ST__TEMP_TAG ".tmp-"
 int st__write_all(int fd, const void *data, size_t n);
 int st__fsync_retry(int fd);
+int st__temp_name(const char *path, char **out, int attempt);
 int st__temp_create(const char *path, char **tmp, int *fd);
 int st__fsync_dir(const char *path);
+void st__sweep_stale(const char *path);
+int st__rm_tree(const char *path);
+void st__writeback(int fd);
+
+/* The writer's canonical order: descending dtype rank, then name bytes. */
+int st__tensor_cmp(const st_tensor *a, const st_tensor *b);
 
 /* A byte source: a file descriptor, or memory when mem is set. */
 struct st__src {

@@ -72,8 +72,11 @@ struct st_writer {
 	int header_ok;
 
 	enum wstate state;
-	char *path, *tmp;
-	int fd;
+	char *path;
+	st_atomic *file;  /* the temporary file, while open */
+	int fd;           /* its descriptor */
+	int mode;         /* st_writer_set_mode's, or -1 */
+	uint64_t writeback_every, unsynced; /* st_writer_set_writeback */
 	uint64_t written; /* data bytes accepted so far */
 	char *buf;        /* write buffer, WBUF_SIZE bytes */
 	size_t blen;
@@ -188,6 +191,7 @@ int st_writer_new(st_writer **out, st_error *err)
 		return st__error(err, ST_ENOMEM, "cannot allocate a writer");
 	}
 	w->fd = -1;
+	w->mode = -1;
 	if (getrandom(&w->seed, sizeof w->seed, GRND_NONBLOCK) !=
 	    (ssize_t)sizeof w->seed)
 		w->seed = (uint64_t)(uintptr_t)w ^ (uint64_t)getpid() << 32;
@@ -205,15 +209,9 @@ int st_writer_new(st_writer **out, st_error *err)
 
 static void remove_temp(st_writer *w)
 {
-	if (w->fd >= 0) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->tmp) {
-		unlink(w->tmp);
-		free(w->tmp);
-		w->tmp = NULL;
-	}
+	st_atomic_close(w->file);
+	w->file = NULL;
+	w->fd = -1;
 }
 
 void st_writer_free(st_writer *w)
@@ -399,12 +397,46 @@ static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
 }
 
 /* Descending dtype rank (the enum order), then name bytes: as the reference. */
-static int tensor_cmp(const void *pa, const void *pb)
+int st__tensor_cmp(const st_tensor *a, const st_tensor *b)
 {
-	const st_tensor *a = pa, *b = pb;
 	if (a->dtype != b->dtype)
 		return a->dtype > b->dtype ? -1 : 1;
 	return bytes_cmp(a->name, a->name_len, b->name, b->name_len);
+}
+
+static int tensor_cmp(const void *pa, const void *pb)
+{
+	return st__tensor_cmp(pa, pb);
+}
+
+/* A sort record carries what the comparator needs: no shared state. */
+struct order_rec {
+	const st_tensor *t;
+	size_t i;
+};
+
+static int order_cmp(const void *pa, const void *pb)
+{
+	const struct order_rec *a = pa, *b = pb;
+	int c = st__tensor_cmp(a->t, b->t);
+	if (c)
+		return c;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+int st_canonical_order(const st_tensor *t, size_t n, size_t *order,
+                       st_error *err)
+{
+	struct order_rec *rec = malloc((n ? n : 1) * sizeof *rec);
+	if (!rec)
+		return st__error(err, ST_ENOMEM, "cannot sort %zu tensors", n);
+	for (size_t i = 0; i < n; i++)
+		rec[i] = (struct order_rec){&t[i], i};
+	qsort(rec, n, sizeof *rec, order_cmp);
+	for (size_t i = 0; i < n; i++)
+		order[i] = rec[i].i;
+	free(rec);
+	return ST_OK;
 }
 
 static int meta_cmp(const void *pa, const void *pb)
@@ -511,8 +543,9 @@ const st_tensor *st_writer_tensor(st_writer *w, size_t i)
 /* A system call failed: drop the temporary file and report errnum. */
 static int fail(st_writer *w, st_error *err, int errnum, const char *what)
 {
+	const char *tmp = w->file ? st_atomic_temp_path(w->file) : NULL;
 	int rc = st__error_sys(err, ST_EIO, errnum, "%s: cannot %s temporary file '%s'",
-	                       w->path, what, w->tmp ? w->tmp : "");
+	                       w->path, what, tmp ? tmp : "");
 	remove_temp(w);
 	w->state = W_FAILED;
 	return rc;
@@ -539,28 +572,55 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 		w->path = w->buf = NULL;
 		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
 	}
-	int e = st__temp_create(path, &w->tmp, &w->fd);
-	if (e) {
+	rc = st_atomic_open(&w->file, path, err);
+	if (rc != ST_OK) {
 		/* Nothing was created: the writer may be opened again elsewhere. */
 		free(w->path);
 		free(w->buf);
 		w->path = w->buf = NULL;
-		if (e == EISDIR)
-			return st__error_sys(err, ST_EIO, e, "%s", path);
-		return st__error_sys(err, ST_EIO, e,
-		                     "%s: cannot create a temporary file beside it", path);
+		return rc;
 	}
+	w->fd = st_atomic_fd(w->file);
 	w->state = W_OPEN;
+	if (w->mode >= 0 && fchmod(w->fd, (mode_t)w->mode) != 0)
+		return fail(w, err, errno, "set the mode of");
+	int e;
 	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
 		return fail(w, err, e, "write");
 	w->written = 0;
+	w->unsynced = 0;
 	w->blen = 0;
 	return ST_OK;
 }
 
 const char *st_writer_temp_path(const st_writer *w)
 {
-	return w->state == W_OPEN ? w->tmp : NULL;
+	return w->state == W_OPEN ? st_atomic_temp_path(w->file) : NULL;
+}
+
+int st_writer_set_mode(st_writer *w, unsigned mode, st_error *err)
+{
+	if (w->state != W_BUILD)
+		return st__error(err, ST_ESTATE, "st_writer_set_mode after st_writer_open");
+	w->mode = (int)(mode & 07777);
+	return ST_OK;
+}
+
+void st_writer_set_writeback(st_writer *w, uint64_t every)
+{
+	w->writeback_every = every;
+}
+
+/* Start writeback every writeback_every bytes (see writer.h). */
+static void account(st_writer *w, size_t n)
+{
+	if (!w->writeback_every)
+		return;
+	w->unsynced += n;
+	if (w->unsynced >= w->writeback_every) {
+		w->unsynced = 0;
+		st__writeback(w->fd);
+	}
 }
 
 /* The tensor that holds data byte off (the first non-empty one ending past it). */
@@ -592,6 +652,7 @@ static int state_error(const st_writer *w, st_error *err, const char *call)
 static int flush(st_writer *w, st_error *err)
 {
 	int e = st__write_all(w->fd, w->buf, w->blen);
+	account(w, w->blen);
 	w->blen = 0;
 	return e ? fail(w, err, e, "write") : ST_OK;
 }
@@ -623,6 +684,7 @@ int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
 		int e = st__write_all(w->fd, data, n);
 		if (e)
 			return fail(w, err, e, "write");
+		account(w, n);
 	} else {
 		memcpy(w->buf + w->blen, data, n);
 		w->blen += n;
@@ -650,23 +712,12 @@ int st_writer_finish(st_writer *w, st_error *err)
 	int rc = flush(w, err);
 	if (rc != ST_OK)
 		return rc;
-	int e = st__fsync_retry(w->fd);
-	if (e)
-		return fail(w, err, e, "sync");
-	e = close(w->fd) == 0 ? 0 : errno;
-	w->fd = -1;
-	if (e)
-		return fail(w, err, e, "close");
-	if (rename(w->tmp, w->path) != 0)
-		return fail(w, err, errno, "rename");
-	free(w->tmp);
-	w->tmp = NULL;
+	rc = st_atomic_commit(w->file, err);
 	free(w->buf);
 	w->buf = NULL;
-	w->state = W_DONE;
-	/* The file is in place; a failure now only means it may not survive a
-	 * crash, which the caller still needs to hear about. */
-	if ((e = st__fsync_dir(w->path)) != 0)
-		return st__error_sys(err, ST_EIO, e, "%s: cannot sync its directory", w->path);
-	return ST_OK;
+	/* After a failed rename the temporary is gone and the target as it
+	 * was; after a failed directory sync the file is in place. */
+	w->state = rc == ST_OK ? W_DONE : W_FAILED;
+	remove_temp(w);
+	return rc;
 }

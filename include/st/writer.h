@@ -55,18 +55,46 @@ ST_API int st_writer_add(st_writer *w, const char *name, size_t name_len,
 ST_API int st_writer_header(st_writer *w, const void **buf, size_t *len,
                             st_error *err);
 
+/*
+ * The canonical order of n tensors, the order a writer writes them in:
+ * descending dtype rank, then name bytes (only name, name_len and dtype of
+ * each are read). order[k] receives the index into t of the k-th; equal
+ * keys keep their order. For planning without building a writer.
+ * Returns ST_OK, ST_ENOMEM.
+ */
+ST_API int st_canonical_order(const st_tensor *t, size_t n, size_t *order,
+                              st_error *err);
+
 /* Tensors in write (canonical) order, offsets filled in. */
 ST_API size_t st_writer_n_tensors(st_writer *w);
 ST_API const st_tensor *st_writer_tensor(st_writer *w, size_t i);
 
 /*
  * Start writing to path: a temporary file is created in path's directory
- * (so the final rename is atomic) and the header written to it.
- * Returns ST_OK, ST_EIO.
+ * (so the final rename is atomic; named and cleaned up as st/atomic.h
+ * says) and the header written to it.
+ * Returns ST_OK, ST_EINVAL (empty path, or a directory), ST_ESTATE (opened
+ * twice), ST_EIO, ST_ENOMEM.
  */
 ST_API int st_writer_open(st_writer *w, const char *path, st_error *err);
 /* The temporary file's path while open (for a signal handler to unlink). */
 ST_API const char *st_writer_temp_path(const st_writer *w);
+
+/*
+ * Give the file these permission bits (before open; applied to the
+ * temporary with fchmod, so the file never has others). Without it a new
+ * file gets 0666 minus the umask and a replaced one keeps its bits.
+ * Returns ST_OK, ST_ESTATE (after open).
+ */
+ST_API int st_writer_set_mode(st_writer *w, unsigned mode, st_error *err);
+
+/*
+ * Start writeback of the file (sync_file_range, not waiting for it) each
+ * time `every` more bytes have been written, so that the disk works while
+ * the data is still coming and st_writer_finish's fsync has little left to
+ * wait for. 0 (the default) never does. Any time before finish.
+ */
+ST_API void st_writer_set_writeback(st_writer *w, uint64_t every);
 
 /*
  * Append the next n bytes of tensor data, in canonical order; chunks may

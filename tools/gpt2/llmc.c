@@ -1,7 +1,7 @@
 /*
  * llmc.c - llm.c's GPT-2 checkpoint: header checks, a reader that copies
  * one tensor (or part of one) at a time with pread, a writer, and the
- * atomic output files both gpt2export directions use.
+ * atomic output files both gpt2export directions use (over st/atomic.h).
  *
  * It does not convert dtypes or transpose: export.c does that. Every
  * number taken from a file is checked before it sizes, offsets or bounds
@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -334,129 +333,26 @@ int llmc_read(llmc_reader *r, int slot, uint64_t off, void *buf, size_t n,
 /* ---- atomic output files ---------------------------------------------- */
 
 /*
- * The same steps as libst's st_writer (libst/writer.c), which tools cannot
- * share: a temporary file beside the target, fsync, rename, fsync of the
- * directory; the temporary file removed on any failure.
+ * libst's atomic file (st/atomic.h): a temporary file beside the target,
+ * fsync, rename, fsync of the directory; the temporary removed on any
+ * failure, and those of killed runs by the next one.
  */
 struct llmc_outfile {
-	int fd;
-	char *path, *tmp;
+	st_atomic *a;
 	uint64_t written;
 };
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t r = write(fd, p, n < (size_t)SSIZE_MAX ? n : (size_t)SSIZE_MAX);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return errno;
-		if (r == 0)
-			return EIO;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int fsync_retry(int fd)
-{
-	while (fsync(fd) != 0) {
-		if (errno != EINTR)
-			return errno;
-	}
-	return 0;
-}
-
-/* fsync the folder holding path, so that a rename into it is durable. */
-static int fsync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	if (slash)
-		snprintf(dir, sizeof dir, "%.*s",
-		         slash == path ? 1 : (int)(slash - path), path);
-	else
-		snprintf(dir, sizeof dir, ".");
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	int e = fsync_retry(fd);
-	close(fd);
-	/* Some file systems cannot sync a folder; that is not a failure. */
-	return e == EINVAL || e == ENOTSUP || e == EBADF ? 0 : e;
-}
-
-static void outfile_free(llmc_outfile *f)
-{
-	free(f->path);
-	free(f->tmp);
-	free(f);
-}
 
 int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
                       size_t errlen)
 {
-	static const char alnum[] =
-		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	st_error e;
 	*out = NULL;
-	/* An existing target keeps its permission bits. */
-	struct stat sb;
-	int keep_mode = -1;
-	if (stat(path, &sb) == 0) {
-		if (S_ISDIR(sb.st_mode))
-			return gpt2_err(err, errlen, "%s: is a directory", path);
-		if (S_ISREG(sb.st_mode))
-			keep_mode = (int)(sb.st_mode & 07777);
-	}
 	llmc_outfile *f = calloc(1, sizeof *f);
-	size_t len = strlen(path) + 16;
-	if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(len))) {
-		if (f)
-			outfile_free(f);
+	if (!f)
 		return gpt2_err(err, errlen, "%s: out of memory", path);
-	}
-	/*
-	 * ".<name>.tmp-XXXXXX" beside the target, created with O_EXCL and mode
-	 * 0666 so that the umask applies as for any new file.
-	 */
-	const char *slash = strrchr(path, '/');
-	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-	f->fd = -1;
-	for (int attempt = 0; attempt < 100 && f->fd < 0; attempt++) {
-		unsigned char rnd[6];
-		if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) !=
-		    (ssize_t)sizeof rnd) {
-			uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u ^
-			             (uint64_t)(uintptr_t)f ^ (uint64_t)attempt << 40;
-			for (size_t i = 0; i < sizeof rnd; i++, x >>= 8)
-				rnd[i] = (unsigned char)x;
-		}
-		char sfx[7];
-		for (int i = 0; i < 6; i++)
-			sfx[i] = alnum[rnd[i] % (sizeof alnum - 1)];
-		sfx[6] = 0;
-		snprintf(f->tmp, len, "%.*s.%s.tmp-%s", (int)dlen, path,
-		         path + dlen, sfx);
-		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		             0666);
-		if (f->fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (f->fd < 0) {
-		int e = errno;
-		outfile_free(f);
-		return gpt2_err(err, errlen,
-		                "%s: cannot create a temporary file beside it: %s",
-		                path, strerror(e));
-	}
-	if (keep_mode >= 0 && fchmod(f->fd, (mode_t)keep_mode) != 0) {
-		int e = errno;
-		llmc_outfile_abort(f);
-		return gpt2_err(err, errlen, "%s: cannot set the mode of its "
-		                "temporary file: %s", path, strerror(e));
+	if (st_atomic_open(&f->a, path, &e) != ST_OK) {
+		free(f);
+		return gpt2_err(err, errlen, "%s", e.message);
 	}
 	*out = f;
 	return 0;
@@ -465,10 +361,9 @@ int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
 int llmc_outfile_write(llmc_outfile *f, const void *buf, size_t n,
                        char *err, size_t errlen)
 {
-	int e = write_all(f->fd, buf, n);
-	if (e)
-		return gpt2_err(err, errlen, "%s: cannot write temporary file "
-		                "'%s': %s", f->path, f->tmp, strerror(e));
+	st_error e;
+	if (st_atomic_write(f->a, buf, n, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
 	f->written += n;
 	return 0;
 }
@@ -479,39 +374,18 @@ void llmc_outfile_abort(llmc_outfile *f)
 {
 	if (!f)
 		return;
-	if (f->fd >= 0)
-		close(f->fd);
-	unlink(f->tmp);
-	outfile_free(f);
+	st_atomic_close(f->a);
+	free(f);
 }
 
 int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen)
 {
-	int e = fsync_retry(f->fd);
-	const char *what = "fsync";
-	if (!e && close(f->fd) != 0) {
-		e = errno;
-		what = "close";
-	}
-	f->fd = -1;
-	if (!e && rename(f->tmp, f->path) != 0) {
-		e = errno;
-		what = "rename";
-	}
-	if (e) {
-		gpt2_err(err, errlen, "%s: cannot %s temporary file '%s': %s",
-		         f->path, what, f->tmp, strerror(e));
-		llmc_outfile_abort(f);
-		return -1;
-	}
-	/* The file is in place; a failure now only means it may not survive
-	 * a crash, which the caller still needs to hear about. */
-	e = fsync_dir(f->path);
-	if (e)
-		gpt2_err(err, errlen, "%s: cannot fsync its directory: %s",
-		         f->path, strerror(e));
-	outfile_free(f);
-	return e ? -1 : 0;
+	st_error e;
+	int rc = st_atomic_commit(f->a, &e);
+	if (rc != ST_OK)
+		gpt2_err(err, errlen, "%s", e.message);
+	llmc_outfile_abort(f);
+	return rc != ST_OK ? -1 : 0;
 }
 
 /* ---- writing ------------------------------------------------------------ */

@@ -104,9 +104,9 @@ signal_test() { # NAME SIGNAL OUT PATTERN [OPTIONS...]
 }
 signal_test sig_term TERM "$TMP/new.safetensors" "$TMP/.new.safetensors.tmp-*"
 expect_absent sig_term "$TMP/new.safetensors"
-signal_test sig_hup HUP "$TMP/new" "$TMP/.new.stconvert-*/.model.safetensors.tmp-*"
+signal_test sig_hup HUP "$TMP/new" "$TMP/.new.tmp-*/.model.safetensors.tmp-*"
 expect_absent sig_hup "$TMP/new"
-signal_test sig_int INT "$TMP/outdir" "$TMP/.outdir.stconvert-*/.model.safetensors.tmp-*" --force
+signal_test sig_int INT "$TMP/outdir" "$TMP/.outdir.tmp-*/.model.safetensors.tmp-*" --force
 signal_test sig_force TERM "$TMP/outfile.safetensors" "$TMP/.outfile.safetensors.tmp-*" --force
 untouched signals
 

@@ -35,12 +35,17 @@
 #ifndef ST_H
 #define ST_H
 
+/* The one place the version is written (CMakeLists.txt reads it here). */
 #define ST_VERSION_MAJOR 0
 #define ST_VERSION_MINOR 1
 #define ST_VERSION_PATCH 0
 #define ST_VERSION_NUMBER \
 	(ST_VERSION_MAJOR * 10000 + ST_VERSION_MINOR * 100 + ST_VERSION_PATCH)
-#define ST_VERSION_STRING "0.1.0"
+#define ST__STR(x) #x
+#define ST__XSTR(x) ST__STR(x)
+#define ST_VERSION_STRING \
+	ST__XSTR(ST_VERSION_MAJOR) "." ST__XSTR(ST_VERSION_MINOR) "." \
+	ST__XSTR(ST_VERSION_PATCH)
 
 #include "st/error.h"
 #include "st/dtype.h"

@@ -10,7 +10,7 @@
  */
 #include "internal.h"
 
-#include <cjson/cJSON.h>
+#include <cJSON.h> /* pkg-config libcjson: -I.../cjson */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

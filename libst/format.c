@@ -1,5 +1,5 @@
 /*
- * format.c - parse and validate a safetensors header (FORMAT.md rules 1-17).
+ * format.c - parse and validate a safetensors header (doc/format.md, rules 1-17).
  *
  * This is a purpose-built, strict JSON parser rather than a general one:
  * the header must be exactly one object of tensor entries, integers must be

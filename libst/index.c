@@ -1,6 +1,6 @@
 /*
  * index.c - checkpoints: a file, a shard index, or a snapshot directory
- * opened as one set of tensors (SPEC.md "Inputs"), and the full check of
+ * opened as one set of tensors (st/index.h; doc/index.md), and the full check of
  * such a PATH (every format rule of every file, and I1-I5).
  *
  * It reads headers only. Writing an index is in index_write.c.
@@ -29,25 +29,8 @@ struct st_checkpoint {
 	uint64_t data_bytes;
 };
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, a);
-	size_t k = a;
-	if (a && dir[a - 1] != '/')
-		p[k++] = '/';
-	memcpy(p + k, name, b + 1);
-	return p;
-}
+#define ends_with st__ends_with
+#define join st__path_join
 
 static char *dir_of(const char *path)
 {

@@ -8,7 +8,7 @@
  *      or st_file_read(f, i, off, buf, n, &err)         pread, bounded memory
  *   4. st_file_close(f)
  *
- * Opening enforces every rule of the format (FORMAT.md 1-17); the first
+ * Opening enforces every rule of the format (doc/format.md, rules 1-17); the first
  * problem found is returned as ST_EFORMAT with a message naming the file,
  * the tensor and the numbers. st_check_file() reports every problem.
  *

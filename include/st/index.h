@@ -16,7 +16,8 @@
  *
  * Index format: {"metadata": {"total_size": N, ...},
  *                "weight_map": {"tensor": "model-00001-of-00002.safetensors"}}
- * with rules I1-I5 of FORMAT.md, all checked by st_checkpoint_open.
+ * with rules I1-I5 of doc/index.md, checked by st_check_path
+ * (st_checkpoint_open needs I1's weight_map, I2, I3 and I5).
  */
 #ifndef ST_INDEX_H
 #define ST_INDEX_H

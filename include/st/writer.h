@@ -12,7 +12,7 @@
  *   5. st_writer_finish(w, &err)     checks every byte came, fsync, rename
  *   6. st_writer_free(w)             before finish: removes the temporary
  *
- * The output is canonical (FORMAT.md): compact JSON, __metadata__ first
+ * The output is canonical (doc/format.md): compact JSON, __metadata__ first
  * with sorted keys and "format":"pt" unless the caller sets "format",
  * tensors by descending dtype rank then name bytes, offsets contiguous from
  * 0, header padded with spaces to a multiple of 8. The same tensors give

@@ -293,12 +293,12 @@ int st_atomic_set_mode(st_atomic *a, unsigned mode, st_error *err)
 void st_atomic_writeback(st_atomic *a)
 {
 	if (!a->done)
-		st__writeback(a->fd);
+		st__writeback(a->fd, 0, 0);
 }
 
-void st__writeback(int fd)
+void st__writeback(int fd, uint64_t off, uint64_t len)
 {
-	sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }
 
 int st_atomic_commit(st_atomic *a, st_error *err)

@@ -11,6 +11,26 @@
 
 const char *st_version_string(void) { return ST_VERSION_STRING; }
 
+int st__ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+char *st__path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = malloc(a + b + 2);
+	if (!p)
+		return NULL;
+	memcpy(p, dir, a);
+	size_t k = a;
+	if (a && dir[a - 1] != '/')
+		p[k++] = '/';
+	memcpy(p + k, name, b + 1);
+	return p;
+}
+
 const char *st_strerror(int code)
 {
 	switch (code) {

@@ -25,6 +25,10 @@ static inline int st__add_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_add_overflow(a, b, out) ? -1 : 0;
 }
 
+/* s ends with suffix; "dir/name" (no doubled '/'), malloc'd, NULL if out of memory. */
+int st__ends_with(const char *s, const char *suffix);
+char *st__path_join(const char *dir, const char *name);
+
 /* UTF-8 validity (RFC 3629: no overlongs, no surrogates, <= U+10FFFF). */
 int st__utf8_valid(const char *s, size_t len, size_t *bad_at);
 
@@ -96,7 +100,7 @@ struct st__header {
 };
 /*
  * Parse and validate the n-byte header json of a file whose data buffer is
- * data_size bytes (FORMAT.md rules 4-17). Returns ST_OK, or ST_EFORMAT /
+ * data_size bytes (doc/format.md, rules 4-17). Returns ST_OK, or ST_EFORMAT /
  * ST_ENOMEM (the message is in r->err in open mode). In check mode it
  * returns ST_OK when only rule violations (reported) were found.
  */
@@ -153,7 +157,8 @@ void st__index_free(struct st__index *ix);
  * name (attempt varies it). st__fsync_dir makes a rename in path's
  * directory durable. st__sweep_stale removes (files or whole trees) the
  * temporaries of path whose owner process is gone. st__rm_tree removes a
- * tree without following symlinks. st__writeback starts writeback of fd.
+ * tree without following symlinks. st__writeback starts writeback of len
+ * bytes of fd at off (0, 0: the whole file), without waiting.
  */
 #define ST__TEMP_TAG ".tmp-"
 int st__write_all(int fd, const void *data, size_t n);
@@ -163,7 +168,7 @@ int st__temp_create(const char *path, char **tmp, int *fd);
 int st__fsync_dir(const char *path);
 void st__sweep_stale(const char *path);
 int st__rm_tree(const char *path);
-void st__writeback(int fd);
+void st__writeback(int fd, uint64_t off, uint64_t len);
 
 /* The writer's canonical order: descending dtype rank, then name bytes. */
 int st__tensor_cmp(const st_tensor *a, const st_tensor *b);

@@ -111,30 +111,13 @@ struct st_snapshot {
 	int committed;
 };
 
-static char *join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = malloc(la + lb + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, a, la);
-	size_t o = la;
-	if (la && a[la - 1] != '/')
-		p[o++] = '/';
-	memcpy(p + o, b, lb + 1);
-	return p;
-}
+#define join st__path_join
+#define ends_with st__ends_with
 
 static int plain_name(const char *name)
 {
 	return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 &&
 	       strcmp(name, "..") != 0;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
 }
 
 /* A report line to fn (printf-style); nothing when fn is NULL. */

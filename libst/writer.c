@@ -36,7 +36,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-/* A reader rejects a header longer than this (FORMAT.md rule 2). */
+/* A reader rejects a header longer than this (doc/format.md, rule 2). */
 #define HEADER_MAX 100000000u
 /* Small writes are gathered up to this size; larger ones go straight out. */
 #define WBUF_SIZE ((size_t)1 << 20)
@@ -76,7 +76,8 @@ struct st_writer {
 	st_atomic *file;  /* the temporary file, while open */
 	int fd;           /* its descriptor */
 	int mode;         /* st_writer_set_mode's, or -1 */
-	uint64_t writeback_every, unsynced; /* st_writer_set_writeback */
+	uint64_t writeback_every; /* st_writer_set_writeback's */
+	uint64_t out_pos, wb_from; /* file bytes written; writeback asked up to */
 	uint64_t written; /* data bytes accepted so far */
 	char *buf;        /* write buffer, WBUF_SIZE bytes */
 	size_t blen;
@@ -588,7 +589,7 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
 		return fail(w, err, e, "write");
 	w->written = 0;
-	w->unsynced = 0;
+	w->out_pos = w->wb_from = w->header.len;
 	w->blen = 0;
 	return ST_OK;
 }
@@ -611,15 +612,17 @@ void st_writer_set_writeback(st_writer *w, uint64_t every)
 	w->writeback_every = every;
 }
 
-/* Start writeback every writeback_every bytes (see writer.h). */
+/*
+ * Start writeback every writeback_every bytes (see writer.h), of the range
+ * written since the last time only: asking for the whole file each time
+ * would walk every dirty page again.
+ */
 static void account(st_writer *w, size_t n)
 {
-	if (!w->writeback_every)
-		return;
-	w->unsynced += n;
-	if (w->unsynced >= w->writeback_every) {
-		w->unsynced = 0;
-		st__writeback(w->fd);
+	w->out_pos += n;
+	if (w->writeback_every && w->out_pos - w->wb_from >= w->writeback_every) {
+		st__writeback(w->fd, w->wb_from, w->out_pos - w->wb_from);
+		w->wb_from = w->out_pos;
 	}
 }
 

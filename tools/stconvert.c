@@ -113,18 +113,6 @@ struct options {
 	int force, verbose, quiet;
 };
 
-static char *path_join(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *p = cli_xmalloc(la + lb + 2);
-	memcpy(p, a, la);
-	size_t o = la;
-	if (la && a[la - 1] != '/')
-		p[o++] = '/';
-	memcpy(p + o, b, lb + 1);
-	return p;
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t ls = strlen(s), lx = strlen(suffix);
@@ -725,7 +713,10 @@ static void write_file(run *r, st_snapshot *snap, const char *path, const char *
 /* Write file name of a directory OUT into the snapshot. */
 static void write_member(run *r, st_snapshot *snap, const char *name, int shard)
 {
-	char *shown = path_join(r->o->out, name);
+	const char *out = r->o->out;
+	size_t len = strlen(out) + strlen(name) + 2;
+	char *shown = cli_xmalloc(len);
+	snprintf(shown, len, "%s%s%s", out, out[strlen(out) - 1] == '/' ? "" : "/", name);
 	write_file(r, snap, name, shown, shard);
 	free(shown);
 }

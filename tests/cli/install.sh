@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Install libst into a temporary prefix, then build examples/inventory.c
-# against it twice: with pkg-config and with CMake's find_package(libst);
-# both programs must run and list the tensors of a fixture.
+# against it three times: with pkg-config, and with CMake's
+# find_package(libst) linking libst::st and libst::st_static; each program
+# must run and list the tensors of a fixture. Then build
+# examples/reshard.c with pkg-config: its output must be byte-identical
+# to stconvert --shard-size's (same shard names, files and index).
 . "$(dirname "$0")/lib.bash"
 build=$(dirname "$BIN")
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,6 +34,34 @@ if cmake -S "$src/examples" -B "$TMP/ex" -DCMAKE_PREFIX_PATH="$prefix" \
    cmake --build "$TMP/ex" >>"$TMP/ex.log" 2>&1; then ok; else fail "find_package build"; tail -20 "$TMP/ex.log" >&2; fi
 LD_LIBRARY_PATH=$libdir run inv_cmake 0 "$TMP/ex/inventory" "$fixture" &&
   expect_out inv_cmake '^c.weight F32 3$'
+run inv_static 0 "$TMP/ex/inventory_static" "$fixture" && expect_out inv_static '^c.weight F32 3$'
 run inv_bad 2 "$TMP/ex/inventory" "$TESTDATA/format/bad_truncated.safetensors"
 expect_err inv_bad 'file truncated'
+
+if PKG_CONFIG_PATH=$pcdir cc $cflags "$src/examples/reshard.c" \
+     $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs libst) -Wl,-rpath,"$libdir" \
+     -o "$TMP/reshard" 2>"$TMP/reshard.err"; then ok; else fail "reshard build"; cat "$TMP/reshard.err" >&2; fi
+# reshard_same NAME IN MAX FILE...: reshard and stconvert agree on every
+# byte, and the output holds the FILEs (so the layout was exercised).
+reshard_same() {
+  local name=$1 in=$2 max=$3 f; shift 3
+  run "${name}_reshard" 0 "$TMP/reshard" "$in" "$TMP/$name.reshard" "$max" || return
+  run "${name}_stconvert" 0 "$BIN/stconvert" -q --shard-size "$max" "$in" "$TMP/$name.stconvert" || return
+  if diff -r "$TMP/$name.reshard" "$TMP/$name.stconvert" >"$TMP/$name.diff"; then ok
+  else fail "$name: reshard and stconvert differ"; head -5 "$TMP/$name.diff" >&2; fi
+  for f in "$@"; do
+    if [ -f "$TMP/$name.reshard/$f" ]; then ok; else fail "$name: no $f"; fi
+  done
+}
+# 22 tensors, 12.5 kB, in 2000-byte shards: several shards and an index.
+reshard_same mixed "$TESTDATA/stconvert/mixed.safetensors" 2000 \
+  model.safetensors.index.json model-00005-of-00005.safetensors
+# A snapshot directory: its config, tokenizer and sub/ come along.
+reshard_same snap "$TESTDATA/stconvert/snap" 200 \
+  config.json tokenizer_config.json vocab.txt sub/README.md model.safetensors.index.json
+# A sharded input into one file (model.safetensors, no index).
+reshard_same one "$TESTDATA/stconvert/snap-sharded" 1000000 model.safetensors config.json
+if [ ! -e "$TMP/one.reshard/model.safetensors.index.json" ]; then ok; else fail "one: an index"; fi
+run reshard_exists 2 "$TMP/reshard" "$TESTDATA/stconvert/mixed.safetensors" "$TMP/mixed.reshard" 2000
+expect_err reshard_exists 'already exists'
 finish

@@ -9,7 +9,9 @@
  * `stconvert --to bf16 IN OUT`; then, for reference, BF16 -> F32 and a
  * re-layout into shards. It prints the median wall time of each, the
  * stconvert/cp ratio and stconvert's peak RSS (wait4's ru_maxrss), and
- * removes everything it made. The input is read once first so that every
+ * removes everything it made. With --base OTHER_STCONVERT, OTHER's
+ * --to bf16 is timed too, in the same alternation, for a before/after
+ * figure on one machine in one run. The input is read once first so that every
  * run sees it in the page cache, and sync(2) runs before each timed
  * command so that no run pays for the previous one's writeback.
  *
@@ -225,13 +227,14 @@ int main(int argc, char **argv)
 		{"size", required_argument, NULL, 's'},
 		{"dir", required_argument, NULL, 'd'},
 		{"bin", required_argument, NULL, 'b'},
+		{"base", required_argument, NULL, 'B'},
 		{"runs", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	cli_init("bench_stconvert");
 	uint64_t size_mb = 1024, runs = 3;
-	const char *dir = "/tmp";
+	const char *dir = "/tmp", *base = NULL;
 	char bin[PATH_MAX];
 	/* Default: the stconvert built beside this bench (build/bin). */
 	char self[PATH_MAX];
@@ -239,7 +242,7 @@ int main(int argc, char **argv)
 	self[len > 0 ? len : 0] = 0;
 	snprintf(bin, sizeof bin, "%s/../bin/stconvert", dirname(self));
 	int c;
-	while ((c = getopt_long(argc, argv, "s:d:b:r:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:b:B:r:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_parse_u64(optarg, &size_mb) != 0 || size_mb == 0)
@@ -251,15 +254,20 @@ int main(int argc, char **argv)
 		case 'b':
 			snprintf(bin, sizeof bin, "%s", optarg);
 			break;
+		case 'B':
+			base = optarg;
+			break;
 		case 'r':
 			if (cli_parse_u64(optarg, &runs) != 0 || runs == 0 || runs > MAX_RUNS)
 				cli_usage_error("--runs: 1 to %d", MAX_RUNS);
 			break;
 		case 'h':
-			printf("Usage: bench_stconvert [--size MB] [--dir DIR] [--bin STCONVERT] [--runs N]\n"
+			printf("Usage: bench_stconvert [--size MB] [--dir DIR] [--bin STCONVERT]\n"
+			       "                       [--base STCONVERT] [--runs N]\n"
 			       "Time stconvert --to bf16 on a --size MB (default 1024) F32 checkpoint\n"
 			       "made in DIR (default /tmp) against cp of the same file; print the\n"
-			       "medians, the ratio and stconvert's peak RSS.\n");
+			       "medians, the ratio and stconvert's peak RSS. --base times another\n"
+			       "stconvert (an earlier build) in the same runs.\n");
 			return 0;
 		default:
 			cli_usage_error("unknown option");
@@ -291,7 +299,9 @@ int main(int argc, char **argv)
 	       n_tensors, work, cli_ncpus(), (int)runs);
 	warm(in);
 
-	struct result r_cp = {0}, r_cpsync = {0}, r_bf16 = {0}, r_f32 = {0}, r_shard = {0};
+	struct result r_cp = {0}, r_cpsync = {0}, r_bf16 = {0}, r_f32 = {0}, r_shard = {0},
+	              r_base = {0};
+	char *base_argv[] = {(char *)base, "-q", "--force", "--to", "bf16", in, out, NULL};
 	char *cp_argv[] = {"/bin/cp", in, copy, NULL};
 	char *bf16_argv[] = {bin, "-q", "--force", "--to", "bf16", in, out, NULL};
 	char *f32_argv[] = {bin, "-q", "--force", "--to", "f32", out, back, NULL};
@@ -307,10 +317,19 @@ int main(int argc, char **argv)
 		unlink(copy);
 		r_bf16.secs[r_bf16.n] = run(bf16_argv, &r_bf16.rss_kib[r_bf16.n]);
 		r_bf16.n++;
+		if (base) {
+			r_base.secs[r_base.n] = run(base_argv, &r_base.rss_kib[r_base.n]);
+			r_base.n++;
+		}
 	}
 	print_line("cp", &r_cp, NULL);
 	print_line("cp + fsync", &r_cpsync, NULL);
 	print_line("stconvert --to bf16", &r_bf16, &r_cp);
+	if (base) {
+		print_line("base stconvert --to bf16", &r_base, &r_cp);
+		printf("ratio stconvert / base --to bf16: %.2f (medians), %.2f (best runs)\n",
+		       median(&r_bf16) / median(&r_base), best(&r_bf16) / best(&r_base));
+	}
 	warm(out);
 	for (int i = 0; i < (int)runs; i++) {
 		r_f32.secs[r_f32.n] = run(f32_argv, &r_f32.rss_kib[r_f32.n]);

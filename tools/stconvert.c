@@ -20,6 +20,7 @@
  * reading); F8, F6, F4 and C64 tensors are copied, not converted.
  */
 #include "common/cli.h"
+#include "common/pipeline.h"
 #include "common/signals.h"
 
 #include <errno.h>
@@ -44,8 +45,6 @@
 /* Start writeback of the output every this many bytes, so the final fsync
  * has little left to wait for. */
 #define WRITEBACK_EVERY (64u << 20)
-/* Ask the kernel to read this far ahead of the chunk being converted. */
-#define READ_AHEAD (8u << 20)
 
 static void usage(void)
 {
@@ -412,229 +411,123 @@ static unsigned split_shards(item *items, size_t n, uint64_t limit)
 /* ---- the data path --------------------------------------------------------- */
 
 /*
- * The tensors of one output file are cut into chunks of at most CHUNK output
- * bytes (a chunk may hold the ends of several small tensors). Chunk k
- * belongs to worker k % n_workers, which reads and converts it into its own
- * buffer, then waits for its turn (next == k) to append it to the writer.
- * Every worker walks the same deterministic chunk sequence, skipping the
- * chunks of the others, so no queue is needed.
+ * The tensors of one output file stream through the tools' pipeline
+ * (common/pipeline.h, recipe 1): one item per output tensor in write
+ * order, cut into chunks of at most CHUNK bytes (a chunk may hold the ends
+ * of several small tensors), read and converted on the worker threads, and
+ * appended to the writer in chunk order by the sink.
  */
 typedef struct job {
-	st_checkpoint *c;
 	st_writer *w;
-	item **items;          /* in write order */
-	size_t n_items;
-	int *fds;              /* per input file, for read-ahead advice; -1 if none */
+	item **items;             /* in write order, one per pipeline item */
 	unsigned n_workers;
+	st_convert_stats *stats;  /* n_workers x n_items, per worker and item */
+	size_t n_items;
 	cli_progress *progress;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	uint64_t next;         /* the chunk whose turn it is to be written */
-	int failed;
-	int write_failed;      /* the failure was the writer's */
-	st_error err;          /* why, when failed */
+	int write_failed;         /* the failure was the writer's */
 } job;
 
-typedef struct worker {
-	job *j;
-	unsigned id;
-	unsigned char *out;    /* CHUNK bytes */
-	unsigned char *in;     /* CHUNK bytes */
-	st_convert_stats *stats; /* per item */
-	pthread_t thread;
-} worker;
-
-/* Position in the chunk sequence: item, and byte offset (copies) or
- * element offset (conversions) within it. */
-typedef struct cursor {
-	size_t item;
-	uint64_t pos;
-} cursor;
-
-static void advise(job *j, const item *it, uint64_t off)
+/* Output bytes of a piece of item it: a copy is read byte by byte, a
+ * conversion element by element. */
+static uint64_t piece_out_bytes(const item *it, uint64_t n_groups)
 {
-	int fd = j->fds[it->file];
-	if (fd < 0 || off >= it->t->n_bytes)
-		return;
-	st_file *f = st_checkpoint_file(j->c, it->file);
-	uint64_t len = it->t->n_bytes - off;
-	if (len > READ_AHEAD)
-		len = READ_AHEAD;
-	posix_fadvise(fd, (off_t)(st_file_data_offset(f) + it->t->begin + off), (off_t)len,
-	              POSIX_FADV_WILLNEED);
+	return it->out == it->t->dtype ? n_groups : n_groups * (st_dtype_bits(it->out) / 8);
 }
 
-/*
- * Walk one chunk from cur. With buf, also read and convert it into buf.
- * *out_len and *in_len receive the chunk's output and input byte counts.
- * Returns 0, or -1 when reading failed (err says why).
- */
-static int chunk(worker *wk, cursor *cur, int execute, size_t *out_len, uint64_t *in_len,
-                 st_error *err)
+/* Read pieces -> chunk->out: copy, or convert (any worker, concurrently). */
+static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 {
-	job *j = wk->j;
-	size_t pos = 0;
-	uint64_t in_total = 0;
-	while (cur->item < j->n_items) {
-		item *it = j->items[cur->item];
-		const st_tensor *t = it->t;
-		if (it->out == t->dtype) {
-			if (cur->pos == t->n_bytes) {
-				cur->item++;
-				cur->pos = 0;
-				continue;
-			}
-			if (pos == CHUNK)
-				break;
-			uint64_t left = t->n_bytes - cur->pos;
-			size_t n = left < CHUNK - pos ? (size_t)left : CHUNK - pos;
-			if (execute) {
-				advise(j, it, cur->pos + n);
-				if (st_checkpoint_read(j->c, it->src, cur->pos, wk->out + pos, n, err) != ST_OK)
-					return -1;
-			}
-			pos += n;
-			in_total += n;
-			cur->pos += n;
-		} else {
-			if (cur->pos == t->n_elements) {
-				cur->item++;
-				cur->pos = 0;
-				continue;
-			}
-			size_t ies = st_dtype_bits(t->dtype) / 8, oes = st_dtype_bits(it->out) / 8;
-			size_t room = (CHUNK - pos) / oes, fit = CHUNK / ies;
-			if (room == 0)
-				break;
-			uint64_t left = t->n_elements - cur->pos;
-			size_t k = left < room ? (size_t)left : room;
-			if (k > fit)
-				k = fit;
-			if (execute) {
-				advise(j, it, (cur->pos + k) * ies);
-				if (st_checkpoint_read(j->c, it->src, cur->pos * ies, wk->in, k * ies, err) != ST_OK)
-					return -1;
-				if (st_convert(it->out, wk->out + pos, t->dtype, wk->in, k,
-				               &wk->stats[cur->item]) != ST_OK)
-					cli_die(CLI_ERROR, "internal error: cannot convert %s to %s",
-					        st_dtype_name(t->dtype), st_dtype_name(it->out));
-			}
-			pos += k * oes;
-			in_total += (uint64_t)k * ies;
-			cur->pos += k;
-		}
+	job *j = ctx;
+	if (signals_caught()) {
+		err->code = ST_EIO;
+		err->sys_errno = 0;
+		snprintf(err->message, sizeof err->message, "interrupted by signal %d",
+		         signals_caught());
+		return -1;
 	}
-	*out_len = pos;
-	*in_len = in_total;
+	unsigned char *out = c->out;
+	for (size_t k = 0; k < c->n_pieces; k++) {
+		const pipeline_piece *p = &c->pieces[k];
+		const item *it = j->items[p->item];
+		if (it->out == it->t->dtype) {
+			memcpy(out, p->data[0], (size_t)p->n_groups);
+		} else if (st_convert(it->out, out, it->t->dtype, p->data[0], (size_t)p->n_groups,
+		                      &j->stats[(size_t)c->worker * j->n_items + p->item]) != ST_OK) {
+			cli_die(CLI_ERROR, "internal error: cannot convert %s to %s",
+			        st_dtype_name(it->t->dtype), st_dtype_name(it->out));
+		}
+		out += piece_out_bytes(it, p->n_groups);
+	}
 	return 0;
 }
 
-static void job_fail(job *j, const st_error *err)
+/* chunk->out -> the writer, in chunk order. */
+static int convert_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 {
-	pthread_mutex_lock(&j->mu);
-	if (!j->failed) {
-		j->failed = 1;
-		j->err = *err;
+	job *j = ctx;
+	uint64_t n = 0;
+	for (size_t k = 0; k < c->n_pieces; k++)
+		n += piece_out_bytes(j->items[c->pieces[k].item], c->pieces[k].n_groups);
+	if (st_writer_write(j->w, c->out, (size_t)n, err) != ST_OK) {
+		j->write_failed = 1;
+		return -1;
 	}
-	pthread_cond_broadcast(&j->cv);
-	pthread_mutex_unlock(&j->mu);
+	return 0;
 }
 
-static void *work(void *arg)
+static void convert_progress(void *ctx, uint64_t bytes)
 {
-	worker *wk = arg;
-	job *j = wk->j;
-	cursor cur = {0, 0};
-	st_error err;
-	for (uint64_t k = 0;; k++) {
-		int mine = k % j->n_workers == wk->id;
-		size_t out_len;
-		uint64_t in_len;
-		if (mine && signals_caught()) {
-			memset(&err, 0, sizeof err);
-			snprintf(err.message, sizeof err.message, "interrupted by signal %d",
-			         signals_caught());
-			job_fail(j, &err);
-			break;
-		}
-		if (chunk(wk, &cur, mine, &out_len, &in_len, &err) != 0) {
-			job_fail(j, &err);
-			break;
-		}
-		if (out_len == 0 && in_len == 0 && cur.item >= j->n_items)
-			break;
-		if (!mine)
-			continue;
-		pthread_mutex_lock(&j->mu);
-		while (j->next != k && !j->failed)
-			pthread_cond_wait(&j->cv, &j->mu);
-		int failed = j->failed;
-		pthread_mutex_unlock(&j->mu);
-		if (failed)
-			break;
-		/* Our turn: only this worker touches the writer and the progress. */
-		if (st_writer_write(j->w, wk->out, out_len, &err) != ST_OK) {
-			j->write_failed = 1;
-			job_fail(j, &err);
-			break;
-		}
-		cli_progress_add(j->progress, in_len);
-		pthread_mutex_lock(&j->mu);
-		j->next = k + 1;
-		pthread_cond_broadcast(&j->cv);
-		pthread_mutex_unlock(&j->mu);
-	}
-	return NULL;
+	job *j = ctx;
+	cli_progress_add(j->progress, bytes);
 }
 
 /* Write the data of every tensor of an open writer; the workers' stats are
  * added to the items. Returns 0, or -1 with err set. */
-static int run_job(job *j, worker *workers, st_error *err)
+static int run_job(job *j, st_checkpoint *c, st_error *err)
 {
-	sigset_t old;
-	pthread_mutex_init(&j->mu, NULL);
-	pthread_cond_init(&j->cv, NULL);
-	j->next = 0;
-	j->failed = 0;
-	for (unsigned i = 0; i < j->n_workers; i++) {
-		workers[i].j = j;
-		workers[i].id = i;
-		memset(workers[i].stats, 0, j->n_items * sizeof *workers[i].stats);
-	}
-	/* The helper threads block the signals so that they reach the main
-	 * thread (any thread would do: the handler only sets a flag). */
-	signals_block(&old);
-	unsigned started = 1;
-	for (unsigned i = 1; i < j->n_workers; i++) {
-		if (pthread_create(&workers[i].thread, NULL, work, &workers[i]) != 0)
-			break;
-		started++;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (started < j->n_workers) {
-		/* Could not start every thread: the chunks of the missing ones
-		 * would never come, so stop the others. */
-		st_error e = {.code = ST_EIO};
-		snprintf(e.message, sizeof e.message, "cannot start a worker thread");
-		job_fail(j, &e);
-	} else {
-		work(&workers[0]);
-	}
-	for (unsigned i = 1; i < started; i++)
-		pthread_join(workers[i].thread, NULL);
-	pthread_mutex_destroy(&j->mu);
-	pthread_cond_destroy(&j->cv);
-	if (j->failed) {
-		*err = j->err;
-		return -1;
-	}
-	for (unsigned i = 0; i < j->n_workers; i++) {
-		for (size_t k = 0; k < j->n_items; k++) {
-			j->items[k]->stats.overflow += workers[i].stats[k].overflow;
-			j->items[k]->stats.underflow += workers[i].stats[k].underflow;
+	size_t n = j->n_items;
+	pipeline_item *pi = cli_xcalloc(n ? n : 1, sizeof *pi);
+	for (size_t i = 0; i < n; i++) {
+		const item *it = j->items[i];
+		pi[i].tensor[0] = it->src;
+		if (it->out == it->t->dtype) {
+			pi[i].n_groups = it->t->n_bytes;
+			pi[i].group_bytes[0] = 1;
+			pi[i].cost = 1;
+		} else {
+			unsigned in = st_dtype_bits(it->t->dtype) / 8, outb = st_dtype_bits(it->out) / 8;
+			pi[i].n_groups = it->t->n_elements;
+			pi[i].group_bytes[0] = in;
+			/* A chunk bounds both its input and its output bytes. */
+			pi[i].cost = in > outb ? in : outb;
 		}
 	}
-	return 0;
+	j->stats = cli_xcalloc((size_t)j->n_workers * (n ? n : 1), sizeof *j->stats);
+	pipeline_config cfg = {
+		.src = {c, NULL},
+		.items = pi,
+		.n_items = n,
+		.chunk_size = CHUNK,
+		.pack = 1,
+		.threads = j->n_workers,
+		.out_size = CHUNK,
+		.work = convert_work,
+		.sink = convert_sink,
+		.progress = convert_progress,
+		.ctx = j,
+	};
+	int rc = pipeline_run(&cfg, err);
+	if (rc == ST_OK) {
+		for (unsigned w = 0; w < j->n_workers; w++) {
+			for (size_t k = 0; k < n; k++) {
+				j->items[k]->stats.overflow += j->stats[(size_t)w * n + k].overflow;
+				j->items[k]->stats.underflow += j->stats[(size_t)w * n + k].underflow;
+			}
+		}
+	}
+	free(j->stats);
+	free(pi);
+	return rc == ST_OK ? 0 : -1;
 }
 
 /*
@@ -649,14 +542,12 @@ static _Noreturn void fail_write(const char *shown, const st_error *err)
 	fail_st(err);
 }
 
-/* What every output file of a run shares: the input, the plan, the workers. */
+/* What every output file of a run shares: the input, the plan, the threads. */
 typedef struct run {
 	st_checkpoint *c;
 	const struct options *o;
 	item *items;           /* one per input tensor */
 	size_t n_items;
-	int *fds;              /* per input file, for read-ahead advice; -1 if none */
-	worker workers[MAX_WORKERS];
 	unsigned n_workers;
 	cli_progress progress;
 } run;
@@ -681,20 +572,18 @@ static void write_file(run *r, st_snapshot *snap, const char *path, const char *
 	size_t n = st_writer_n_tensors(w);
 	job j;
 	memset(&j, 0, sizeof j);
-	j.c = r->c;
 	j.w = w;
 	j.items = cli_xmalloc((n ? n : 1) * sizeof *j.items);
 	j.n_items = n;
 	for (size_t i = 0; i < n; i++)
 		j.items[i] = writer_item(w, i, r->c, r->items);
-	j.fds = r->fds;
 	j.n_workers = r->n_workers;
 	j.progress = &r->progress;
 	check_signal();
 	if ((snap ? st_snapshot_open_writer(snap, w, path, &err)
 	          : st_writer_open(w, path, &err)) != ST_OK)
 		fail_write(shown, &err);
-	int rc = run_job(&j, r->workers, &err);
+	int rc = run_job(&j, r->c, &err);
 	free(j.items);
 	if (rc != 0) {
 		if (signals_caught())
@@ -922,19 +811,8 @@ int main(int argc, char **argv)
 	locate_out(&o, &loc);
 	unsigned n_shards = split_shards(items, n, o.shard_size);
 
-	/* Read-ahead advice goes through descriptors of our own: libst's are
-	 * not exposed, and the page cache is shared. */
-	size_t n_files = st_checkpoint_n_files(c);
-	int *fds = cli_xmalloc(n_files * sizeof *fds);
-	for (size_t f = 0; f < n_files; f++)
-		fds[f] = open(st_file_path(st_checkpoint_file(c, f)), O_RDONLY | O_CLOEXEC);
-	run r = {.c = c, .o = &o, .items = items, .n_items = n, .fds = fds};
+	run r = {.c = c, .o = &o, .items = items, .n_items = n};
 	r.n_workers = (unsigned)cli_default_threads(MAX_WORKERS);
-	for (unsigned i = 0; i < r.n_workers; i++) {
-		r.workers[i].out = cli_xmalloc(CHUNK);
-		r.workers[i].in = cli_xmalloc(CHUNK);
-		r.workers[i].stats = cli_xcalloc(n ? n : 1, sizeof *r.workers[i].stats);
-	}
 	uint64_t total_in = 0;
 	for (size_t i = 0; i < n; i++)
 		if (items[i].action != ACT_DROP)
@@ -948,16 +826,7 @@ int main(int argc, char **argv)
 	cli_progress_done(&r.progress);
 	report(&o, c, items, n, n_shards);
 
-	for (size_t f = 0; f < n_files; f++)
-		if (fds[f] >= 0)
-			close(fds[f]);
-	for (unsigned i = 0; i < r.n_workers; i++) {
-		free(r.workers[i].out);
-		free(r.workers[i].in);
-		free(r.workers[i].stats);
-	}
 	st_checkpoint_close(c);
-	free(fds);
 	free(items);
 	for (size_t m = 0; m < o.n_meta; m++)
 		free(o.meta[m].key);

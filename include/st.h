@@ -17,7 +17,7 @@
  *
  * This is the one header a user includes. It pulls in:
  *   st/error.h   status codes, st_error, st_strerror
- *   st/dtype.h   the dtype table and F64/F32/F16/BF16 conversion
+ *   st/dtype.h   the dtype table and float conversion (F64 ... F8, F4)
  *   st/file.h    reading and validating one file (mmap or memory)
  *   st/writer.h  writing one file: streaming, canonical, atomic
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
@@ -26,6 +26,7 @@
  *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
+ *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
  *
  * The library never prints and never exits; it keeps no global mutable
  * state, so distinct handles may be used from distinct threads. Reading
@@ -57,6 +58,7 @@
 #include "st/gguf.h"
 #include "st/hash.h"
 #include "st/verify.h"
+#include "st/quant.h"
 
 #ifdef __cplusplus
 extern "C" {

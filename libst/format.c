@@ -1287,3 +1287,14 @@ long st__header_find(const struct st__header *h, const char *name, size_t len)
 	}
 	return -1;
 }
+
+/* The message helpers above, for the other modules (internal.h). */
+const char *st__qname(char *buf, size_t size, const char *s, size_t len)
+{
+	return qname(buf, size, s, len);
+}
+
+void st__fmt_shape(char *buf, size_t size, const uint64_t *d, unsigned n)
+{
+	fmt_shape(buf, size, d, n);
+}

@@ -53,6 +53,13 @@ void st__buf_free(struct st__buf *b);
  */
 const uint32_t *st__f8_table(st_dtype t);
 
+/*
+ * For messages (format.c): a name quoted with bytes < 0x20 escaped and cut
+ * at 120 bytes; a shape as "[2, 3]". Both write into buf and never overflow.
+ */
+const char *st__qname(char *buf, size_t size, const char *s, size_t len);
+void st__fmt_shape(char *buf, size_t size, const uint64_t *d, unsigned n);
+
 /* Scalar reference conversion (dtype.c); st_convert may vectorise. */
 int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
                        const void *src, size_t n, st_convert_stats *stats);

@@ -1,0 +1,527 @@
+/*
+ * quant.c - scaled FP8 and MXFP4 weights (st/quant.h): checking a weight
+ * against its scales, dequantizing rows to a wide float, quantizing rows
+ * to block-scaled F8_E4M3.
+ *
+ * Values go through F32: a code is decoded exactly (dtype.c's tables), the
+ * scale widened exactly (st_convert), their product rounded once in F32,
+ * and the row handed to st_convert for the one rounding to the target.
+ * The F32 arithmetic runs in the default environment (round to nearest
+ * even, no flush to zero), set for the call where the CPU lets us.
+ */
+#include "internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+#define QX86 1
+#else
+#include <fenv.h>
+#define QX86 0
+#endif
+
+/* ---- the floating-point environment -------------------------------------- */
+
+/* What the caller had, to put back. */
+struct fpenv {
+#if QX86
+	unsigned mxcsr;
+#else
+	int round;
+#endif
+};
+
+static void fpenv_enter(struct fpenv *e)
+{
+#if QX86
+	e->mxcsr = _mm_getcsr();
+	/* All exceptions masked, round to nearest, no FTZ/DAZ; flags kept. */
+	_mm_setcsr(0x1F80u | (e->mxcsr & 0x3Fu));
+#else
+	e->round = fegetround();
+	fesetround(FE_TONEAREST);
+#endif
+}
+
+static void fpenv_leave(const struct fpenv *e)
+{
+#if QX86
+	_mm_setcsr(e->mxcsr);
+#else
+	fesetround(e->round);
+#endif
+}
+
+/* ---- weight_block_size ---------------------------------------------------- */
+
+static int json_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * One JSON number token at *p, which must be a plain integer in
+ * [1, ST_QUANT_MAX_BLOCK]; *why says what else it is.
+ */
+static int block_side(const char **p, const char *end, uint64_t *v, const char **why)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int big = 0;
+
+	if (s < end && *s == '-') {
+		*why = "is negative";
+		return -1;
+	}
+	if (s == end || *s < '0' || *s > '9') {
+		*why = "is not a pair of integers";
+		return -1;
+	}
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (x > ST_QUANT_MAX_BLOCK)
+			big = 1;
+		else
+			x = x * 10 + (uint64_t)(*s - '0');
+	}
+	if (s < end && (*s == '.' || *s == 'e' || *s == 'E')) {
+		*why = "is not an integer";
+		return -1;
+	}
+	if (big || x > ST_QUANT_MAX_BLOCK) {
+		*why = "is too large (at most 1048576)";
+		return -1;
+	}
+	if (x == 0) {
+		*why = "is 0";
+		return -1;
+	}
+	*p = s;
+	*v = x;
+	return 0;
+}
+
+int st_quant_parse_block_size(const char *json, size_t len, uint64_t *block_rows,
+                              uint64_t *block_cols, st_error *err)
+{
+	const char *p = json, *end = json + len, *why = "is not a pair of integers";
+	uint64_t v[2];
+	char q[160];
+
+	if (!json)
+		len = 0, p = end = "";
+	while (p < end && json_ws(*p))
+		p++;
+	if (p == end || *p++ != '[')
+		goto bad;
+	for (int i = 0; i < 2; i++) {
+		while (p < end && json_ws(*p))
+			p++;
+		if (block_side(&p, end, &v[i], &why))
+			goto bad;
+		while (p < end && json_ws(*p))
+			p++;
+		if (p == end || *p++ != (i ? ']' : ',')) {
+			why = "is not a pair of integers";
+			goto bad;
+		}
+	}
+	while (p < end && json_ws(*p))
+		p++;
+	if (p != end)
+		goto bad;
+	*block_rows = v[0];
+	*block_cols = v[1];
+	return ST_OK;
+bad:
+	return st__error(err, ST_EINVAL, "quantization_config.weight_block_size %s: a block side %s",
+	                 st__qname(q, sizeof q, json, len), why);
+}
+
+/* ---- layouts --------------------------------------------------------------- */
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+static int is_weight_f8(st_dtype t)
+{
+	return t == ST_DTYPE_F8_E4M3 || t == ST_DTYPE_F8_E5M2 || t == ST_DTYPE_F8_E4M3FNUZ ||
+	       t == ST_DTYPE_F8_E5M2FNUZ;
+}
+
+static int is_scale_type(st_dtype t)
+{
+	return t == ST_DTYPE_F32 || t == ST_DTYPE_BF16 || t == ST_DTYPE_F16 || t == ST_DTYPE_F8_E8M0;
+}
+
+/* "'name' DTYPE [shape]" of a tensor, for messages. */
+static const char *describe(char *buf, size_t size, const st_tensor *t)
+{
+	char nb[512], sb[256];
+
+	st__fmt_shape(sb, sizeof sb, t->shape, t->ndim);
+	snprintf(buf, size, "'%s' %s %s", st__qname(nb, sizeof nb, t->name, t->name_len),
+	         st_dtype_name(t->dtype), sb);
+	return buf;
+}
+
+int st_quant_fp8_layout(st_quant_fp8 *l, const st_tensor *weight, const st_tensor *scale,
+                        uint64_t b0, uint64_t b1, const char *file, st_error *err)
+{
+	char wd[1024], sd[1024];
+	const uint64_t *ss;
+	uint64_t sr, sc;
+	unsigned snd;
+
+	memset(l, 0, sizeof *l);
+	describe(wd, sizeof wd, weight);
+	describe(sd, sizeof sd, scale);
+	if (!file)
+		file = "<checkpoint>";
+	if (b0 == 0 || b1 == 0 || b0 > ST_QUANT_MAX_BLOCK || b1 > ST_QUANT_MAX_BLOCK)
+		return st__error(err, ST_EINVAL, "%s: weight %s: block size %llu x %llu is out of range",
+		                 file, wd, (unsigned long long)b0, (unsigned long long)b1);
+	if (!is_weight_f8(weight->dtype) || (weight->ndim != 2 && weight->ndim != 3))
+		return st__error(err, ST_EFORMAT,
+		                 "%s: weight %s with scale %s: a scaled weight is a 2-D or 3-D "
+		                 "F8_E4M3, F8_E5M2, F8_E4M3FNUZ or F8_E5M2FNUZ tensor",
+		                 file, wd, sd);
+	if (!is_scale_type(scale->dtype))
+		return st__error(err, ST_EFORMAT,
+		                 "%s: scale %s of weight %s: a scale is F32, BF16, F16 or F8_E8M0", file,
+		                 sd, wd);
+	l->experts = weight->ndim == 3 ? weight->shape[0] : 1;
+	l->rows = weight->shape[weight->ndim - 2];
+	l->cols = weight->shape[weight->ndim - 1];
+	l->weight_type = weight->dtype;
+	l->scale_type = scale->dtype;
+
+	/* The scale's own grid, experts dimension taken off. */
+	ss = scale->shape;
+	snd = scale->ndim;
+	if (weight->ndim == 3) {
+		if (snd != 3 || ss[0] != l->experts)
+			goto mismatch;
+		ss++;
+		snd--;
+	}
+	if (snd == 0) {
+		sr = sc = 1;
+	} else if (snd == 1) {
+		sr = ss[0];
+		sc = 1;
+		if (sr != 1 && sr != l->rows)
+			goto mismatch;
+	} else if (snd == 2) {
+		sr = ss[0];
+		sc = ss[1];
+	} else {
+		goto mismatch;
+	}
+	l->scale_rows = sr;
+	l->scale_cols = sc;
+	if (snd == 2 && sr == ceil_div(l->rows, b0) && sc == ceil_div(l->cols, b1)) {
+		l->kind = ST_QUANT_BLOCK;
+		l->block_rows = b0;
+		l->block_cols = b1;
+	} else if (sr == 1 && sc == 1) {
+		l->kind = ST_QUANT_TENSOR;
+		l->block_rows = l->rows ? l->rows : 1;
+		l->block_cols = l->cols ? l->cols : 1;
+	} else if (sr == l->rows && sc == 1) {
+		l->kind = ST_QUANT_CHANNEL;
+		l->block_rows = 1;
+		l->block_cols = l->cols ? l->cols : 1;
+	} else {
+		goto mismatch;
+	}
+	return ST_OK;
+mismatch:
+	memset(l, 0, sizeof *l);
+	if (weight->ndim == 3)
+		return st__error(err, ST_EFORMAT,
+		                 "%s: scale %s does not fit weight %s: block %llu x %llu needs "
+		                 "[%llu, %llu, %llu] ([%llu, 1, 1] per tensor, [%llu, %llu, 1] per "
+		                 "channel)",
+		                 file, sd, wd, (unsigned long long)b0, (unsigned long long)b1,
+		                 (unsigned long long)weight->shape[0],
+		                 (unsigned long long)ceil_div(weight->shape[1], b0),
+		                 (unsigned long long)ceil_div(weight->shape[2], b1),
+		                 (unsigned long long)weight->shape[0], (unsigned long long)weight->shape[0],
+		                 (unsigned long long)weight->shape[1]);
+	return st__error(err, ST_EFORMAT,
+	                 "%s: scale %s does not fit weight %s: block %llu x %llu needs [%llu, %llu] "
+	                 "([] or [1, 1] per tensor, [%llu, 1] per channel)",
+	                 file, sd, wd, (unsigned long long)b0, (unsigned long long)b1,
+	                 (unsigned long long)ceil_div(weight->shape[0], b0),
+	                 (unsigned long long)ceil_div(weight->shape[1], b1),
+	                 (unsigned long long)weight->shape[0]);
+}
+
+int st_quant_fp8_block(st_quant_fp8 *l, uint64_t experts, uint64_t rows, uint64_t cols,
+                       uint64_t b0, uint64_t b1)
+{
+	uint64_t n;
+
+	memset(l, 0, sizeof *l);
+	if (b0 == 0 || b1 == 0 || b0 > ST_QUANT_MAX_BLOCK || b1 > ST_QUANT_MAX_BLOCK || experts == 0)
+		return ST_EINVAL;
+	if (__builtin_mul_overflow(experts, rows, &n) || __builtin_mul_overflow(n, cols, &n))
+		return ST_EINVAL;
+	l->experts = experts;
+	l->rows = rows;
+	l->cols = cols;
+	l->block_rows = b0;
+	l->block_cols = b1;
+	l->scale_rows = ceil_div(rows, b0);
+	l->scale_cols = ceil_div(cols, b1);
+	l->weight_type = ST_DTYPE_F8_E4M3;
+	l->scale_type = ST_DTYPE_F32;
+	l->kind = ST_QUANT_BLOCK;
+	return ST_OK;
+}
+
+/* A layout the functions below can trust (a caller may have built it). */
+static int layout_ok(const st_quant_fp8 *l)
+{
+	uint64_t n;
+
+	return l && l->experts && l->block_rows && l->block_cols &&
+	       ((l->scale_rows == ceil_div(l->rows, l->block_rows) &&
+	         l->scale_cols == ceil_div(l->cols, l->block_cols)) ||
+	        l->rows == 0 || l->cols == 0) &&
+	       !__builtin_mul_overflow(l->experts, l->rows, &n) &&
+	       !__builtin_mul_overflow(n, l->cols, &n) && is_weight_f8(l->weight_type) &&
+	       is_scale_type(l->scale_type);
+}
+
+/* ---- FP8 dequantization ---------------------------------------------------- */
+
+enum { CHUNK = 2048 };
+
+/* Bytes of n elements of a wide float type. */
+static size_t wsize(st_dtype t)
+{
+	return st_dtype_bits(t) / 8;
+}
+
+int st_quant_fp8_dequant(const st_quant_fp8 *l, st_dtype dst_type, void *dst, const void *w,
+                         const void *scale, uint64_t row0, uint64_t row1)
+{
+	float lut[256], tmp[CHUNK], *srow;
+	const uint32_t *bits;
+	const unsigned char *x = w, *sb = scale;
+	unsigned char *d = dst;
+	const size_t ds = wsize(dst_type), ss = st_dtype_bits(l ? l->scale_type : ST_DTYPE_F32) / 8;
+	uint64_t cached = UINT64_MAX;
+	struct fpenv env;
+
+	if (!layout_ok(l) || !st_dtype_is_wide_float(dst_type) || row0 > row1 ||
+	    row1 > l->experts * l->rows)
+		return ST_EINVAL;
+	if (row0 == row1 || l->cols == 0)
+		return ST_OK;
+	bits = st__f8_table(l->weight_type);
+	memcpy(lut, bits, sizeof lut);
+	srow = malloc(l->scale_cols * sizeof *srow);
+	if (!srow)
+		return ST_ENOMEM;
+	fpenv_enter(&env);
+	for (uint64_t r = row0; r < row1; r++) {
+		uint64_t e = r / l->rows, i = r % l->rows;
+		uint64_t si = e * l->scale_rows + i / l->block_rows;
+		if (si != cached) {
+			st_convert(ST_DTYPE_F32, srow, l->scale_type, sb + si * l->scale_cols * ss,
+			           l->scale_cols, NULL);
+			cached = si;
+		}
+		for (uint64_t c0 = 0; c0 < l->cols; c0 += CHUNK) {
+			size_t k = l->cols - c0 < CHUNK ? (size_t)(l->cols - c0) : CHUNK;
+			/* Segments of one scale each. */
+			for (size_t j = 0; j < k;) {
+				uint64_t c = c0 + j, b = c / l->block_cols;
+				size_t end = (size_t)((b + 1) * l->block_cols - c0);
+				const float s = srow[b];
+				if (end > k)
+					end = k;
+				for (; j < end; j++)
+					tmp[j] = lut[x[j + c0]] * s;
+			}
+			st_convert(dst_type, d + c0 * ds, ST_DTYPE_F32, tmp, k, NULL);
+		}
+		x += l->cols;
+		d += l->cols * ds;
+	}
+	fpenv_leave(&env);
+	free(srow);
+	return ST_OK;
+}
+
+/* ---- FP8 quantization --------------------------------------------------------- */
+
+/* The scale row (experts counted) of weight row r. */
+static uint64_t scale_row(const st_quant_fp8 *l, uint64_t r)
+{
+	return r / l->rows * l->scale_rows + r % l->rows / l->block_rows;
+}
+
+int st_quant_fp8_quantize(const st_quant_fp8 *l, unsigned char *w_out, float *scale_out,
+                          st_dtype src_type, const void *src, uint64_t row0, uint64_t row1)
+{
+	const unsigned char *s = src;
+	const size_t ss = st_dtype_is_wide_float(src_type) ? wsize(src_type) : 0;
+	float *row, *amax, fmax;
+	struct fpenv env;
+	int rc = ST_OK;
+
+	if (!layout_ok(l) || l->kind != ST_QUANT_BLOCK || l->scale_type != ST_DTYPE_F32 || !ss ||
+	    row0 > row1 || row1 > l->experts * l->rows || (row0 % l->rows) % l->block_rows ||
+	    (row1 % l->rows && (row1 % l->rows) % l->block_rows))
+		return ST_EINVAL;
+	if (row0 == row1 || l->cols == 0)
+		return ST_OK;
+	fmax = st_f8_to_f32(l->weight_type, l->weight_type == ST_DTYPE_F8_E4M3 ? 0x7E
+	                                    : l->weight_type == ST_DTYPE_F8_E5M2 ? 0x7B : 0x7F);
+	row = malloc(l->cols * sizeof *row);
+	amax = malloc(l->scale_cols * sizeof *amax);
+	if (!row || !amax) {
+		rc = ST_ENOMEM;
+		goto done;
+	}
+	fpenv_enter(&env);
+	for (uint64_t r = row0; r < row1;) {
+		uint64_t i = r % l->rows, n = l->rows - i < l->block_rows ? l->rows - i : l->block_rows;
+		if (r + n > row1)
+			n = row1 - r; /* cannot happen for a valid range; kept safe */
+		/* Pass 1: the largest finite magnitude of each block. */
+		for (uint64_t b = 0; b < l->scale_cols; b++)
+			amax[b] = 0;
+		for (uint64_t k = 0; k < n; k++) {
+			st_convert(ST_DTYPE_F32, row, src_type, s + (r - row0 + k) * l->cols * ss, l->cols,
+			           NULL);
+			for (uint64_t c = 0; c < l->cols; c++) {
+				float a = fabsf(row[c]);
+				uint64_t b = c / l->block_cols;
+				if (a <= FLT_MAX && a > amax[b])
+					amax[b] = a;
+			}
+		}
+		for (uint64_t b = 0; b < l->scale_cols; b++) {
+			float sc = amax[b] > 0 ? amax[b] / fmax : 1.0f;
+			/* A scale that rounds to 0 would divide by zero: least subnormal. */
+			amax[b] = sc > 0 ? sc : 0x1p-149f;
+		}
+		memcpy(scale_out + (scale_row(l, r) - scale_row(l, row0)) * l->scale_cols, amax,
+		       l->scale_cols * sizeof *amax);
+		/* Pass 2: each value over its block's scale, encoded. */
+		for (uint64_t k = 0; k < n; k++) {
+			st_convert(ST_DTYPE_F32, row, src_type, s + (r - row0 + k) * l->cols * ss, l->cols,
+			           NULL);
+			for (uint64_t c = 0; c < l->cols; c++)
+				row[c] = row[c] / amax[c / l->block_cols];
+			st_convert(l->weight_type, w_out + (r - row0 + k) * l->cols, ST_DTYPE_F32, row, l->cols,
+			           NULL);
+		}
+		r += n;
+	}
+	fpenv_leave(&env);
+done:
+	free(row);
+	free(amax);
+	return rc;
+}
+
+/* ---- MXFP4 ------------------------------------------------------------------- */
+
+int st_quant_mxfp4_layout(st_quant_mxfp4 *l, const st_tensor *blocks, const st_tensor *scales,
+                          const char *file, st_error *err)
+{
+	char bd[1024], sd[1024];
+	uint64_t n;
+
+	memset(l, 0, sizeof *l);
+	describe(bd, sizeof bd, blocks);
+	describe(sd, sizeof sd, scales);
+	if (!file)
+		file = "<checkpoint>";
+	if (blocks->dtype != ST_DTYPE_U8 || scales->dtype != ST_DTYPE_U8 || blocks->ndim != 4 ||
+	    blocks->shape[3] != 16 || scales->ndim != 3)
+		return st__error(err, ST_EFORMAT,
+		                 "%s: MXFP4 blocks %s with scales %s: blocks are U8 [experts, rows, "
+		                 "groups, 16], scales U8 [experts, rows, groups]",
+		                 file, bd, sd);
+	for (int i = 0; i < 3; i++)
+		if (blocks->shape[i] != scales->shape[i])
+			return st__error(err, ST_EFORMAT,
+			                 "%s: MXFP4 scales %s do not fit blocks %s: expected [%llu, %llu, %llu]",
+			                 file, sd, bd, (unsigned long long)blocks->shape[0],
+			                 (unsigned long long)blocks->shape[1],
+			                 (unsigned long long)blocks->shape[2]);
+	if (__builtin_mul_overflow(blocks->n_elements, 2, &n))
+		return st__error(err, ST_EFORMAT, "%s: MXFP4 blocks %s: too many elements", file, bd);
+	l->experts = blocks->shape[0];
+	l->rows = blocks->shape[1];
+	l->groups = blocks->shape[2];
+	return ST_OK;
+}
+
+enum { TILE = 256 };
+
+int st_quant_mxfp4_dequant(const st_quant_mxfp4 *l, st_dtype dst_type, void *dst,
+                           const void *blocks, const void *scales, uint64_t row0, uint64_t row1)
+{
+	const unsigned char *bk = blocks, *sc = scales;
+	unsigned char *d = dst;
+	const size_t ds = wsize(dst_type);
+	float fp4[16], e8m0[256];
+	float (*tile)[TILE];
+	uint64_t total, n;
+	struct fpenv env;
+
+	if (!l || !st_dtype_is_wide_float(dst_type) || __builtin_mul_overflow(l->experts, l->groups, &total) ||
+	    __builtin_mul_overflow(total, 32, &total) || __builtin_mul_overflow(total, l->rows, &n) ||
+	    row0 > row1 || row1 > total)
+		return ST_EINVAL;
+	if (row0 == row1 || l->rows == 0)
+		return ST_OK;
+	memcpy(fp4, st__f8_table(ST_DTYPE_F4), sizeof fp4);
+	memcpy(e8m0, st__f8_table(ST_DTYPE_F8_E8M0), sizeof e8m0);
+	tile = malloc(32 * sizeof *tile);
+	if (!tile)
+		return ST_ENOMEM;
+	fpenv_enter(&env);
+	/*
+	 * Output rows (e, c) with c = 32 g + k read byte k / 2 of blocks
+	 * [e, r, g] for every r: a tile of one group's 32 rows by TILE
+	 * columns reads each 16-byte block once.
+	 */
+	for (uint64_t r0 = row0; r0 < row1;) {
+		uint64_t eg = r0 / 32, e = eg / l->groups, g = eg % l->groups;
+		unsigned k0 = (unsigned)(r0 % 32), k1 = row1 - eg * 32 < 32 ? (unsigned)(row1 - eg * 32) : 32;
+		for (uint64_t c0 = 0; c0 < l->rows; c0 += TILE) {
+			size_t m = l->rows - c0 < TILE ? (size_t)(l->rows - c0) : TILE;
+			for (size_t j = 0; j < m; j++) {
+				uint64_t at = (e * l->rows + c0 + j) * l->groups + g;
+				const unsigned char *b = bk + at * 16;
+				float s = e8m0[sc[at]];
+				for (unsigned k = 0; k < 16; k++) {
+					tile[2 * k][j] = fp4[b[k] & 15] * s;
+					tile[2 * k + 1][j] = fp4[b[k] >> 4] * s;
+				}
+			}
+			for (unsigned k = k0; k < k1; k++)
+				st_convert(dst_type, d + ((eg * 32 + k - row0) * l->rows + c0) * ds, ST_DTYPE_F32,
+				           tile[k], m, NULL);
+		}
+		r0 = eg * 32 + k1;
+	}
+	fpenv_leave(&env);
+	free(tile);
+	return ST_OK;
+}

@@ -30,6 +30,8 @@ done
 # The GGUF reader.
 "$cc" "${flags[@]}" -DFUZZ_GGUF -DFUZZ_TARGET=fuzz_gguf "$here/fuzz.c" \
 	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_gguf"
+"$cc" "${flags[@]}" -DFUZZ_QUANT -DFUZZ_TARGET=fuzz_quant "$here/fuzz.c" "${objs[@]}" \
+	"${libs[@]}" -o "$out/fuzz_quant"
 # The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
 gobjs=()
 cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
@@ -57,6 +59,6 @@ for t in fuzz_archcheck; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf}"
+echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/fuzz_archcheck"

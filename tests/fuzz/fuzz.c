@@ -1,10 +1,11 @@
 /*
  * fuzz.c - the libFuzzer entry point. build.sh compiles it once per target
  * with -DFUZZ_TARGET=fuzz_header (or fuzz_torch, fuzz_index, fuzz_writer);
- * the targets themselves are in targets.c, and those of the GPT-2 tools
+ * the targets themselves are in targets.c, those of the GPT-2 tools
  * (-DFUZZ_GPT2) in targets_gpt2.c, those of tools/common (-DFUZZ_COMMON:
- * fuzz_archcheck) in targets_common.c, and the GGUF reader's (-DFUZZ_GGUF,
- * fuzz_gguf) in targets_gguf.c. Not part of the CMake build.
+ * fuzz_archcheck) in targets_common.c, the GGUF reader's (-DFUZZ_GGUF,
+ * fuzz_gguf) in targets_gguf.c, and fuzz_quant (-DFUZZ_QUANT) in
+ * targets_quant.c. Not part of the CMake build.
  */
 #ifdef FUZZ_GPT2
 #include "targets_gpt2.c"
@@ -12,6 +13,8 @@
 #include "targets_common.c"
 #elif defined(FUZZ_GGUF)
 #include "targets_gguf.c"
+#elif defined(FUZZ_QUANT)
+#include "targets_quant.c"
 #else
 #include "targets.c"
 #endif

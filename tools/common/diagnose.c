@@ -301,7 +301,7 @@ static int reinterpreted(const diagnose_tensor *a, const diagnose_tensor *b,
 		if (X == b->dtype || X == ST_DTYPE_BOOL || !ckpt_is_numeric(X) ||
 		    st_dtype_bits(X) != bits)
 			continue;
-		if (!st_dtype_is_float(X) && !st_dtype_is_float(b->dtype))
+		if (!st_dtype_is_wide_float(X) && !st_dtype_is_wide_float(b->dtype))
 			continue;
 		diagnose_tensor bx = *b;
 		bx.dtype = X;
@@ -425,7 +425,7 @@ char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
 		break;
 	case DIAGNOSE_REINTERPRETED:
 		PUT("B's bytes are A %s %s (%s), read as %s: %s mislabelled %s",
-		    st_dtype_is_float(r->read_as) ? "rounded to" : "as",
+		    st_dtype_is_wide_float(r->read_as) ? "rounded to" : "as",
 		    st_dtype_name(r->read_as), how, st_dtype_name(r->b_dtype),
 		    st_dtype_name(r->read_as), st_dtype_name(r->b_dtype));
 		break;

@@ -14,6 +14,7 @@
  */
 #include "common/cli.h"
 #include "common/ckpt.h"
+#include "common/inventory.h"
 #include "common/layers.h"
 #include "common/pipeline.h"
 #include "common/stats.h"
@@ -44,14 +45,18 @@ static void usage(void)
 "\n"
 "PATH is a .safetensors file, a shard index (*.safetensors.index.json) or a\n"
 "snapshot directory. Without options, print a summary read from the headers\n"
-"only, with repeated layers shown once (h.{0..11}.attn.c_attn.weight).\n"
+"only, with repeated layers shown once (h.{0..11}.attn.c_attn.weight), and,\n"
+"with a GPT-2 or Llama-family config.json beside it, the parameters it\n"
+"implies: counted, missing, misshapen and extra.\n"
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
-"                     index; print each problem; exit 1 if any\n"
+"                     index, and every parameter config.json implies\n"
+"                     (missing or misshapen); print each problem; exit 1\n"
+"                     if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
 "                     zero counts per tensor\n"
 "      --verify       hash every file against the name it is stored under\n"
@@ -561,6 +566,23 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 		printf(" tensors (skipped)\n");
 }
 
+/* The config-aware inventory, when a known config.json is beside ck. */
+static void print_inventory(const st_checkpoint *ck)
+{
+	archcheck_config cfg;
+	archcheck_report r;
+	char err[1200];
+	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
+	if (rc < 0) {
+		char *m = cli_printable(err, strlen(err));
+		printf("%-13sno inventory: %s\n", "config:", m);
+		free(m);
+	} else if (rc == 1) {
+		inventory_print(stdout, &cfg, &r);
+		archcheck_report_free(&r);
+	}
+}
+
 static void print_summary(const char *path, const st_checkpoint *ck,
                           const struct options *o, const stats_acc *accs)
 {
@@ -577,6 +599,7 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 	print_kv("parameters:", buf);
 	fmt_full(buf, sizeof buf, t.bytes, 1);
 	print_kv("bytes:", buf);
+	print_inventory(ck);
 	if (t.tensors == 0)
 		return;
 	putchar('\n');
@@ -723,6 +746,8 @@ static int check_path(const char *path)
 	/* Trust the count libst returns even if a callback was lost. */
 	if (n > cc.errors)
 		cc.errors = n;
+	/* What config.json implies: every missing or misshapen parameter. */
+	inventory_check(path, on_problem, &cc);
 	char *p = cli_printable(path, strlen(path));
 	char e[32], w[32];
 	plural(e, sizeof e, cc.errors, "error");

@@ -37,8 +37,9 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
  * For --check: every missing or misshapen parameter as one error, every
  * tensor the config does not explain as one warning (legacy buffers and
  * a tied head's alias are fine), each reported to fn as
- * "<path>: tensor '<name>': ...". A config.json that cannot be read is one
- * error. Returns the number of errors.
+ * "<path>: tensor '<name>': ...". A config.json that cannot be read, or
+ * lacks the sizes it needs, implies nothing and is not reported here
+ * (the summary says why). Returns the number of errors.
  */
 int inventory_check(const char *path, st_problem_fn fn, void *ctx);
 

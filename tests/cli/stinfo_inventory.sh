@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# stinfo's config-aware inventory on the snapshots of testdata/archcheck
+# (gen_fixtures.py there; the expected lines are written out by hand):
+# the summary's config lines, and --check failing (exit 1) with every
+# missing or misshapen parameter named.
+. "$(dirname "$0")/lib.bash"
+S=$BIN/stinfo
+[ -x "$S" ] || { echo "stinfo not built"; exit 77; }
+cd "$TESTDATA/archcheck" || exit 2
+
+run good 0 "$S" gpt2-good &&
+  expect_out good '^config:      GPT2LMHeadModel \(config.json\), 2 layers: 1,952 parameters implied, 1,952 found in 28 of 28 tensors$'
+grep -q '^missing:\|^misshapen:\|^extra:' "$TMP/good.out" && fail "good: lists a problem" || ok
+run good_check 0 "$S" --check gpt2-good && expect_out good_check '^gpt2-good: OK$'
+
+run missing 0 "$S" gpt2-missing &&
+  expect_out missing '^missing:     2 parameters: h\.1\.mlp\.c_fc\.bias \[32\], ln_f\.weight \[8\]$'
+run missing_check 1 "$S" --check gpt2-missing &&
+  expect_out missing_check '^gpt2-missing: INVALID \(2 errors\)$' &&
+  expect_err missing_check "^stinfo: gpt2-missing: tensor 'h\.1\.mlp\.c_fc\.bias': missing \(GPT2LMHeadModel implies \[32\]\)$" &&
+  expect_err missing_check "^stinfo: gpt2-missing: tensor 'ln_f\.weight': missing \(GPT2LMHeadModel implies \[8\]\)$"
+
+run shape_check 1 "$S" --check gpt2-misshapen &&
+  expect_err shape_check "^stinfo: gpt2-misshapen: tensor 'h\.0\.attn\.c_proj\.weight': shape \[7, 8\], expected \[8, 8\] \(GPT2LMHeadModel\)$" &&
+  expect_err shape_check "^stinfo: gpt2-misshapen: tensor 'h\.1\.attn\.c_attn\.weight': shape \[24, 8\], expected \[8, 24\] \(GPT2LMHeadModel\)$"
+run shape 0 "$S" gpt2-misshapen &&
+  expect_out shape '^misshapen:   2 parameters: h\.0\.attn\.c_proj\.weight \[7, 8\] \(expected \[8, 8\]\), h\.1\.attn\.c_attn\.weight \[24, 8\] \(expected \[8, 24\]\)$'
+
+# Legacy buffers and the tied head's alias are fine; strays only warn.
+run legacy_check 0 "$S" --check gpt2-legacy &&
+  expect_out legacy_check '^gpt2-legacy: OK \(2 warnings\)$' &&
+  expect_err legacy_check "tensor 'optimizer\.step' \[1\]: not a parameter of GPT2LMHeadModel$"
+run legacy 0 "$S" gpt2-legacy &&
+  expect_out legacy '^extra:       1 alias of the embedding: lm_head\.weight \[16, 8\]$'
+
+run llama_check 1 "$S" --check llama-broken &&
+  expect_err llama_check "^stinfo: llama-broken: tensor 'model\.layers\.0\.self_attn\.v_proj\.weight': shape \[16, 16\], expected \[8, 16\] \(LlamaForCausalLM\)$" &&
+  expect_err llama_check "^stinfo: llama-broken: tensor 'model\.layers\.1\.self_attn\.k_proj\.weight': missing \(LlamaForCausalLM implies \[8, 16\]\)$"
+run gqa_check 0 "$S" --check llama-gqa && expect_out gqa_check '^llama-gqa: OK$'
+run qwen_check 0 "$S" --check qwen2-tied && expect_out qwen_check '^qwen2-tied: OK$'
+run qwen_nobias 1 "$S" --check qwen2-nobias &&
+  expect_out qwen_nobias '^qwen2-nobias: INVALID \(6 errors\)$'
+[ "$(grep -c "_proj\.bias': missing" "$TMP/qwen_nobias.err")" = 6 ] && ok ||
+  fail "qwen_nobias: not every missing bias named"
+# A file path finds the config.json of its folder.
+run file_check 1 "$S" --check gpt2-missing/model.safetensors &&
+  expect_out file_check 'INVALID \(2 errors\)$'
+
+finish

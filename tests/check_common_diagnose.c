@@ -310,6 +310,9 @@ START_TEST(dtype_tally_lines)
 	                 "1 within tolerance, 1 outside tolerance");
 	ck_assert_str_eq(diagnose_dtype_line(&t, 2, buf, sizeof buf),
 	                 "1 tensor BF16 \xe2\x86\x92 F32, within tolerance");
+	diagnose_dtype_add(&t, ST_DTYPE_BF16, ST_DTYPE_F64, 1, 1);
+	ck_assert_str_eq(diagnose_dtype_line(&t, 3, buf, sizeof buf),
+	                 "1 tensor BF16 \xe2\x86\x92 F64, A exactly B rounded");
 }
 END_TEST
 

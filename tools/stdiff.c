@@ -21,6 +21,8 @@
 #include "common/cli.h"
 #include "common/ckpt.h"
 #include "common/compare.h"
+#include "common/diagnose.h"
+#include "common/order.h"
 #include "common/pipeline.h"
 
 #include <fnmatch.h>
@@ -35,7 +37,7 @@
 struct opts {
 	double rtol, atol;
 	bool have_rtol, have_atol;
-	bool exact, names_only, quiet, json, verbose;
+	bool exact, names_only, quiet, json, verbose, first;
 	int threads;
 	const char **globs;
 	size_t n_globs;
@@ -62,6 +64,7 @@ struct pair {
 	unsigned g_elems; /* elements per group of bytes (pipeline_dtype_group) */
 	compare_stats st;
 	double sum_abs;
+	diagnose_result diag; /* for a pair that differs: the trap, if any */
 };
 
 /* ---- the value pass ------------------------------------------------------- */
@@ -300,7 +303,7 @@ struct result {
 	size_t n_pairs;
 	struct meta_diff *meta;
 	size_t n_meta;
-	bool names_only, verbose;
+	bool names_only, verbose, exact;
 	bool equal;
 	size_t n_identical, n_within, n_differ, n_shape, n_dtype;
 };
@@ -537,6 +540,10 @@ static void print_pair_line(const struct pair *p)
 		       st_dtype_name(tn));
 	}
 	putchar('\n');
+	if (p->diag.kind != DIAGNOSE_NONE) {
+		char buf[512];
+		printf("  %s\n", diagnose_describe(&p->diag, buf, sizeof buf));
+	}
 }
 
 static void print_human(const struct result *r)
@@ -561,7 +568,8 @@ static void print_human(const struct result *r)
 			print_name(p->a->key, p->a->key_len);
 			printf(": %s %s -> %s %s\n", st_dtype_name(p->a->t->dtype), sa,
 			       st_dtype_name(p->b->t->dtype), sb);
-		} else if (!p->same_dtype) {
+		} else if (!p->same_dtype &&
+		           (r->verbose || !p->compared || pair_differs(p, r->exact))) {
 			fputs("dtype changed: ", stdout);
 			print_name(p->a->key, p->a->key_len);
 			printf(": %s -> %s%s\n", st_dtype_name(p->a->t->dtype),
@@ -580,12 +588,27 @@ static void print_human(const struct result *r)
 		print_meta_value(m->b);
 		putchar('\n');
 	}
+	/*
+	 * Without -v only what needs a look: what differs. Dtype changes that
+	 * hold A's values (rounded, or within tolerance) are one line per pair
+	 * of dtypes.
+	 */
+	diagnose_dtype_tally tally;
+	memset(&tally, 0, sizeof tally);
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		const struct pair *p = &r->pairs[i];
 		if (!p->compared)
 			continue;
-		if (r->verbose || !(p->st.identical && p->same_dtype))
+		bool differs = pair_differs(p, r->exact);
+		if (!r->verbose && !p->same_dtype && !differs)
+			diagnose_dtype_add(&tally, p->a->t->dtype, p->b->t->dtype,
+			                   p->spec.check_rounded && p->st.rounded, 1);
+		if (r->verbose || differs)
 			print_pair_line(p);
+	}
+	for (size_t i = 0; i < tally.n; i++) {
+		char buf[160];
+		printf("%s\n", diagnose_dtype_line(&tally, i, buf, sizeof buf));
 	}
 	size_t n = r->n_identical + r->n_within + r->n_differ;
 	if (r->names_only)
@@ -601,6 +624,110 @@ static void print_human(const struct result *r)
 		printf(", %zu metadata differ", r->n_meta);
 	printf(": %s\n", r->equal ? (r->names_only ? "same tensors" : "equal")
 	                          : "different");
+}
+
+/* ---- traps and the first difference -------------------------------------- */
+
+/* Name the trap (diagnose.h) of every same-shape pair that differs. */
+static void diagnose_pairs(st_checkpoint *ca, st_checkpoint *cb,
+                           struct result *r, bool exact)
+{
+	for (size_t i = 0; i < r->n_pairs; i++) {
+		struct pair *p = &r->pairs[i];
+		if (!p->compared || !pair_differs(p, exact) || p->st.mismatched == 0)
+			continue;
+		st_error err;
+		memset(&err, 0, sizeof err);
+		if (diagnose_checkpoints(ca, p->a->idx, cb, p->b->idx, p->spec.rtol,
+		                         p->spec.atol, &p->diag, &err) != ST_OK)
+			cli_die(CLI_ERROR, "%s", err.message);
+	}
+}
+
+/*
+ * --first: walk A's tensors in recorded order (order.h) and report the
+ * first that is missing from B, changed in shape or outside tolerance.
+ * Returns the exit code: 1 when there is one, 0 when A's walk ends clean
+ * and B has nothing more either.
+ */
+static int print_first(st_checkpoint *ca, st_checkpoint *cb,
+                       const struct result *r, bool quiet)
+{
+	size_t n = st_checkpoint_n_tensors(ca);
+	size_t *idx;
+	int recorded = order_tensors(ca, &idx);
+	if (recorded < 0)
+		cli_die(CLI_ERROR, "out of memory");
+	/* A's checkpoint index -> what the diff found for that tensor. */
+	const struct pair **pair_of = cli_xcalloc(n ? n : 1, sizeof *pair_of);
+	unsigned char *only = cli_xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < r->n_pairs; i++)
+		pair_of[r->pairs[i].a->idx] = &r->pairs[i];
+	for (size_t i = 0; i < r->n_only_a; i++)
+		only[r->only_a[i]->idx] = 1;
+	const char *how = recorded ? "A's recorded order" : "A's file order";
+	size_t walked = 0;
+	int rc = CLI_OK;
+	for (size_t k = 0; k < n && rc == CLI_OK; k++) {
+		size_t i = idx[k];
+		const struct pair *p = pair_of[i];
+		if (!p && !only[i])
+			continue; /* not selected by --tensor */
+		walked++;
+		const st_tensor *t = st_checkpoint_tensor(ca, i, NULL);
+		if (only[i] || !p->same_shape || pair_differs(p, r->exact)) {
+			rc = CLI_NO;
+			if (quiet)
+				break;
+			printf("first difference: tensor %zu of %zu in %s\n", walked,
+			       r->n_only_a + r->n_pairs, how);
+			if (only[i]) {
+				fputs("only in A: ", stdout);
+				print_name(t->name, t->name_len);
+				putchar('\n');
+			} else if (!p->same_shape) {
+				char sa[512], sb[512];
+				cli_fmt_shape(sa, sizeof sa, p->a->t);
+				cli_fmt_shape(sb, sizeof sb, p->b->t);
+				fputs("shape changed: ", stdout);
+				print_name(p->a->key, p->a->key_len);
+				printf(": %s %s -> %s %s\n", st_dtype_name(p->a->t->dtype),
+				       sa, st_dtype_name(p->b->t->dtype), sb);
+			} else if (!p->compared) {
+				fputs("dtype changed: ", stdout);
+				print_name(p->a->key, p->a->key_len);
+				printf(": %s -> %s (values not comparable)\n",
+				       st_dtype_name(p->a->t->dtype),
+				       st_dtype_name(p->b->t->dtype));
+			} else {
+				struct pair q = *p;
+				st_error err;
+				memset(&err, 0, sizeof err);
+				if (q.st.mismatched &&
+				    diagnose_checkpoints(ca, q.a->idx, cb, q.b->idx,
+				                         q.spec.rtol, q.spec.atol, &q.diag,
+				                         &err) != ST_OK)
+					cli_die(CLI_ERROR, "%s", err.message);
+				print_pair_line(&q);
+			}
+		}
+	}
+	if (rc == CLI_OK && r->n_only_b) {
+		rc = CLI_NO;
+		if (!quiet) {
+			printf("first difference: none in A's %zu tensors; only in B: ",
+			       walked);
+			print_name(r->only_b[0]->t->name, r->only_b[0]->t->name_len);
+			printf("%s\n", r->n_only_b > 1 ? " (and others)" : "");
+		}
+	} else if (rc == CLI_OK && !quiet) {
+		printf("no difference: %zu tensors in %s, all within tolerance\n",
+		       walked, how);
+	}
+	free(pair_of);
+	free(only);
+	free(idx);
+	return rc;
 }
 
 /* ---- main ----------------------------------------------------------------- */
@@ -631,7 +758,12 @@ static void usage(void)
 "  -p, --strip-prefix P  remove prefix P from names before matching\n"
 "                        (repeatable; e.g. 'transformer.')\n"
 "  -j, --threads N       threads for the value pass (default: CPUs, max %d)\n"
-"  -v, --verbose         list identical tensors too\n"
+"      --first           walk A's tensors in the order its __metadata__\n"
+"                        'order' records (a gpt2run --trace), else in file\n"
+"                        order; report the first one missing from B, changed\n"
+"                        in shape or outside tolerance, and stop\n"
+"  -v, --verbose         list every tensor (default: only what differs, and\n"
+"                        dtype changes in one line per pair of dtypes)\n"
 "  -q, -s, --quiet       print nothing; the exit status says it all\n"
 "      --json            one JSON document on stdout\n"
 "  -h, --help            show this help and exit\n"
@@ -641,7 +773,7 @@ static void usage(void)
 	       cli_progname(), MAX_THREADS);
 }
 
-enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON };
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_FIRST };
 
 static void parse_args(int argc, char **argv, struct opts *o,
                        const char **pa, const char **pb)
@@ -658,6 +790,7 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		{"quiet", no_argument, NULL, 'q'},
 		{"silent", no_argument, NULL, 's'},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"first", no_argument, NULL, OPT_FIRST},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -684,12 +817,16 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		case 'v': o->verbose = true; break;
 		case 'q': case 's': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_FIRST: o->first = true; break;
 		case 'h': usage(); exit(cli_exit(CLI_OK));
 		case 'V': cli_version();
 		}
 	}
 	if (o->exact && (o->have_rtol || o->have_atol))
 		cli_usage_error("--exact cannot be combined with --rtol or --atol");
+	if (o->first && (o->json || o->names_only))
+		cli_usage_error("--first cannot be combined with --json or "
+		                "--names-only");
 	if (argc - optind != 2)
 		cli_usage_error(argc - optind < 2 ? "missing operand (need A and B)"
 		                                  : "extra operand '%s'",
@@ -736,6 +873,7 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.names_only = o.names_only;
 	r.verbose = o.verbose;
+	r.exact = o.exact;
 	r.only_a = cli_xmalloc(na * sizeof *r.only_a);
 	r.only_b = cli_xmalloc(nb * sizeof *r.only_b);
 	r.pairs = cli_xmalloc((na < nb ? na : nb) * sizeof *r.pairs);
@@ -785,7 +923,24 @@ int main(int argc, char **argv)
 			r.n_within++;
 	}
 
-	if (o.json && !o.quiet)
+	/* The traps, in words, for every pair that differs. */
+	if (!o.json && !o.quiet && !o.first)
+		diagnose_pairs(ca, cb, &r, o.exact);
+
+	if (o.first) {
+		int rc = print_first(ca, cb, &r, o.quiet);
+		free(r.meta);
+		free(r.pairs);
+		free(r.only_a);
+		free(r.only_b);
+		free(ea);
+		free(eb);
+		free(o.globs);
+		free(o.prefixes);
+		st_checkpoint_close(ca);
+		st_checkpoint_close(cb);
+		return cli_exit(rc);
+	} else if (o.json && !o.quiet)
 		print_json(&r);
 	else if (!o.quiet)
 		print_human(&r);

@@ -91,7 +91,7 @@ expect_err tensor_none "no tensor in a.safetensors or b.safetensors matches --te
 # Tolerances: defaults per dtype, overrides, --exact.
 run tol_default 1 "$S" -t w.f32 a.safetensors b.safetensors
 expect_out tol_default '^differs: w.f32 \(F32, 128 elements\): 2 mismatched'
-run tol_loose 0 "$S" -t w.f32 --atol 3e-3 a.safetensors b.safetensors
+run tol_loose 0 "$S" -v -t w.f32 --atol 3e-3 a.safetensors b.safetensors
 expect_out tol_loose '^within tolerance: w.f32'
 run tol_rtol 0 "$S" -t w.f32 --rtol 0.01 a.safetensors b.safetensors
 run tol_zero 1 "$S" -t b.f32 -t zero.f32 --rtol 0 --atol 0 a.safetensors b.safetensors
@@ -123,11 +123,15 @@ expect_out inf '^differs: inf.f32 \(F32, 6 elements\): 3 mismatched \(50%\), max
 golden stdiff/ref_f32_bf16 1 "$S" ref_f32.safetensors ref_bf16.safetensors
 golden stdiff/ref_f32_bf16_trunc 0 "$S" ref_f32.safetensors ref_bf16_trunc.safetensors
 golden stdiff/ref_bf16_f32 1 "$S" ref_bf16.safetensors ref_f32.safetensors
-run ref_y 0 "$S" -t y ref_f32.safetensors ref_bf16.safetensors
+run ref_y 0 "$S" -v -t y ref_f32.safetensors ref_bf16.safetensors
 expect_out ref_y 'B is exactly A rounded to BF16$'
+# Without -v, a dtype change that holds A rounded is one line per pair.
+run ref_y_sum 0 "$S" -t y ref_f32.safetensors ref_bf16.safetensors
+expect_out ref_y_sum '^1 tensor F32 → BF16, exactly A rounded$'
+grep -q 'within tolerance: y' "$TMP/ref_y_sum.out" && fail "ref_y_sum: lists the tensor" || ok
 run ref_f16 1 "$S" ref_f32.safetensors ref_f16.safetensors
 expect_out ref_f16 '^differs: x .*2 mismatched.*B is exactly A rounded to F16$'
-run ref_f64 0 "$S" ref_f64.safetensors ref_f32.safetensors
+run ref_f64 0 "$S" -v ref_f64.safetensors ref_f32.safetensors
 expect_out ref_f64 '^within tolerance: x \(F64 vs F32, 64 elements\): 0 mismatched \(0%\), max abs 0, max rel 0, mean abs 0, NaN in both: 1, B is exactly A rounded to F32$'
 # A dtype change alone is no difference; with --exact (bit equality) it is.
 run ref_f64_exact 1 "$S" --exact ref_f64.safetensors ref_f32.safetensors

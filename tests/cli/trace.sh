@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Proving a load right, end to end: gpt2run --trace against the PyTorch
-# traces of testdata/trace (made by scripts/gpt2_trace_torch.py), the
-# greedy continuation of gpt2run --check, and the timings on a line of
-# their own after generated text.
+# traces of testdata/trace (made by scripts/gpt2_trace_torch.py), compared
+# with stdiff --first, which must name the first wrong stage and block of
+# each planted trap; stdiff of the trap snapshots naming the trap in
+# words; the greedy continuation of gpt2run --check; and the timings on a
+# line of their own after generated text.
 . "$(dirname "$0")/lib.bash"
 G=$BIN/gpt2run
-[ -x "$G" ] || { echo "gpt2run not built"; exit 77; }
+S=$BIN/stdiff
+[ -x "$G" ] && [ -x "$S" ] || { echo "gpt2run or stdiff not built"; exit 77; }
 D=$TESTDATA/trace
 TINY=$TESTDATA/gpt2/tiny-f32
 P7=38,238,149,176,179,212,8
@@ -25,6 +28,51 @@ cmp -s "$TMP/tiny.safetensors" "$TMP/t2.safetensors" && ok ||
 run tr_dir 2 "$G" --model-dir "$TINY" --ids 1 --trace "$TMP/no/such/t.safetensors" -q &&
   expect_err tr_dir "^gpt2run: .*no/such"
 [ -e "$TMP/no" ] && fail "tr_dir: left something behind" || ok
+
+# ---- stdiff --first: the first stage where two runs part ----------------------
+# GPT-2's initialisation: every stage within stdiff's default F32 tolerance.
+run init 0 "$G" --model-dir "$D/gpt2-init" --ids "$(seq -s, 3 18)" \
+  --trace "$TMP/init.safetensors" -q
+run first_init 0 "$S" --first "$D/ref-init-t16.safetensors" "$TMP/init.safetensors" &&
+  expect_out first_init '^no difference: 32 tensors in A.s recorded order, all within tolerance$'
+# tiny-f32's large weights: within 1e-4 (cancellation near 0, see
+# tests/check_gpt2_trace.c); every planted trap is far outside that.
+run first_tiny 0 "$S" --first --atol 1e-4 "$D/ref-tiny-p7.safetensors" "$TMP/tiny.safetensors"
+# first_trap NAME SNAPSHOT REF STAGE: the first difference is STAGE.
+first_trap() {
+  local name=$1 snap=$2 ref=$3 stage=$4
+  run "tr_$name" 0 "$G" --model-dir "$snap" --ids $P7 --trace "$TMP/$name.safetensors" -q &&
+  run "first_$name" 1 "$S" --first --atol 1e-4 "$ref" "$TMP/$name.safetensors" &&
+  expect_out "first_$name" "^first difference: tensor [0-9]+ of 32 in A.s recorded order$" &&
+  expect_out "first_$name" "^differs: ${stage//./\\.} \\(F32, "
+  [ "$(wc -l <"$TMP/first_$name.out")" = 2 ] && ok || fail "first_$name: more than the first"
+}
+# c_proj untransposed in block 1: block 1's attention projection.
+first_trap cproj "$D/trap-cproj" "$D/ref-tiny-p7.safetensors" h.1.attn.proj
+# Q and K swapped in block 1's c_attn (weight and bias): block 1's q.
+first_trap qk "$D/trap-qk" "$D/ref-tiny-p7.safetensors" h.1.attn.q
+# layer_norm_epsilon changed in config.json: the very first LayerNorm.
+first_trap eps "$D/trap-eps" "$D/ref-tiny-p7.safetensors" h.0.ln_1
+# The reference computed with the exact GELU: block 0's GELU, not its fc.
+first_trap gelu "$TINY" "$D/ref-tiny-p7-exact-gelu.safetensors" h.0.mlp.gelu
+# Without a recorded order, file order: a file without one walks by data order.
+run first_noorder 1 "$S" --first "$TESTDATA/gpt2/tiny-f32" "$D/trap-cproj" &&
+  expect_out first_noorder "^first difference: tensor [0-9]+ of 28 in A.s file order$"
+run first_quiet 1 "$S" --first -q "$D/ref-tiny-p7.safetensors" "$TMP/cproj.safetensors"
+[ -s "$TMP/first_quiet.out" ] && fail "first_quiet: printed" || ok
+run first_json 2 "$S" --first --json "$D/ref-tiny-p7.safetensors" "$TMP/cproj.safetensors"
+
+# ---- stdiff of the snapshots names the trap in words -------------------------
+run snap_cproj 1 "$S" "$TINY" "$D/trap-cproj" &&
+  expect_out snap_cproj '^differs: h\.1\.attn\.c_proj\.weight ' &&
+  expect_out snap_cproj '^  B is A transposed \(exactly\): a square matrix copied without its transpose'
+run snap_qk 1 "$S" "$TINY" "$D/trap-qk" &&
+  expect_out snap_qk '^differs: h\.1\.attn\.c_attn\.weight ' &&
+  expect_out snap_qk '^differs: h\.1\.attn\.c_attn\.bias ' &&
+  [ "$(grep -c '^  B is A with its 3 column blocks of 32 in the order 2,1,3 (exactly): Q, K, V thirds packed as K, Q, V?$' "$TMP/snap_qk.out")" = 2 ] &&
+  ok || fail "snap_qk: both c_attn tensors not named K, Q, V"
+# The epsilon lives in config.json: the weights are the same.
+run snap_eps 0 "$S" "$TINY" "$D/trap-eps"
 
 # ---- level 3: --check with 'greedy' in REF ---------------------------------------
 run gr_ok 0 "$G" --model-dir "$TINY" --check "$D/ref-tiny-p7-greedy.safetensors" -q &&

@@ -487,8 +487,11 @@ char *diagnose_dtype_line(const diagnose_dtype_tally *t, size_t i, char *buf,
 	                 (unsigned long long)p->tensors, p->tensors == 1 ? "" : "s",
 	                 st_dtype_name(p->a), st_dtype_name(p->b));
 	size_t o = n > 0 ? (size_t)n : 0;
-	const char *what[3] = {"exactly A rounded", "within tolerance",
-	                       "outside tolerance"};
+	/* B narrower (or as wide: F16 vs BF16) is checked as A rounded; a
+	 * wider B the other way round. */
+	int b_wide = st_dtype_bits(p->b) > st_dtype_bits(p->a);
+	const char *what[3] = {b_wide ? "A exactly B rounded" : "exactly A rounded",
+	                       "within tolerance", "outside tolerance"};
 	uint64_t count[3] = {p->rounded, p->within, p->differ};
 	for (int k = 0; k < 3; k++)
 		if (count[k] == p->tensors) {

@@ -108,7 +108,7 @@ void diagnose_dtype_add(diagnose_dtype_tally *t, st_dtype a, st_dtype b,
 /*
  * Line i of the summary, e.g. "52 tensors F32 → BF16, all exactly A
  * rounded" or "3 tensors F32 → F16: 2 exactly A rounded, 1 within
- * tolerance". Returns buf.
+ * tolerance"; when B is the wider, "A exactly B rounded". Returns buf.
  */
 char *diagnose_dtype_line(const diagnose_dtype_tally *t, size_t i, char *buf,
                           size_t size);

@@ -153,8 +153,13 @@ static int validator_of(const char *name)
 {
 	if (ends_with(name, ".safetensors"))
 		return V_SAFETENSORS;
-	if (ends_with(name, ".bin") || ends_with(name, ".pt") ||
-	    ends_with(name, ".pth"))
+	/*
+	 * PyTorch weights: pytorch_model*.bin, adapter_model.bin and the like.
+	 * Other pickles in a repository (training_args.bin, optimizer.pt,
+	 * rng_state.pth) hold no state dict and are only hashed.
+	 */
+	const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	if (ends_with(base, ".bin") && strstr(base, "model"))
 		return V_TORCH;
 	if (ends_with(name, ".gguf"))
 		return V_GGUF;

@@ -1,8 +1,8 @@
 /*
  * st/verify.h - offline integrity of downloaded checkpoints: every file's
  * bytes against the hash it is stored under, then every weight file
- * validated as st_check_file does (PyTorch files as st_file_open with
- * ST_OPEN_TORCH, GGUF files as st_gguf_check_file).
+ * validated as st_check_file does (PyTorch weights, *model*.bin, as
+ * st_file_open with ST_OPEN_TORCH; GGUF files as st_gguf_check_file).
  *
  * PATH may be
  *   - a Hugging Face cache root (~/.cache/huggingface/hub), holding

@@ -492,6 +492,18 @@ def main():
     c.files, c.bytes = 1, len(g)
     c.write()
 
+    # torch: a PyTorch checkpoint (testdata/torch/state.bin, made there by
+    # torch.save) as a repository's pytorch_model.bin; the test cuts a
+    # copy short to see the PyTorch check run on it.
+    c = Case("torch")
+    r = c.repo()
+    with open(os.path.join(HERE, "..", "torch", "state.bin"), "rb") as f:
+        state = f.read()
+    r.snapshot(C1, {"pytorch_model.bin": state, "config.json": CONFIG})
+    r.ref("main", C1)
+    c.count(r)
+    c.write()
+
     # fifo: the test plants FIFOs in snapshots/ and blobs/; they are
     # reported and never opened (opening one would block).
     c = Case("fifo")

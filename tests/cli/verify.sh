@@ -39,7 +39,7 @@ case_golden() {
 }
 for name in clean big-clean flipped truncated incomplete dangling absolute \
             escaping replaced missing-ref missing-file nosymlink \
-            nosymlink-corrupt sidecar sidecar-bad gguf; do
+            nosymlink-corrupt sidecar sidecar-bad gguf torch; do
   case_golden "$name"
 done
 # A FIFO is never opened: a read would block until the timeout.
@@ -53,6 +53,15 @@ mkdir "$TMP/g" && head -c 100 gguf/model.gguf >"$TMP/g/cut.gguf"
 run gguf-cut 1 "$S" --verify "$TMP/g"
 expect_err gguf-cut "^stinfo: $TMP/g/cut.gguf: "
 expect_out gguf-cut ': 1 problem \(folder; 1 file read, 0 bytes hashed, 1 with no hash'
+
+# A PyTorch checkpoint cut short: checked as a zip after its hash.
+mkdir "$TMP/t" && head -c 600 "$TESTDATA/torch/state.bin" >"$TMP/t/pytorch_model.bin"
+cp "$TESTDATA/torch/state.bin" "$TMP/t/training_args.bin"
+head -c 600 "$TESTDATA/torch/state.bin" >"$TMP/t/optimizer.pt"
+run torch-cut 1 "$S" --verify "$TMP/t"
+expect_err torch-cut "^stinfo: $TMP/t/pytorch_model.bin: "
+# Other pickles are not taken for weights: one file read, one problem.
+expect_out torch-cut ': 1 problem \(folder; 1 file read, '
 
 # --- PATH forms --------------------------------------------------------------
 # One repository, one snapshot: the same checks, scoped.

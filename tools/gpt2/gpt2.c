@@ -191,15 +191,14 @@ int gpt2_model_new(gpt2_model **out, const gpt2_config *cfg, st_dtype wdtype,
 		total += ((size_t)bytes + 63) & ~(size_t)63;
 		m->num_parameters += numel;
 	}
-	m->params_memory = aligned_alloc(64, total ? total : 64);
+	m->params_bytes = total;
+	m->params_memory = gpt2_big_alloc(total);
 	m->filled = calloc((size_t)GPT2_NUM_SLOTS * (size_t)L, 1);
 	if (!m->params_memory || !m->filled) {
 		gpt2_model_free(m);
 		return gpt2_err(err, errlen,
 		                "out of memory (the parameters need %zu bytes)", total);
 	}
-	memset(m->params_memory, 0, total);
-	m->params_bytes = total;
 	char *base = m->params_memory;
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++)
 		m->slot[s] = base + offsets[s];
@@ -311,7 +310,7 @@ void gpt2_model_free(gpt2_model *m)
 	if (!m)
 		return;
 	gpt2_pool_free(m->pool);
-	free(m->params_memory);
+	gpt2_big_free(m->params_memory, m->params_bytes);
 	free(m->filled);
 	free(m);
 }

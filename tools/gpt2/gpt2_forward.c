@@ -312,7 +312,8 @@ static void attention_task(void *arg, int task, int thread)
 
 struct gpt2_cache {
 	int capacity, len, C;
-	float *k, *v; /* (L, capacity, C) */
+	float *k, *v; /* (L, capacity, C), kv_bytes each */
+	size_t kv_bytes;
 	/* Activations of one call, grown as T grows. */
 	int act_T;
 	float *x, *ln, *qkv, *atty, *fch, *proj; /* (T, C) (T, 3C) (T, 4C) */
@@ -340,14 +341,13 @@ int gpt2_cache_new(gpt2_cache **out, const gpt2_model *m, int capacity,
 	c->capacity = capacity;
 	c->C = cfg->channels;
 	size_t n = (size_t)cfg->num_layers * (size_t)capacity * (size_t)c->C;
-	c->k = malloc(n * sizeof(float));
-	c->v = malloc(n * sizeof(float));
+	c->kv_bytes = n * sizeof(float);
+	c->k = gpt2_big_alloc(c->kv_bytes);
+	c->v = gpt2_big_alloc(c->kv_bytes);
 	/* Decode's partial rows: the largest of the four matmuls. */
-	size_t C1 = (size_t)c->C;
 	size_t part = mm_part_floats(c->C, 4 * c->C);
 	if (mm_part_floats(4 * c->C, c->C) > part)
 		part = mm_part_floats(4 * c->C, c->C);
-	(void)C1;
 	c->mm.part = malloc(part * sizeof(float));
 	c->row = malloc((size_t)c->C * sizeof(float));
 	if (!c->k || !c->v || !c->mm.part || !c->row) {
@@ -374,8 +374,8 @@ void gpt2_cache_free(gpt2_cache *c)
 {
 	if (!c)
 		return;
-	free(c->k);
-	free(c->v);
+	gpt2_big_free(c->k, c->kv_bytes);
+	gpt2_big_free(c->v, c->kv_bytes);
 	free_acts(c);
 	free(c->att_scratch);
 	free(c->mm.panels);

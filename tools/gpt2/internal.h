@@ -40,6 +40,15 @@ int gpt2_join(char *out, size_t size, const char *dir, const char *file,
  */
 void gpt2_printable(char *out, size_t size, const char *s, size_t len);
 
+/*
+ * n bytes of zeroed, page-aligned memory for the large arrays (weights, KV
+ * cache), straight from mmap: zero without a pass of memset, and each
+ * page first touched by the code that fills it. NULL when out of memory;
+ * free with gpt2_big_free(p, n), the same n.
+ */
+void *gpt2_big_alloc(size_t n);
+void gpt2_big_free(void *p, size_t n);
+
 /* Bytes per element of a dtype held in memory. */
 static inline size_t gpt2_dtype_size(st_dtype t)
 {

@@ -1015,6 +1015,35 @@ START_TEST(test_sampler_greedy_modes_and_seed)
 }
 END_TEST
 
+/* The softmax split over a pool (a vocabulary of several of its chunks)
+ * gives the same tokens as one thread. */
+START_TEST(test_sampler_pool_gives_same_tokens)
+{
+	enum { V = 20000, N = 40 };
+	float *base = malloc(V * sizeof(float)), *l = malloc(V * sizeof(float));
+	uint64_t rng = 5;
+	for (int i = 0; i < V; i++)
+		base[i] = gpt2_random_f32(&rng) * 8.0f;
+	gpt2_pool *pool;
+	ck_assert_int_eq(gpt2_pool_new(&pool, 3, NULL, 0), 0);
+	int32_t a[N], b[N];
+	for (int k = 0; k < 2; k++) {
+		gpt2_sampler s;
+		ck_assert_int_eq(gpt2_sampler_init(&s, V, 0.8f, 0, 0.9f, 77, NULL, 0), 0);
+		s.pool = k ? pool : NULL;
+		for (int i = 0; i < N; i++) {
+			memcpy(l, base, V * sizeof(float));
+			(k ? b : a)[i] = gpt2_sample(&s, l);
+		}
+		gpt2_sampler_free(&s);
+	}
+	ck_assert(memcmp(a, b, sizeof a) == 0);
+	gpt2_pool_free(pool);
+	free(base);
+	free(l);
+}
+END_TEST
+
 static Suite *gpt2_suite(void)
 {
 	Suite *s = suite_create("gpt2");
@@ -1052,6 +1081,7 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_argmax);
 	tcase_add_test(tc, test_sampler_distribution);
 	tcase_add_test(tc, test_sampler_greedy_modes_and_seed);
+	tcase_add_test(tc, test_sampler_pool_gives_same_tokens);
 	suite_add_tcase(s, tc);
 	return s;
 }

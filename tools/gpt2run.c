@@ -727,6 +727,7 @@ int main(int argc, char **argv)
 		if (gpt2_sampler_init(&s, V, temp, (int)o.top_k, (float)o.top_p,
 		                      o.seed, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
+		s.pool = m->pool;
 		struct output out = {.print_ids = o.print_ids, .tok = tok};
 		float *logits = cli_xmalloc((size_t)V * sizeof(float));
 		t0 = cli_now();

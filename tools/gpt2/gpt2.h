@@ -340,6 +340,9 @@ typedef struct gpt2_sampler {
 	float top_p;
 	uint64_t rng;
 	struct gpt2_prob { float p; int32_t id; } *scratch; /* (V) */
+	/* Threads for the softmax (NULL after init: one); e.g. the model's.
+	 * The tokens do not depend on it. */
+	gpt2_pool *pool;
 } gpt2_sampler;
 
 /* 0, or -1 with a message (out of memory). */

@@ -120,6 +120,26 @@ static void sift_up(prob_t *h, int i)
 	}
 }
 
+/* logits[i] = e^((logits[i] - max) / temperature), NaN as 0; by chunks. */
+enum { EXP_CHUNK = 4096 };
+
+struct exp_ctx {
+	float *x;
+	int n;
+	float maxv, temperature;
+};
+
+static void exp_task(void *arg, int task, int thread)
+{
+	(void)thread;
+	const struct exp_ctx *c = arg;
+	int i0 = task * EXP_CHUNK;
+	int i1 = c->n - i0 < EXP_CHUNK ? c->n : i0 + EXP_CHUNK;
+	for (int i = i0; i < i1; i++)
+		c->x[i] = c->x[i] == c->x[i] ? expf((c->x[i] - c->maxv) / c->temperature)
+		                             : 0.0f;
+}
+
 int32_t gpt2_sample(gpt2_sampler *s, float *logits)
 {
 	int V = s->vocab_size;
@@ -133,14 +153,13 @@ int32_t gpt2_sample(gpt2_sampler *s, float *logits)
 			maxv = logits[i];
 	if (maxv == -INFINITY)
 		return gpt2_argmax(logits, V);
+	/* The exponentials on the pool (each value the same wherever it is
+	 * computed), then their sum in index order. */
+	struct exp_ctx ec = {logits, V, maxv, s->temperature};
+	gpt2_pool_run(s->pool, exp_task, &ec, (V + EXP_CHUNK - 1) / EXP_CHUNK);
 	double sum = 0.0;
-	for (int i = 0; i < V; i++) {
-		float z = logits[i] == logits[i]
-		                  ? expf((logits[i] - maxv) / s->temperature)
-		                  : 0.0f;
-		logits[i] = z;
-		sum += z;
-	}
+	for (int i = 0; i < V; i++)
+		sum += logits[i];
 	for (int i = 0; i < V; i++)
 		logits[i] = (float)(logits[i] / sum);
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void fmt_shape(char *out, size_t size, unsigned ndim,
                       const uint64_t *shape)
@@ -244,6 +245,30 @@ int gpt2_checkpoint_check_head(st_checkpoint *ck, const gpt2_config *cfg,
 	return rc;
 }
 
+/* Threads that convert the tensors into the model at load, at most. */
+enum { LOAD_THREADS = 4 };
+
+struct fill_job {
+	int slot, layer, failed;
+	st_dtype dtype;
+	const void *data;
+};
+
+struct fill_ctx {
+	gpt2_model *m;
+	struct fill_job *jobs;
+	int n;
+};
+
+static void fill_task(void *arg, int task, int thread)
+{
+	(void)thread;
+	struct fill_ctx *c = arg;
+	struct fill_job *j = &c->jobs[task];
+	j->failed = gpt2_model_fill(c->m, j->slot, j->layer, j->dtype, j->data, 0,
+	                            NULL, 0) != 0;
+}
+
 int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
                                st_checkpoint *ck, int wdtype, char *err,
                                size_t errlen)
@@ -257,6 +282,7 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 		return gpt2_err(err, errlen, "out of memory");
 	size_t head;
 	gpt2_model *m = NULL;
+	struct fill_ctx fc = {NULL, NULL, 0};
 	int rc = -1;
 	if (gpt2_checkpoint_index(ck, cfg, where, &head, err, errlen))
 		goto out;
@@ -283,21 +309,42 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 	/* "As stored": a vector stored as F32 beside BF16 matrices stays F32. */
 	m->round_vectors = wdtype >= 0;
 
-	/* The data. */
+	/* The data: found one by one, converted on a few threads. */
+	fc.m = m;
+	fc.n = 0;
+	fc.jobs = malloc((size_t)GPT2_NUM_SLOTS * (size_t)L * sizeof *fc.jobs);
+	if (!fc.jobs) {
+		gpt2_err(err, errlen, "out of memory");
+		goto out;
+	}
 	for (int s = 0; s < GPT2_NUM_SLOTS; s++) {
 		for (int l = 0; l < gpt2_param_layers(cfg, s); l++) {
 			size_t i = where[(size_t)s * (size_t)L + (size_t)l];
-			const void *data;
+			struct fill_job *j = &fc.jobs[fc.n++];
 			st_error e;
-			if (st_checkpoint_data(ck, i, &data, &e) != ST_OK) {
+			if (st_checkpoint_data(ck, i, &j->data, &e) != ST_OK) {
 				gpt2_err(err, errlen, "%s", e.message);
 				goto out;
 			}
-			if (gpt2_model_fill(m, s, l,
-			                    st_checkpoint_tensor(ck, i, NULL)->dtype,
-			                    data, 0, err, errlen))
-				goto out;
+			j->slot = s;
+			j->layer = l;
+			j->dtype = st_checkpoint_tensor(ck, i, NULL)->dtype;
+			j->failed = 0;
 		}
+	}
+	gpt2_pool *pool = NULL;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus > 1)
+		gpt2_pool_new(&pool, cpus < LOAD_THREADS ? (int)cpus : LOAD_THREADS,
+		              NULL, 0); /* without it: one thread */
+	gpt2_pool_run(pool, fill_task, &fc, fc.n);
+	gpt2_pool_free(pool);
+	for (int k = 0; k < fc.n; k++) {
+		/* Again, alone, for the message (the same conversion fails). */
+		struct fill_job *j = &fc.jobs[k];
+		if (j->failed && gpt2_model_fill(m, j->slot, j->layer, j->dtype,
+		                                 j->data, 0, err, errlen))
+			goto out;
 	}
 	if (gpt2_checkpoint_check_head(ck, cfg, where, head, err, errlen))
 		goto out;
@@ -306,6 +353,7 @@ int gpt2_model_load_checkpoint(gpt2_model **out, const gpt2_config *cfg,
 	rc = 0;
 out:
 	gpt2_model_free(m);
+	free(fc.jobs);
 	free(where);
 	return rc;
 }

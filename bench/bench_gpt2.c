@@ -12,13 +12,15 @@
  * share of the limit: bytes a token must read (every weight matrix, wte
  * for the head, and the KV cache so far) over the bandwidth for decode;
  * flops a token needs (the matmuls and attention) over the FMA peak for a
- * prompt. With --threads-scaling it also runs 1 thread and prints the
- * 2-thread speed-up. It asserts nothing; it is not a test.
+ * prompt. The limits are measured again before each run's figures, and
+ * each share is taken against its own run's limit. With --scaling it also
+ * runs 1 thread and prints the speed-up. It asserts nothing; it is not a
+ * test.
  *
  * Usage: bench_gpt2 [-r RUNS] [-t THREADS] [-k KERNEL] [--scaling]
  *                   [--raw] SNAPSHOT...
- * --raw prints one "name dtype what median min max" line per figure, for
- * bench_gpt2run.sh.
+ * --raw prints one "who dtype what median min max" line per figure (who:
+ * gpt2, gpt2-1t, share, machine), for bench_gpt2run.sh.
  */
 #include <math.h>
 #include <pthread.h>
@@ -171,7 +173,7 @@ static double fma_peak(int threads, int runs)
 	__builtin_cpu_init();
 	int wide = __builtin_cpu_supports("avx512f") ? 16 : 8;
 	int chains = wide == 16 ? 24 : 12;
-	long iters = 20000000;
+	long iters = 5000000;
 	double best = 0;
 	for (int r = 0; r < runs; r++) {
 		pthread_t th[64];
@@ -264,35 +266,57 @@ static double prompt_flops(const gpt2_model *m, int T)
 
 enum { DECODE_STEPS = 32, CTX_SHORT = 8, CTX_LONG = 896, PROMPT_T = 864 };
 
+/*
+ * Each figure with its limit measured just before it, run by run: on a
+ * shared machine the bandwidth and the peak move with the load, and a
+ * share is only meaningful against the limit of its own moment.
+ */
 struct figures {
-	struct stat3 d8, d900, p864;
+	struct stat3 d8, d900, p864;          /* ms/token */
+	struct stat3 s8, s900, sp;            /* shares of the limit */
+	struct stat3 bw, peak;                /* GB/s, GFLOP/s */
 };
 
-static struct figures measure(gpt2_model *m, int runs)
+static struct figures measure(gpt2_model *m, int runs, int threads)
 {
 	char err[512];
 	gpt2_cache *c;
 	if (gpt2_cache_new(&c, m, 0, err, sizeof err))
 		die("cache", err);
 	float *logits = malloc((size_t)m->config.vocab_size * sizeof(float));
-	double *a = malloc((size_t)runs * sizeof(double));
-	double *b = malloc((size_t)runs * sizeof(double));
-	double *p = malloc((size_t)runs * sizeof(double));
-	/* One warm-up pass of each, then the runs interleaved. */
+	double *v = malloc(8 * (size_t)runs * sizeof(double));
+	double *a = v, *b = v + runs, *p = v + 2 * runs, *sa = v + 3 * runs;
+	double *sb = v + 4 * runs, *sp = v + 5 * runs, *bw = v + 6 * runs;
+	double *pk = v + 7 * runs;
+	double bytes8 = decode_bytes(m, CTX_SHORT + DECODE_STEPS / 2);
+	double bytes900 = decode_bytes(m, CTX_LONG + DECODE_STEPS / 2);
+	double flops = prompt_flops(m, PROMPT_T);
+	/* One warm-up pass of each, then the runs. */
 	decode_ms(m, c, logits, CTX_SHORT, 4);
 	prompt_ms(m, c, logits, PROMPT_T);
 	for (int r = 0; r < runs; r++) {
+		bw[r] = bandwidth(threads, 1);
 		a[r] = decode_ms(m, c, logits, CTX_SHORT, DECODE_STEPS);
 		b[r] = decode_ms(m, c, logits, CTX_LONG, DECODE_STEPS);
+		sa[r] = bytes8 / (bw[r] * 1e9) * 1e3 / a[r];
+		sb[r] = bytes900 / (bw[r] * 1e9) * 1e3 / b[r];
+		pk[r] = fma_peak(threads, 1);
 		p[r] = prompt_ms(m, c, logits, PROMPT_T);
+		sp[r] = flops / (pk[r] * 1e9) * 1e3 / p[r];
 	}
-	struct figures f = {summarise(a, runs), summarise(b, runs), summarise(p, runs)};
-	free(a);
-	free(b);
-	free(p);
+	struct figures f = {summarise(a, runs), summarise(b, runs), summarise(p, runs),
+	                    summarise(sa, runs), summarise(sb, runs), summarise(sp, runs),
+	                    summarise(bw, runs), summarise(pk, runs)};
+	free(v);
 	free(logits);
 	gpt2_cache_free(c);
 	return f;
+}
+
+static void print_raw(const char *who, const char *dt, const char *what,
+                      struct stat3 s)
+{
+	printf("%s %s %s %.4f %.4f %.4f\n", who, dt, what, s.median, s.min, s.max);
 }
 
 int main(int argc, char **argv)
@@ -314,7 +338,7 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i >= argc || runs < 1 || threads < 1) {
+	if (i >= argc || runs < 1 || threads < 1 || threads > 64) {
 		fprintf(stderr, "usage: bench_gpt2 [-r RUNS] [-t THREADS] [-k KERNEL] "
 		                "[--scaling] [--raw] SNAPSHOT...\n");
 		return 2;
@@ -328,58 +352,53 @@ int main(int argc, char **argv)
 	} else if (gpt2_kernels_default(&k, err, sizeof err)) {
 		die("kernel", err);
 	}
-	double bw = bandwidth(threads, 3), peak = fma_peak(threads, 3);
-	if (raw) {
-		printf("machine - bandwidth %.2f %.2f %.2f\n", bw, bw, bw);
-		printf("machine - fma %.1f %.1f %.1f\n", peak, peak, peak);
-	} else {
-		printf("kernel %s, %d threads, %d runs (median [min, max])\n", k->name,
-		       threads, runs);
-		printf("read bandwidth %.1f GB/s, F32 FMA peak %.0f GFLOP/s "
-		       "(measured now, %d threads)\n", bw, peak, threads);
-	}
+	if (!raw)
+		printf("kernel %s, %d threads, %d runs: median [min, max]; each limit "
+		       "measured beside its figure\n", k->name, threads, runs);
 	for (; i < argc; i++) {
 		gpt2_model *m;
 		double t0 = now();
 		if (gpt2_model_load(&m, argv[i], -1, err, sizeof err))
 			die(argv[i], err);
-		double load = now() - t0;
+		struct stat3 load = {(now() - t0) * 1e3, (now() - t0) * 1e3, 0};
+		load.max = load.min;
 		m->kernels = k;
 		const char *dt = st_dtype_name(m->wdtype);
 		if (gpt2_model_set_threads(m, threads, err, sizeof err))
 			die("threads", err);
-		struct figures f = measure(m, runs);
-		double lim8 = decode_bytes(m, CTX_SHORT + DECODE_STEPS / 2) / (bw * 1e9) * 1e3;
-		double lim900 = decode_bytes(m, CTX_LONG + DECODE_STEPS / 2) / (bw * 1e9) * 1e3;
-		double limp = prompt_flops(m, PROMPT_T) / (peak * 1e9) * 1e3;
+		struct figures f = measure(m, runs, threads);
 		if (raw) {
-			printf("gpt2 %s load %.4f %.4f %.4f\n", dt, load * 1e3, load * 1e3, load * 1e3);
-			printf("gpt2 %s decode8 %.4f %.4f %.4f\n", dt, f.d8.median, f.d8.min, f.d8.max);
-			printf("gpt2 %s decode900 %.4f %.4f %.4f\n", dt, f.d900.median, f.d900.min,
-			       f.d900.max);
-			printf("gpt2 %s prompt864 %.4f %.4f %.4f\n", dt, f.p864.median, f.p864.min,
-			       f.p864.max);
-			printf("limit %s decode8 %.4f %.4f %.4f\n", dt, lim8, lim8, lim8);
-			printf("limit %s decode900 %.4f %.4f %.4f\n", dt, lim900, lim900, lim900);
-			printf("limit %s prompt864 %.4f %.4f %.4f\n", dt, limp, limp, limp);
+			print_raw("gpt2", dt, "load", load);
+			print_raw("machine", dt, "bandwidth", f.bw);
+			print_raw("machine", dt, "fma", f.peak);
+			print_raw("gpt2", dt, "decode8", f.d8);
+			print_raw("gpt2", dt, "decode900", f.d900);
+			print_raw("gpt2", dt, "prompt864", f.p864);
+			print_raw("share", dt, "decode8", f.s8);
+			print_raw("share", dt, "decode900", f.s900);
+			print_raw("share", dt, "prompt864", f.sp);
 		} else {
-			printf("%s (%s weights, loaded in %.0f ms)\n", argv[i], dt, load * 1e3);
-			printf("  decode, context 8    %7.2f ms/token [%.2f, %.2f]  limit %6.2f ms: %.2f of it\n",
-			       f.d8.median, f.d8.min, f.d8.max, lim8, lim8 / f.d8.median);
-			printf("  decode, context 900  %7.2f ms/token [%.2f, %.2f]  limit %6.2f ms: %.2f of it\n",
-			       f.d900.median, f.d900.min, f.d900.max, lim900, lim900 / f.d900.median);
-			printf("  prompt of 864        %7.3f ms/token [%.3f, %.3f]  limit %6.3f ms: %.2f of the FMA peak\n",
-			       f.p864.median, f.p864.min, f.p864.max, limp, limp / f.p864.median);
+			printf("%s (%s weights, loaded in %.0f ms)\n", argv[i], dt, load.median);
+			printf("  read bandwidth %.1f GB/s [%.1f, %.1f], FMA peak %.0f GFLOP/s "
+			       "[%.0f, %.0f]\n", f.bw.median, f.bw.min, f.bw.max, f.peak.median,
+			       f.peak.min, f.peak.max);
+			printf("  decode, context 8    %7.2f ms/token [%.2f, %.2f]: %.2f [%.2f, %.2f] "
+			       "of the bandwidth limit\n", f.d8.median, f.d8.min, f.d8.max,
+			       f.s8.median, f.s8.min, f.s8.max);
+			printf("  decode, context 900  %7.2f ms/token [%.2f, %.2f]: %.2f [%.2f, %.2f] "
+			       "of the bandwidth limit\n", f.d900.median, f.d900.min, f.d900.max,
+			       f.s900.median, f.s900.min, f.s900.max);
+			printf("  prompt of 864        %7.3f ms/token [%.3f, %.3f]: %.2f [%.2f, %.2f] "
+			       "of the FMA peak\n", f.p864.median, f.p864.min, f.p864.max,
+			       f.sp.median, f.sp.min, f.sp.max);
 		}
 		if (scaling && threads > 1) {
 			if (gpt2_model_set_threads(m, 1, err, sizeof err))
 				die("threads", err);
-			struct figures g = measure(m, runs);
+			struct figures g = measure(m, runs, 1);
 			if (raw) {
-				printf("gpt2-1t %s decode8 %.4f %.4f %.4f\n", dt, g.d8.median, g.d8.min,
-				       g.d8.max);
-				printf("gpt2-1t %s prompt864 %.4f %.4f %.4f\n", dt, g.p864.median,
-				       g.p864.min, g.p864.max);
+				print_raw("gpt2-1t", dt, "decode8", g.d8);
+				print_raw("gpt2-1t", dt, "prompt864", g.p864);
 			} else {
 				printf("  1 -> %d threads: decode %.2fx (%.2f -> %.2f ms), prompt %.2fx "
 				       "(%.3f -> %.3f ms)\n", threads, g.d8.median / f.d8.median,

@@ -60,43 +60,53 @@ for r in $(seq "$rounds"); do
 	fi
 done
 
-# Medians over the rounds of each figure (its third column per round), and
-# the ratios of the per-round figures' medians.
+# Medians over the rounds of each figure (the 4th column: a round's
+# median), and of the per-round ratios gpt2run / llama.cpp.
 awk -v threads="$threads" -v rounds="$rounds" '
-function med(key,   n, i, j, t, a) {
-	n = cnt[key]
-	for (i = 1; i <= n; i++) a[i] = val[key, i]
+function sortmed(n, a,   i, j, t) {
 	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-	lo[key] = a[1]; hi[key] = a[n]
+	mlo = a[1]; mhi = a[n]
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
-function fig(key) { return (key in cnt) ? sprintf("%.2f [%.2f, %.2f]", m[key], lo[key], hi[key]) : "-" }
+function med(key,   n, i, a) {
+	n = cnt[key]
+	for (i = 1; i <= n; i++) a[i] = val[key, i]
+	m[key] = sortmed(n, a); lo[key] = mlo; hi[key] = mhi
+}
+function ratio(gk, lk,   n, i, a) {
+	n = cnt[gk] < cnt[lk] ? cnt[gk] : cnt[lk]
+	if (n == 0) return "-"
+	for (i = 1; i <= n; i++) a[i] = val[gk, i] / val[lk, i]
+	r = sortmed(n, a)
+	return sprintf("%.2f [%.2f, %.2f]", r, mlo, mhi)
+}
+function fig(key, f) { return (key in cnt) ? sprintf(f " [" f ", " f "]", m[key], lo[key], hi[key]) : "-" }
 { key = $1 " " $2 " " $3; cnt[key]++; val[key, cnt[key]] = $4 }
 END {
-	for (k in cnt) m[k] = med(k)
-	bw = m["machine - bandwidth"]; pk = m["machine - fma"]
-	printf "machine: read bandwidth %.1f GB/s [%.1f, %.1f], F32 FMA peak %.0f GFLOP/s [%.0f, %.0f] (%d threads, %d rounds)\n\n", \
-		bw, lo["machine - bandwidth"], hi["machine - bandwidth"], pk, lo["machine - fma"], hi["machine - fma"], threads, rounds
-	printf "| what, %d threads | gpt2run, ms/token | llama.cpp, ms/token | limit, ms/token | gpt2run share of limit | gpt2run / llama.cpp |\n", threads
-	printf "| --- | --- | --- | --- | --- | --- |\n"
+	for (k in cnt) med(k)
+	printf "%d rounds, %d threads; median [min, max] over the rounds\n", rounds, threads
+	printf "machine, measured beside the F32 figures: read bandwidth %s GB/s, F32 FMA peak %s GFLOP/s\n\n", \
+		fig("machine F32 bandwidth", "%.1f"), fig("machine F32 fma", "%.0f")
+	printf "| what, %d threads | gpt2run, ms/token | llama.cpp, ms/token | gpt2run, share of its limit | gpt2run / llama.cpp |\n", threads
+	printf "| --- | --- | --- | --- | --- |\n"
 	split("decode8 decode900 prompt864", what, " ")
-	split("decode context 8|decode context ~900|prompt of 864", label, "|")
+	split("decode, context 8|decode, context ~900|prompt of 864", label, "|")
 	for (d = 1; d <= 2; d++) {
 		g = d == 1 ? "F32" : "BF16"; l = d == 1 ? "F32" : "F16"
 		for (w = 1; w <= 3; w++) {
-			gk = "gpt2 " g " " what[w]; lk = "llama " l " " what[w]; mk = "limit " g " " what[w]
+			gk = "gpt2 " g " " what[w]; lk = "llama " l " " what[w]
 			if (!(gk in cnt)) continue
-			share = m[mk] / m[gk]
-			ratio = (lk in cnt) ? sprintf("%.2f", m[gk] / m[lk]) : "-"
-			printf "| %s, %s (llama.cpp %s) | %s | %s | %.2f | %.2f | %s |\n", label[w], g, l, fig(gk), fig(lk), m[mk], share, ratio
+			printf "| %s, %s (llama.cpp %s) | %s | %s | %s | %s |\n", label[w], g, l, \
+				fig(gk, w == 3 ? "%.3f" : "%.2f"), fig(lk, w == 3 ? "%.3f" : "%.2f"), \
+				fig("share " g " " what[w], "%.2f"), ratio(gk, lk)
 		}
 	}
 	printf "\n"
-	if (("gpt2 BF16 decode8" in cnt) && ("gpt2 F32 decode8" in cnt))
-		printf "BF16 / F32 decode (context 8): %.2f\n", m["gpt2 BF16 decode8"] / m["gpt2 F32 decode8"]
-	if ("gpt2-1t F32 decode8" in cnt)
-		printf "1 -> %d threads, F32: decode %.2fx, prompt %.2fx\n", threads, \
-			m["gpt2-1t F32 decode8"] / m["gpt2 F32 decode8"], m["gpt2-1t F32 prompt864"] / m["gpt2 F32 prompt864"]
-	if ("gpt2 F32 load" in cnt)
-		printf "load: F32 %.0f ms, BF16 %.0f ms\n", m["gpt2 F32 load"], m["gpt2 BF16 load"]
+	printf "BF16 / F32 decode, context 8: %s\n", ratio("gpt2 BF16 decode8", "gpt2 F32 decode8")
+	printf "gpt2run BF16 / llama.cpp F16 decode, context 8: %s\n", ratio("gpt2 BF16 decode8", "llama F16 decode8")
+	if ("gpt2-1t F32 decode8" in cnt) {
+		printf "1 -> %d threads, F32 decode: %s\n", threads, ratio("gpt2-1t F32 decode8", "gpt2 F32 decode8")
+		printf "1 -> %d threads, F32 prompt: %s\n", threads, ratio("gpt2-1t F32 prompt864", "gpt2 F32 prompt864")
+	}
+	printf "load: F32 %s ms, BF16 %s ms\n", fig("gpt2 F32 load", "%.0f"), fig("gpt2 BF16 load", "%.0f")
 }' "$raw"

@@ -255,7 +255,7 @@ void gpt2_model_free(gpt2_model *m);
 /*
  * The KV cache and the activation scratch of one sequence. capacity: the
  * most tokens it holds (<= max_seq_len; 0 means max_seq_len). Keys and
- * values are kept in F32 as (L, capacity, C).
+ * values are kept in F32 as (L, NH, capacity, hs): by head.
  */
 typedef struct gpt2_cache gpt2_cache;
 /* 0, or -1 with a message (out of memory). */

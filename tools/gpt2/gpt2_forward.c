@@ -272,8 +272,10 @@ static void rows_run(gpt2_pool *pool, const struct rows_ctx *c)
 /*
  * Causal self-attention over the cache. qkv (T, 3C) holds each token's
  * query, key and value (in that order: HF's c_attn packs Q, K, V); the
- * keys and values were appended to kc/vc (capacity, C) at positions
- * pos0..pos0+T-1 before this runs. One task per (token, head).
+ * keys and values were appended to kc/vc (NH, capacity, hs) at positions
+ * pos0..pos0+T-1 before this runs: each head's keys lie one after the
+ * other, so that attending reads them front to back. One task per
+ * (token, head).
  */
 struct attn_ctx {
 	const gpt2_kernels *k;
@@ -294,9 +296,10 @@ static void attention_task(void *arg, int task, int thread)
 	int C = c->C, hs = C / c->NH, p = c->pos0 + t;
 	float scale = 1.0f / sqrtf((float)hs);
 	size_t ho = (size_t)h * (size_t)hs;
+	size_t kvo = (size_t)h * (size_t)c->capacity * (size_t)hs;
 	c->k->attend(c->out + (size_t)t * (size_t)C + ho,
-	             c->qkv + (size_t)t * 3 * (size_t)C + ho, c->kc + ho,
-	             c->vc + ho, (size_t)C, p + 1, hs, scale,
+	             c->qkv + (size_t)t * 3 * (size_t)C + ho, c->kc + kvo,
+	             c->vc + kvo, (size_t)hs, p + 1, hs, scale,
 	             c->scratch + (size_t)thread * (size_t)c->capacity);
 	if (c->probs) {
 		/* attend leaves the probabilities it used in its scratch. */
@@ -312,7 +315,7 @@ static void attention_task(void *arg, int task, int thread)
 
 struct gpt2_cache {
 	int capacity, len, C;
-	float *k, *v; /* (L, capacity, C), kv_bytes each */
+	float *k, *v; /* (L, NH, capacity, hs), kv_bytes each */
 	size_t kv_bytes;
 	/* Activations of one call, grown as T grows. */
 	int act_T;
@@ -523,12 +526,15 @@ int gpt2_forward(gpt2_model *m, gpt2_cache *c, const int32_t *ids, int T,
 		matmul_run(K, pool, mm, c->qkv, c->ln, qkvw, wt, P->qkvb + 3 * lc,
 		           T, C, 3 * C);
 		TRACE(GPT2_STAGE_QKV, l, c->qkv, T, 3 * C);
+		size_t hs = (size_t)(C / NH);
 		for (int t = 0; t < T; t++) {
 			const float *row = c->qkv + (size_t)t * 3 * (size_t)C;
-			memcpy(kc + (size_t)(pos0 + t) * (size_t)C, row + C,
-			       (size_t)C * sizeof(float));
-			memcpy(vc + (size_t)(pos0 + t) * (size_t)C, row + 2 * C,
-			       (size_t)C * sizeof(float));
+			for (int h = 0; h < NH; h++) {
+				size_t at = ((size_t)h * (size_t)c->capacity +
+				             (size_t)(pos0 + t)) * hs;
+				memcpy(kc + at, row + C + (size_t)h * hs, hs * sizeof(float));
+				memcpy(vc + at, row + 2 * C + (size_t)h * hs, hs * sizeof(float));
+			}
 		}
 		struct attn_ctx ac = {K, c->atty, c->qkv, kc, vc, T, pos0, C, NH,
 		                      c->att_scratch, c->capacity, probs, pos0 + T};

@@ -264,6 +264,11 @@ const char *st_file_format_name(const st_file *f)
 	}
 }
 
+const st_torch_info *st_file_torch_info(const st_file *f)
+{
+	return f->torch ? st__torch_info(f->torch) : NULL;
+}
+
 long st_file_alias_of(const st_file *f, size_t i)
 {
 	if (!f->torch || i >= f->h.n_tensors)

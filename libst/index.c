@@ -400,7 +400,8 @@ static int open_index(st_checkpoint *c, const char *index_path, int torch,
 			continue;
 		}
 		struct st__report sr = {.path = p, .fn = r->fn, .ctx = r->ctx,
-		                        .err = r->err};
+		                        .err = r->err, .keys = r->keys,
+		                        .n_keys = r->n_keys};
 		int frc = st__file_open_report(&c->files[k], p,
 		                               torch ? ST_OPEN_TORCH : 0, &sr);
 		r->n_errors += sr.n_errors;
@@ -493,6 +494,15 @@ int st_checkpoint_open(st_checkpoint **out, const char *path, unsigned flags,
 	return checkpoint_open(out, path, flags, &r);
 }
 
+int st_checkpoint_open_key(st_checkpoint **out, const char *path,
+                           unsigned flags, const char *const *keys,
+                           size_t n_keys, st_error *err)
+{
+	struct st__report r = {.path = path, .err = err, .keys = keys,
+	                       .n_keys = n_keys};
+	return checkpoint_open(out, path, flags, &r);
+}
+
 void st_checkpoint_close(st_checkpoint *c)
 {
 	if (!c)
@@ -579,7 +589,8 @@ int st_check_path(const char *path, st_problem_fn fn, void *ctx, st_error *err)
 		err = &local;
 	struct st__report r = {.path = path, .fn = fn, .ctx = ctx, .err = err};
 	st_checkpoint *c = NULL;
-	int rc = checkpoint_open(&c, path, 0, &r);
+	/* A PyTorch checkpoint is checked too: its pickle, views, CRCs. */
+	int rc = checkpoint_open(&c, path, ST_OPEN_TORCH, &r);
 	st_checkpoint_close(c);
 	/* PATH itself unreadable (or nothing to check in a directory). */
 	if (rc == ST_EIO || rc == ST_ENOMEM)

@@ -83,6 +83,9 @@ struct st__report {
 	void *ctx;
 	st_error *err;
 	int n_errors;
+	/* A PyTorch checkpoint's sub-dictionary to read (st_checkpoint_open_key). */
+	const char *const *keys;
+	size_t n_keys;
 };
 /* Report an error (severity ERROR) or a warning; message gets "path: ". */
 void st__report(struct st__report *r, int severity, const char *fmt, ...)
@@ -246,6 +249,7 @@ int st__torch_kind(const struct st__torch *t);
 int st__torch_plain(const struct st__torch *t, size_t i);
 /* The tensor that i repeats exactly (same storage and view), or -1. */
 long st__torch_alias_of(const struct st__torch *t, size_t i);
+const st_torch_info *st__torch_info(const struct st__torch *t);
 /* Bytes [off, off + n) of tensor i's contiguous form into buf. */
 int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
                    uint64_t off, void *buf, size_t n, struct st__report *r);

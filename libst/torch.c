@@ -170,6 +170,7 @@ struct obj {
 	uint64_t view_n;        /* STORAGE: elements it may address */
 	struct obj *size, *stride; /* TENSOR: tuples of ints */
 	int seen;               /* DICT: already flattened by walk */
+	unsigned mark;          /* DICT: counted in this pass of count_tensors */
 	char num[24];           /* INT used as a key: its decimal text */
 };
 
@@ -789,7 +790,19 @@ struct collect {
 	size_t n, cap;
 	size_t name_bytes; /* all names built so far */
 	int nomem;
+	struct st__buf skipped; /* the first names of values left out */
+	size_t n_skipped;
 };
+
+/* Note a value that is not a tensor, left out: counted, first few named. */
+static void skip_value(struct collect *c, const char *name, size_t len)
+{
+	if (c->n_skipped++ < 8) {
+		if (c->skipped.len)
+			st__buf_puts(&c->skipped, ", ");
+		st__buf_put(&c->skipped, name, len > 100 ? 100 : len);
+	}
+}
 
 /*
  * The flattened names may not add up to more than a safetensors header
@@ -815,8 +828,11 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
 	for (size_t i = 0; i + 1 < d->n; i += 2) {
 		const struct obj *k = d->items[i];
 		struct obj *v = d->items[i + 1];
-		if (k->kind != K_STR)
-			continue; /* e.g. integer keys of optimizer state */
+		if (k->kind != K_STR) {
+			/* e.g. the integer keys of optimizer state */
+			skip_value(c, prefix, plen);
+			continue;
+		}
 		size_t len = plen + (plen ? 1 : 0) + k->len;
 		if (len > MAX_NAME_BYTES - c->name_bytes)
 			return BAD("the pickle: the flattened tensor names add up to "
@@ -839,7 +855,8 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
 			continue;
 		}
 		if (v->kind != K_TENSOR) {
-			free(name); /* numbers, strings: not weights */
+			skip_value(c, name, len); /* numbers, strings: not weights */
+			free(name);
 			continue;
 		}
 		if (c->n == c->cap) {
@@ -855,6 +872,117 @@ static int walk(struct collect *c, struct obj *d, const char *prefix,
 		c->f[c->n++] = (struct found){name, len, v};
 	}
 	return ST_OK;
+}
+
+/* ---- which dictionary ------------------------------------------------- */
+
+/* The value of key k (klen bytes) in dict d, or NULL. */
+static struct obj *dict_get(const struct obj *d, const char *k, size_t klen)
+{
+	for (size_t i = 0; i + 1 < d->n; i += 2)
+		if (d->items[i]->kind == K_STR && d->items[i]->len == klen &&
+		    !memcmp(d->items[i]->s, k, klen))
+			return d->items[i + 1];
+	return NULL;
+}
+
+/* Tensors reachable through string keys below o, each dict once a pass. */
+static uint64_t count_tensors(struct obj *o, unsigned pass, int depth)
+{
+	if (o->kind == K_TENSOR)
+		return 1;
+	if (o->kind != K_DICT || depth > 16 || o->mark == pass)
+		return 0;
+	o->mark = pass;
+	uint64_t n = 0;
+	for (size_t i = 0; i + 1 < o->n; i += 2)
+		if (o->items[i]->kind == K_STR)
+			n += count_tensors(o->items[i + 1], pass, depth + 1);
+	return n;
+}
+
+/*
+ * Choose the dictionary to read. With keys (each one level, or several
+ * as "K1.K2": the longest key that exists is taken first), follow them;
+ * without, a checkpoint whose tensors are all under one of the keys
+ * training scripts use for the weights is read from that key. info gets
+ * the key used and the top-level keys.
+ */
+static int select_dict(struct st__report *r, struct obj **d,
+                       struct st__buf *key, int *key_auto,
+                       struct st__buf *top)
+{
+	struct obj *root = *d;
+	for (size_t i = 0; i + 1 < root->n; i += 2)
+		if (root->items[i]->kind == K_STR) {
+			if (top->len)
+				st__buf_puts(top, ", ");
+			st__buf_put(top, root->items[i]->s,
+			            root->items[i]->len > 100 ? 100 : root->items[i]->len);
+		}
+	for (size_t k = 0; k < r->n_keys; k++) {
+		const char *s = r->keys[k];
+		size_t len = strlen(s);
+		while (len) {
+			size_t take = len;
+			struct obj *v;
+			while (!(v = dict_get(*d, s, take))) {
+				while (take > 0 && s[take - 1] != '.')
+					take--;
+				if (take <= 1)
+					break;
+				take--; /* before the dot */
+			}
+			if ((!v || take == 0) && !key->len)
+				return BAD("--key '%s': no key '%.*s' in the checkpoint (its "
+				           "keys: %.200s)", r->keys[k],
+				           (int)(len > 100 ? 100 : len), s,
+				           top->data ? top->data : "none");
+			if (!v || take == 0)
+				return BAD("--key '%s': no key '%.*s' in '%s'", r->keys[k],
+				           (int)(len > 100 ? 100 : len), s, key->data);
+			if (key->len)
+				st__buf_puts(key, ".");
+			st__buf_put(key, s, take);
+			if (v->kind != K_DICT)
+				return BAD("--key '%s': '%s' is not a dictionary", r->keys[k],
+				           key->data);
+			*d = v;
+			s += take;
+			len -= take;
+			if (len && *s == '.') {
+				s++;
+				len--;
+			}
+		}
+	}
+	if (r->n_keys)
+		return key->failed ? ST_ENOMEM : ST_OK;
+	static const char *const usual[] = {"state_dict", "model", "module",
+	                                    "model_state_dict"};
+	unsigned pass = 1;
+	struct obj *only = NULL;
+	size_t only_at = 0, with = 0;
+	for (size_t i = 0; i + 1 < root->n; i += 2) {
+		root->mark = 0;
+		struct obj *k = root->items[i], *v = root->items[i + 1];
+		if (k->kind != K_STR || !count_tensors(v, ++pass, 1))
+			continue;
+		with++;
+		only = v;
+		only_at = i;
+	}
+	if (with != 1 || only->kind != K_DICT)
+		return ST_OK;
+	const struct obj *k = root->items[only_at];
+	for (size_t u = 0; u < sizeof usual / sizeof usual[0]; u++)
+		if (k->len == strlen(usual[u]) && !memcmp(k->s, usual[u], k->len)) {
+			st__buf_put(key, k->s, k->len);
+			*key_auto = 1;
+			*d = only;
+			break;
+		}
+	return key->failed ? ST_ENOMEM : ST_OK;
 }
 
 /* ---- where each tensor's bytes are ------------------------------------- */
@@ -885,6 +1013,8 @@ struct st__torch {
 	struct tview *v;     /* as h->tensors */
 	size_t n_views;
 	uint64_t *strides;
+	st_torch_info info;
+	struct st__buf key, top, skipped;
 	/* The one storage read through libarchive last (a compressed one). */
 	pthread_mutex_t lock;
 	size_t cache_entry;
@@ -902,6 +1032,9 @@ void st__torch_free(struct st__torch *t)
 	free(t->v);
 	free(t->strides);
 	free(t->cache);
+	st__buf_free(&t->key);
+	st__buf_free(&t->top);
+	st__buf_free(&t->skipped);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -916,6 +1049,11 @@ int st__torch_plain(const struct st__torch *t, size_t i)
 long st__torch_alias_of(const struct st__torch *t, size_t i)
 {
 	return t->v[i].alias_of;
+}
+
+const st_torch_info *st__torch_info(const struct st__torch *t)
+{
+	return &t->info;
 }
 
 /*
@@ -1727,8 +1865,42 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		         p.vm.what);
 		goto out;
 	}
-	if ((rc = walk(&col, p.root, "", 0, 0, r)))
+	struct st__buf key = {0}, top = {0};
+	int key_auto = 0;
+	struct obj *d = p.root;
+	rc = select_dict(r, &d, &key, &key_auto, &top);
+	if (rc == ST_OK && d != p.root)
+		/* The checkpoint's other entries are left out too. */
+		for (size_t i = 0; i + 1 < p.root->n; i += 2)
+			if (p.root->items[i]->kind == K_STR &&
+			    (key.len < p.root->items[i]->len ||
+			     memcmp(key.data, p.root->items[i]->s,
+			            p.root->items[i]->len) ||
+			     (key.len > p.root->items[i]->len &&
+			      key.data[p.root->items[i]->len] != '.')))
+				skip_value(&col, p.root->items[i]->s, p.root->items[i]->len);
+	if (rc == ST_OK)
+		rc = walk(&col, d, "", 0, 0, r);
+	if (rc == ST_OK && (key.failed || top.failed || col.skipped.failed))
+		rc = ST_ENOMEM;
+	if (rc == ST_OK && !(tt = calloc(1, sizeof *tt)))
+		rc = ST_ENOMEM;
+	if (tt)
+		pthread_mutex_init(&tt->lock, NULL);
+	if (rc) {
+		st__buf_free(&key);
+		st__buf_free(&top);
 		goto out;
+	}
+	tt->key = key;
+	tt->top = top;
+	tt->skipped = col.skipped;
+	memset(&col.skipped, 0, sizeof col.skipped);
+	tt->info = (st_torch_info){
+		.key = key.len ? key.data : NULL, .key_auto = key_auto,
+		.keys = top.data ? top.data : "",
+		.n_skipped = col.n_skipped,
+		.skipped = tt->skipped.data ? tt->skipped.data : ""};
 
 	size_t n = col.n, n_dims = 0, names = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -1749,12 +1921,8 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 	h->dims = malloc((n_dims ? n_dims : 1) * sizeof *h->dims);
 	h->arena = malloc(names ? names : 1);
 	strides = malloc((n_dims ? n_dims : 1) * sizeof *strides);
-	tt = calloc(1, sizeof *tt);
-	if (tt) {
-		pthread_mutex_init(&tt->lock, NULL);
-		tt->strides = strides;
-		strides = NULL;
-	}
+	tt->strides = strides;
+	strides = NULL;
 	if (!recs || !h->tensors || !h->by_name || !h->dims || !h->arena ||
 	    !tt || !tt->strides) {
 		rc = ST_ENOMEM;
@@ -1773,7 +1941,16 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		di += o->t.ndim;
 	}
 	qsort(recs, n, sizeof *recs, by_begin);
-	if ((rc = check_streamed(&p, recs, n)))
+	/*
+	 * A full check (r->fn set) reads every member through libarchive:
+	 * the CRC of each storage read in place, too. An open checks only
+	 * those it must inflate.
+	 */
+	if (r->fn && kind != ST__TORCH_LEGACY)
+		rc = st__arc_verify(&p.z.arc, NULL, r);
+	else
+		rc = check_streamed(&p, recs, n);
+	if (rc)
 		goto out;
 
 	/*
@@ -1841,6 +2018,7 @@ out:
 	for (size_t i = 0; i < col.n; i++)
 		free(col.f[i].name);
 	free(col.f);
+	st__buf_free(&col.skipped);
 	free(recs);
 	free(strides);
 	st__torch_free(tt);

@@ -112,6 +112,122 @@ START_TEST(test_nested)
 }
 END_TEST
 
+static void on_problem(void *ctx, int severity, const char *msg)
+{
+	struct { int n; char msg[512]; } *got = ctx;
+	if (severity == ST_PROBLEM_ERROR && got->n++ == 0)
+		snprintf(got->msg, sizeof got->msg, "%s", msg);
+}
+
+/* Same tensors as expected, through a checkpoint opened with keys. */
+static void same_keyed(const char *path, const char *const *keys, size_t n_keys,
+                       const char *expected, size_t n)
+{
+	st_checkpoint *c;
+	st_file *b;
+	st_error err;
+	ck_assert_msg(st_checkpoint_open_key(&c, path, ST_OPEN_TORCH, keys, n_keys,
+	                                     &err) == ST_OK, "%s", err.message);
+	ck_assert_int_eq(st_file_open(&b, expected, 0, &err), ST_OK);
+	ck_assert_uint_eq(st_checkpoint_n_tensors(c), n);
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *x = st_file_tensor(b, i);
+		long j = st_checkpoint_find(c, x->name, x->name_len);
+		ck_assert_msg(j >= 0, "%s: '%s' missing", path, x->name);
+		const st_tensor *y = st_checkpoint_tensor(c, (size_t)j, NULL);
+		ck_assert_uint_eq(y->n_bytes, x->n_bytes);
+		unsigned char *p = malloc(x->n_bytes + 1);
+		const void *q;
+		ck_assert_int_eq(st_checkpoint_read(c, (size_t)j, 0, p, x->n_bytes, &err), ST_OK);
+		ck_assert_int_eq(st_file_data(b, i, &q, &err), ST_OK);
+		ck_assert_msg(!memcmp(p, q, x->n_bytes), "'%s' differs", x->name);
+		free(p);
+	}
+	st_file_close(b);
+	st_checkpoint_close(c);
+}
+
+/*
+ * A training checkpoint {"state_dict": ..., "epoch", "lr", "name",
+ * "optimizer"}: every tensor is under state_dict, which is read, and said
+ * so; --key state_dict gives the same; other keys are refused clearly.
+ */
+START_TEST(test_keys)
+{
+	static const char *const fmt[] = {"zip", "legacy", "tar"};
+	static const char *const sd[] = {"state_dict"};
+	for (size_t i = 0; i < 3; i++) {
+		char path[256];
+		snprintf(path, sizeof path, DIR "ckpt.%s.bin", fmt[i]);
+		same_keyed(path, NULL, 0, DIR "ckpt.expected.safetensors", 3);
+		same_keyed(path, sd, 1, DIR "ckpt.expected.safetensors", 3);
+		st_file *f;
+		st_error err;
+		ck_assert_int_eq(st_file_open(&f, path, ST_OPEN_TORCH, &err), ST_OK);
+		const st_torch_info *ti = st_file_torch_info(f);
+		ck_assert_ptr_nonnull(ti);
+		ck_assert_str_eq(ti->key, "state_dict");
+		ck_assert_int_eq(ti->key_auto, 1);
+		ck_assert_str_eq(ti->keys, "state_dict, epoch, lr, name, optimizer");
+		ck_assert_uint_eq(ti->n_skipped, 4);
+		ck_assert_str_eq(ti->skipped, "epoch, lr, name, optimizer");
+		st_file_close(f);
+		st_checkpoint *c;
+		static const char *const bad[] = {"nope"}, *const leaf[] = {"epoch"},
+		                         *const deep[] = {"state_dict.enc"};
+		ck_assert_int_eq(st_checkpoint_open_key(&c, path, ST_OPEN_TORCH, bad, 1,
+		                                        &err), ST_EFORMAT);
+		ck_assert_msg(strstr(err.message, "--key 'nope': no key 'nope' in the "
+		                     "checkpoint (its keys: state_dict, epoch, lr, name, "
+		                     "optimizer)"), "%s", err.message);
+		ck_assert_int_eq(st_checkpoint_open_key(&c, path, ST_OPEN_TORCH, leaf, 1,
+		                                        &err), ST_EFORMAT);
+		ck_assert_msg(strstr(err.message, "'epoch' is not a dictionary"), "%s",
+		              err.message);
+		ck_assert_int_eq(st_checkpoint_open_key(&c, path, ST_OPEN_TORCH, deep, 1,
+		                                        &err), ST_EFORMAT);
+		ck_assert_msg(strstr(err.message, "no key 'enc' in 'state_dict'"), "%s",
+		              err.message);
+	}
+	/* Several levels, as K1.K2 or one key each; a key holding a dot. */
+	static const char *const two[] = {"model", "b"}, *const dotted[] = {"model.b"};
+	st_checkpoint *c;
+	st_error err;
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(st_checkpoint_open_key(&c, DIR "nested.bin", ST_OPEN_TORCH,
+		                                        k ? dotted : two, k ? 1 : 2, &err),
+		                 ST_OK);
+		ck_assert_uint_eq(st_checkpoint_n_tensors(c), 1);
+		ck_assert_int_ge(st_checkpoint_find(c, "c", 1), 0);
+		st_checkpoint_close(c);
+	}
+	/* A flat state dict: nothing chosen, nothing left out. */
+	st_file *f;
+	ck_assert_int_eq(st_file_open(&f, DIR "views.zip.bin", ST_OPEN_TORCH, &err), ST_OK);
+	ck_assert_ptr_null(st_file_torch_info(f)->key);
+	ck_assert_uint_eq(st_file_torch_info(f)->n_skipped, 0);
+	st_file_close(f);
+}
+END_TEST
+
+/*
+ * A full check reads every member through its CRC: a flipped byte in a
+ * storage (read in place, so an open does not see it) is an error.
+ */
+START_TEST(test_check_crc)
+{
+	struct { int n; char msg[512]; } got = {0, ""};
+	st_error err;
+	ck_assert_int_eq(st_check_path(DIR "views.zip.bin", NULL, NULL, &err), 0);
+	st_file *f;
+	ck_assert_int_eq(st_file_open(&f, DIR "storage_crc.bin", ST_OPEN_TORCH, &err), ST_OK);
+	st_file_close(f);
+	ck_assert_int_eq(st_check_path(DIR "storage_crc.bin", on_problem, &got, &err), 1);
+	ck_assert_msg(strstr(got.msg, "storage_crc.bin: zip: member 'views.zip/data/0': "
+	                     "ZIP bad CRC"), "%s", got.msg);
+}
+END_TEST
+
 START_TEST(test_checkpoint)
 {
 	st_checkpoint *c;
@@ -663,6 +779,8 @@ int main(void)
 	tcase_add_test(tc, test_nested);
 	tcase_add_test(tc, test_zip64);
 	tcase_add_test(tc, test_formats);
+	tcase_add_test(tc, test_keys);
+	tcase_add_test(tc, test_check_crc);
 	tcase_add_test(tc, test_safetensors_like_pickle);
 	tcase_add_test(tc, test_checkpoint);
 	suite_add_tcase(s, tc);

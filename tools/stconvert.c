@@ -55,8 +55,8 @@ static void usage(void)
 "\n"
 "IN is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
 "snapshot directory, or a PyTorch checkpoint (pytorch_model.bin, or shards\n"
-"with pytorch_model.bin.index.json; the pickle is read without executing\n"
-"anything). OUT is a file when it ends in\n"
+"with pytorch_model.bin.index.json; zip, legacy or tar; the pickle is read\n"
+"without executing anything). OUT is a file when it ends in\n"
 ".safetensors (or is an existing file), else a snapshot directory:\n"
 "model.safetensors, or with --shard-size model-0000i-of-0000N.safetensors\n"
 "plus model.safetensors.index.json. A directory IN's other files (config,\n"
@@ -72,6 +72,12 @@ static void usage(void)
 "                          dtype (fnmatch; repeatable), e.g. --keep '*ln_*'\n"
 "  -d, --drop GLOB         leave matching tensors out (repeatable; wins\n"
 "                          over --keep)\n"
+"      --key K             read a PyTorch checkpoint's sub-dictionary K\n"
+"                          (repeatable for deeper levels, or K1.K2); without\n"
+"                          it a checkpoint whose tensors are all under\n"
+"                          state_dict, model, module or model_state_dict is\n"
+"                          read from there, and values that are not tensors\n"
+"                          are left out (one line says which)\n"
 "  -m, --metadata KEY=VALUE  add or replace a __metadata__ entry\n"
 "                          (repeatable); the input's metadata is kept\n"
 "  -s, --shard-size SIZE   split the output into shards of at most SIZE\n"
@@ -103,8 +109,8 @@ struct options {
 	const char *in, *out;
 	int has_to;
 	st_dtype to;
-	const char **keep, **drop;
-	size_t n_keep, n_drop;
+	const char **keep, **drop, **keys;
+	size_t n_keep, n_drop, n_keys;
 	size_t *keep_hits, *drop_hits;
 	struct meta_opt *meta;
 	size_t n_meta;
@@ -124,6 +130,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"to", required_argument, NULL, 't'},
 		{"keep", required_argument, NULL, 'k'},
 		{"drop", required_argument, NULL, 'd'},
+		{"key", required_argument, NULL, 'K'},
 		{"metadata", required_argument, NULL, 'm'},
 		{"shard-size", required_argument, NULL, 's'},
 		{"force", no_argument, NULL, 'f'},
@@ -137,6 +144,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	/* Each repeatable option occurs fewer than argc times. */
 	o->keep = cli_xcalloc((size_t)argc, sizeof *o->keep);
 	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
+	o->keys = cli_xcalloc((size_t)argc, sizeof *o->keys);
 	o->meta = cli_xcalloc((size_t)argc, sizeof *o->meta);
 	int c;
 	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
@@ -151,6 +159,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'd':
 			o->drop[o->n_drop++] = optarg;
+			break;
+		case 'K':
+			o->keys[o->n_keys++] = optarg;
 			break;
 		case 'm': {
 			const char *eq = strchr(optarg, '=');
@@ -319,8 +330,9 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 			char *a = cli_printable(it->t->name, it->t->name_len);
 			const st_tensor *k = st_file_tensor(in, (size_t)of);
 			char *b = cli_printable(k->name, k->name_len);
-			cli_warn("alias: '%s' is the same data as '%s'; written once, "
-			         "as '%s'", a, b, b);
+			if (!o->quiet)
+				cli_warn("alias: '%s' is the same data as '%s'; written "
+				         "once, as '%s'", a, b, b);
 			free(a);
 			free(b);
 		}
@@ -799,10 +811,18 @@ int main(int argc, char **argv)
 
 	st_checkpoint *c;
 	st_error err;
-	if (st_checkpoint_open(&c, o.in, ST_OPEN_TORCH, &err) != ST_OK) {
+	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys,
+	                           &err) != ST_OK) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
+	/* What a PyTorch checkpoint's dictionary gave (the first shard's). */
+	const st_torch_info *ti = st_file_torch_info(st_checkpoint_file(c, 0));
+	if (ti && ti->key && ti->key_auto && !o.quiet)
+		cli_warn("key '%s': every tensor is under it; reading it", ti->key);
+	if (ti && ti->n_skipped && !o.quiet)
+		cli_warn("left out %zu entries that are not tensors: %s%s",
+		         ti->n_skipped, ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
 	size_t n = st_checkpoint_n_tensors(c);
 	item *items = cli_xcalloc(n, sizeof *items);
 	plan_items(c, &o, items);
@@ -833,6 +853,7 @@ int main(int argc, char **argv)
 	free(o.meta);
 	free(o.keep);
 	free(o.drop);
+	free(o.keys);
 	free(o.keep_hits);
 	free(o.drop_hits);
 	return cli_exit(CLI_OK);

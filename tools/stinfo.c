@@ -35,6 +35,8 @@ struct options {
 	int all;     /* list every tensor instead of compacting layers */
 	int stats;   /* read the data and compute statistics */
 	int threads; /* statistics worker threads */
+	const char **keys; /* --key: a PyTorch checkpoint's sub-dictionary */
+	size_t n_keys;
 };
 
 static void usage(void)
@@ -43,11 +45,13 @@ static void usage(void)
 "Usage: stinfo [OPTION]... PATH...\n"
 "Describe safetensors checkpoints: files, metadata, tensors, parameters.\n"
 "\n"
-"PATH is a .safetensors file, a shard index (*.safetensors.index.json) or a\n"
-"snapshot directory. Without options, print a summary read from the headers\n"
-"only, with repeated layers shown once (h.{0..11}.attn.c_attn.weight), and,\n"
-"with a GPT-2 or Llama-family config.json beside it, the parameters it\n"
-"implies: counted, missing, misshapen and extra.\n"
+"PATH is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
+"snapshot directory or a PyTorch checkpoint (pytorch_model.bin: zip, legacy\n"
+"or tar; its pickle is read, never executed). Without options, print a\n"
+"summary read from the headers only, with repeated layers shown once\n"
+"(h.{0..11}.attn.c_attn.weight), and, with a GPT-2 or Llama-family\n"
+"config.json beside it, the parameters it implies: counted, missing,\n"
+"misshapen and extra.\n"
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
@@ -66,6 +70,10 @@ static void usage(void)
 "                     exit 1 if any problem\n"
 "      --hash         print each file's SHA-256 as sha256sum does (with\n"
 "                     --json, also each tensor's)\n"
+"      --key K        read a PyTorch checkpoint's sub-dictionary K\n"
+"                     (repeatable for deeper levels, or K1.K2); without it a\n"
+"                     checkpoint whose tensors are all under state_dict,\n"
+"                     model, module or model_state_dict is read from there\n"
 "  -t, --threads N    worker threads for --stats, --verify and --hash\n"
 "                     (default: CPUs online)\n"
 "  -h, --help         print this help and exit\n"
@@ -401,6 +409,28 @@ static void print_files(const st_checkpoint *ck)
 			           "executed)");
 			fmt_full(buf, sizeof buf, st_file_size(f), 1);
 			print_kv("  size:", buf);
+			const st_torch_info *ti = st_file_torch_info(f);
+			char *k = cli_printable(ti->keys, strlen(ti->keys));
+			print_kv("  keys:", *k ? k : "(none)");
+			free(k);
+			if (ti->key) {
+				k = cli_printable(ti->key, strlen(ti->key));
+				char *line = cli_xmalloc(strlen(k) + 48);
+				sprintf(line, "%s%s", k, ti->key_auto
+				        ? " (every tensor is under it)" : "");
+				print_kv("  read:", line);
+				free(line);
+				free(k);
+			}
+			if (ti->n_skipped) {
+				k = cli_printable(ti->skipped, strlen(ti->skipped));
+				char *line = cli_xmalloc(strlen(k) + 64);
+				sprintf(line, "%zu entries that are not tensors (%s%s)",
+				        ti->n_skipped, k, ti->n_skipped > 8 ? ", ..." : "");
+				print_kv("  skipped:", line);
+				free(line);
+				free(k);
+			}
 		} else {
 			fmt_full(buf, sizeof buf, st_file_header_size(f), 1);
 			print_kv("  header:", buf);
@@ -775,7 +805,7 @@ static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
 	st_checkpoint *ck;
-	if (ckpt_open(&ck, path) != CLI_OK)
+	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;
 	stats_acc *accs = NULL;
 	if (o->stats) {
@@ -808,13 +838,15 @@ int main(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
 		{"threads", required_argument, NULL, 't'},
+		{"key", required_argument, NULL, 'K'},
 		{"verify", no_argument, NULL, 'Y'},
 		{"hash", no_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	struct options o = {MODE_SUMMARY, 0, 0, 0};
+	static const char *keys[64];
+	struct options o = {MODE_SUMMARY, 0, 0, 0, keys, 0};
 	int json = 0, check = 0, verify = 0, hash = 0, ch;
 
 	cli_init("stinfo");
@@ -824,6 +856,11 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
+		case 'K':
+			if (o.n_keys == sizeof keys / sizeof keys[0])
+				cli_usage_error("--key: at most 64 levels");
+			keys[o.n_keys++] = optarg;
+			break;
 		case 'Y': verify = 1; break;
 		case 'H': hash = 1; break;
 		case 't': o.threads = cli_opt_threads(optarg, 256); break;

@@ -111,6 +111,26 @@ ST_API uint64_t st_file_data_size(const st_file *f);   /* size - 8 - N */
 ST_API const char *st_file_format_name(const st_file *f);
 
 /*
+ * What reading a PyTorch checkpoint's dictionary found. key: the
+ * sub-dictionary read ("state_dict", "a.b"), NULL for the whole; key_auto:
+ * it was chosen because every tensor is under it (one of state_dict,
+ * model, module, model_state_dict) rather than asked for. keys: the
+ * top-level keys, ", "-separated. n_skipped values that are not tensors
+ * (numbers, strings, lists, optimizer state, the entries beside key) were
+ * left out; skipped names the first of them, ", "-separated.
+ */
+typedef struct st_torch_info {
+	const char *key;
+	int key_auto;
+	const char *keys;
+	size_t n_skipped;
+	const char *skipped;
+} st_torch_info;
+
+/* That information for a PyTorch file; NULL for a safetensors file. */
+ST_API const st_torch_info *st_file_torch_info(const st_file *f);
+
+/*
  * In a PyTorch file, the index of the tensor that tensor i repeats exactly
  * (the same storage, offset, shape and strides: an alias, as tied weights
  * are saved; the first of them in the checkpoint's own order is the one

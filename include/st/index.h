@@ -43,6 +43,17 @@ typedef struct st_checkpoint st_checkpoint;
  */
 ST_API int st_checkpoint_open(st_checkpoint **out, const char *path,
                               unsigned flags, st_error *err);
+/*
+ * The same, reading a PyTorch checkpoint's sub-dictionary: keys[0..n_keys)
+ * from the top down (each one level, or several as "K1.K2"), in every
+ * shard. n_keys 0: the whole checkpoint, or the one key of state_dict,
+ * model, module, model_state_dict that holds every tensor
+ * (st_file_torch_info says which). A key that is missing, or is not a
+ * dictionary, is ST_EFORMAT. Safetensors files ignore keys.
+ */
+ST_API int st_checkpoint_open_key(st_checkpoint **out, const char *path,
+                                  unsigned flags, const char *const *keys,
+                                  size_t n_keys, st_error *err);
 ST_API void st_checkpoint_close(st_checkpoint *c);
 
 /* The PATH as given; the index path or NULL; the directory holding the files. */
@@ -75,7 +86,10 @@ ST_API int st_checkpoint_read(st_checkpoint *c, size_t i, uint64_t off,
 
 /*
  * Check PATH fully: every rule of every file and I1-I5, reporting every
- * problem to fn. Returns the number of errors (>= 0), or ST_EIO when PATH
+ * problem to fn. A PyTorch checkpoint (and pytorch_model.bin.index.json) is
+ * checked too: its pickle, every tensor's view, and the CRC-32 of every
+ * zip member, the storages read in place included (an open does not read
+ * those). Returns the number of errors (>= 0), or ST_EIO when PATH
  * cannot be read at all (does not exist, permission denied).
  */
 ST_API int st_check_path(const char *path, st_problem_fn fn, void *ctx,

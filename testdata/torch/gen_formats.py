@@ -27,6 +27,8 @@ torch.load returns, made contiguous, written byte by byte as safetensors
       {"state_dict": {...}, "epoch": 3, "optimizer": {...}} in zip and
       legacy form; the expected file holds the state dict's tensors under
       their own names
+  storage_crc.bin   views.zip.bin with one byte of a storage flipped: it
+      opens (storages are read in place), stinfo --check finds the CRC
   state.dedup.expected.safetensors  state.bin's tensors without the alias
       lm_head.weight, as stconvert writes them
   ../../tests/fuzz/corpus/{legacy,tar}/seed-*  the fuzz targets' inputs
@@ -316,6 +318,18 @@ with open(p("bad/truncated_zip.bin"), "wb") as f:
 at = blob.index(b"data.pkl") + len(b"data.pkl") + 40
 blob[at] ^= 0x01
 with open(p("bad/bad_crc.bin"), "wb") as f:
+    f.write(blob)
+# A flipped byte inside a storage read in place: only a full check
+# (stinfo --check) reads it through its CRC.
+with open(p("views.zip.bin"), "rb") as f:
+    blob = bytearray(f.read())
+with zipfile.ZipFile(p("views.zip.bin")) as z:
+    info = z.getinfo("views.zip/data/0")
+    # The local header's name and extra lengths (torch pads the extra).
+    nl, xl = struct.unpack("<HH", blob[info.header_offset + 26:info.header_offset + 30])
+    at = info.header_offset + 30 + nl + xl
+blob[at] ^= 0x01
+with open(p("storage_crc.bin"), "wb") as f:
     f.write(blob)
 with open(p("views.legacy.bin"), "rb") as f:
     blob = f.read()

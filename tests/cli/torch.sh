@@ -20,9 +20,38 @@ run evil 2 "$BIN/stinfo" "$T/evil.bin"
 expect_err evil "refusing to load 'posix.system'"
 run legacy 0 "$BIN/stinfo" "$T/legacy.bin"
 expect_out legacy 'PyTorch legacy \(pre-1.6\) checkpoint'
-# --check judges the safetensors format: a .bin is not one.
-run check 1 "$BIN/stinfo" --check "$T/state.bin"
-expect_err check 'zip archive'
+# --check checks a PyTorch file as a safetensors one: the pickle, every
+# view, and every member's CRC (an open reads storages in place, unchecked).
+run check 0 "$BIN/stinfo" --check "$T/state.bin" "$T/views.legacy.bin" "$T/views.tar.bin" "$T/sharded"
+expect_out check '^.*/state.bin: OK$'
+run check_crc 1 "$BIN/stinfo" --check "$T/storage_crc.bin"
+expect_out check_crc 'storage_crc.bin: INVALID \(1 error\)'
+expect_err check_crc "storage_crc.bin: zip: member 'views.zip/data/0': ZIP bad CRC"
+run check_evil 1 "$BIN/stinfo" --check "$T/evil.bin"
+expect_err check_evil "refusing to load 'posix.system'"
+
+# A training checkpoint: its state_dict is read (and said so); --key picks
+# a sub-dictionary; a missing one is a clear error.
+for f in zip legacy tar; do
+  run "ckpt_$f" 0 "$BIN/stinfo" "$T/ckpt.$f.bin"
+  expect_out "ckpt_$f" '^  keys: +state_dict, epoch, lr, name, optimizer$'
+  expect_out "ckpt_$f" '^  read: +state_dict \(every tensor is under it\)$'
+  expect_out "ckpt_$f" '^  skipped: +4 entries that are not tensors \(epoch, lr, name, optimizer\)$'
+  run "ckpt_diff_$f" 0 "$BIN/stdiff" --exact "$T/ckpt.$f.bin" "$T/ckpt.expected.safetensors"
+  if [ -x "$BIN/stconvert" ]; then
+    run "ckpt_conv_$f" 0 "$BIN/stconvert" --key state_dict "$T/ckpt.$f.bin" "$TMP/ckpt.$f.safetensors"
+    expect_err "ckpt_conv_$f" '^stconvert: left out 4 entries that are not tensors: epoch, lr, name, optimizer$'
+    run "ckpt_conv_diff_$f" 0 "$BIN/stdiff" --exact "$TMP/ckpt.$f.safetensors" "$T/ckpt.expected.safetensors"
+  fi
+done
+run ckpt_auto_conv 0 "$BIN/stconvert" "$T/ckpt.zip.bin" "$TMP/ckpt_auto.safetensors"
+expect_err ckpt_auto_conv "^stconvert: key 'state_dict': every tensor is under it; reading it$"
+run ckpt_key_json 0 "$BIN/stinfo" --json --key model --key b "$T/nested.bin"
+expect_out ckpt_key_json '"name": "c", "dtype": "I64"'
+run ckpt_nokey 2 "$BIN/stinfo" --key nope "$T/ckpt.zip.bin"
+expect_err ckpt_nokey "ckpt.zip.bin: --key 'nope': no key 'nope' in the checkpoint \(its keys: state_dict, epoch, lr, name, optimizer\)$"
+run ckpt_nokey_conv 2 "$BIN/stconvert" --key state_dict.enc "$T/ckpt.zip.bin" "$TMP/out/nokey.safetensors"
+expect_err ckpt_nokey_conv "no key 'enc' in 'state_dict'"
 
 run diff 0 "$BIN/stdiff" --exact "$T/state.bin" "$T/state.expected.safetensors"
 run diff_nested 0 "$BIN/stdiff" --exact "$T/nested.bin" "$T/nested.expected.safetensors"
@@ -32,7 +61,7 @@ expect_out info_sharded 'pytorch_model-00002-of-00002.bin'
 run diff_other 1 "$BIN/stdiff" -q "$T/nested.bin" "$T/state.expected.safetensors"
 
 if [ -x "$BIN/stconvert" ]; then
-  run conv 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/state.safetensors"
+  run conv 0 "$BIN/stconvert" "$T/state.bin" "$TMP/state.safetensors"
   # lm_head.weight repeats wte.weight (tied): written once, and said so.
   expect_err conv "alias: 'lm_head.weight' is the same data as 'wte.weight'; written once"
   run conv_diff 0 "$BIN/stdiff" --exact "$TMP/state.safetensors" "$T/state.dedup.expected.safetensors"

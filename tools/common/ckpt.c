@@ -12,9 +12,16 @@
 
 int ckpt_open(st_checkpoint **ck, const char *path)
 {
+	return ckpt_open_key(ck, path, NULL, 0);
+}
+
+int ckpt_open_key(st_checkpoint **ck, const char *path,
+                  const char *const *keys, size_t n_keys)
+{
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int rc = st_checkpoint_open(ck, path, ST_OPEN_TORCH, &err);
+	int rc = st_checkpoint_open_key(ck, path, ST_OPEN_TORCH, keys, n_keys,
+	                                &err);
 	if (rc == ST_OK)
 		return CLI_OK;
 	err.code = rc;

@@ -16,6 +16,9 @@
  * (cli_error_path).
  */
 int ckpt_open(st_checkpoint **ck, const char *path);
+/* The same reading a PyTorch checkpoint's sub-dictionary (--key). */
+int ckpt_open_key(st_checkpoint **ck, const char *path,
+                  const char *const *keys, size_t n_keys);
 
 /* Whether ckpt_widen takes a dtype: the floats, the integers and BOOL. */
 int ckpt_is_numeric(st_dtype d);

@@ -11,6 +11,17 @@
 
 const char *st_version_string(void) { return ST_VERSION_STRING; }
 
+/*
+ * A caller broke the API's contract (ST__REQUIRE): say where, as assert()
+ * does, and abort. Returning would read or write out of bounds.
+ */
+void st__misuse(const char *file, int line, const char *func, const char *cond)
+{
+	fprintf(stderr, "libst: %s:%d: %s: misuse: '%s' does not hold\n", file, line,
+	        func, cond);
+	abort();
+}
+
 int st__ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);

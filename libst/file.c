@@ -280,8 +280,7 @@ size_t st_file_n_tensors(const st_file *f) { return f->h.n_tensors; }
 
 const st_tensor *st_file_tensor(const st_file *f, size_t i)
 {
-	if (i >= f->h.n_tensors)
-		return NULL;
+	ST__REQUIRE(i < f->h.n_tensors);
 	return &f->h.tensors[i];
 }
 
@@ -294,7 +293,8 @@ size_t st_file_n_meta(const st_file *f) { return f->h.n_meta; }
 
 const st_meta *st_file_meta(const st_file *f, size_t i)
 {
-	return i < f->h.n_meta ? &f->h.meta[i] : NULL;
+	ST__REQUIRE(i < f->h.n_meta);
+	return &f->h.meta[i];
 }
 
 const char *st_file_meta_get(const st_file *f, const char *key)
@@ -310,7 +310,8 @@ size_t st_file_n_warnings(const st_file *f) { return f->h.n_warnings; }
 
 const char *st_file_warning(const st_file *f, size_t i)
 {
-	return i < f->h.n_warnings ? f->h.warnings[i] : NULL;
+	ST__REQUIRE(i < f->h.n_warnings);
+	return f->h.warnings[i];
 }
 
 /*
@@ -348,9 +349,7 @@ static int map_file(st_file *f, const unsigned char **base, st_error *err)
 int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 {
 	static const unsigned char empty[1];
-	if (i >= f->h.n_tensors)
-		return st__error(err, ST_EINVAL, "%s: tensor index %zu out of range",
-		                 f->path, i);
+	ST__REQUIRE(i < f->h.n_tensors);
 	const st_tensor *t = &f->h.tensors[i];
 	if (t->n_bytes == 0) {
 		*data = empty;
@@ -371,9 +370,7 @@ int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 int st_file_read(st_file *f, size_t i, uint64_t off, void *buf, size_t n,
                  st_error *err)
 {
-	if (i >= f->h.n_tensors)
-		return st__error(err, ST_EINVAL, "%s: tensor index %zu out of range",
-		                 f->path, i);
+	ST__REQUIRE(i < f->h.n_tensors);
 	const st_tensor *t = &f->h.tensors[i];
 	if (off > t->n_bytes || n > t->n_bytes - off)
 		return st__error(err, ST_EINVAL,

@@ -528,7 +528,8 @@ size_t st_checkpoint_n_files(const st_checkpoint *c) { return c->n_files; }
 
 st_file *st_checkpoint_file(const st_checkpoint *c, size_t i)
 {
-	return i < c->n_files ? c->files[i] : NULL;
+	ST__REQUIRE(i < c->n_files);
+	return c->files[i];
 }
 
 size_t st_checkpoint_n_tensors(const st_checkpoint *c) { return c->n_t; }
@@ -536,8 +537,7 @@ size_t st_checkpoint_n_tensors(const st_checkpoint *c) { return c->n_t; }
 const st_tensor *st_checkpoint_tensor(const st_checkpoint *c, size_t i,
                                       size_t *file)
 {
-	if (i >= c->n_t)
-		return NULL;
+	ST__REQUIRE(i < c->n_t);
 	if (file)
 		*file = c->t[i].file;
 	return tensor_of(c, i);
@@ -568,16 +568,14 @@ uint64_t st_checkpoint_data_bytes(const st_checkpoint *c)
 int st_checkpoint_data(st_checkpoint *c, size_t i, const void **data,
                        st_error *err)
 {
-	if (i >= c->n_t)
-		return st__error(err, ST_EINVAL, "tensor index %zu out of range", i);
+	ST__REQUIRE(i < c->n_t);
 	return st_file_data(c->files[c->t[i].file], c->t[i].idx, data, err);
 }
 
 int st_checkpoint_read(st_checkpoint *c, size_t i, uint64_t off, void *buf,
                        size_t n, st_error *err)
 {
-	if (i >= c->n_t)
-		return st__error(err, ST_EINVAL, "tensor index %zu out of range", i);
+	ST__REQUIRE(i < c->n_t);
 	return st_file_read(c->files[c->t[i].file], c->t[i].idx, off, buf, n,
 	                    err);
 }

@@ -9,6 +9,17 @@
 
 #define ST_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
+/*
+ * The misuse policy (libst.3, "Misuse"): what only a caller's mistake can
+ * cause, such as an index outside a table, stops the program, in every
+ * build (NDEBUG does not remove it) and as assert() does; what a file can
+ * cause never does, it is an st_error.
+ */
+#define ST__REQUIRE(cond) \
+	((cond) ? (void)0 : st__misuse(__FILE__, __LINE__, __func__, #cond))
+_Noreturn void st__misuse(const char *file, int line, const char *func,
+                          const char *cond);
+
 /* Fill err (if not NULL) with code and a formatted message; return code. */
 int st__error(st_error *err, int code, const char *fmt, ...) ST_PRINTF(3, 4);
 /* The same, appending ": strerror(errnum)" and keeping errnum. */

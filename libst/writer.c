@@ -534,7 +534,7 @@ size_t st_writer_n_tensors(st_writer *w)
 
 const st_tensor *st_writer_tensor(st_writer *w, size_t i)
 {
-	assert(i < w->n);
+	ST__REQUIRE(i < w->n);
 	prepare(w);
 	return &w->t[i];
 }
@@ -676,7 +676,7 @@ int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
 	}
 	if (n == 0)
 		return ST_OK;
-	assert(data != NULL);
+	ST__REQUIRE(data != NULL);
 	if (w->blen + n > WBUF_SIZE && w->blen) {
 		int rc = flush(w, err);
 		if (rc != ST_OK)

@@ -5,9 +5,12 @@
  * tensor table, metadata, lookups and data access of valid files.
  */
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -168,7 +171,6 @@ START_TEST(test_table)
 	ck_assert_int_eq(st_file_read(f, 1, 0, buf, 2, &err), ST_OK);
 	ck_assert(memcmp(buf, "cd", 2) == 0);
 	ck_assert_int_eq(st_file_read(f, 1, 1, buf, 2, &err), ST_EINVAL);
-	ck_assert_ptr_eq(st_file_tensor(f, 2), NULL);
 	st_file_close(f);
 	st_file_close(NULL);
 
@@ -410,6 +412,54 @@ START_TEST(test_warning_cap)
 }
 END_TEST
 
+/* Run fn(f) in a child; it must die by SIGABRT (the misuse policy). */
+static void expect_abort(void (*fn)(st_file *), st_file *f)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* The message goes to stderr; keep the test's output clean. */
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		fn(f);
+		_exit(0);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+	              "status %d: no abort", status);
+}
+
+static void tensor_past_end(st_file *f) { (void)st_file_tensor(f, st_file_n_tensors(f)); }
+static void meta_past_end(st_file *f) { (void)st_file_meta(f, st_file_n_meta(f)); }
+static void data_past_end(st_file *f)
+{
+	const void *p;
+	(void)st_file_data(f, st_file_n_tensors(f), &p, NULL);
+}
+static void read_past_end(st_file *f)
+{
+	char b[1];
+	(void)st_file_read(f, st_file_n_tensors(f) + 7, 0, b, 1, NULL);
+}
+
+START_TEST(test_index_out_of_range_aborts)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, DIR "ok_unordered.safetensors", 0, &err), ST_OK);
+	expect_abort(tensor_past_end, f);
+	expect_abort(meta_past_end, f);
+	expect_abort(data_past_end, f);
+	expect_abort(read_past_end, f);
+	/* A range outside a tensor is checked, not a misuse of the table. */
+	char buf[2];
+	ck_assert_int_eq(st_file_read(f, 1, 1, buf, 2, &err), ST_EINVAL);
+	st_file_close(f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -419,6 +469,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("core");
 	tcase_add_test(tc, test_table);
+	tcase_add_test(tc, test_index_out_of_range_aborts);
 	tcase_add_test(tc, test_metadata);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_shapes);

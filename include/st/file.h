@@ -12,6 +12,11 @@
  * problem found is returned as ST_EFORMAT with a message naming the file,
  * the tensor and the numbers. st_check_file() reports every problem.
  *
+ * Misuse (libst.3, "Misuse"): an index at or past the matching count
+ * (st_file_n_tensors, st_file_n_meta, st_file_n_warnings) is the caller's
+ * mistake and aborts, in every build; file contents never abort, they give
+ * an st_error.
+ *
  * Threads: every call on an open st_file except st_file_close may be made
  * from many threads at once. st_file_data maps the file once, whichever
  * thread asks first; st_file_read uses pread, which keeps no position.

@@ -13,6 +13,8 @@
  * Sharded checkpoints behave as one: tensors are numbered across shards.
  * Like an st_file, one st_checkpoint may be read from many threads at once
  * (every call but st_checkpoint_close).
+ * An index at or past st_checkpoint_n_files / st_checkpoint_n_tensors
+ * aborts (libst.3, "Misuse"), as for an st_file.
  *
  * Index format: {"metadata": {"total_size": N, ...},
  *                "weight_map": {"tensor": "model-00001-of-00002.safetensors"}}

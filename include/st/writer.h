@@ -65,7 +65,8 @@ ST_API int st_writer_header(st_writer *w, const void **buf, size_t *len,
 ST_API int st_canonical_order(const st_tensor *t, size_t n, size_t *order,
                               st_error *err);
 
-/* Tensors in write (canonical) order, offsets filled in. */
+/* Tensors in write (canonical) order, offsets filled in; i at or past
+ * st_writer_n_tensors aborts (libst.3, "Misuse"). */
 ST_API size_t st_writer_n_tensors(st_writer *w);
 ST_API const st_tensor *st_writer_tensor(st_writer *w, size_t i);
 

@@ -100,10 +100,8 @@ static void fz_check_table(st_file *f, const unsigned char *buf, size_t len)
 		CHECK(st_file_read(f, i, t->n_bytes, tmp, 1, &err) == ST_EINVAL);
 		CHECK(st_file_read(f, i, UINT64_MAX, tmp, 1, &err) == ST_EINVAL);
 	}
-	const void *p;
-	st_error err;
-	CHECK(st_file_data(f, n, &p, &err) == ST_EINVAL);
-	CHECK(st_file_tensor(f, n) == NULL);
+	/* An index past the table is the caller's misuse (it aborts): not
+	 * something file contents can reach, so not probed here. */
 	for (size_t i = 0; i < st_file_n_meta(f); i++) {
 		const st_meta *m = st_file_meta(f, i);
 		CHECK(m && m->key[m->key_len] == 0 && m->value[m->value_len] == 0);

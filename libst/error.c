@@ -22,6 +22,14 @@ void st__misuse(const char *file, int line, const char *func, const char *cond)
 	abort();
 }
 
+int st__bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int c = memcmp(a, b, al < bl ? al : bl);
+	if (c)
+		return c;
+	return al < bl ? -1 : al > bl;
+}
+
 int st__ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);

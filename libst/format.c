@@ -922,13 +922,7 @@ static int parse_metadata(struct parser *p, struct st__header *h)
 
 /* ---- whole-header checks ------------------------------------------------- */
 
-static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-	int c = memcmp(a, b, al < bl ? al : bl);
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
-}
+#define name_cmp st__bytes_cmp
 
 /*
  * qsort has no context argument in C11, so what is sorted are records that

@@ -177,13 +177,7 @@ static const st_tensor *tensor_of(const st_checkpoint *c, size_t i)
 	return st_file_tensor(c->files[c->t[i].file], c->t[i].idx);
 }
 
-static int name_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-	int c = memcmp(a, b, al < bl ? al : bl);
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
-}
+#define name_cmp st__bytes_cmp
 
 /* A sort record carries what the comparator needs: no shared state. */
 struct sort_rec {

@@ -94,13 +94,7 @@ static void py_json_string(struct st__buf *b, const char *str, size_t len)
 
 /* ---- validation ------------------------------------------------------------ */
 
-static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-	int c = memcmp(a, b, al < bl ? al : bl);
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
-}
+#define bytes_cmp st__bytes_cmp
 
 /* Python sorts keys by code point; for UTF-8 that is byte order. */
 static int entry_cmp(const void *pa, const void *pb)

@@ -36,6 +36,8 @@ static inline int st__add_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_add_overflow(a, b, out) ? -1 : 0;
 }
 
+/* Order of two byte strings (names may hold NUL): memcmp, then length. */
+int st__bytes_cmp(const char *a, size_t al, const char *b, size_t bl);
 /* s ends with suffix; "dir/name" (no doubled '/'), malloc'd, NULL if out of memory. */
 int st__ends_with(const char *s, const char *suffix);
 char *st__path_join(const char *dir, const char *name);

@@ -389,13 +389,7 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 
 /* ---- canonical order and header ------------------------------------------- */
 
-static int bytes_cmp(const char *a, size_t al, const char *b, size_t bl)
-{
-	int c = memcmp(a, b, al < bl ? al : bl);
-	if (c)
-		return c;
-	return al < bl ? -1 : al > bl;
-}
+#define bytes_cmp st__bytes_cmp
 
 /* Descending dtype rank (the enum order), then name bytes: as the reference. */
 int st__tensor_cmp(const st_tensor *a, const st_tensor *b)

@@ -140,4 +140,25 @@ run out_special 2 "$SC" --force "$D/mixed.safetensors" /dev/null
 expect_err out_special '/dev/null: exists and is not a regular file or directory'
 no_temps out "$TMP"
 
+# ---- kill -9: the next run into the same OUT removes what it left -----------------
+# SIGKILL cannot be caught, so the killed run leaves its temporary directory
+# (.kill9.tmp-PID-XXXXXX); PID is gone, so the next run removes it.
+killed=0
+for try in 1 2 3 4 5; do
+  if start_stopped "$TMP/.kill9.tmp-*/.model.safetensors.tmp-*" \
+      "$SC" --to bf16 "$TMP/huge.safetensors" "$TMP/kill9"; then
+    kill -KILL $pid
+    { wait $pid; } 2>/dev/null
+    left=$(find "$TMP" -maxdepth 1 -name '.kill9.tmp-*' | wc -l)
+    if [ "$left" = 1 ]; then ok; else fail "kill9: $left temporaries after kill -9, expected 1"; fi
+    killed=1
+    break
+  fi
+  rm -rf "$TMP/kill9"
+done
+[ $killed = 1 ] || fail "kill9: could not stop stconvert mid-conversion"
+run kill9_next 0 "$SC" -q --to bf16 "$D/mixed.safetensors" "$TMP/kill9"
+no_temps kill9 "$TMP"
+if [ -f "$TMP/kill9/model.safetensors" ]; then ok; else fail "kill9: the next run wrote nothing"; fi
+
 finish

@@ -145,9 +145,11 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		cli_progress_start(&r.progress, "comparing", total_bytes);
 	unsigned nt = (unsigned)(o->threads > 0 ? o->threads
 	                                        : cli_default_threads(MAX_THREADS));
+	/* The sink only merges, so a finished chunk seldom waits for its
+	 * turn: one buffer per thread is enough. */
 	pipeline_config cfg = {
 		.src = {ca, cb}, .items = items, .n_items = m,
-		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt + 1,
+		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt,
 		.out_size = sizeof(struct chunk_result),
 		.scratch_size = COMPARE_SCRATCH_BYTES,
 		.work = diff_work, .sink = diff_sink, .progress = diff_progress,

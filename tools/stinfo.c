@@ -351,9 +351,11 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 	}
 	r.items = items;
 	unsigned nt = (unsigned)(threads > 0 ? threads : 1);
+	/* The sink only merges, so a finished chunk seldom waits for its
+	 * turn: one buffer per thread is enough. */
 	pipeline_config cfg = {
 		.src = {ck, NULL}, .items = items, .n_items = m,
-		.chunk_size = chunk, .threads = nt, .buffers = nt + 1,
+		.chunk_size = chunk, .threads = nt, .buffers = nt,
 		.out_size = sizeof(stats_acc), .scratch_size = STATS_SUB * sizeof(double),
 		.work = stats_work, .sink = stats_sink, .progress = stats_progress,
 		.ctx = &r,

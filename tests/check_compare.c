@@ -20,14 +20,33 @@
 
 static void *scratch;
 
+/*
+ * compare_chunk over n groups of a and b, its block sums added in order
+ * into *sum; returns the stats.
+ */
+static compare_stats chunk(const compare_spec *spec, const void *a,
+                           const void *b, uint64_t n_groups, uint64_t first,
+                           uint64_t n_elems, double *sum)
+{
+	compare_stats s;
+	size_t nb = (size_t)((n_elems + COMPARE_BLOCK - 1) / COMPARE_BLOCK);
+	double *sums = calloc(nb ? nb : 1, sizeof *sums);
+	compare_stats_init(&s);
+	compare_chunk(spec, a, b, n_groups, first, scratch, &s, sums);
+	for (size_t j = 0; j < nb; j++)
+		*sum += sums[j];
+	free(sums);
+	return s;
+}
+
 /* Compare two byte arrays of n groups whole; returns the stats, *mean. */
 static compare_stats run(const compare_spec *spec, const void *a, const void *b,
                          uint64_t n_groups, double *mean)
 {
-	compare_stats s;
 	double sum = 0;
-	compare_stats_init(&s);
-	compare_chunk(spec, a, b, n_groups, 0, scratch, &s, &sum);
+	unsigned gb, ge;
+	pipeline_dtype_group(spec->a, &gb, &ge);
+	compare_stats s = chunk(spec, a, b, n_groups, 0, n_groups * ge, &sum);
 	if (mean)
 		*mean = s.n_num ? sum / (double)s.n_num : 0;
 	return s;
@@ -324,13 +343,9 @@ static void check_fixture(const struct fixture *fx, uint64_t chunk_groups)
 			compare_stats_init(&st);
 			for (uint64_t g = 0; g < groups; g += chunk_groups) {
 				uint64_t k = groups - g < chunk_groups ? groups - g : chunk_groups;
-				compare_stats part;
-				double psum = 0;
-				compare_stats_init(&part);
-				compare_chunk(&spec, a + g * ga, b + g * gb, k, g * ea, scratch,
-				              &part, &psum);
+				compare_stats part = chunk(&spec, a + g * ga, b + g * gb, k,
+				                           g * ea, k * ea, &sum);
 				compare_stats_merge(&st, &part);
-				sum += psum;
 			}
 			mean = st.n_num ? sum / (double)st.n_num : 0;
 			n = ta->n_elements;

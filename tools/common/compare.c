@@ -15,7 +15,7 @@
 #include "common/pipeline.h"
 
 /* Elements decoded to double at a time: keeps the decode buffers in L2. */
-#define SUB 16384
+#define SUB COMPARE_BLOCK
 
 __extension__ typedef __int128 wide_int;
 
@@ -285,7 +285,7 @@ _Static_assert(sizeof(struct scratch) <= COMPARE_SCRATCH_BYTES,
 static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
                              const unsigned char *b, uint64_t n_groups,
                              size_t ne, uint64_t e0, struct scratch *w,
-                             compare_stats *s, double *sum)
+                             compare_stats *s, double *sums)
 {
 	st_dtype ta = spec->a;
 	enum compare_kind ka = compare_kind(ta);
@@ -307,13 +307,13 @@ static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
 		if (ka == COMPARE_FLOAT) {
 			ckpt_widen(ta, ra, w->da, m);
 			ckpt_widen(ta, rb, w->db, m);
-			compare_float(s, sum, w->da, w->db, m, e0 + off, spec->rtol,
-			              spec->atol, spec->exact, ra, rb, es);
+			compare_float(s, &sums[off / SUB], w->da, w->db, m, e0 + off,
+			              spec->rtol, spec->atol, spec->exact, ra, rb, es);
 		} else {
 			decode_int(ta, ra, w->ia, m);
 			decode_int(ta, rb, w->ib, m);
-			compare_int(s, sum, w->ia, w->ib, m, e0 + off, spec->rtol,
-			            spec->atol, spec->exact);
+			compare_int(s, &sums[off / SUB], w->ia, w->ib, m, e0 + off,
+			            spec->rtol, spec->atol, spec->exact);
 		}
 	}
 }
@@ -321,7 +321,7 @@ static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
 /* Different dtypes: never identical; values compared after widening. */
 static void chunk_two_dtypes(const compare_spec *spec, const unsigned char *a,
                              const unsigned char *b, size_t ne, uint64_t e0,
-                             struct scratch *w, compare_stats *s, double *sum)
+                             struct scratch *w, compare_stats *s, double *sums)
 {
 	st_dtype ta = spec->a, tb = spec->b;
 	enum compare_kind ka = compare_kind(ta), kb = compare_kind(tb);
@@ -333,14 +333,14 @@ static void chunk_two_dtypes(const compare_spec *spec, const unsigned char *a,
 		if (ka == COMPARE_INT && kb == COMPARE_INT) {
 			decode_int(ta, ra, w->ia, m);
 			decode_int(tb, rb, w->ib, m);
-			compare_int(s, sum, w->ia, w->ib, m, e0 + off, spec->rtol,
-			            spec->atol, spec->exact);
+			compare_int(s, &sums[off / SUB], w->ia, w->ib, m, e0 + off,
+			            spec->rtol, spec->atol, spec->exact);
 			continue;
 		}
 		ckpt_widen(ta, ra, w->da, m);
 		ckpt_widen(tb, rb, w->db, m);
-		compare_float(s, sum, w->da, w->db, m, e0 + off, spec->rtol,
-		              spec->atol, spec->exact, NULL, NULL, 0);
+		compare_float(s, &sums[off / SUB], w->da, w->db, m, e0 + off,
+		              spec->rtol, spec->atol, spec->exact, NULL, NULL, 0);
 		if (!spec->check_rounded || !s->rounded)
 			continue;
 		/* Round the wide side to the narrow dtype; compare bits, NaN by NaN-ness. */
@@ -365,7 +365,7 @@ static void chunk_two_dtypes(const compare_spec *spec, const unsigned char *a,
 
 void compare_chunk(const compare_spec *spec, const unsigned char *a,
                    const unsigned char *b, uint64_t n_groups, uint64_t first,
-                   void *scratch, compare_stats *s, double *sum)
+                   void *scratch, compare_stats *s, double *sums)
 {
 	unsigned ga, gb, elems;
 	pipeline_dtype_group(spec->a, &ga, &elems);
@@ -381,8 +381,8 @@ void compare_chunk(const compare_spec *spec, const unsigned char *a,
 			s->n_num += ne - nan;
 			return;
 		}
-		chunk_same_dtype(spec, a, b, n_groups, ne, first, scratch, s, sum);
+		chunk_same_dtype(spec, a, b, n_groups, ne, first, scratch, s, sums);
 		return;
 	}
-	chunk_two_dtypes(spec, a, b, ne, first, scratch, s, sum);
+	chunk_two_dtypes(spec, a, b, ne, first, scratch, s, sums);
 }

@@ -8,9 +8,10 @@
  *
  * Use: compare_spec_init once per tensor pair; compare_stats_init a
  * result per chunk and compare_chunk the chunk's bytes of both sides into
- * it (with its own sum of |a - b|); compare_stats_merge the chunk results
- * into the pair's in chunk order and add the sums in the same order, so
- * the mean does not depend on threading.
+ * it (with the sums of |a - b| per block of COMPARE_BLOCK elements);
+ * compare_stats_merge the chunk results into the pair's in chunk order
+ * and add the block sums in the same order, so the mean does not depend
+ * on threading.
  */
 #ifndef ST_COMPARE_H
 #define ST_COMPARE_H
@@ -72,18 +73,23 @@ void compare_stats_init(compare_stats *s);
 /* Add chunk result c to t (order-independent but for sums, see above). */
 void compare_stats_merge(compare_stats *t, const compare_stats *c);
 
+/* Elements per block of compare_chunk's sums, and per decode. */
+#define COMPARE_BLOCK 16384
+
 /* Bytes of scratch compare_chunk needs. */
-#define COMPARE_SCRATCH_BYTES ((size_t)16384 * (2 * 8 + 2 * 16 + 8))
+#define COMPARE_SCRATCH_BYTES ((size_t)COMPARE_BLOCK * (2 * 8 + 2 * 16 + 8))
 
 /*
  * Compare n_groups whole groups (pipeline_dtype_group) of A's bytes a
  * with B's bytes b, whose first element is element first of the tensor,
- * into s, adding the sum of |a - b| over pairs without NaN to *sum.
- * scratch holds COMPARE_SCRATCH_BYTES bytes, 16-byte aligned (malloc's).
- * Every element counts: both sides must hold n_groups groups.
+ * into s. sums has one entry per COMPARE_BLOCK elements of the chunk
+ * (the last block may be shorter), zeroed by the caller: entry j gains
+ * the sum of |a - b| over the pairs without NaN of block j, the block's
+ * elements added in order. scratch holds COMPARE_SCRATCH_BYTES bytes,
+ * 16-byte aligned (malloc's). Both sides must hold n_groups groups.
  */
 void compare_chunk(const compare_spec *spec, const unsigned char *a,
                    const unsigned char *b, uint64_t n_groups, uint64_t first,
-                   void *scratch, compare_stats *s, double *sum);
+                   void *scratch, compare_stats *s, double *sums);
 
 #endif

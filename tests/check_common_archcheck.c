@@ -302,6 +302,38 @@ START_TEST(qwen2_biases)
 }
 END_TEST
 
+static char diffs[512];
+
+static void on_diff(void *ctx, const char *key, const char *a, const char *b)
+{
+	(void)ctx;
+	size_t n = strlen(diffs);
+	snprintf(diffs + n, sizeof diffs - n, "%s: %s -> %s\n", key,
+	         a ? a : "(absent)", b ? b : "(absent)");
+}
+
+START_TEST(config_keys_that_differ)
+{
+	const char *a = "{\"n_layer\": 2, \"layer_norm_epsilon\": 1e-05, "
+	                "\"activation_function\": \"gelu_new\", \"x\": [1, 2]}";
+	const char *b = "{\"x\": [1, 2], \"activation_function\": \"gelu\", "
+	                "\"n_layer\": 2, \"layer_norm_epsilon\": 0.001, "
+	                "\"tie_word_embeddings\": false}";
+	diffs[0] = 0;
+	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), b, strlen(b), on_diff,
+	                                       NULL), 3);
+	ck_assert_str_eq(diffs, "layer_norm_epsilon: 1e-05 -> 0.001\n"
+	                 "activation_function: \"gelu_new\" -> \"gelu\"\n"
+	                 "tie_word_embeddings: (absent) -> false\n");
+	diffs[0] = 0;
+	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), a, strlen(a), on_diff,
+	                                       NULL), 0);
+	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), "[]", 2, on_diff,
+	                                       NULL), -1);
+	ck_assert_str_eq(diffs, "");
+}
+END_TEST
+
 START_TEST(what_names)
 {
 	ck_assert_str_eq(archcheck_what_name(ARCHCHECK_MISSING), "missing");
@@ -330,6 +362,7 @@ int main(void)
 	tcase_add_test(ti, llama_broken_kv);
 	tcase_add_test(ti, qwen2_biases);
 	tcase_add_test(ti, what_names);
+	tcase_add_test(ti, config_keys_that_differ);
 	suite_add_tcase(s, ti);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

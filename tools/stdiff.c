@@ -22,6 +22,7 @@
 #include "common/ckpt.h"
 #include "common/compare.h"
 #include "common/diagnose.h"
+#include "common/inventory.h"
 #include "common/order.h"
 #include "common/pipeline.h"
 
@@ -335,6 +336,7 @@ struct result {
 	struct meta_diff *meta;
 	size_t n_meta;
 	bool names_only, verbose, exact;
+	const st_checkpoint *ca, *cb; /* for their folders' config.json */
 	bool equal;
 	size_t n_identical, n_within, n_differ, n_shape, n_dtype;
 };
@@ -577,6 +579,20 @@ static void print_pair_line(const struct pair *p)
 	}
 }
 
+/* A config.json key that differs: one line, like a metadata entry. */
+static void print_config_key(void *ctx, const char *key, const char *a,
+                             const char *b)
+{
+	(void)ctx;
+	fputs("config.json ", stdout);
+	print_name(key, strlen(key));
+	fputs(": ", stdout);
+	print_name(a ? a : "(absent)", strlen(a ? a : "(absent)"));
+	fputs(" -> ", stdout);
+	print_name(b ? b : "(absent)", strlen(b ? b : "(absent)"));
+	putchar('\n');
+}
+
 static void print_human(const struct result *r)
 {
 	for (size_t i = 0; i < r->n_only_a; i++) {
@@ -608,6 +624,12 @@ static void print_human(const struct result *r)
 			       p->comparable ? "" : " (values not comparable)");
 		}
 	}
+	/* Snapshots: a changed epsilon or activation changes no tensor. */
+	char err[1200];
+	int n_config = inventory_config_diff(r->ca, r->cb, print_config_key,
+	                                     NULL, err, sizeof err);
+	if (n_config < 0)
+		cli_warn("%s", err);
 	for (size_t i = 0; i < r->n_meta; i++) {
 		const struct meta_diff *m = &r->meta[i];
 		const st_meta *k = m->a ? m->a : m->b;
@@ -653,6 +675,9 @@ static void print_human(const struct result *r)
 	       r->n_only_a, r->n_only_b, r->n_shape, r->n_dtype);
 	if (r->n_meta)
 		printf(", %zu metadata differ", r->n_meta);
+	if (n_config > 0)
+		printf(", %d config.json key%s differ%s", n_config,
+		       n_config == 1 ? "" : "s", n_config == 1 ? "s" : "");
 	printf(": %s\n", r->equal ? (r->names_only ? "same tensors" : "equal")
 	                          : "different");
 }
@@ -905,6 +930,8 @@ int main(int argc, char **argv)
 	r.names_only = o.names_only;
 	r.verbose = o.verbose;
 	r.exact = o.exact;
+	r.ca = ca;
+	r.cb = cb;
 	r.only_a = cli_xmalloc(na * sizeof *r.only_a);
 	r.only_b = cli_xmalloc(nb * sizeof *r.only_b);
 	r.pairs = cli_xmalloc((na < nb ? na : nb) * sizeof *r.pairs);

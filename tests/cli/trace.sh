@@ -71,8 +71,11 @@ run snap_qk 1 "$S" "$TINY" "$D/trap-qk" &&
   expect_out snap_qk '^differs: h\.1\.attn\.c_attn\.bias ' &&
   [ "$(grep -c '^  B is A with its 3 column blocks of 32 in the order 2,1,3 (exactly): Q, K, V thirds packed as K, Q, V?$' "$TMP/snap_qk.out")" = 2 ] &&
   ok || fail "snap_qk: both c_attn tensors not named K, Q, V"
-# The epsilon lives in config.json: the weights are the same.
-run snap_eps 0 "$S" "$TINY" "$D/trap-eps"
+# The epsilon lives in config.json: the weights are the same, and the
+# changed key is named.
+run snap_eps 0 "$S" "$TINY" "$D/trap-eps" &&
+  expect_out snap_eps '^config\.json layer_norm_epsilon: 1e-05 -> 0\.001$' &&
+  expect_out snap_eps ', 1 config\.json key differs: equal$'
 
 # ---- level 3: --check with 'greedy' in REF ---------------------------------------
 run gr_ok 0 "$G" --model-dir "$TINY" --check "$D/ref-tiny-p7-greedy.safetensors" -q &&

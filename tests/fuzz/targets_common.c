@@ -8,7 +8,9 @@
  *                   or -1 with a message; what parses has sizes in range,
  *                   a parameter list whose shapes sum to archcheck_count,
  *                   and compares against a fixed GPT-2 snapshot with every
- *                   count adding up.
+ *                   count adding up; archcheck_config_diff of the text
+ *                   against itself finds nothing, against a fixed config
+ *                   (both ways) calls back once per key it counts.
  *
  * It is not a test of messages or exact results: the unit tests do that.
  */
@@ -30,8 +32,36 @@ static void fz_common_cleanup(void)
 	fz_common_ck = NULL;
 }
 
+static int fz_diffs;
+
+static void fz_on_diff(void *ctx, const char *key, const char *a,
+                       const char *b)
+{
+	(void)ctx;
+	CHECK(key != NULL && (a != NULL || b != NULL));
+	fz_diffs++;
+}
+
+static void fz_config_diff(const char *text, size_t size)
+{
+	static const char fixed[] = "{\"model_type\": \"gpt2\", \"n_layer\": 2, "
+	                            "\"layer_norm_epsilon\": 1e-05}";
+	fz_diffs = 0;
+	int n = archcheck_config_diff(text, size, text, size, fz_on_diff, NULL);
+	CHECK(n == -1 || (n == 0 && fz_diffs == 0));
+	for (int way = 0; way < 2; way++) {
+		fz_diffs = 0;
+		n = way ? archcheck_config_diff(text, size, fixed, sizeof fixed - 1,
+		                                fz_on_diff, NULL)
+		        : archcheck_config_diff(fixed, sizeof fixed - 1, text, size,
+		                                fz_on_diff, NULL);
+		CHECK(n >= -1 && (n < 0 || n == fz_diffs));
+	}
+}
+
 static void fuzz_archcheck(const unsigned char *data, size_t size)
 {
+	fz_config_diff((const char *)data, size);
 	archcheck_config cfg;
 	char err[512];
 	err[0] = 0;

@@ -576,3 +576,55 @@ void archcheck_report_free(archcheck_report *r)
 	r->items = NULL;
 	r->n_items = 0;
 }
+
+/* ---- two configs ---------------------------------------------------------- */
+
+/*
+ * Report key when its values differ: cJSON_Compare says so and their
+ * printed forms differ too (an overflowing number is never equal to
+ * itself in cJSON_Compare, and both print as null). Returns 1 if reported.
+ */
+static int diff_one(const cJSON *va, const cJSON *vb, const char *key,
+                    archcheck_diff_fn fn, void *ctx)
+{
+	if (va && vb && cJSON_Compare(va, vb, 1))
+		return 0;
+	char *ta = va ? cJSON_PrintUnformatted(va) : NULL;
+	char *tb = vb ? cJSON_PrintUnformatted(vb) : NULL;
+	int differ = !(ta && tb && strcmp(ta, tb) == 0);
+	if (differ)
+		fn(ctx, key, va ? (ta ? ta : "?") : NULL,
+		   vb ? (tb ? tb : "?") : NULL);
+	cJSON_free(ta);
+	cJSON_free(tb);
+	return differ;
+}
+
+int archcheck_config_diff(const char *a, size_t alen, const char *b,
+                          size_t blen, archcheck_diff_fn fn, void *ctx)
+{
+	cJSON *ra = cJSON_ParseWithLength(a, alen);
+	cJSON *rb = cJSON_ParseWithLength(b, blen);
+	int n = -1;
+	if (cJSON_IsObject(ra) && cJSON_IsObject(rb)) {
+		n = 0;
+		const cJSON *v;
+		/* A key given twice counts once, by its first value (cJSON's). */
+		cJSON_ArrayForEach(v, ra) {
+			if (!v->string ||
+			    cJSON_GetObjectItemCaseSensitive(ra, v->string) != v)
+				continue;
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(rb, v->string);
+			n += diff_one(v, w, v->string, fn, ctx);
+		}
+		cJSON_ArrayForEach(v, rb) {
+			if (v->string &&
+			    cJSON_GetObjectItemCaseSensitive(rb, v->string) == v &&
+			    !cJSON_GetObjectItemCaseSensitive(ra, v->string))
+				n += diff_one(NULL, v, v->string, fn, ctx);
+		}
+	}
+	cJSON_Delete(ra);
+	cJSON_Delete(rb);
+	return n;
+}

@@ -120,4 +120,20 @@ void archcheck_report_free(archcheck_report *r);
  * "not a parameter of this config". */
 const char *archcheck_what_name(enum archcheck_what what);
 
+/*
+ * One top-level key of two config.json texts that differs: its values as
+ * compact JSON text, NULL on the side that lacks the key.
+ */
+typedef void (*archcheck_diff_fn)(void *ctx, const char *key,
+                                  const char *a, const char *b);
+/*
+ * Compare the top-level keys of two config.json texts (a layer_norm_epsilon
+ * or an activation_function changed between snapshots changes the model
+ * without touching a tensor): fn once per key whose values differ or that
+ * one side lacks, A's keys in A's order, then B's own. Returns how many,
+ * or -1 when either text is not a JSON object (or out of memory).
+ */
+int archcheck_config_diff(const char *a, size_t alen, const char *b,
+                          size_t blen, archcheck_diff_fn fn, void *ctx);
+
 #endif

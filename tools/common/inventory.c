@@ -6,6 +6,7 @@
 #include "common/cli.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,4 +226,31 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		archcheck_report_free(&r);
 	st_checkpoint_close(ck);
 	return errors;
+}
+
+int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
+                          archcheck_diff_fn fn, void *ctx, char *err,
+                          size_t errlen)
+{
+	char pa[4200], pb[4200], *ta = NULL, *tb = NULL;
+	size_t la = 0, lb = 0;
+	int ra = read_config(st_checkpoint_dir(a), &ta, &la, pa, sizeof pa, err,
+	                     errlen);
+	if (ra <= 0)
+		return ra;
+	int rb = read_config(st_checkpoint_dir(b), &tb, &lb, pb, sizeof pb, err,
+	                     errlen);
+	struct stat sa, sb;
+	int n = 0;
+	if (rb < 0) {
+		n = -1;
+	} else if (rb > 0 && !(stat(pa, &sa) == 0 && stat(pb, &sb) == 0 &&
+	                       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)) {
+		n = archcheck_config_diff(ta, la, tb, lb, fn, ctx);
+		if (n < 0)
+			snprintf(err, errlen, "%s or %s: not a JSON object", pa, pb);
+	}
+	free(ta);
+	free(tb);
+	return n;
 }

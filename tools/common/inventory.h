@@ -43,4 +43,14 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
  */
 int inventory_check(const char *path, st_problem_fn fn, void *ctx);
 
+/*
+ * The config.json keys that differ between the folders of a and b
+ * (archcheck_config_diff), for stdiff. Returns how many (0 when either
+ * side has no config.json or both are the same file), or -1 with one
+ * line in err when one cannot be read or is not a JSON object.
+ */
+int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
+                          archcheck_diff_fn fn, void *ctx, char *err,
+                          size_t errlen);
+
 #endif

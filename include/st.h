@@ -23,7 +23,7 @@
  *   st/index.h   shard indexes and snapshots opened as one checkpoint
  *   st/atomic.h  replacing one file atomically (temporary, fsync, rename)
  *   st/snapshot.h  shard planning and snapshot directories written atomically
- *   st/gguf.h    reading GGUF files (llama.cpp's format) and ggml types
+ *   st/gguf.h    reading and writing GGUF files (llama.cpp's format)
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
  *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing

@@ -427,6 +427,168 @@ START_TEST(test_sparse_header_only)
 }
 END_TEST
 
+
+/* ---- the writer ------------------------------------------------------------ */
+
+static void set_u(st_gguf_writer *w, const char *key, int type, uint64_t u)
+{
+	st_gguf_value v = {.type = type};
+	v.v.u = u;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_set(w, key, &v, &err), ST_OK);
+}
+
+static void set_i(st_gguf_writer *w, const char *key, int type, int64_t i)
+{
+	st_gguf_value v = {.type = type};
+	v.v.i = i;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_set(w, key, &v, &err), ST_OK);
+}
+
+static void set_f(st_gguf_writer *w, const char *key, int type, double f)
+{
+	st_gguf_value v = {.type = type};
+	v.v.f = f;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_set(w, key, &v, &err), ST_OK);
+}
+
+static st_gguf_value str_value(const char *s)
+{
+	st_gguf_value v = {.type = ST_GGUF_STRING, .n = strlen(s)};
+	v.v.s = s;
+	return v;
+}
+
+static void set_arr(st_gguf_writer *w, const char *key, int et, uint64_t n,
+                    const void *raw, const st_gguf_value *vals)
+{
+	st_gguf_value v = {.type = ST_GGUF_ARRAY, .elem_type = et, .n = n};
+	if (vals)
+		v.v.vals = vals;
+	else
+		v.v.raw = raw;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_set(w, key, &v, &err), ST_OK);
+}
+
+/* The writer, given what gen_fixtures.py wrote, writes the same bytes. */
+START_TEST(test_writer_reproduces_fixture)
+{
+	char path[] = "/tmp/check_gguf_writer_XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	st_gguf_value v = str_value("test");
+	ck_assert_int_eq(st_gguf_writer_set(w, "general.architecture", &v, &err),
+	                 ST_OK);
+	set_u(w, "general.alignment", ST_GGUF_UINT32, 64);
+	set_u(w, "general.quantization_version", ST_GGUF_UINT32, 2);
+	set_u(w, "t.u8", ST_GGUF_UINT8, 200);
+	set_i(w, "t.i8", ST_GGUF_INT8, -100);
+	set_u(w, "t.u16", ST_GGUF_UINT16, 60000);
+	set_i(w, "t.i16", ST_GGUF_INT16, -30000);
+	set_u(w, "t.u32", ST_GGUF_UINT32, 4000000000u);
+	set_i(w, "t.i32", ST_GGUF_INT32, -2000000000);
+	set_f(w, "t.f32", ST_GGUF_FLOAT32, 1.5);
+	set_u(w, "t.bool", ST_GGUF_BOOL, 1);
+	v = str_value("h\xc3\xa9llo");
+	ck_assert_int_eq(st_gguf_writer_set(w, "t.string", &v, &err), ST_OK);
+	set_u(w, "t.u64", ST_GGUF_UINT64, (1ull << 63) + 5);
+	set_i(w, "t.i64", ST_GGUF_INT64, -(1ll << 62));
+	set_f(w, "t.f64", ST_GGUF_FLOAT64, -0.1);
+	static const unsigned char u32s[] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
+	set_arr(w, "t.arr_u32", ST_GGUF_UINT32, 3, u32s, NULL);
+	st_gguf_value strs[3] = {str_value("a"), str_value(""), str_value("ccc")};
+	set_arr(w, "t.arr_str", ST_GGUF_STRING, 3, NULL, strs);
+	static const unsigned char a0[] = {1, 0, 0xfe, 0xff}, a1[] = {3, 0};
+	st_gguf_value inner[2] = {
+		{.type = ST_GGUF_ARRAY, .elem_type = ST_GGUF_INT16, .n = 2,
+		 .v.raw = a0},
+		{.type = ST_GGUF_ARRAY, .elem_type = ST_GGUF_INT16, .n = 1,
+		 .v.raw = a1}};
+	set_arr(w, "t.arr_nested", ST_GGUF_ARRAY, 2, NULL, inner);
+	set_arr(w, "t.arr_empty", ST_GGUF_FLOAT32, 0, "", NULL);
+	static const unsigned char bools[] = {1, 0, 1};
+	set_arr(w, "t.arr_bool", ST_GGUF_BOOL, 3, bools, NULL);
+	double f64s[2] = {0.25, -8.0};
+	set_arr(w, "t.arr_f64", ST_GGUF_FLOAT64, 2, f64s, NULL);
+	/* The tensors and their data, as the fixture's reader sees them. */
+	st_gguf *ref;
+	ck_assert_int_eq(st_gguf_open(&ref, DIR "ok_all_types.gguf", &err), ST_OK);
+	for (size_t i = 0; i < st_gguf_n_tensors(ref); i++) {
+		const st_gguf_tensor *t = st_gguf_tensor_at(ref, i);
+		ck_assert_int_eq(st_gguf_writer_add_tensor(w, t->name, t->type,
+		                                           t->ndim, t->dims, &err),
+		                 ST_OK);
+	}
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	for (size_t i = 0; i < st_gguf_n_tensors(ref); i++) {
+		const st_gguf_tensor *t = st_gguf_tensor_at(ref, i);
+		const unsigned char *d = st_gguf_tensor_data(ref, i);
+		/* In uneven chunks, to cross tensor boundaries inside calls. */
+		ck_assert_int_eq(st_gguf_writer_write(w, d, 1, &err), ST_OK);
+		ck_assert_int_eq(st_gguf_writer_write(w, d + 1, t->n_bytes - 1,
+		                                      &err), ST_OK);
+	}
+	ck_assert_int_eq(st_gguf_writer_write(w, "x", 1, &err), ST_EINVAL);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+	st_gguf_close(ref);
+	size_t n1, n2;
+	char *a = slurp(path, &n1);
+	char *b = slurp(DIR "ok_all_types.gguf", &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert(!memcmp(a, b, n1));
+	free(a);
+	free(b);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_writer_refuses)
+{
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	set_u(w, "a.b", ST_GGUF_UINT32, 1);
+	st_gguf_value v = {.type = ST_GGUF_UINT32};
+	ck_assert_int_eq(st_gguf_writer_set(w, "a.b", &v, &err), ST_EINVAL);
+	ck_assert(strstr(err.message, "twice") != NULL);
+	ck_assert_int_eq(st_gguf_writer_set(w, "", &v, &err), ST_EINVAL);
+	v.v.u = 48;
+	ck_assert_int_eq(st_gguf_writer_set(w, "general.alignment", &v, &err),
+	                 ST_EINVAL);
+	uint64_t dims[2] = {31, 2};
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "q", ST_GGML_Q8_0, 2, dims,
+	                                           &err), ST_EINVAL);
+	ck_assert(strstr(err.message, "blocks") != NULL);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "q", 4, 2, dims, &err),
+	                 ST_EINVAL);
+	dims[0] = 32;
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "q", ST_GGML_Q8_0, 2, dims,
+	                                           &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "q", ST_GGML_F32, 2, dims,
+	                                           &err), ST_EINVAL);
+	/* Unfinished: no file appears. */
+	char dir[] = "/tmp/check_gguf_wdir_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/out.gguf", dir);
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_write(w, "abc", 3, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_ESTATE);
+	ck_assert(strstr(err.message, "tensor 'q': data incomplete") != NULL);
+	st_gguf_writer_free(w);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gguf");
@@ -438,6 +600,8 @@ int main(void)
 	tcase_add_test(tc, test_q8_0_matches_numpy);
 	tcase_add_test(tc, test_f16_bf16_encode);
 	tcase_add_test(tc, test_sparse_header_only);
+	tcase_add_test(tc, test_writer_reproduces_fixture);
+	tcase_add_test(tc, test_writer_refuses);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_manifest);

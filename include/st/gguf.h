@@ -1,5 +1,6 @@
 /*
- * st/gguf.h - reading GGUF files, llama.cpp's format, and the ggml types.
+ * st/gguf.h - reading and writing GGUF files (llama.cpp's format), and
+ * the ggml types.
  *
  * A GGUF file (versions 2 and 3, little-endian) is laid out as
  *
@@ -216,6 +217,48 @@ ST_API int st_gguf_check_file(const char *path, st_problem_fn fn, void *ctx,
 /* The same for a file in memory. */
 ST_API int st_gguf_check_memory(const void *buf, size_t len, const char *name,
                                 st_problem_fn fn, void *ctx);
+
+/*
+ * Writing a GGUF file (version 3), atomically, in bounded memory.
+ *
+ * Recipe:
+ *   1. st_gguf_writer_new(&w, &err)
+ *   2. st_gguf_writer_set(w, "general.architecture", &v, &err) per key, in
+ *      the order the file should hold them (general.alignment, if set,
+ *      before the first tensor); values are copied: strings from v.s/n,
+ *      arrays of numbers from v.raw (little-endian, as a file holds them),
+ *      arrays of strings or arrays from v.vals
+ *   3. st_gguf_writer_add_tensor(w, name, ST_GGML_F16, ndim, dims, &err)
+ *      per tensor; dims[0] varies fastest. Tensors are packed in this
+ *      order, each at the next multiple of the alignment
+ *   4. st_gguf_writer_open(w, "out.gguf", &err)   a temporary file beside it
+ *      and the header
+ *   5. st_gguf_writer_write(w, data, n, &err) with every tensor's bytes in
+ *      order, in chunks of any size; the writer adds the padding
+ *   6. st_gguf_writer_finish(w, &err)   sync, rename into place
+ *   7. st_gguf_writer_free(w)   removes the temporary file if not finished
+ *
+ * Each returns ST_OK, ST_EINVAL (a key that is empty, not ASCII or set
+ * twice; a bad alignment; a tensor name of more than 64 bytes or twice;
+ * an unknown type; rows that are not whole blocks; more data than
+ * declared), ST_ESTATE (out of order; data missing at finish), ST_EIO
+ * (errno kept), ST_ENOMEM.
+ */
+typedef struct st_gguf_writer st_gguf_writer;
+
+ST_API int st_gguf_writer_new(st_gguf_writer **out, st_error *err);
+ST_API int st_gguf_writer_set(st_gguf_writer *w, const char *key,
+                              const st_gguf_value *v, st_error *err);
+ST_API int st_gguf_writer_add_tensor(st_gguf_writer *w, const char *name,
+                                     unsigned type, unsigned ndim,
+                                     const uint64_t *dims, st_error *err);
+ST_API int st_gguf_writer_open(st_gguf_writer *w, const char *path,
+                               st_error *err);
+ST_API int st_gguf_writer_write(st_gguf_writer *w, const void *data,
+                                size_t n, st_error *err);
+ST_API int st_gguf_writer_finish(st_gguf_writer *w, st_error *err);
+/* Free the writer; an unfinished file's temporary is removed. NULL: no-op. */
+ST_API void st_gguf_writer_free(st_gguf_writer *w);
 
 #ifdef __cplusplus
 }

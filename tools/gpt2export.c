@@ -13,17 +13,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/cli.h"
 #include "common/paths.h"
 #include "common/signals.h"
 #include "gpt2/export.h"
+#include "gpt2/gguf_export.h"
 
 static void usage(void)
 {
 	printf(
 "Usage: gpt2export [OPTION]... IN OUT\n"
+"       gpt2export SNAPSHOT OUT.gguf [--type f32|f16|bf16|q8_0]\n"
 "       gpt2export --random OUT [--layers L] [--heads H] [--width C]\n"
 "                  [--vocab V] [--context P] [--seed S] [--dtype D]\n"
 "Convert between an llm.c GPT-2 checkpoint (gpt2_124M.bin style: version 3\n"
@@ -51,6 +54,12 @@ static void usage(void)
 "                        libst)\n"
 "      --no-tokenizer    write no tokenizer files\n"
 "  -q, --quiet           no warnings\n"
+"\n"
+"GGUF (llama.cpp): an OUT ending in .gguf gets the snapshot as llama.cpp's\n"
+"converter writes it (architecture gpt2, its tokenizer, llama.cpp's tensor\n"
+"names, Conv1D weights transposed; LayerNorm, biases and position_embd F32):\n"
+"      --type T          the matrices' type: f32, f16, bf16 or q8_0 (ggml's\n"
+"                        reference quantizer); default: as the source\n"
 "  -h, --help            show this help and exit\n"
 "      --version         show the version and exit\n"
 "\n"
@@ -73,11 +82,12 @@ static void usage(void)
 enum {
 	OPT_CHECK = 256, OPT_TOKENIZER, OPT_NO_TOKENIZER, OPT_RANDOM, OPT_LAYERS,
 	OPT_HEADS, OPT_WIDTH, OPT_VOCAB, OPT_CONTEXT, OPT_SEED, OPT_HELP,
-	OPT_VERSION
+	OPT_VERSION, OPT_TYPE
 };
 
 static const struct option options[] = {
 	{"dtype", required_argument, NULL, 'd'},
+	{"type", required_argument, NULL, OPT_TYPE},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"tokenizer", required_argument, NULL, OPT_TOKENIZER},
 	{"no-tokenizer", no_argument, NULL, OPT_NO_TOKENIZER},
@@ -191,13 +201,33 @@ static int check(const char *in, int in_llmc, const char *out,
 	return CLI_OK;
 }
 
+/* 1 when s ends in suffix. */
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A --type value: the ggml type, or a usage error. */
+static int parse_gguf_type(const char *s)
+{
+	static const char *const names[] = {"f32", "f16", "bf16", "q8_0"};
+	static const int types[] = {ST_GGML_F32, ST_GGML_F16, ST_GGML_BF16,
+	                            ST_GGML_Q8_0};
+	for (int i = 0; i < 4; i++)
+		if (strcasecmp(s, names[i]) == 0)
+			return types[i];
+	cli_usage_error("--type: unknown type '%s' (expected f32, f16, bf16 or "
+	                "q8_0)", s);
+}
+
 int main(int argc, char **argv)
 {
 	cli_init("gpt2export");
 	int dtype = -1, do_check = 0, no_tokenizer = 0, quiet = 0;
 	const char *tokenizer = NULL, *random_out = NULL;
 	int layers = 12, heads = 12, width = 768, vocab = 50257, context = 1024;
-	int random_opts = 0;
+	int random_opts = 0, gguf_type = -1;
 	uint64_t seed = 0;
 	int c;
 	while ((c = cli_getopt(argc, argv, "d:qh", options)) != -1) {
@@ -210,6 +240,7 @@ int main(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case OPT_CHECK: do_check = 1; break;
+		case OPT_TYPE: gguf_type = parse_gguf_type(optarg); break;
 		case OPT_TOKENIZER: tokenizer = optarg; break;
 		case OPT_NO_TOKENIZER: no_tokenizer = 1; break;
 		case OPT_RANDOM: random_out = optarg; break;
@@ -271,6 +302,17 @@ int main(int argc, char **argv)
 		                                  : "too many arguments");
 	const char *in = argv[optind], *out = argv[optind + 1];
 	gpt2_export_result res;
+	if (has_suffix(out, ".gguf")) {
+		if (do_check || dtype >= 0 || tokenizer || no_tokenizer)
+			cli_usage_error("--check, --dtype and --tokenizer do not apply "
+			                "to a GGUF OUT (see --type)");
+		if (gpt2_export_hf_to_gguf(in, out, gguf_type, &o, &res, err,
+		                           sizeof err))
+			export_failed(err);
+		return cli_exit(CLI_OK);
+	}
+	if (gguf_type >= 0)
+		cli_usage_error("--type applies to a GGUF OUT (OUT.gguf)");
 	int in_llmc = !is_snapshot(in);
 	if (in_llmc) {
 		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);

@@ -27,6 +27,7 @@ static void usage(void)
 	printf(
 "Usage: gpt2export [OPTION]... IN OUT\n"
 "       gpt2export SNAPSHOT OUT.gguf [--type f32|f16|bf16|q8_0]\n"
+"       gpt2export IN.gguf OUT [--dtype D]\n"
 "       gpt2export --random OUT [--layers L] [--heads H] [--width C]\n"
 "                  [--vocab V] [--context P] [--seed S] [--dtype D]\n"
 "Convert between an llm.c GPT-2 checkpoint (gpt2_124M.bin style: version 3\n"
@@ -60,6 +61,9 @@ static void usage(void)
 "names, Conv1D weights transposed; LayerNorm, biases and position_embd F32):\n"
 "      --type T          the matrices' type: f32, f16, bf16 or q8_0 (ggml's\n"
 "                        reference quantizer); default: as the source\n"
+"An IN ending in .gguf (a GPT-2 GGUF) makes the snapshot folder OUT back:\n"
+"HF names and layouts, Q8_0 dequantized, --dtype as asked (default: the\n"
+"matrices' type, F32 for Q8_0), the tokenizer files rebuilt from the file.\n"
 "  -h, --help            show this help and exit\n"
 "      --version         show the version and exit\n"
 "\n"
@@ -313,6 +317,15 @@ int main(int argc, char **argv)
 	}
 	if (gguf_type >= 0)
 		cli_usage_error("--type applies to a GGUF OUT (OUT.gguf)");
+	if (has_suffix(in, ".gguf")) {
+		if (do_check || tokenizer || no_tokenizer)
+			cli_usage_error("--check and --tokenizer do not apply to a GGUF "
+			                "IN (its tokenizer is rebuilt from the file)");
+		if (gpt2_export_gguf_to_hf(in, out, dtype, &o, &res, err,
+		                           sizeof err))
+			export_failed(err);
+		return cli_exit(CLI_OK);
+	}
 	int in_llmc = !is_snapshot(in);
 	if (in_llmc) {
 		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);

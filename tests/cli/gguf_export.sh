@@ -3,7 +3,11 @@
 # the spec and llama.cpp's converter rules), byte for byte; gpt2run on the
 # source snapshot against the greedy ids llama.cpp itself produced from
 # those files (testdata/gguf/judge/ids.txt, recorded by run.sh): F32, F16
-# and BF16 on every prompt, Q8_0 where its greedy path is F32's; and bad
+# and BF16 on every prompt, Q8_0 where its greedy path is F32's; the way
+# back (gpt2export IN.gguf OUT/): F32 bit-identical to the source, F16 and
+# BF16 exactly the source rounded (stconvert --to), Q8_0 dequantized within
+# a step, the tokenizer rebuilt from the file giving the same ids, and
+# gpt2run on what came back reproducing llama.cpp's ids; and bad
 # invocations (exit 2, one line, nothing left behind).
 . "$(dirname "$0")/lib.bash"
 G=$BIN/gpt2export R=$BIN/gpt2run
@@ -36,6 +40,44 @@ while read -r type prompt ids; do
 done < "$J/ids.txt"
 # 5 prompts for each of F32, F16, BF16, and the 2 where Q8_0 agrees.
 if [ "$checked" = 17 ]; then ok; else fail "checked $checked id lines, expected 17"; fi
+
+# The way back: GGUF -> snapshot.
+D=$BIN/stdiff C=$BIN/stconvert
+for t in f32 f16 bf16 q8_0; do
+	run "import_$t" 0 "$G" "$J/expected-$t.gguf" "$O/back-$t"
+done
+run back_f32_exact 0 "$D" --exact -q "$J/model" "$O/back-f32"
+for t in f16 bf16; do
+	run "round_$t" 0 "$C" "$J/model" "$O/round-$t" --to "$t"
+	run "back_${t}_exact" 0 "$D" --exact -q "$O/round-$t" "$O/back-$t"
+done
+# A Q8_0 step is at most amax / 127 (wte's amax is about 4.3).
+run back_q8_0_close 0 "$D" -q --atol 0.02 --rtol 0 "$J/model" "$O/back-q8_0"
+run back_q8_0_not_exact 1 "$D" --exact -q "$J/model" "$O/back-q8_0"
+for text in "The cat sat on the mat" "Hello, world<|endoftext|> é 日本" \
+            "  multiple   spaces and 123 numbers!"; do
+	run tok_src 0 "$R" --model-dir "$J/model" --tokenize --prompt "$text"
+	for t in f32 q8_0; do
+		run "tok_$t" 0 "$R" --model-dir "$O/back-$t" --tokenize --prompt "$text"
+		if cmp -s "$TMP/tok_src.out" "$TMP/tok_$t.out"; then ok; else
+			fail "tokenizer of back-$t: '$text' gives $(cat "$TMP/tok_$t.out"), the source $(cat "$TMP/tok_src.out")"
+		fi
+	done
+done
+# gpt2run on the snapshots that came back gives llama.cpp's ids.
+while read -r type prompt ids; do
+	case $type in f32|f16) ;; *) continue ;; esac
+	run "back_ids_$type" 0 "$R" --model-dir "$O/back-$type" --ids "$prompt" \
+		--new-tokens 16 --greedy --print-ids || continue
+	if [ "$(cat "$TMP/back_ids_$type.out")" = "$ids" ]; then ok; else
+		fail "back-$type $prompt: gpt2run $(cat "$TMP/back_ids_$type.out"), llama.cpp $ids"
+	fi
+done < "$J/ids.txt"
+run import_not_gguf 2 "$G" "$TESTDATA/gguf/bad_magic.gguf" "$O/nope"
+expect_err import_not_gguf "bad_magic.gguf: not a GGUF file"
+run import_not_gpt2 2 "$G" "$TESTDATA/gguf/ok_all_types.gguf" "$O/nope"
+expect_err import_not_gpt2 'general.architecture is not "gpt2"'
+if [ -e "$O/nope" ]; then fail "a failed import left $O/nope"; else ok; fi
 
 # Bad invocations: one line, exit 2, no file left.
 run bad_type 2 "$G" "$J/model" "$O/x.gguf" --type q4_0

@@ -1045,3 +1045,60 @@ out:
 	free(lb);
 	return rc;
 }
+
+/* ---- snapshots written by other exporters (GGUF) -------------------------- */
+
+struct gpt2_export_snapshot {
+	snapshot_out s;
+};
+
+int gpt2_export_snapshot_open(gpt2_export_snapshot **out, const char *dir,
+                              const gpt2_config *cfg, st_dtype dtype,
+                              const gpt2_export_opts *o, char *err,
+                              size_t errlen)
+{
+	*out = NULL;
+	if (snapshot_dtype(dtype, err, errlen))
+		return -1;
+	gpt2_export_snapshot *s = calloc(1, sizeof *s);
+	if (!s)
+		return gpt2_err(err, errlen, "out of memory");
+	if (snapshot_open(&s->s, dir, cfg, dtype, o, "importing", err, errlen)) {
+		gpt2_export_snapshot_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+size_t gpt2_export_snapshot_n_tensors(const gpt2_export_snapshot *s)
+{
+	return st_writer_n_tensors(s->s.w);
+}
+
+const st_tensor *gpt2_export_snapshot_tensor(const gpt2_export_snapshot *s,
+                                             size_t i)
+{
+	return st_writer_tensor(s->s.w, i);
+}
+
+int gpt2_export_snapshot_put(gpt2_export_snapshot *s, const float *x,
+                             size_t n, char *err, size_t errlen)
+{
+	return sink_put(&s->s.sink, ST_DTYPE_F32, x, n, err, errlen);
+}
+
+int gpt2_export_snapshot_finish(gpt2_export_snapshot *s,
+                                const gpt2_config *cfg, char *err,
+                                size_t errlen)
+{
+	return snapshot_finish(&s->s, cfg, err, errlen);
+}
+
+void gpt2_export_snapshot_free(gpt2_export_snapshot *s)
+{
+	if (!s)
+		return;
+	snapshot_free(&s->s);
+	free(s);
+}

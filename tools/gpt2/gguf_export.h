@@ -1,6 +1,7 @@
 /*
  * gguf_export.h - gpt2export's GGUF work: a Hugging Face GPT-2 snapshot
- * -> a GGUF file that llama.cpp loads and runs. Not part of libst.
+ * -> a GGUF file that llama.cpp loads and runs, and back. Not part of
+ * libst.
  *
  * The file follows llama.cpp's convert_hf_to_gguf.py for GPT2LMHeadModel:
  * general.architecture "gpt2" with its keys (context_length,
@@ -32,6 +33,19 @@ int gpt2_gguf_file_type(unsigned type);
  * Returns 0, or -1 with one line in err.
  */
 int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
+                           const gpt2_export_opts *o, gpt2_export_result *res,
+                           char *err, size_t errlen);
+
+/*
+ * GGUF file in (a GPT-2, as gpt2_export_hf_to_gguf or llama.cpp's
+ * converter writes one) -> snapshot folder out_dir: config.json and
+ * generation_config.json from the gpt2.* keys, model.safetensors with HF
+ * names and layouts (Q8_0 dequantized), and vocab.json, merges.txt and
+ * tokenizer.json rebuilt from tokenizer.ggml.* ("[PAD<id>]" fillers
+ * dropped). dtype: ST_DTYPE_F32, _F16, _BF16, or -1 for the matrices'
+ * type (F32 when they are Q8_0 or mixed). Returns 0, or -1 with one line.
+ */
+int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
                            const gpt2_export_opts *o, gpt2_export_result *res,
                            char *err, size_t errlen);
 

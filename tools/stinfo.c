@@ -14,10 +14,12 @@
  */
 #include "common/cli.h"
 #include "common/ckpt.h"
+#include "common/gguf_info.h"
 #include "common/inventory.h"
 #include "common/layers.h"
 #include "common/pipeline.h"
 #include "common/stats.h"
+#include "common/table.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -46,12 +48,13 @@ static void usage(void)
 "Describe safetensors checkpoints: files, metadata, tensors, parameters.\n"
 "\n"
 "PATH is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
-"snapshot directory or a PyTorch checkpoint (pytorch_model.bin: zip, legacy\n"
-"or tar; its pickle is read, never executed). Without options, print a\n"
-"summary read from the headers only, with repeated layers shown once\n"
-"(h.{0..11}.attn.c_attn.weight), and, with a GPT-2 or Llama-family\n"
-"config.json beside it, the parameters it implies: counted, missing,\n"
-"misshapen and extra.\n"
+"snapshot directory, a PyTorch checkpoint (pytorch_model.bin: zip, legacy\n"
+"or tar; its pickle is read, never executed) or a GGUF file (*.gguf).\n"
+"Without options, print a summary read from the headers only, with\n"
+"repeated layers shown once (h.{0..11}.attn.c_attn.weight), and, with a\n"
+"GPT-2 or Llama-family config.json beside it, the parameters it implies:\n"
+"counted, missing, misshapen and extra; for a GGUF file its metadata too,\n"
+"long arrays shown as their type and length (--all: whole).\n"
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
@@ -82,162 +85,6 @@ static void usage(void)
 "Exit status: 0 success (a valid file for --check), 1 an invalid file for\n"
 "--check or a problem for --verify and --hash, 2 usage error, unreadable or\n"
 "invalid input, I/O error.\n");
-}
-
-/* ---- small formatting helpers ------------------------------------------ */
-
-/* Decimal with thousands separators: 124439808 -> "124,439,808". */
-static void fmt_group(char *buf, size_t size, uint64_t n)
-{
-	char tmp[32];
-	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)n);
-	size_t o = 0;
-	for (int i = 0; i < len && o + 1 < size; i++) {
-		if (i > 0 && (len - i) % 3 == 0 && o + 2 < size)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = 0;
-}
-
-/*
- * A count or a size with its exact value beside the short one:
- * "124.4M (124,439,808)", "497.8 MB (497,759,232 B)"; just "300" or
- * "232 B" when the short form is exact.
- */
-static void fmt_full(char *buf, size_t size, uint64_t n, int bytes)
-{
-	char a[32], b[32];
-	if (bytes)
-		cli_fmt_bytes(a, sizeof a, n);
-	else
-		cli_fmt_count(a, sizeof a, n);
-	if (n < 1000) {
-		snprintf(buf, size, "%s", a);
-		return;
-	}
-	fmt_group(b, sizeof b, n);
-	snprintf(buf, size, "%s (%s%s)", a, b, bytes ? " B" : "");
-}
-
-/*
- * A tensor name for a table: printable, and the empty name (legal) shown
- * as "" so that its row does not start with a blank cell.
- */
-static char *display_name(const char *s, size_t len)
-{
-	return len ? cli_printable(s, len) : cli_xstrdup("\"\"");
-}
-
-/*
- * Columns a code point takes on a terminal: 2 for the East Asian wide and
- * fullwidth blocks (CJK, Hangul, fullwidth forms, emoji), else 1. A table
- * of ranges, not wcwidth(), so the output does not depend on the locale.
- */
-static unsigned cp_width(uint32_t cp)
-{
-	static const uint32_t wide[][2] = {
-		{0x1100, 0x115f}, {0x2e80, 0x303e}, {0x3041, 0x33ff},
-		{0x3400, 0x4dbf}, {0x4e00, 0x9fff}, {0xa000, 0xa4cf},
-		{0xac00, 0xd7a3}, {0xf900, 0xfaff}, {0xfe30, 0xfe4f},
-		{0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x1f300, 0x1f64f},
-		{0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
-	};
-	for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
-		if (cp >= wide[i][0] && cp <= wide[i][1])
-			return 2;
-	return 1;
-}
-
-/* Columns a (valid UTF-8, printable) string takes on a terminal. */
-static size_t display_width(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t w = 0;
-	while (*s) {
-		uint32_t cp = *s;
-		int more = cp >= 0xf0 ? 3 : cp >= 0xe0 ? 2 : cp >= 0xc0 ? 1 : 0;
-		if (more)
-			cp &= 0x3fu >> more;
-		s++;
-		for (; more > 0 && (*s & 0xc0) == 0x80; more--, s++)
-			cp = (cp << 6) | (*s & 0x3fu);
-		w += cp_width(cp);
-	}
-	return w;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
-/* ---- aligned tables ---------------------------------------------------- */
-
-/*
- * A table collects its cells (owned strings) first and prints them once the
- * column widths are known. align holds 'l' or 'r' per column.
- */
-struct table {
-	size_t ncols;
-	const char *align;
-	char **cells; /* row-major, ncols per row; row 0 is the heading */
-	size_t nrows, cap;
-};
-
-static void table_init(struct table *t, size_t ncols, const char *align)
-{
-	memset(t, 0, sizeof *t);
-	t->ncols = ncols;
-	t->align = align;
-}
-
-/* Append a row; the cells are copied. */
-static void table_add(struct table *t, const char *const *cells)
-{
-	if (t->nrows == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 16;
-		t->cells = cli_xrealloc(t->cells, t->cap * t->ncols * sizeof *t->cells);
-	}
-	for (size_t c = 0; c < t->ncols; c++)
-		t->cells[t->nrows * t->ncols + c] = cli_xstrdup(cells[c]);
-	t->nrows++;
-}
-
-static void table_print(struct table *t, FILE *f)
-{
-	size_t *w = cli_xcalloc(t->ncols, sizeof *w);
-	for (size_t r = 0; r < t->nrows; r++)
-		for (size_t c = 0; c < t->ncols; c++) {
-			size_t cw = display_width(t->cells[r * t->ncols + c]);
-			if (cw > w[c])
-				w[c] = cw;
-		}
-	for (size_t r = 0; r < t->nrows; r++) {
-		for (size_t c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * t->ncols + c];
-			size_t pad = w[c] - display_width(s);
-			int last = c + 1 == t->ncols;
-			if (c)
-				fputs("  ", f);
-			if (t->align[c] == 'r')
-				fprintf(f, "%*s", (int)pad, "");
-			fputs(s, f);
-			if (t->align[c] != 'r' && !last)
-				fprintf(f, "%*s", (int)pad, "");
-		}
-		fputc('\n', f);
-	}
-	free(w);
-}
-
-static void table_free(struct table *t)
-{
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free(t->cells[i]);
-	free(t->cells);
-	memset(t, 0, sizeof *t);
 }
 
 /* ---- totals ------------------------------------------------------------ */
@@ -377,11 +224,6 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 
 /* Metadata values longer than this are cut in the summary (not in --json). */
 #define META_SHOW 200
-
-static void print_kv(const char *key, const char *value)
-{
-	printf("%-13s%s\n", key, value);
-}
 
 static void print_files(const st_checkpoint *ck)
 {
@@ -541,11 +383,6 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 	free(ts);
 }
 
-static void fmt_stat(char *buf, size_t size, double v)
-{
-	snprintf(buf, size, "%.6g", v);
-}
-
 static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 {
 	size_t n = st_checkpoint_n_tensors(ck);
@@ -564,18 +401,7 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 			free(name);
 			continue;
 		}
-		if (a->n) {
-			fmt_stat(c[0], sizeof c[0], a->min);
-			fmt_stat(c[1], sizeof c[1], a->max);
-			fmt_stat(c[2], sizeof c[2], stats_mean(a));
-			fmt_stat(c[3], sizeof c[3], stats_std(a));
-		} else {
-			for (int k = 0; k < 4; k++)
-				snprintf(c[k], sizeof c[k], "-");
-		}
-		snprintf(c[4], sizeof c[4], "%llu", (unsigned long long)a->nan);
-		snprintf(c[5], sizeof c[5], "%llu", (unsigned long long)a->inf);
-		snprintf(c[6], sizeof c[6], "%llu", (unsigned long long)a->zeros);
+		stats_cells(a, c);
 		table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype), c[0],
 		                                      c[1], c[2], c[3], c[4], c[5], c[6]});
 		free(name);
@@ -619,18 +445,12 @@ static void print_summary(const char *path, const st_checkpoint *ck,
                           const struct options *o, const stats_acc *accs)
 {
 	struct totals t;
-	char buf[96];
 	compute_totals(ck, &t);
 	char *p = cli_printable(path, strlen(path));
 	print_kv("path:", p);
 	free(p);
 	print_files(ck);
-	snprintf(buf, sizeof buf, "%llu", (unsigned long long)t.tensors);
-	print_kv("tensors:", buf);
-	fmt_full(buf, sizeof buf, t.params, 0);
-	print_kv("parameters:", buf);
-	fmt_full(buf, sizeof buf, t.bytes, 1);
-	print_kv("bytes:", buf);
+	print_totals(t.tensors, t.params, t.bytes);
 	print_inventory(ck);
 	if (t.tensors == 0)
 		return;
@@ -646,25 +466,6 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 /* ---- JSON -------------------------------------------------------------- */
 
 static void json_str(const char *s, size_t len) { cli_json_string(stdout, s, len); }
-
-static void json_stats(const stats_acc *a)
-{
-	printf(", \"stats\": {\"min\": ");
-	if (a->n) {
-		cli_json_double(stdout, a->min);
-		printf(", \"max\": ");
-		cli_json_double(stdout, a->max);
-		printf(", \"mean\": ");
-		cli_json_double(stdout, stats_mean(a));
-		printf(", \"std\": ");
-		cli_json_double(stdout, stats_std(a));
-	} else {
-		printf("null, \"max\": null, \"mean\": null, \"std\": null");
-	}
-	printf(", \"nan\": %llu, \"inf\": %llu, \"zeros\": %llu}",
-	       (unsigned long long)a->nan, (unsigned long long)a->inf,
-	       (unsigned long long)a->zeros);
-}
 
 /*
  * SPEC.md's document, keys in its order, one file or tensor per line so the
@@ -769,7 +570,9 @@ static int check_path(const char *path)
 	struct check_ctx cc = {0, 0};
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int n = st_check_path(path, on_problem, &cc, &err);
+	int n = gguf_info_is_gguf(path)
+	            ? st_gguf_check_file(path, on_problem, &cc, &err)
+	            : st_check_path(path, on_problem, &cc, &err);
 	if (n < 0) {
 		err.code = n;
 		cli_error_path(path, &err);
@@ -806,6 +609,9 @@ static int check_path(const char *path)
 static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
+	if (gguf_info_is_gguf(path))
+		return gguf_info_describe(path, o->all, o->mode == MODE_JSON,
+		                          o->stats, printed);
 	st_checkpoint *ck;
 	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;

@@ -1,0 +1,515 @@
+/*
+ * gguf_info.c - stinfo on a GGUF file: the summary, --json and --stats,
+ * laid out as for safetensors (see gguf_info.h). The file is read by
+ * libst's st_gguf_open (header only); --stats decodes the tensors libst
+ * can (st_ggml_to_f32 and the integer types) chunk by chunk.
+ */
+#include "common/gguf_info.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/ckpt.h"
+#include "common/cli.h"
+#include "common/layers.h"
+#include "common/stats.h"
+#include "common/table.h"
+
+/* Arrays longer than this are shown as their type and length. */
+#define ARRAY_SHOW 8
+/* Strings longer than this are cut (with their length said). */
+#define STRING_SHOW 200
+
+int gguf_info_is_gguf(const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 5 && !strcmp(path + n - 5, ".gguf"))
+		return 1;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	char head[4];
+	size_t k = fread(head, 1, 4, f);
+	fclose(f);
+	return st_gguf_is_gguf(head, k);
+}
+
+/* ---- values as text ---------------------------------------------------- */
+
+/* The shortest decimal that reads back as v (as a float when f32). */
+static void print_float(FILE *f, double v, int f32)
+{
+	char buf[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, v);
+		double back = strtod(buf, NULL);
+		if (f32 ? (float)back == (float)v : back == v)
+			break;
+	}
+	fputs(buf, f);
+}
+
+static void print_string(FILE *f, const char *s, uint64_t n, int all)
+{
+	size_t show = !all && n > STRING_SHOW ? STRING_SHOW : (size_t)n;
+	/* Do not cut a UTF-8 sequence in half. */
+	while (show < n && show > 0 && ((unsigned char)s[show] & 0xc0) == 0x80)
+		show--;
+	char *p = cli_printable(s, show);
+	fputs(p, f);
+	free(p);
+	if (show < n)
+		fprintf(f, "... (%llu bytes)", (unsigned long long)n);
+}
+
+static void print_value(FILE *f, const st_gguf_value *v, int all, int depth)
+{
+	switch (v->type) {
+	case ST_GGUF_UINT8: case ST_GGUF_UINT16: case ST_GGUF_UINT32:
+	case ST_GGUF_UINT64:
+		fprintf(f, "%llu", (unsigned long long)v->v.u);
+		return;
+	case ST_GGUF_INT8: case ST_GGUF_INT16: case ST_GGUF_INT32:
+	case ST_GGUF_INT64:
+		fprintf(f, "%lld", (long long)v->v.i);
+		return;
+	case ST_GGUF_FLOAT32:
+	case ST_GGUF_FLOAT64:
+		print_float(f, v->v.f, v->type == ST_GGUF_FLOAT32);
+		return;
+	case ST_GGUF_BOOL:
+		fputs(v->v.u ? "true" : "false", f);
+		return;
+	case ST_GGUF_STRING:
+		if (depth)
+			fputc('"', f);
+		print_string(f, v->v.s, v->n, all);
+		if (depth)
+			fputc('"', f);
+		return;
+	default:
+		break;
+	}
+	if (!all && v->n > ARRAY_SHOW) {
+		fprintf(f, "[%s x %llu]", st_gguf_type_name(v->elem_type),
+		        (unsigned long long)v->n);
+		return;
+	}
+	fputc('[', f);
+	for (uint64_t i = 0; i < v->n; i++) {
+		st_gguf_value e;
+		st_gguf_array_get(v, i, &e);
+		if (i)
+			fputs(", ", f);
+		print_value(f, &e, all, depth + 1);
+	}
+	fputc(']', f);
+}
+
+/* ---- the tensor table -------------------------------------------------- */
+
+/*
+ * Tensors as st_tensor records for layers_compact and the tables: shape
+ * in C order (GGUF dims reversed, as PyTorch would show the tensor), the
+ * ggml type in dtype (compared, never named through st_dtype_name).
+ */
+struct view {
+	st_tensor *t;
+	const st_tensor **p;
+	uint64_t *dims;
+	size_t n;
+};
+
+static void view_make(struct view *v, const st_gguf *g)
+{
+	v->n = st_gguf_n_tensors(g);
+	v->t = cli_xcalloc(v->n ? v->n : 1, sizeof *v->t);
+	v->p = cli_xcalloc(v->n ? v->n : 1, sizeof *v->p);
+	v->dims = cli_xcalloc(v->n ? v->n * ST_GGUF_MAX_DIMS : 1, sizeof *v->dims);
+	for (size_t i = 0; i < v->n; i++) {
+		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
+		uint64_t *d = v->dims + i * ST_GGUF_MAX_DIMS;
+		for (unsigned k = 0; k < x->ndim; k++)
+			d[k] = x->dims[x->ndim - 1 - k];
+		v->t[i] = (st_tensor){.name = x->name, .name_len = x->name_len,
+		                      .dtype = (st_dtype)(int)x->type,
+		                      .ndim = x->ndim, .shape = d,
+		                      .n_elements = x->n_elements,
+		                      .begin = x->offset,
+		                      .end = x->offset + x->n_bytes,
+		                      .n_bytes = x->n_bytes};
+		v->p[i] = &v->t[i];
+	}
+}
+
+static void view_free(struct view *v)
+{
+	free(v->t);
+	free(v->p);
+	free(v->dims);
+}
+
+struct totals {
+	uint64_t tensors, params, bytes;
+	struct { uint64_t tensors, params, bytes; } by[ST_GGML_TYPE_COUNT];
+};
+
+static void totals(const st_gguf *g, struct totals *t)
+{
+	memset(t, 0, sizeof *t);
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
+		t->tensors++;
+		t->params += x->n_elements;
+		t->bytes += x->n_bytes;
+		t->by[x->type].tensors++;
+		t->by[x->type].params += x->n_elements;
+		t->by[x->type].bytes += x->n_bytes;
+	}
+}
+
+static void print_type_table(const struct totals *t)
+{
+	struct table tab;
+	char c1[32], c2[96], c3[96];
+	table_init(&tab, 4, "lrrr");
+	table_add(&tab, (const char *const[]){"type", "tensors", "parameters",
+	                                      "bytes"});
+	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++) {
+		if (!t->by[d].tensors)
+			continue;
+		snprintf(c1, sizeof c1, "%llu", (unsigned long long)t->by[d].tensors);
+		fmt_full(c2, sizeof c2, t->by[d].params, 0);
+		fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
+		table_add(&tab, (const char *const[]){st_ggml_type_name(d), c1, c2,
+		                                      c3});
+	}
+	table_print(&tab, stdout);
+	table_free(&tab);
+}
+
+static void print_tensor_table(const struct view *v, int all)
+{
+	size_t nrows;
+	layers_row *rows = layers_compact(v->p, v->n, all, &nrows);
+	struct table tab;
+	char shape[1024], params[64], where[64];
+	table_init(&tab, 5, "lllrl");
+	table_add(&tab, (const char *const[]){"name", "type", "shape",
+	                                      "parameters", "offset"});
+	for (size_t r = 0; r < nrows; r++) {
+		const layers_row *row = &rows[r];
+		const st_tensor *t = v->p[row->members[0]];
+		size_t len;
+		char *raw = layers_row_name(row, &len);
+		char *name = display_name(raw, len);
+		free(raw);
+		cli_fmt_shape(shape, sizeof shape, t);
+		if (row->nmembers > 1) {
+			snprintf(params, sizeof params, "%zu x %llu", row->nmembers,
+			         (unsigned long long)t->n_elements);
+			snprintf(where, sizeof where, "-");
+		} else {
+			snprintf(params, sizeof params, "%llu",
+			         (unsigned long long)t->n_elements);
+			snprintf(where, sizeof where, "%llu",
+			         (unsigned long long)t->begin);
+		}
+		table_add(&tab, (const char *const[]){name,
+		                                      st_ggml_type_name(t->dtype),
+		                                      shape, params, where});
+		free(name);
+	}
+	table_print(&tab, stdout);
+	table_free(&tab);
+	layers_free(rows, nrows);
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+/* Elements decoded at a time (a multiple of every block size). */
+#define STATS_CHUNK ((uint64_t)1 << 18)
+
+/* Whether --stats can decode a ggml type. */
+static int decodable(unsigned type)
+{
+	st_dtype d;
+	return type == ST_GGML_Q8_0 || (!st_ggml_type_dtype(type, &d) &&
+	                                ckpt_is_numeric(d));
+}
+
+static void tensor_stats(const st_gguf *g, size_t i, stats_acc *acc,
+                         float *f, double *x)
+{
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+	const unsigned char *p = st_gguf_tensor_data(g, i);
+	unsigned blk, bytes;
+	st_ggml_type_block(t->type, &blk, &bytes);
+	st_dtype d;
+	int plain = !st_ggml_type_dtype(t->type, &d);
+	for (uint64_t at = 0; at < t->n_elements; at += STATS_CHUNK) {
+		uint64_t n = t->n_elements - at < STATS_CHUNK ? t->n_elements - at
+		                                               : STATS_CHUNK;
+		const unsigned char *src = p + at / blk * bytes;
+		if (plain) {
+			ckpt_widen(d, src, x, (size_t)n);
+		} else {
+			st_ggml_to_f32(t->type, src, f, n);
+			for (uint64_t k = 0; k < n; k++)
+				x[k] = f[k];
+		}
+		stats_acc part;
+		memset(&part, 0, sizeof part);
+		stats_add(&part, x, (size_t)n);
+		stats_merge(acc, &part);
+	}
+}
+
+static stats_acc *compute_stats(const st_gguf *g)
+{
+	size_t n = st_gguf_n_tensors(g);
+	stats_acc *accs = cli_xcalloc(n ? n : 1, sizeof *accs);
+	float *f = cli_xmalloc(STATS_CHUNK * sizeof *f);
+	double *x = cli_xmalloc(STATS_CHUNK * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		if (decodable(st_gguf_tensor_at(g, i)->type))
+			tensor_stats(g, i, &accs[i], f, x);
+	free(f);
+	free(x);
+	return accs;
+}
+
+static void print_stats_table(const st_gguf *g, const stats_acc *accs)
+{
+	struct table tab;
+	char c[7][48];
+	table_init(&tab, 9, "llrrrrrrr");
+	table_add(&tab, (const char *const[]){"name", "type", "min", "max",
+	                                      "mean", "std", "nan", "inf",
+	                                      "zeros"});
+	int skipped[ST_GGML_TYPE_COUNT] = {0};
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+		const stats_acc *a = &accs[i];
+		char *name = display_name(t->name, t->name_len);
+		const char *type = st_ggml_type_name(t->type);
+		if (!decodable(t->type)) {
+			skipped[t->type] = 1;
+			table_add(&tab, (const char *const[]){name, type, "-", "-", "-",
+			                                      "-", "-", "-", "-"});
+			free(name);
+			continue;
+		}
+		stats_cells(a, c);
+		table_add(&tab, (const char *const[]){name, type, c[0], c[1], c[2],
+		                                      c[3], c[4], c[5], c[6]});
+		free(name);
+	}
+	table_print(&tab, stdout);
+	table_free(&tab);
+	int any = 0;
+	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++)
+		if (skipped[d])
+			printf("%s%s", any++ ? ", " : "note: no statistics for ",
+			       st_ggml_type_name(d));
+	if (any)
+		printf(" tensors (libst decodes F32, F16, BF16, Q8_0 and the "
+		       "integer types)\n");
+}
+
+/* ---- the summary ------------------------------------------------------- */
+
+static void print_summary(const char *path, const st_gguf *g, int all,
+                          const stats_acc *accs)
+{
+	char buf[128];
+	char *p = cli_printable(path, strlen(path));
+	print_kv("path:", p);
+	print_kv("file:", p);
+	free(p);
+	snprintf(buf, sizeof buf, "GGUF version %u (llama.cpp), alignment %llu",
+	         st_gguf_version(g), (unsigned long long)st_gguf_alignment(g));
+	print_kv("  format:", buf);
+	fmt_full(buf, sizeof buf, st_gguf_data_offset(g), 1);
+	print_kv("  header:", buf);
+	fmt_full(buf, sizeof buf, st_gguf_data_size(g), 1);
+	print_kv("  data:", buf);
+	size_t nkv = st_gguf_n_kv(g);
+	if (nkv == 0)
+		print_kv("  metadata:", "(none)");
+	for (size_t i = 0; i < nkv; i++) {
+		const st_gguf_kv *kv = st_gguf_kv_at(g, i);
+		printf("%-13s", i ? "" : "  metadata:");
+		cli_print_name(stdout, kv->key, kv->key_len);
+		fputs(": ", stdout);
+		print_value(stdout, &kv->value, all, 0);
+		putchar('\n');
+	}
+	struct totals t;
+	totals(g, &t);
+	print_totals(t.tensors, t.params, t.bytes);
+	if (t.tensors == 0)
+		return;
+	putchar('\n');
+	print_type_table(&t);
+	putchar('\n');
+	if (accs) {
+		print_stats_table(g, accs);
+	} else {
+		struct view v;
+		view_make(&v, g);
+		print_tensor_table(&v, all);
+		view_free(&v);
+	}
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void json_value(const st_gguf_value *v, int all)
+{
+	switch (v->type) {
+	case ST_GGUF_UINT8: case ST_GGUF_UINT16: case ST_GGUF_UINT32:
+	case ST_GGUF_UINT64:
+		printf("%llu", (unsigned long long)v->v.u);
+		return;
+	case ST_GGUF_INT8: case ST_GGUF_INT16: case ST_GGUF_INT32:
+	case ST_GGUF_INT64:
+		printf("%lld", (long long)v->v.i);
+		return;
+	case ST_GGUF_FLOAT32: case ST_GGUF_FLOAT64:
+		cli_json_double(stdout, v->v.f);
+		return;
+	case ST_GGUF_BOOL:
+		fputs(v->v.u ? "true" : "false", stdout);
+		return;
+	case ST_GGUF_STRING:
+		cli_json_string(stdout, v->v.s, (size_t)v->n);
+		return;
+	default:
+		break;
+	}
+	(void)all;
+	putchar('[');
+	for (uint64_t i = 0; i < v->n; i++) {
+		st_gguf_value e;
+		st_gguf_array_get(v, i, &e);
+		if (i)
+			fputs(", ", stdout);
+		json_value(&e, all);
+	}
+	putchar(']');
+}
+
+/*
+ * gguf_metadata: each key's {"type": ...} and its "value"; an array gives
+ * "element_type" and "length", and its "value" only with --all or when
+ * it has at most ARRAY_SHOW elements.
+ */
+static void json_metadata(const st_gguf *g, int all)
+{
+	printf("  \"gguf_metadata\": {");
+	for (size_t i = 0; i < st_gguf_n_kv(g); i++) {
+		const st_gguf_kv *kv = st_gguf_kv_at(g, i);
+		const st_gguf_value *v = &kv->value;
+		printf("%s\n    ", i ? "," : "");
+		cli_json_string(stdout, kv->key, kv->key_len);
+		printf(": {\"type\": \"%s\"", st_gguf_type_name(v->type));
+		if (v->type == ST_GGUF_ARRAY) {
+			printf(", \"element_type\": \"%s\", \"length\": %llu",
+			       st_gguf_type_name(v->elem_type),
+			       (unsigned long long)v->n);
+			if (!all && v->n > ARRAY_SHOW) {
+				putchar('}');
+				continue;
+			}
+		}
+		printf(", \"value\": ");
+		json_value(v, all);
+		putchar('}');
+	}
+	printf("%s},\n", st_gguf_n_kv(g) ? "\n  " : "");
+}
+
+static void print_json(const char *path, const st_gguf *g, int all,
+                       const stats_acc *accs)
+{
+	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n    {\"path\": ");
+	cli_json_string(stdout, path, strlen(path));
+	printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, \"version\": %u, "
+	       "\"alignment\": %llu, \"metadata\": {}}\n  ],\n",
+	       (unsigned long long)st_gguf_data_offset(g),
+	       (unsigned long long)st_gguf_data_size(g), st_gguf_version(g),
+	       (unsigned long long)st_gguf_alignment(g));
+	json_metadata(g, all);
+	printf("  \"tensors\": [\n");
+	size_t n = st_gguf_n_tensors(g);
+	for (size_t i = 0; i < n; i++) {
+		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
+		printf("    {\"name\": ");
+		cli_json_string(stdout, x->name, x->name_len);
+		printf(", \"dtype\": \"%s\", \"shape\": [", st_ggml_type_name(x->type));
+		for (unsigned k = 0; k < x->ndim; k++)
+			printf("%s%llu", k ? ", " : "",
+			       (unsigned long long)x->dims[x->ndim - 1 - k]);
+		printf("], \"gguf_dims\": ");
+		cli_print_dims(stdout, x->dims, x->ndim);
+		printf(", \"parameters\": %llu, \"bytes\": %llu, \"file\": ",
+		       (unsigned long long)x->n_elements,
+		       (unsigned long long)x->n_bytes);
+		cli_json_string(stdout, path, strlen(path));
+		printf(", \"data_offsets\": [%llu, %llu]",
+		       (unsigned long long)x->offset,
+		       (unsigned long long)(x->offset + x->n_bytes));
+		if (accs) {
+			if (decodable(x->type))
+				json_stats(&accs[i]);
+			else
+				printf(", \"stats\": null");
+		}
+		printf("}%s\n", i + 1 < n ? "," : "");
+	}
+	struct totals t;
+	totals(g, &t);
+	printf("  ],\n  \"total\": {\"tensors\": %llu, \"parameters\": %llu, "
+	       "\"bytes\": %llu, \"by_dtype\": {",
+	       (unsigned long long)t.tensors, (unsigned long long)t.params,
+	       (unsigned long long)t.bytes);
+	int first = 1;
+	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++) {
+		if (!t.by[d].tensors)
+			continue;
+		printf("%s\"%s\": {\"tensors\": %llu, \"parameters\": %llu, "
+		       "\"bytes\": %llu}", first ? "" : ", ", st_ggml_type_name(d),
+		       (unsigned long long)t.by[d].tensors,
+		       (unsigned long long)t.by[d].params,
+		       (unsigned long long)t.by[d].bytes);
+		first = 0;
+	}
+	printf("}}\n}\n");
+}
+
+int gguf_info_describe(const char *path, int all, int json, int stats,
+                       int *printed)
+{
+	st_gguf *g;
+	st_error err;
+	memset(&err, 0, sizeof err);
+	if (st_gguf_open(&g, path, &err) != ST_OK) {
+		cli_error_path(path, &err);
+		return CLI_ERROR;
+	}
+	stats_acc *accs = stats ? compute_stats(g) : NULL;
+	if (!json && *printed)
+		putchar('\n');
+	if (json && *printed)
+		fputs(",\n", stdout);
+	*printed = 1;
+	if (json)
+		print_json(path, g, all, accs);
+	else
+		print_summary(path, g, all, accs);
+	free(accs);
+	st_gguf_close(g);
+	return CLI_OK;
+}

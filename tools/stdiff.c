@@ -24,6 +24,7 @@
 #include "common/diagnose.h"
 #include "common/inventory.h"
 #include "common/order.h"
+#include "common/gguf_diff.h"
 #include "common/pipeline.h"
 
 #include <fnmatch.h>
@@ -39,6 +40,7 @@ struct opts {
 	double rtol, atol;
 	bool have_rtol, have_atol;
 	bool exact, names_only, quiet, json, verbose, first;
+	bool map_gpt2; /* --map gpt2: a GGUF against a checkpoint */
 	int threads;
 	const char **globs;
 	size_t n_globs;
@@ -822,6 +824,11 @@ static void usage(void)
 "                        dtype changes in one line per pair of dtypes)\n"
 "  -q, -s, --quiet       print nothing; the exit status says it all\n"
 "      --json            one JSON document on stdout\n"
+"      --map gpt2        A or B is a GPT-2 GGUF file (llama.cpp's names and\n"
+"                        layouts): compare it with the other, a checkpoint,\n"
+"                        through the GPT-2 name map, transposes included;\n"
+"                        says whether B is exactly A rounded or quantized\n"
+"                        (Q8_0: equal by default only when it is)\n"
 "  -h, --help            show this help and exit\n"
 "  -V, --version         show the version and exit\n"
 "\n"
@@ -829,7 +836,8 @@ static void usage(void)
 	       cli_progname(), MAX_THREADS);
 }
 
-enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_FIRST };
+enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_FIRST,
+       OPT_MAP };
 
 static void parse_args(int argc, char **argv, struct opts *o,
                        const char **pa, const char **pb)
@@ -847,6 +855,7 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		{"silent", no_argument, NULL, 's'},
 		{"json", no_argument, NULL, OPT_JSON},
 		{"first", no_argument, NULL, OPT_FIRST},
+		{"map", required_argument, NULL, OPT_MAP},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -874,6 +883,12 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		case 'q': case 's': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
 		case OPT_FIRST: o->first = true; break;
+		case OPT_MAP:
+			if (strcmp(optarg, "gpt2"))
+				cli_usage_error("--map: unknown map '%s' (gpt2 is the one "
+				                "there is)", optarg);
+			o->map_gpt2 = true;
+			break;
 		case 'h': usage(); exit(cli_exit(CLI_OK));
 		case 'V': cli_version();
 		}
@@ -912,6 +927,16 @@ int main(int argc, char **argv)
 	const char *path_a, *path_b;
 	cli_init("stdiff");
 	parse_args(argc, argv, &o, &path_a, &path_b);
+	if (o.map_gpt2) {
+		if (o.json || o.names_only || o.first || o.n_globs || o.n_prefixes)
+			cli_usage_error("--map gpt2 takes --rtol, --atol, --exact, -v "
+			                "and -q only");
+		gguf_diff_opts g = {o.rtol, o.atol, o.have_rtol, o.have_atol,
+		                    o.exact, o.quiet, o.verbose};
+		free(o.globs);
+		free(o.prefixes);
+		return cli_exit(gguf_diff_gpt2(path_a, path_b, &g));
+	}
 
 	st_checkpoint *ca, *cb;
 	if (ckpt_open(&ca, path_a) != CLI_OK || ckpt_open(&cb, path_b) != CLI_OK)

@@ -1,0 +1,47 @@
+# stdiff --map gpt2: a GPT-2 GGUF against the snapshot it came from,
+# through the GPT-2 name map with the Conv1D transposes: the files of
+# testdata/gguf/judge (expected-*.gguf, computed independently from
+# model/ by gen_expected.py) must come out identical (F32), exactly
+# rounded (F16, BF16) or exactly quantized (Q8_0); a snapshot they did not
+# come from must not; and the options --map refuses.
+. "$(dirname "$0")/lib.bash"
+D=$BIN/stdiff C=$BIN/stconvert
+[ -x "$D" ] || { echo "no $D"; exit 77; }
+cd "$TESTDATA/gguf/judge" || exit 1
+
+golden_line() { # NAME PATTERN: the last line of NAME's stdout matches
+	if tail -n1 "$TMP/$1.out" | grep -Eq -- "$2"; then ok; else
+		fail "$1: last line $(tail -n1 "$TMP/$1.out")"; fi
+}
+run f32 0 "$D" --map gpt2 model expected-f32.gguf
+golden_line f32 '^28 tensors compared .*: 28 identical, 0 within tolerance, 0 differ; 0 only in A, 0 only in B, 0 shape changed: equal$'
+for t in f16 bf16 q8_0; do
+	T=$(echo "$t" | tr a-z A-Z)
+	run "$t" 0 "$D" --map gpt2 -v model "expected-$t.gguf"
+	golden_line "$t" ': 19 identical, 9 within tolerance, 0 differ;.*: equal$'
+	# The 9 matrices, each exactly the snapshot's rounded or quantized.
+	n=$(grep -c "B is exactly A \(rounded\|quantized\) to $T\$" "$TMP/$t.out")
+	if [ "$n" = 9 ]; then ok; else fail "$t: $n tensors exactly converted, expected 9"; fi
+done
+# With the GGUF as A, the sentence turns round.
+run q8_0_as_a 0 "$D" --map gpt2 -v expected-q8_0.gguf model
+expect_out q8_0_as_a 'A is exactly B quantized to Q8_0$'
+expect_out q8_0_as_a 'h\.1\.mlp\.c_proj\.weight ~ blk\.1\.ffn_down\.weight \(F32 vs Q8_0, transposed, 4096 elements\)'
+# --exact: only bit-identical values pass.
+run f16_exact 1 "$D" --map gpt2 --exact model expected-f16.gguf
+golden_line f16_exact ': 19 identical, 0 within tolerance, 9 differ;'
+# A snapshot the Q8_0 file was not quantized from (the BF16 rounding).
+run round_bf16 0 "$C" model "$TMP/bf16" --to bf16
+run q8_0_other 1 "$D" --map gpt2 "$TMP/bf16" expected-q8_0.gguf
+expect_out q8_0_other '^differs: wte\.weight ~ token_embd\.weight \(BF16 vs Q8_0, '
+# Only in one side: a GGUF that is no GPT-2.
+run not_gpt2 1 "$D" --map gpt2 model ../ok_all_types.gguf
+expect_out not_gpt2 '^only in A: wte\.weight$'
+expect_out not_gpt2 '^only in B: f32$'
+# Refused combinations.
+run two_gguf 2 "$D" --map gpt2 expected-f32.gguf expected-f16.gguf
+expect_err two_gguf 'give one of each'
+run map_json 2 "$D" --map gpt2 --json model expected-f32.gguf
+run map_other 2 "$D" --map llama model expected-f32.gguf
+expect_err map_other "unknown map 'llama'"
+finish

@@ -1,0 +1,32 @@
+/*
+ * gguf_diff.h - stdiff --map gpt2: a GPT-2 GGUF file against a Hugging
+ * Face safetensors (or PyTorch) checkpoint, tensor by tensor through the
+ * name map of gguf_map.h, Conv1D transposes included. Not part of libst.
+ *
+ * For each pair it reports a shape that does not match, or the values:
+ * bit-identical, or max abs and max rel diff and how many elements fall
+ * outside |a - b| <= atol + rtol * |b|; and whether the GGUF tensor is
+ * exactly the checkpoint's rounded to its type (F16, BF16) or quantized
+ * by ggml's reference quantizer (Q8_0). Tensors only on one side are
+ * listed; lm_head.weight (tied, never in a GGUF) and the legacy attn.bias
+ * buffers are skipped.
+ */
+#ifndef ST_GGUF_DIFF_H
+#define ST_GGUF_DIFF_H
+
+#include <stdbool.h>
+
+typedef struct gguf_diff_opts {
+	double rtol, atol;
+	bool have_rtol, have_atol;
+	bool exact, quiet, verbose;
+} gguf_diff_opts;
+
+/*
+ * Compare A and B (one a GGUF file, the other a checkpoint PATH). Returns
+ * CLI_OK (equal within tolerance), CLI_NO (different) or CLI_ERROR after
+ * printing why.
+ */
+int gguf_diff_gpt2(const char *a, const char *b, const gguf_diff_opts *o);
+
+#endif

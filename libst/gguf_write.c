@@ -6,17 +6,15 @@
  * writes the zero padding itself, after the header and after every tensor
  * (as gguf-py's GGUFWriter does).
  *
- * Output is atomic through libst's temporary-file routines (atomic.c): the
- * file appears complete at the end of st_gguf_writer_finish or not at all.
+ * Output is atomic through st_atomic (st/atomic.h): the file appears
+ * complete at the end of st_gguf_writer_finish or not at all.
  * It does not read GGUF (gguf.c) and knows nothing of any architecture.
  */
 #include "internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct wtensor {
 	char *name;
@@ -38,8 +36,7 @@ struct st_gguf_writer {
 	uint64_t alignment;
 	uint64_t data_size;   /* with the padding */
 	/* Streaming. */
-	char *path, *tmp;
-	int fd;
+	st_atomic *a;
 	size_t cur;           /* the tensor being written */
 	uint64_t cur_written; /* of its bytes */
 };
@@ -64,7 +61,6 @@ int st_gguf_writer_new(st_gguf_writer **out, st_error *err)
 	*out = w;
 	if (!w)
 		return st__error(err, ST_ENOMEM, "out of memory");
-	w->fd = -1;
 	w->alignment = ST_GGUF_DEFAULT_ALIGNMENT;
 	return ST_OK;
 }
@@ -238,22 +234,13 @@ int st_gguf_writer_add_tensor(st_gguf_writer *w, const char *name,
 	return ST_OK;
 }
 
-static void remove_temp(st_gguf_writer *w)
+/* After a failure: the temporary is removed, the target left as it was. */
+static int failed(st_gguf_writer *w, int rc)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (w->tmp)
-		unlink(w->tmp);
-	free(w->tmp);
-	w->tmp = NULL;
-}
-
-static int fail(st_gguf_writer *w, st_error *err, int e, const char *what)
-{
-	remove_temp(w);
+	st_atomic_close(w->a);
+	w->a = NULL;
 	w->state = GW_FAILED;
-	return st__error_sys(err, ST_EIO, e, "%s: %s", w->path, what);
+	return rc;
 }
 
 static const unsigned char zeros[256];
@@ -262,9 +249,9 @@ static int write_zeros(st_gguf_writer *w, uint64_t n, st_error *err)
 {
 	while (n) {
 		size_t k = n < sizeof zeros ? (size_t)n : sizeof zeros;
-		int e = st__write_all(w->fd, zeros, k);
-		if (e)
-			return fail(w, err, e, "write");
+		int rc = st_atomic_write(w->a, zeros, k, err);
+		if (rc)
+			return failed(w, rc);
 		n -= k;
 	}
 	return ST_OK;
@@ -285,25 +272,21 @@ int st_gguf_writer_open(st_gguf_writer *w, const char *path, st_error *err)
 	st__buf_put(&h, w->kvs.data, w->kvs.len);
 	st__buf_put(&h, w->infos.data, w->infos.len);
 	uint64_t pad = (w->alignment - h.len % w->alignment) % w->alignment;
-	if (h.failed || !(w->path = strdup(path))) {
+	if (h.failed) {
 		st__buf_free(&h);
 		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
 	}
-	int e = st__temp_create(path, &w->tmp, &w->fd);
-	if (e) {
+	int rc = st_atomic_open(&w->a, path, err);
+	if (rc) {
+		/* Nothing was created: the writer may be opened again. */
 		st__buf_free(&h);
-		free(w->path);
-		w->path = NULL;
-		if (e == EISDIR)
-			return st__error_sys(err, ST_EIO, e, "%s", path);
-		return st__error_sys(err, ST_EIO, e, "%s: cannot create a "
-		                     "temporary file beside it", path);
+		return rc;
 	}
 	w->state = GW_OPEN;
-	e = st__write_all(w->fd, h.data, h.len);
+	rc = st_atomic_write(w->a, h.data, h.len, err);
 	st__buf_free(&h);
-	if (e)
-		return fail(w, err, e, "write");
+	if (rc)
+		return failed(w, rc);
 	/* Only a file with tensors needs the data section's padding. */
 	return w->n_t ? write_zeros(w, pad, err) : ST_OK;
 }
@@ -318,20 +301,20 @@ int st_gguf_writer_write(st_gguf_writer *w, const void *data, size_t n,
 	while (n) {
 		if (w->cur >= w->n_t)
 			return st__error(err, ST_EINVAL, "%s: %zu bytes more than the "
-			                 "tensors declared", w->path, n);
+			                 "tensors declared", st_atomic_path(w->a), n);
 		struct wtensor *t = &w->t[w->cur];
 		uint64_t room = t->n_bytes - w->cur_written;
 		size_t k = n < room ? n : (size_t)room;
-		int e = st__write_all(w->fd, p, k);
-		if (e)
-			return fail(w, err, e, "write");
+		int rc = st_atomic_write(w->a, p, k, err);
+		if (rc)
+			return failed(w, rc);
 		p += k;
 		n -= k;
 		w->cur_written += k;
 		if (w->cur_written == t->n_bytes) {
 			uint64_t pad = (w->alignment - t->n_bytes % w->alignment) %
 			               w->alignment;
-			int rc = write_zeros(w, pad, err);
+			rc = write_zeros(w, pad, err);
 			if (rc)
 				return rc;
 			w->cur++;
@@ -354,28 +337,17 @@ int st_gguf_writer_finish(st_gguf_writer *w, st_error *err)
 	if (w->cur < w->n_t) {
 		int rc = st__error(err, ST_ESTATE, "%s: tensor '%s': data "
 		                   "incomplete (%llu of its %llu bytes written)",
-		                   w->path, w->t[w->cur].name,
+		                   st_atomic_path(w->a), w->t[w->cur].name,
 		                   (unsigned long long)w->cur_written,
 		                   (unsigned long long)w->t[w->cur].n_bytes);
-		remove_temp(w);
-		w->state = GW_FAILED;
-		return rc;
+		return failed(w, rc);
 	}
-	int e = st__fsync_retry(w->fd);
-	if (e)
-		return fail(w, err, e, "sync");
-	e = close(w->fd) == 0 ? 0 : errno;
-	w->fd = -1;
-	if (e)
-		return fail(w, err, e, "close");
-	if (rename(w->tmp, w->path) != 0)
-		return fail(w, err, errno, "rename");
-	free(w->tmp);
-	w->tmp = NULL;
+	/* A failed directory fsync leaves the new file in place; a failed
+	 * rename, the target as it was. Either way the writer is spent. */
+	int rc = st_atomic_commit(w->a, err);
+	if (rc)
+		return failed(w, rc);
 	w->state = GW_DONE;
-	if ((e = st__fsync_dir(w->path)) != 0)
-		return st__error_sys(err, ST_EIO, e, "%s: cannot sync its directory",
-		                     w->path);
 	return ST_OK;
 }
 
@@ -383,7 +355,7 @@ void st_gguf_writer_free(st_gguf_writer *w)
 {
 	if (!w)
 		return;
-	remove_temp(w);
+	st_atomic_close(w->a);
 	st__buf_free(&w->kvs);
 	st__buf_free(&w->infos);
 	for (size_t i = 0; i < w->n_kv; i++)
@@ -392,6 +364,5 @@ void st_gguf_writer_free(st_gguf_writer *w)
 	for (size_t i = 0; i < w->n_t; i++)
 		free(w->t[i].name);
 	free(w->t);
-	free(w->path);
 	free(w);
 }

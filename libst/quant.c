@@ -525,3 +525,219 @@ int st_quant_mxfp4_dequant(const st_quant_mxfp4 *l, st_dtype dst_type, void *dst
 	free(tile);
 	return ST_OK;
 }
+
+/* ---- config.json's quantization_config ---------------------------------- */
+
+/*
+ * A small JSON scanner: enough to find the top-level members of an object
+ * and the span of a value, for a config that may be anything. It checks
+ * structure, not every detail of strings and numbers (config.c's editor
+ * and the loaders do that); depth is bounded so hostile nesting cannot
+ * exhaust the stack.
+ */
+struct jcur {
+	const char *s;
+	size_t n, i;
+};
+
+enum { JSON_MAX_DEPTH = 256 };
+
+static void jc_ws(struct jcur *c)
+{
+	while (c->i < c->n && json_ws(c->s[c->i]))
+		c->i++;
+}
+
+static int jc_string(struct jcur *c)
+{
+	if (c->i >= c->n || c->s[c->i] != '"')
+		return -1;
+	for (c->i++; c->i < c->n; c->i++) {
+		if (c->s[c->i] == '\\')
+			c->i++;
+		else if (c->s[c->i] == '"') {
+			c->i++;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int jc_value(struct jcur *c, int depth)
+{
+	if (depth > JSON_MAX_DEPTH || c->i >= c->n)
+		return -1;
+	char open = c->s[c->i];
+	if (open == '"')
+		return jc_string(c);
+	if (open == '{' || open == '[') {
+		char close = open == '{' ? '}' : ']';
+		c->i++;
+		jc_ws(c);
+		if (c->i < c->n && c->s[c->i] == close) {
+			c->i++;
+			return 0;
+		}
+		for (;;) {
+			if (open == '{') {
+				if (jc_string(c))
+					return -1;
+				jc_ws(c);
+				if (c->i >= c->n || c->s[c->i++] != ':')
+					return -1;
+				jc_ws(c);
+			}
+			if (jc_value(c, depth + 1))
+				return -1;
+			jc_ws(c);
+			if (c->i >= c->n)
+				return -1;
+			if (c->s[c->i] == close) {
+				c->i++;
+				return 0;
+			}
+			if (c->s[c->i++] != ',')
+				return -1;
+			jc_ws(c);
+		}
+	}
+	size_t b = c->i;
+	while (c->i < c->n && (strchr("+-.eE", c->s[c->i]) || (c->s[c->i] >= '0' && c->s[c->i] <= '9') ||
+	                       (c->s[c->i] >= 'a' && c->s[c->i] <= 'z')))
+		c->i++;
+	return c->i > b ? 0 : -1;
+}
+
+/* A member of an object: where its key starts and its value ends. */
+struct jmember {
+	size_t key, val, end; /* key's '"', value's first byte, past the value */
+	int found;
+};
+
+/*
+ * Scan the object at c->i (which must be '{') to its end, noting the
+ * member named key (raw bytes between the quotes). Returns 0, -1 when
+ * it is not a well-formed object.
+ */
+static int jc_object_find(struct jcur *c, const char *key, struct jmember *m)
+{
+	size_t klen = strlen(key);
+
+	memset(m, 0, sizeof *m);
+	if (c->i >= c->n || c->s[c->i] != '{')
+		return -1;
+	c->i++;
+	jc_ws(c);
+	if (c->i < c->n && c->s[c->i] == '}') {
+		c->i++;
+		return 0;
+	}
+	for (;;) {
+		size_t k = c->i;
+		if (jc_string(c))
+			return -1;
+		int match = c->i - k == klen + 2 && !memcmp(c->s + k + 1, key, klen);
+		jc_ws(c);
+		if (c->i >= c->n || c->s[c->i++] != ':')
+			return -1;
+		jc_ws(c);
+		size_t v = c->i;
+		if (jc_value(c, 1))
+			return -1;
+		if (match && !m->found) {
+			m->found = 1;
+			m->key = k;
+			m->val = v;
+			m->end = c->i;
+		}
+		jc_ws(c);
+		if (c->i >= c->n)
+			return -1;
+		if (c->s[c->i] == '}') {
+			c->i++;
+			return 0;
+		}
+		if (c->s[c->i++] != ',')
+			return -1;
+		jc_ws(c);
+	}
+}
+
+/* The top-level object of a whole text: member key of it, if any. */
+static int json_top_member(const char *s, size_t n, const char *key, struct jmember *m)
+{
+	struct jcur c = {s, n, 0};
+
+	jc_ws(&c);
+	if (jc_object_find(&c, key, m))
+		return -1;
+	jc_ws(&c);
+	return c.i == c.n ? 0 : -1;
+}
+
+int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_rows,
+                               uint64_t *block_cols, int *found, st_error *err)
+{
+	struct jmember qc, ws;
+
+	*found = 0;
+	if (json_top_member(config, len, "quantization_config", &qc))
+		return st__error(err, ST_EFORMAT, "config.json: not a JSON object");
+	if (qc.found && config[qc.val] == '{') {
+		struct jcur c = {config, qc.end, qc.val};
+		if (jc_object_find(&c, "weight_block_size", &ws))
+			return st__error(err, ST_EFORMAT, "config.json: quantization_config is not an object");
+		if (ws.found) {
+			*found = 1;
+			return st_quant_parse_block_size(config + ws.val, ws.end - ws.val, block_rows,
+			                                 block_cols, err);
+		}
+	}
+	*block_rows = *block_cols = ST_QUANT_DEFAULT_BLOCK;
+	return ST_OK;
+}
+
+int st_quant_config_dequantized(const char *config, size_t len, const char *torch_dtype,
+                                char **out, size_t *out_len, st_error *err)
+{
+	char *text = NULL;
+	size_t n = 0;
+	struct jmember qc;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	rc = st_config_set_dtype(config, len, torch_dtype, &text, &n, err);
+	if (rc != ST_OK)
+		return rc;
+	for (;;) { /* again: a duplicate key is the next one found */
+		if (json_top_member(text, n, "quantization_config", &qc)) {
+			free(text);
+			return st__error(err, ST_EFORMAT, "config.json: not a JSON object");
+		}
+		if (!qc.found)
+			break;
+		/* Cut the member with the comma before it, or after it if first. */
+		size_t b = qc.key, e = qc.end, p = b;
+		while (p > 0 && json_ws(text[p - 1]))
+			p--;
+		if (p > 0 && text[p - 1] == ',') {
+			b = p - 1;
+		} else {
+			size_t q = e;
+			while (q < n && json_ws(text[q]))
+				q++;
+			if (q < n && text[q] == ',') {
+				q++;
+				while (q < n && json_ws(text[q]))
+					q++;
+				e = q;
+			}
+		}
+		memmove(text + b, text + e, n - e);
+		n -= e - b;
+	}
+	*out = text;
+	*out_len = n;
+	return ST_OK;
+}

@@ -308,6 +308,24 @@ int st_snapshot_add_file(st_snapshot *s, const char *name, const void *data,
 	return rc;
 }
 
+int st_snapshot_replace_file(st_snapshot *s, const char *name, const void *data,
+                             size_t len, unsigned mode, st_error *err)
+{
+	char *p = member(s, name, err);
+	if (!p)
+		return err ? err->code : ST_EINVAL;
+	/* The directory is not visible yet: no reader can see the gap. */
+	if (unlink(p) != 0 && errno != ENOENT) {
+		int e = errno;
+		st__error_sys(err, ST_EIO, e, "%s: cannot replace", p);
+		free(p);
+		return ST_EIO;
+	}
+	int rc = write_new_file(p, data, len, (mode_t)mode, err);
+	free(p);
+	return rc;
+}
+
 /* Copy src (following symlinks) to dst, which must not exist. */
 static int copy_file(const char *src, const char *dst, mode_t mode, st_error *err)
 {

@@ -155,6 +155,92 @@ START_TEST(test_block_size)
 }
 END_TEST
 
+START_TEST(test_config_block_size)
+{
+	static const struct {
+		const char *json;
+		int rc, found;
+		uint64_t r, c;
+	} v[] = {
+		{"{\"quantization_config\": {\"weight_block_size\": [64, 32]}}", ST_OK, 1, 64, 32},
+		{"{\"a\": {\"weight_block_size\": [1, 1]}, \"quantization_config\": {\"fmt\": \"e4m3\"}}", ST_OK, 0,
+		 128, 128},
+		{"{\"torch_dtype\": \"bfloat16\"}", ST_OK, 0, 128, 128},
+		{"{\"quantization_config\": null}", ST_OK, 0, 128, 128},
+		{"{\"quantization_config\": {\"weight_block_size\": [0, 32]}}", ST_EINVAL, 1, 0, 0},
+		{"{\"quantization_config\": {\"weight_block_size\": \"128\"}}", ST_EINVAL, 1, 0, 0},
+		{"[1, 2]", ST_EFORMAT, 0, 0, 0},
+		{"{\"quantization_config\": {\"weight_block_size\": [1, 2]}", ST_EFORMAT, 0, 0, 0},
+		{"{\"a\": 1} x", ST_EFORMAT, 0, 0, 0},
+	};
+	for (size_t i = 0; i < COUNT(v); i++) {
+		uint64_t r = 0, c = 0;
+		int found = -1;
+		st_error e;
+		memset(&e, 0, sizeof e);
+		int rc = st_quant_config_block_size(v[i].json, strlen(v[i].json), &r, &c, &found, &e);
+		ck_assert_msg(rc == v[i].rc, "%s: %d (%s)", v[i].json, rc, e.message);
+		if (rc == ST_OK) {
+			ck_assert_int_eq(found, v[i].found);
+			ck_assert_uint_eq(r, v[i].r);
+			ck_assert_uint_eq(c, v[i].c);
+		} else {
+			ck_assert(e.message[0] != 0);
+		}
+	}
+	/* Hostile nesting is refused, not recursed into without end. */
+	{
+		enum { D = 100000 };
+		char *deep = xmalloc(2 * D + 32);
+		size_t k = (size_t)sprintf(deep, "{\"x\": ");
+		for (int i = 0; i < D; i++)
+			deep[k++] = '[';
+		for (int i = 0; i < D; i++)
+			deep[k++] = ']';
+		deep[k++] = '}';
+		uint64_t r, c;
+		int found;
+		st_error e;
+		ck_assert_int_eq(st_quant_config_block_size(deep, k, &r, &c, &found, &e), ST_EFORMAT);
+		free(deep);
+	}
+}
+END_TEST
+
+START_TEST(test_config_dequantized)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{"{\n  \"a\": 1,\n  \"quantization_config\": {\"fmt\": [1, {\"b\": \"}\"}]},\n  \"torch_dtype\": \"float16\"\n}\n",
+		 "{\n  \"a\": 1,\n  \"torch_dtype\": \"bfloat16\"\n}\n"},
+		{"{\"quantization_config\": {}, \"a\": 1, \"torch_dtype\": null}",
+		 "{\"a\": 1, \"torch_dtype\": \"bfloat16\"}"},
+		{"{\"torch_dtype\": \"float32\", \"quantization_config\": {\"q\": 1}}",
+		 "{\"torch_dtype\": \"bfloat16\"}"},
+		{"{\"quantization_config\": {\"q\": 1}}", "{\"torch_dtype\": \"bfloat16\"}"},
+		/* Only the top-level member goes. */
+		{"{\"text_config\": {\"quantization_config\": 1}, \"torch_dtype\": \"bfloat16\"}",
+		 "{\"text_config\": {\"quantization_config\": 1}, \"torch_dtype\": \"bfloat16\"}"},
+	};
+	for (size_t i = 0; i < COUNT(v); i++) {
+		char *out = NULL;
+		size_t n = 0;
+		st_error e;
+		ck_assert_int_eq(st_quant_config_dequantized(v[i].in, strlen(v[i].in), "bfloat16", &out, &n, &e),
+		                 ST_OK);
+		ck_assert_msg(n == strlen(v[i].out) && !memcmp(out, v[i].out, n), "case %zu: '%.*s'", i, (int)n,
+		              out);
+		free(out);
+	}
+	char *out = NULL;
+	size_t n = 0;
+	st_error e;
+	ck_assert_int_eq(st_quant_config_dequantized("[1]", 3, "bfloat16", &out, &n, &e), ST_EFORMAT);
+	ck_assert_ptr_null(out);
+}
+END_TEST
+
 /* ---- FP8 dequantization ---------------------------------------------------- */
 
 START_TEST(test_fp8_cases)
@@ -571,6 +657,8 @@ static Suite *quant_suite(void)
 	TCase *tc = tcase_create("fp8");
 
 	tcase_add_test(tc, test_block_size);
+	tcase_add_test(tc, test_config_block_size);
+	tcase_add_test(tc, test_config_dequantized);
 	tcase_add_test(tc, test_fp8_cases);
 	tcase_add_test(tc, test_fp8_environment);
 	tcase_add_test(tc, test_fp8_mismatch);

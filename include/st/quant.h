@@ -134,6 +134,26 @@ ST_API int st_quant_mxfp4_dequant(const st_quant_mxfp4 *l, st_dtype dst_type, vo
                                   const void *blocks, const void *scales, uint64_t row0,
                                   uint64_t row1);
 
+/*
+ * The block size a config.json gives: quantization_config's
+ * weight_block_size (as st_quant_parse_block_size reads it), *found 1; or
+ * ST_QUANT_DEFAULT_BLOCK on both sides, *found 0, when it has none.
+ * Returns ST_OK, ST_EFORMAT (not a JSON object), ST_EINVAL (a hostile
+ * weight_block_size, in one line).
+ */
+ST_API int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_rows,
+                                      uint64_t *block_cols, int *found, st_error *err);
+
+/*
+ * A config.json for the dequantized checkpoint: torch_dtype set as
+ * st_config_set_dtype does, and the top-level quantization_config member
+ * removed (the loaders would otherwise take the weights for quantized
+ * ones); every other byte kept. *out is malloc'd. Returns ST_OK,
+ * ST_EFORMAT, ST_ENOMEM.
+ */
+ST_API int st_quant_config_dequantized(const char *config, size_t len, const char *torch_dtype,
+                                       char **out, size_t *out_len, st_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -116,6 +116,13 @@ ST_API int st_snapshot_write_index(st_snapshot *s, uint64_t total_size,
 ST_API int st_snapshot_add_file(st_snapshot *s, const char *name,
                                 const void *data, size_t len, unsigned mode,
                                 st_error *err);
+/*
+ * The same, replacing the file if the new directory has it already (e.g. a
+ * config.json st_snapshot_copy_dir copied that the caller edits further).
+ */
+ST_API int st_snapshot_replace_file(st_snapshot *s, const char *name,
+                                    const void *data, size_t len, unsigned mode,
+                                    st_error *err);
 
 /*
  * Severity of what st_snapshot_copy_dir and st_snapshot_keep_old did,

@@ -10,7 +10,10 @@
  *                   the input: an accepted layout must dequantize every
  *                   row (whole and in two ranges, the same bytes) reading
  *                   only the tensors' bytes;
- *                2  the same for MXFP4 blocks and scales.
+ *                2  the same for MXFP4 blocks and scales;
+ *                3  config.json text: the block size and the dequantized
+ *                   config (which, when made, holds no top-level
+ *                   quantization_config and is again an object).
  *
  * Shapes are small (each side below 64) so that every accepted input is
  * dequantized; it is the checks on hostile geometry that are fuzzed.
@@ -154,6 +157,20 @@ static void fuzz_quant(const unsigned char *data, size_t size)
 	case 2:
 		fzq_mxfp4(data, size);
 		break;
+	case 3: {
+		int found = 0;
+		char *out = NULL;
+		size_t n = 0;
+		memset(&e, 0, sizeof e);
+		if (st_quant_config_block_size((const char *)data, size, &r, &c, &found, &e) == ST_OK)
+			CHECK(r >= 1 && c >= 1 && r <= ST_QUANT_MAX_BLOCK);
+		if (st_quant_config_dequantized((const char *)data, size, "bfloat16", &out, &n, &e) == ST_OK) {
+			CHECK(out != NULL);
+			CHECK(st_quant_config_block_size(out, n, &r, &c, &found, &e) == ST_OK && !found);
+			free(out);
+		}
+		break;
+	}
 	default:
 		(void)fz_write; /* fuzz.h's, unused here */
 		break;

@@ -17,9 +17,11 @@
  * snapshot directory (its other files, config.json's torch_dtype, the
  * swap) and the conversion arithmetic are libst's (st_checkpoint_*,
  * st_writer_*, st_shard_plan, st_snapshot_*, st_convert, and PyTorch .bin
- * reading); F8, F6, F4 and C64 tensors are copied, not converted.
+ * reading); F8, F6, F4 and C64 tensors are copied, not converted, except
+ * the quantized weights --to dequantizes (common/dequant.h, st/quant.h).
  */
 #include "common/cli.h"
+#include "common/dequant.h"
 #include "common/pipeline.h"
 #include "common/signals.h"
 
@@ -66,8 +68,13 @@ static void usage(void)
 "Options:\n"
 "  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16) to\n"
 "                          f32, f16 or bf16; integer, bool and 8-bit float\n"
-"                          tensors are copied. Without --to, tensors are\n"
-"                          copied unchanged and only the layout changes\n"
+"                          tensors are copied, but quantized weights are\n"
+"                          dequantized: FP8 with *.weight_scale_inv (block\n"
+"                          size from config.json's weight_block_size) and\n"
+"                          MXFP4 *_blocks with *_scales; their scales and\n"
+"                          config.json's quantization_config are dropped.\n"
+"                          Without --to, tensors are copied unchanged and\n"
+"                          only the layout changes\n"
 "  -k, --keep GLOB         leave tensors whose name matches GLOB in their\n"
 "                          dtype (fnmatch; repeatable), e.g. --keep '*ln_*'\n"
 "  -d, --drop GLOB         leave matching tensors out (repeatable; wins\n"
@@ -263,7 +270,7 @@ static void check_signal(void)
 
 /* ---- the plan: what happens to each tensor --------------------------------- */
 
-enum action { ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS };
+enum action { ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS, ACT_DEQUANT };
 
 typedef struct item {
 	size_t src;         /* tensor index in the checkpoint */
@@ -274,7 +281,11 @@ typedef struct item {
 	uint64_t out_bytes;
 	unsigned shard;     /* output file */
 	st_convert_stats stats;
+	const dq_tensor *dq; /* ACT_DEQUANT: the pair (common/dequant.h) */
 } item;
+
+/* The scaled weights and their scales, when --to dequantizes. */
+static dq_plan g_dq;
 
 static int glob_match(const char *glob, const st_tensor *t)
 {
@@ -306,7 +317,14 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 				kept = 1;
 			}
 		}
-		if (dropped)
+		const dq_tensor *dq = o->has_to && g_dq.t ? &g_dq.t[i] : NULL;
+		if (dq && dq->role == DQ_SCALE && !dropped)
+			it->action = ACT_DROP; /* folded into its weight */
+		else if (dq && dq->role != DQ_PLAIN && !dropped) {
+			it->action = ACT_DEQUANT;
+			it->out = o->to;
+			it->dq = dq;
+		} else if (dropped)
 			it->action = ACT_DROP;
 		else if (!o->has_to)
 			it->action = ACT_COPY;
@@ -340,6 +358,8 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 		 * the input dtype; the output dtype is at most twice as wide. */
 		it->out_bytes = it->t->n_elements / 8 * st_dtype_bits(it->out) +
 		                it->t->n_elements % 8 * st_dtype_bits(it->out) / 8;
+		if (it->action == ACT_DEQUANT)
+			it->out_bytes = it->dq->n_out * (st_dtype_bits(it->out) / 8);
 	}
 	for (size_t g = 0; g < o->n_drop; g++)
 		if (!o->drop_hits[g])
@@ -373,8 +393,11 @@ static void writer_setup(st_writer *w, st_checkpoint *c, const struct options *o
 		const item *it = &items[i];
 		if (it->action == ACT_DROP || (shard >= 0 && it->shard != (unsigned)shard))
 			continue;
-		if (st_writer_add(w, it->t->name, it->t->name_len, it->out, it->t->ndim,
-		                  it->t->shape, &err) != ST_OK)
+		int renamed = it->action == ACT_DEQUANT && it->dq->out_name;
+		if (st_writer_add(w, renamed ? it->dq->out_name : it->t->name,
+		                  renamed ? it->dq->out_name_len : it->t->name_len, it->out,
+		                  renamed ? 3 : it->t->ndim, renamed ? it->dq->out_shape : it->t->shape,
+		                  &err) != ST_OK)
 			fail_st(&err);
 	}
 }
@@ -384,9 +407,14 @@ static item *writer_item(st_writer *w, size_t i, st_checkpoint *c, item *items)
 {
 	const st_tensor *t = st_writer_tensor(w, i);
 	long src = st_checkpoint_find(c, t->name, t->name_len);
-	if (src < 0)
-		cli_die(CLI_ERROR, "internal error: tensor missing from the checkpoint");
-	return &items[src];
+	if (src >= 0 && items[src].action != ACT_DROP)
+		return &items[src];
+	/* A dequantized MXFP4 weight has its new name (NAME_blocks -> NAME). */
+	for (size_t k = 0; k < g_dq.n; k++)
+		if (g_dq.t[k].out_name && g_dq.t[k].out_name_len == t->name_len &&
+		    !memcmp(g_dq.t[k].out_name, t->name, t->name_len))
+			return &items[k];
+	cli_die(CLI_ERROR, "internal error: tensor missing from the checkpoint");
 }
 
 /*
@@ -461,7 +489,9 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	for (size_t k = 0; k < c->n_pieces; k++) {
 		const pipeline_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
-		if (it->out == it->t->dtype) {
+		if (it->action == ACT_DEQUANT) {
+			dq_range(it->dq, it->out, out, p->group, p->n_groups, c->scratch);
+		} else if (it->out == it->t->dtype) {
 			memcpy(out, p->data[0], (size_t)p->n_groups);
 		} else if (st_convert(it->out, out, it->t->dtype, p->data[0], (size_t)p->n_groups,
 		                      &j->stats[(size_t)c->worker * j->n_items + p->item]) != ST_OK) {
@@ -502,7 +532,12 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 	for (size_t i = 0; i < n; i++) {
 		const item *it = j->items[i];
 		pi[i].tensor[0] = it->src;
-		if (it->out == it->t->dtype) {
+		if (it->action == ACT_DEQUANT) {
+			/* Read through the mapping by dequant.c, not the pipeline. */
+			pi[i].n_groups = it->dq->n_out;
+			pi[i].group_bytes[0] = 0;
+			pi[i].cost = st_dtype_bits(it->out) / 8;
+		} else if (it->out == it->t->dtype) {
 			pi[i].n_groups = it->t->n_bytes;
 			pi[i].group_bytes[0] = 1;
 			pi[i].cost = 1;
@@ -523,6 +558,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.pack = 1,
 		.threads = j->n_workers,
 		.out_size = CHUNK,
+		.scratch_size = g_dq.max_row * 8,
 		.work = convert_work,
 		.sink = convert_sink,
 		.progress = convert_progress,
@@ -632,6 +668,71 @@ static void snapshot_note(void *ctx, int severity, const char *message)
 		cli_warn("%s", message);
 }
 
+/* ---- dequantization ----------------------------------------------------------- */
+
+/* IN/config.json's text, or NULL when there is none. */
+static char *read_config(const char *dir, size_t *len)
+{
+	size_t n = strlen(dir) + 16;
+	char *path = cli_xmalloc(n);
+	snprintf(path, n, "%s/config.json", dir);
+	FILE *f = fopen(path, "rb");
+	free(path);
+	if (!f)
+		return NULL;
+	char *text = NULL;
+	size_t cap = 0, got = 0, r;
+	do {
+		if (got == cap) {
+			if (cap >= (64u << 20)) /* not a config: libst copies it as is */
+				break;
+			cap = cap ? 2 * cap : 1 << 16;
+			text = realloc(text, cap);
+			if (!text)
+				cli_die(CLI_ERROR, "out of memory");
+		}
+		r = fread(text + got, 1, cap - got, f);
+		got += r;
+	} while (r > 0);
+	fclose(f);
+	*len = got;
+	return text;
+}
+
+/* Pair the scaled weights with their scales (FP8 blocks from config.json). */
+static void dequant_plan(st_checkpoint *c, const struct options *o)
+{
+	uint64_t b0 = ST_QUANT_DEFAULT_BLOCK, b1 = ST_QUANT_DEFAULT_BLOCK;
+	int found = 0;
+	size_t len = 0;
+	struct stat st;
+	char *config = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode) ? read_config(o->in, &len) : NULL;
+	st_error err;
+	if (config && st_quant_config_block_size(config, len, &b0, &b1, &found, &err) == ST_EINVAL)
+		cli_die(CLI_ERROR, "%s/config.json: %s", o->in, err.message);
+	free(config);
+	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+		cli_error(&err);
+		exit(CLI_ERROR);
+	}
+}
+
+/* The new config.json: no quantization_config, the target's torch_dtype. */
+static void dequant_config(st_snapshot *snap, const struct options *o)
+{
+	size_t len = 0, out_len = 0;
+	char *config = read_config(o->in, &len), *out = NULL;
+	st_error err;
+	if (!config)
+		return;
+	if (st_quant_config_dequantized(config, len, st_torch_dtype_name(o->to), &out, &out_len,
+	                                &err) == ST_OK &&
+	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
+		fail_st(&err);
+	free(out);
+	free(config);
+}
+
 /* ---- output location ------------------------------------------------------- */
 
 struct outloc {
@@ -706,6 +807,8 @@ static void write_dir(run *r, unsigned n_shards)
 	    st_snapshot_copy_dir(snap, o->in, r->c, o->has_to ? st_torch_dtype_name(o->to) : NULL,
 	                         snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
+	if (g_dq.n_fp8 + g_dq.n_mxfp4 && S_ISDIR(st.st_mode))
+		dequant_config(snap, o);
 	check_signal();
 	if (st_snapshot_keep_old(snap, r->c, snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
@@ -738,7 +841,9 @@ static void print_tensor(const item *it)
 	};
 	char *name = cli_printable(it->t->name, it->t->name_len);
 	const char *from = st_dtype_name(it->t->dtype);
-	if (it->action != ACT_CONVERT)
+	if (it->action == ACT_DEQUANT)
+		cli_warn("tensor '%s': %s -> %s, dequantized", name, from, st_dtype_name(it->out));
+	else if (it->action != ACT_CONVERT)
 		cli_warn("tensor '%s': %s %s", name, from, done[it->action]);
 	else if (!narrowing(it->t->dtype, it->out))
 		cli_warn("tensor '%s': %s -> %s", name, from, st_dtype_name(it->out));
@@ -764,7 +869,7 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 {
 	if (o->quiet)
 		return;
-	size_t out_tensors = 0, counts[5] = {0};
+	size_t out_tensors = 0, counts[6] = {0};
 	uint64_t out_bytes = 0, overflow = 0, underflow = 0;
 	int any_narrowing = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -786,13 +891,24 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 	print_bytes_line("in: ", n, st_checkpoint_data_bytes(c), n_files,
 	                 st_checkpoint_index_path(c) != NULL);
 	print_bytes_line("out:", out_tensors, out_bytes, n_shards, n_shards > 1);
-	if (o->has_to)
+	size_t folded = g_dq.n_scales; /* scales dropped into their weights */
+	if (o->has_to && counts[ACT_DEQUANT])
+		cli_warn("to %s: %zu converted, %zu dequantized, %zu copied, %zu kept, %zu dropped",
+		         st_dtype_name(o->to), counts[ACT_CONVERT], counts[ACT_DEQUANT],
+		         counts[ACT_COPY] + counts[ACT_ASIS], counts[ACT_KEEP],
+		         counts[ACT_DROP] - folded);
+	else if (o->has_to)
 		cli_warn("to %s: %zu converted, %zu copied, %zu kept, %zu dropped",
 		        st_dtype_name(o->to), counts[ACT_CONVERT],
 		        counts[ACT_COPY] + counts[ACT_ASIS], counts[ACT_KEEP], counts[ACT_DROP]);
 	else
 		cli_warn("layout only: %zu copied unchanged, %zu dropped",
 		        counts[ACT_COPY], counts[ACT_DROP]);
+	if (g_dq.n_fp8 + g_dq.n_mxfp4) {
+		char line[256];
+		dq_plan_describe(&g_dq, line, sizeof line);
+		cli_warn("%s", line);
+	}
 	if (any_narrowing)
 		cli_warn("overflow: %llu finite values became +-Inf; "
 		         "underflow: %llu non-zero values became 0",
@@ -825,6 +941,8 @@ int main(int argc, char **argv)
 		         ti->n_skipped, ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
 	size_t n = st_checkpoint_n_tensors(c);
 	item *items = cli_xcalloc(n, sizeof *items);
+	if (o.has_to)
+		dequant_plan(c, &o);
 	plan_items(c, &o, items);
 
 	struct outloc loc;
@@ -847,6 +965,7 @@ int main(int argc, char **argv)
 	report(&o, c, items, n, n_shards);
 
 	st_checkpoint_close(c);
+	dq_plan_free(&g_dq);
 	free(items);
 	for (size_t m = 0; m < o.n_meta; m++)
 		free(o.meta[m].key);

@@ -250,12 +250,74 @@ def gen_quantize(rng, outdir):
     w.write(os.path.join(outdir, "quantize.safetensors"))
 
 
+def dequant_fp8(codes, wdt, s32, b0, b1):
+    x = DECODE[wdt][codes].astype(np.float32)
+    rows = np.arange(codes.shape[-2]) // b0
+    cols = np.arange(codes.shape[-1]) // b1
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (x * s32[..., rows, :][..., cols]).astype(np.float32)
+
+
+def gen_snapshots(rng, outdir):
+    """Snapshot directories for tests/cli/stconvert_quant.sh."""
+    # DeepSeek-style FP8: block 2 x 3 from config.json, F32 and BF16 scales.
+    d = os.path.join(outdir, "snap-fp8")
+    os.makedirs(d, exist_ok=True)
+    w, want = Writer(), Writer()
+    w.meta = want.meta = {"format": "pt"}
+    for name, out, inn, sdt in (("model.layers.0.mlp.down_proj", 5, 7, "F32"),
+                                ("model.layers.0.mlp.up_proj", 4, 6, "BF16")):
+        codes = rng.integers(0, 256, size=(out, inn), dtype=np.uint8)
+        codes[(codes & 0x7F) == 0x7F] = 0x30  # no NaN, so stdiff --exact compares values
+        s32 = scale_values(rng, (-(-out // 2)) * (-(-inn // 3))).reshape(-(-out // 2), -(-inn // 3))
+        sbytes, sval = encode_scale(s32.reshape(-1), sdt)
+        w.add(f"{name}.weight", "F8_E4M3", [out, inn], codes.tobytes())
+        w.add(f"{name}.weight_scale_inv", sdt, list(s32.shape), sbytes)
+        ref = dequant_fp8(codes, "F8_E4M3", sval.reshape(s32.shape), 2, 3)
+        want.add(f"{name}.weight", "BF16", [out, inn], bf16_bytes(ref))
+    norm = rng.standard_normal(7).astype(np.float32)
+    nb = torch.from_numpy(norm).to(torch.bfloat16)
+    w.add("model.norm.weight", "BF16", [7], nb.view(torch.int16).numpy().tobytes())
+    want.add("model.norm.weight", "BF16", [7], nb.view(torch.int16).numpy().tobytes())
+    w.write(os.path.join(d, "model.safetensors"))
+    want.write(os.path.join(outdir, "snap-fp8.bf16.safetensors"))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write('{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "hidden_size": 7,\n'
+                '  "quantization_config": {\n    "activation_scheme": "dynamic",\n'
+                '    "fmt": "e4m3",\n    "quant_method": "fp8",\n'
+                '    "weight_block_size": [\n      2,\n      3\n    ]\n  },\n'
+                '  "torch_dtype": "bfloat16",\n  "vocab_size": 10\n}\n')
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        f.write('{"model_max_length": 16}\n')
+    # gpt-oss-style MXFP4 experts beside an F32 bias.
+    d = os.path.join(outdir, "snap-mxfp4")
+    os.makedirs(d, exist_ok=True)
+    w, want = Writer(), Writer()
+    w.meta = want.meta = {"format": "pt"}
+    blocks = rng.integers(0, 256, size=(2, 4, 2, 16), dtype=np.uint8)
+    scales = rng.integers(118, 136, size=(2, 4, 2), dtype=np.uint8)
+    ref = mxfp4_reference(blocks, scales)
+    w.add("model.layers.0.mlp.experts.gate_up_proj_blocks", "U8", [2, 4, 2, 16], blocks.tobytes())
+    w.add("model.layers.0.mlp.experts.gate_up_proj_scales", "U8", [2, 4, 2], scales.tobytes())
+    want.add("model.layers.0.mlp.experts.gate_up_proj", "BF16", list(ref.shape), bf16_bytes(ref))
+    bias = rng.standard_normal((2, 4)).astype(np.float32)
+    w.add("model.layers.0.mlp.experts.gate_up_proj_bias", "F32", [2, 4], bias.tobytes())
+    want.add("model.layers.0.mlp.experts.gate_up_proj_bias", "BF16", [2, 4], bf16_bytes(bias))
+    w.write(os.path.join(d, "model.safetensors"))
+    want.write(os.path.join(outdir, "snap-mxfp4.bf16.safetensors"))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write('{"architectures": ["GptOssForCausalLM"], "quantization_config": '
+                '{"modules_to_not_convert": ["model.layers.*.self_attn"], '
+                '"quant_method": "mxfp4"}, "torch_dtype": "bfloat16"}\n')
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     rng = np.random.default_rng(0x9A47)
     gen_fp8(rng, outdir)
     gen_mxfp4(rng, outdir)
     gen_quantize(rng, outdir)
+    gen_snapshots(rng, outdir)
 
 
 if __name__ == "__main__":

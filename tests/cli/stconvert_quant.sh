@@ -1,0 +1,81 @@
+# stconvert --to on quantized snapshots: DeepSeek-style block-scaled FP8
+# and gpt-oss MXFP4 dequantized bit for bit against gen_quant.py's numpy
+# reference (testdata/quant), config.json without quantization_config,
+# scales folded in, shards and index; a weight without its scale, a scale
+# without its weight, a scale that does not fit and a hostile
+# weight_block_size are errors naming the tensors, and nothing is written.
+. "$(dirname "$0")/lib.bash"
+. "$(dirname "$0")/stconvert_lib.bash"
+Q="$TESTDATA/quant"
+SD="$BIN/stdiff"
+
+# ---- FP8, block-scaled 2 x 3 (from config.json) ------------------------------
+run fp8 0 "$SC" --to bf16 "$Q/snap-fp8" "$TMP/fp8"
+expect_err fp8 '^stconvert: to BF16: 0 converted, 2 dequantized, 1 copied, 0 kept, 0 dropped$'
+expect_err fp8 '^stconvert: dequantized 2 FP8 weights \(blocks 2x3\); 2 scale tensors \(44 bytes\) folded in$'
+run fp8_same 0 "$SD" --exact "$TMP/fp8" "$Q/snap-fp8.bf16.safetensors"
+expect_exists fp8 "$TMP/fp8/tokenizer_config.json"
+if grep -q quantization_config "$TMP/fp8/config.json"; then fail "fp8: quantization_config kept"; else ok; fi
+if grep -q '"torch_dtype": "bfloat16"' "$TMP/fp8/config.json" && grep -q '"vocab_size": 10' "$TMP/fp8/config.json"
+then ok; else fail "fp8: config.json lost its other keys"; cat "$TMP/fp8/config.json" >&2; fi
+# The rest of config.json is kept byte for byte.
+printf '{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "hidden_size": 7,\n  "torch_dtype": "bfloat16",\n  "vocab_size": 10\n}\n' >"$TMP/fp8.config"
+if cmp -s "$TMP/fp8.config" "$TMP/fp8/config.json"; then ok; else fail "fp8: config.json"; diff "$TMP/fp8.config" "$TMP/fp8/config.json" >&2; fi
+
+# To F16 and F32: the same products rounded to those types.
+run fp8_f32 0 "$SC" --to f32 "$Q/snap-fp8" "$TMP/fp8-f32"
+run fp8_f32_close 0 "$SD" "$TMP/fp8-f32" "$Q/snap-fp8.bf16.safetensors"
+grep -q '"torch_dtype": "float32"' "$TMP/fp8-f32/config.json" && ok || fail "fp8_f32: torch_dtype"
+
+# Shards and an index, the scales gone from it.
+run fp8_shards 0 "$SC" --to bf16 --shard-size 100B "$Q/snap-fp8" "$TMP/fp8-sh"
+run fp8_shards_same 0 "$SD" --exact "$TMP/fp8-sh" "$Q/snap-fp8.bf16.safetensors"
+if grep -q scale "$TMP/fp8-sh/model.safetensors.index.json"; then fail "fp8_shards: scale in index"; else ok; fi
+grep -q '"total_size": 132' "$TMP/fp8-sh/model.safetensors.index.json" && ok || fail "fp8_shards: total_size"
+
+# Without --to, the quantized checkpoint is copied as it is.
+run fp8_copy 0 "$SC" "$Q/snap-fp8" "$TMP/fp8-copy"
+run fp8_copy_same 0 "$SD" --exact "$TMP/fp8-copy" "$Q/snap-fp8"
+grep -q quantization_config "$TMP/fp8-copy/config.json" && ok || fail "fp8_copy: config changed"
+
+# ---- MXFP4 (gpt-oss) ---------------------------------------------------------
+run mx 0 "$SC" --to bf16 "$Q/snap-mxfp4" "$TMP/mx"
+expect_err mx 'dequantized 1 MXFP4 weight; 1 scale tensor \(16 bytes\) folded in'
+run mx_same 0 "$SD" --exact "$TMP/mx" "$Q/snap-mxfp4.bf16.safetensors"
+if [ "$(cat "$TMP/mx/config.json")" = '{"architectures": ["GptOssForCausalLM"], "torch_dtype": "bfloat16"}' ]
+then ok; else fail "mx: config.json"; cat "$TMP/mx/config.json" >&2; fi
+
+# ---- mismatches: errors naming both tensors, nothing written ------------------
+run mk_noscale 0 "$SC" --drop '*down_proj.weight_scale_inv' "$Q/snap-fp8" "$TMP/noscale"
+run noscale 2 "$SC" --to bf16 "$TMP/noscale" "$TMP/o1"
+expect_err noscale "weight 'model.layers.0.mlp.down_proj.weight' has no scale 'model.layers.0.mlp.down_proj.weight_scale_inv'"
+expect_absent noscale "$TMP/o1"
+run mk_noweight 0 "$SC" --drop '*up_proj.weight' "$Q/snap-fp8" "$TMP/noweight"
+run noweight 2 "$SC" --to bf16 "$TMP/noweight" "$TMP/o2"
+expect_err noweight "scale 'model.layers.0.mlp.up_proj.weight_scale_inv' has no weight 'model.layers.0.mlp.up_proj.weight'"
+expect_absent noweight "$TMP/o2"
+run mk_noblocks 0 "$SC" --drop '*_blocks' "$Q/snap-mxfp4" "$TMP/noblocks"
+run noblocks 2 "$SC" --to bf16 "$TMP/noblocks" "$TMP/o3"
+expect_err noblocks "MXFP4 scale 'model.layers.0.mlp.experts.gate_up_proj_scales' has no weight 'model.layers.0.mlp.experts.gate_up_proj_blocks'"
+expect_absent noblocks "$TMP/o3"
+
+# A block size the scales do not fit, and hostile ones.
+bad_block() { # NAME VALUE PATTERN
+  mkdir -p "$TMP/$1"
+  cp "$Q/snap-fp8/model.safetensors" "$TMP/$1/"
+  tr -d '\n' <"$Q/snap-fp8/config.json" |
+    sed 's/"weight_block_size": \[ *2, *3 *\]/"weight_block_size": '"$2"'/' >"$TMP/$1/config.json"
+  run "$1" 2 "$SC" --to bf16 "$TMP/$1" "$TMP/$1-result"
+  expect_err "$1" "$3"
+  expect_absent "$1" "$TMP/$1-result"
+}
+bad_block bk_fit '[4, 4]' "scale 'model.layers.0.mlp.down_proj.weight_scale_inv' F32 \[3, 3\] does not fit weight 'model.layers.0.mlp.down_proj.weight' F8_E4M3 \[5, 7\]: block 4 x 4 needs \[2, 2\]"
+bad_block bk_zero '[0, 128]' 'weight_block_size \[0, 128\]: a block side is 0'
+bad_block bk_neg '[-128, 128]' 'weight_block_size \[-128, 128\]: a block side is negative'
+bad_block bk_huge '[99999999999, 1]' 'weight_block_size \[99999999999, 1\]: a block side is too large'
+bad_block bk_float '[128.0, 128]' 'weight_block_size \[128.0, 128\]: a block side is not an integer'
+bad_block bk_one '[128]' 'weight_block_size \[128\]: a block side is not a pair of integers'
+[ "$(wc -l <"$TMP/bk_zero.err")" = 1 ] && ok || fail "bk_zero: not one line"
+no_temps quant "$TMP"
+
+finish

@@ -1,0 +1,60 @@
+/*
+ * dequant.h - the scaled weights of a checkpoint, paired with their scale
+ * tensors, and their dequantization in element ranges, for stconvert --to.
+ * The arithmetic and the layout checks are libst's (st/quant.h); this
+ * module names the pairs and cuts the work to the tools' pipeline.
+ *
+ * Pairs (by name, in one checkpoint):
+ *   X.weight (F8) with X.weight_scale_inv or X.weight_scale   FP8
+ *   NAME_blocks (U8) with NAME_scales (U8)                    MXFP4 -> NAME
+ * A pair's weight dequantizes to the target; its scale is dropped. When a
+ * checkpoint has any scale, every F8 X.weight must have one, and every
+ * scale its weight; a mismatch is an error naming both tensors.
+ */
+#ifndef ST_TOOLS_DEQUANT_H
+#define ST_TOOLS_DEQUANT_H
+
+#include <st.h>
+
+enum dq_role { DQ_PLAIN = 0, DQ_FP8, DQ_MXFP4, DQ_SCALE };
+
+typedef struct dq_tensor {
+	enum dq_role role;
+	size_t scale;                    /* the scale's checkpoint index */
+	st_quant_fp8 fp8;
+	st_quant_mxfp4 mx;
+	char *out_name;                  /* MXFP4: NAME (malloc'd), else NULL */
+	size_t out_name_len;
+	uint64_t out_shape[3];           /* MXFP4: [experts, groups * 32, rows] */
+	uint64_t n_out;                  /* output elements */
+	uint64_t row_len;                /* elements of an output row */
+	const unsigned char *data, *scale_data; /* mapped tensor bytes */
+} dq_tensor;
+
+typedef struct dq_plan {
+	dq_tensor *t;                    /* one per checkpoint tensor */
+	size_t n;
+	size_t n_fp8, n_mxfp4, n_scales;
+	uint64_t block_rows, block_cols; /* FP8 blocks (config or default) */
+	uint64_t scale_bytes;
+	size_t max_row;                  /* longest output row, elements */
+} dq_plan;
+
+/*
+ * Pair the tensors of c; b0 x b1 is weight_block_size. Maps the pairs'
+ * data (st_file_data). Returns 0, or -1 with err naming the tensors.
+ */
+int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_error *err);
+void dq_plan_free(dq_plan *p);
+
+/* A one-line description ("FP8 F8_E4M3, block-scaled 128x128, ..."). */
+void dq_plan_describe(const dq_plan *p, char *buf, size_t size);
+
+/*
+ * Output elements [first, first + n) of a paired weight, as dtype to, into
+ * out; scratch holds at least max_row elements of to (a partial row).
+ */
+void dq_range(const dq_tensor *t, st_dtype to, void *out, uint64_t first, uint64_t n,
+              void *scratch);
+
+#endif

@@ -9,6 +9,9 @@
 #                       gpt2run's figures only.
 #   BENCH_DIR           where the snapshots and GGUF files go (default: a
 #                       temporary folder, removed at the end).
+#   BASE_GPT2RUN        another gpt2run (an older build) to time in each
+#                       round too, through its own timing lines: decode at
+#                       context 8 and the 864-token prompt.
 #
 # Makes a 124M snapshot in F32 and in BF16 (gpt2export --random, 12 layers,
 # 12 heads, n_embd 768, vocab 50257, n_positions 1024, the same seed), and,
@@ -48,12 +51,29 @@ if [ -n "${NODE_LLAMA_CPP_DIR:-}" ] && [ -d "$NODE_LLAMA_CPP_DIR/node_modules/no
 fi
 cat "$dir"/f32/model.safetensors "$dir"/bf16/model.safetensors >/dev/null # warm page cache
 
+# The prompts bench_gpt2 and llama_bench.mjs use: (1000 + 7919 t) mod V.
+ids8=$(awk 'BEGIN { for (t = 0; t < 8; t++) printf "%s%d", t ? "," : "", (1000 + 7919 * t) % 50257 }')
+ids864=$(awk 'BEGIN { for (t = 0; t < 864; t++) printf "%s%d", t ? "," : "", (1000 + 7919 * t) % 50257 }')
 raw=$dir/raw.txt
 : >"$raw"
 for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	"$bench" --raw -r 1 -t "$threads" --scaling "$dir/f32" >>"$raw"
 	"$bench" --raw -r 1 -t "$threads" "$dir/bf16" >>"$raw"
+	if [ -n "${BASE_GPT2RUN:-}" ]; then
+		for d in f32 bf16; do
+			D=$(tr a-z A-Z <<<"$d")
+			out=$("$BASE_GPT2RUN" --model-dir "$dir/$d" --ids "$ids8" -n 33 --greedy \
+				--ignore-eos --print-ids -j "$threads" 2>&1 >/dev/null)
+			# 33 new tokens: the first comes from the prompt, then 32 forwards.
+			awk -v D="$D" '/generated:/ { for (i = 1; i <= NF; i++) if ($i == "in") ms = $(i + 1) }
+				END { printf "base %s decode8 %.4f 0 0\n", D, ms / 32 }' <<<"$out" >>"$raw"
+			out=$("$BASE_GPT2RUN" --model-dir "$dir/$d" --ids "$ids864" -n 1 --greedy \
+				--print-ids -j "$threads" 2>&1 >/dev/null)
+			awk -v D="$D" '/prompt:/ { for (i = 1; i <= NF; i++) if ($i == "in") ms = $(i + 1) }
+				END { printf "base %s prompt864 %.4f 0 0\n", D, ms / 864 }' <<<"$out" >>"$raw"
+		done
+	fi
 	if [ -n "$llama" ]; then
 		node "$here/llama_bench.mjs" "$llama" "$dir/f32.gguf" F32 1 "$threads" >>"$raw"
 		node "$here/llama_bench.mjs" "$llama" "$dir/f16.gguf" F16 1 "$threads" >>"$raw"
@@ -87,8 +107,8 @@ END {
 	printf "%d rounds, %d threads; median [min, max] over the rounds\n", rounds, threads
 	printf "machine, measured beside the F32 figures: read bandwidth %s GB/s, F32 FMA peak %s GFLOP/s\n\n", \
 		fig("machine F32 bandwidth", "%.1f"), fig("machine F32 fma", "%.0f")
-	printf "| what, %d threads | gpt2run, ms/token | llama.cpp, ms/token | gpt2run, share of its limit | gpt2run / llama.cpp |\n", threads
-	printf "| --- | --- | --- | --- | --- |\n"
+	printf "| what, %d threads | gpt2run before, ms/token | gpt2run, ms/token | llama.cpp, ms/token | gpt2run, share of its limit | gpt2run / llama.cpp |\n", threads
+	printf "| --- | --- | --- | --- | --- | --- |\n"
 	split("decode8 decode900 prompt864", what, " ")
 	split("decode, context 8|decode, context ~900|prompt of 864", label, "|")
 	for (d = 1; d <= 2; d++) {
@@ -96,7 +116,8 @@ END {
 		for (w = 1; w <= 3; w++) {
 			gk = "gpt2 " g " " what[w]; lk = "llama " l " " what[w]
 			if (!(gk in cnt)) continue
-			printf "| %s, %s (llama.cpp %s) | %s | %s | %s | %s |\n", label[w], g, l, \
+			printf "| %s, %s (llama.cpp %s) | %s | %s | %s | %s | %s |\n", label[w], g, l, \
+				fig("base " g " " what[w], w == 3 ? "%.3f" : "%.2f"), \
 				fig(gk, w == 3 ? "%.3f" : "%.2f"), fig(lk, w == 3 ? "%.3f" : "%.2f"), \
 				fig("share " g " " what[w], "%.2f"), ratio(gk, lk)
 		}
@@ -107,6 +128,10 @@ END {
 	if ("gpt2-1t F32 decode8" in cnt) {
 		printf "1 -> %d threads, F32 decode: %s\n", threads, ratio("gpt2-1t F32 decode8", "gpt2 F32 decode8")
 		printf "1 -> %d threads, F32 prompt: %s\n", threads, ratio("gpt2-1t F32 prompt864", "gpt2 F32 prompt864")
+	}
+	if ("base F32 decode8" in cnt) {
+		printf "gpt2run / before, F32: decode %s, prompt %s\n", ratio("gpt2 F32 decode8", "base F32 decode8"), ratio("gpt2 F32 prompt864", "base F32 prompt864")
+		printf "gpt2run / before, BF16: decode %s, prompt %s\n", ratio("gpt2 BF16 decode8", "base BF16 decode8"), ratio("gpt2 BF16 prompt864", "base BF16 prompt864")
 	}
 	printf "load: F32 %s ms, BF16 %s ms\n", fig("gpt2 F32 load", "%.0f"), fig("gpt2 BF16 load", "%.0f")
 }' "$raw"

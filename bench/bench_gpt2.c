@@ -112,8 +112,7 @@ static double bandwidth(int threads, int runs)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,fma")
+GPT2_TARGET_AVX512_BEGIN
 static double fma_loop_avx512(long iters)
 {
 	__m512 a[24], x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(1e-7f);
@@ -127,10 +126,9 @@ static double fma_loop_avx512(long iters)
 		s = _mm512_add_ps(s, a[i]);
 	return (double)_mm512_reduce_add_ps(s);
 }
-#pragma GCC pop_options
+GPT2_TARGET_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+GPT2_TARGET_AVX2_BEGIN
 static double fma_loop_avx2(long iters)
 {
 	__m256 a[12], x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(1e-7f);
@@ -146,7 +144,7 @@ static double fma_loop_avx2(long iters)
 	_mm256_storeu_ps(f, s);
 	return (double)(f[0] + f[7]);
 }
-#pragma GCC pop_options
+GPT2_TARGET_END
 #endif
 
 struct fma_arg {

@@ -87,6 +87,26 @@ extern const gpt2_kernels gpt2_kernels_avx2;
 extern const gpt2_kernels gpt2_kernels_avx512;
 
 /*
+ * Compile the functions between BEGIN and END for an instruction set,
+ * whether the compiler is GCC (#pragma GCC target) or clang (#pragma
+ * clang attribute); include <immintrin.h> before BEGIN.
+ */
+#if defined(__clang__)
+#define GPT2_TARGET_AVX2_BEGIN                                            \
+	_Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c\"))), apply_to = function)")
+#define GPT2_TARGET_AVX512_BEGIN                                          \
+	_Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512vl,avx512dq,fma,f16c\"))), apply_to = function)")
+#define GPT2_TARGET_END _Pragma("clang attribute pop")
+#else
+#define GPT2_TARGET_AVX2_BEGIN                                            \
+	_Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma,f16c\")")
+#define GPT2_TARGET_AVX512_BEGIN                                          \
+	_Pragma("GCC push_options")                                       \
+	_Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512dq,fma,f16c\")")
+#define GPT2_TARGET_END _Pragma("GCC pop_options")
+#endif
+
+/*
  * For the SIMD tables: call body(args..., WT) with WT the constant dtype
  * wt holds, so that each held dtype gets a loop of its own (the body is
  * always_inline and widens with WT known at compile time).

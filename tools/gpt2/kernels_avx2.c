@@ -2,15 +2,12 @@
  * kernels_avx2.c - the AVX2 kernel table (kernels.h): 8 F32 lanes with
  * FMA, weights widened in registers (BF16: zero-extend and shift; F16:
  * F16C's vcvtph2ps). Ragged ends go through a small zero-padded copy, as
- * AVX2 has no masked 16-bit loads. Compiled for AVX2+FMA+F16C by the
- * pragma below and run only where kernels.c found those on the CPU. The
- * loops shared with the AVX-512 table are in kernels_simd.inc; the
- * prompt's 6 x 16 register tile is here.
+ * AVX2 has no masked 16-bit loads. Compiled for AVX2+FMA+F16C
+ * (GPT2_TARGET_AVX2_BEGIN) and run only where kernels.c found those on
+ * the CPU. The loops shared with the AVX-512 table are in
+ * kernels_simd.inc; the prompt's 6 x 16 register tile is here.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
 
 #include "gpt2/kernels.h"
 
@@ -18,6 +15,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+GPT2_TARGET_AVX2_BEGIN
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -152,6 +151,6 @@ const gpt2_kernels gpt2_kernels_avx2 = {
 	simd_attend, simd_gelu,
 };
 
-#pragma GCC pop_options
+GPT2_TARGET_END
 
 #endif

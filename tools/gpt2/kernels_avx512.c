@@ -2,24 +2,23 @@
  * kernels_avx512.c - the AVX-512 kernel table (kernels.h): 16 F32 lanes,
  * weights widened in registers (BF16: zero-extend and shift left by 16;
  * F16: vcvtph2ps), fused multiply-add, masked loads and stores for the
- * ragged ends. Compiled for AVX-512F/BW/VL/DQ by the pragma below and run
- * only where kernels.c found those on the CPU. The loops shared with the
- * AVX2 table are in kernels_simd.inc; the prompt's 6 x 64 register tile
- * is here.
+ * ragged ends. Compiled for AVX-512F/BW/VL/DQ (GPT2_TARGET_AVX512_BEGIN)
+ * and run only where kernels.c found those on the CPU. The loops shared
+ * with the AVX2 table are in kernels_simd.inc; the prompt's 6 x 64
+ * register tile is here.
  *
  * AVX512_BF16's dot-product instruction is not used: it would round the
  * activations to BF16, which changes results far beyond float rounding.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
-
 #include "gpt2/kernels.h"
 
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
+
+GPT2_TARGET_AVX512_BEGIN
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -146,6 +145,6 @@ const gpt2_kernels gpt2_kernels_avx512 = {
 	simd_attend, simd_gelu,
 };
 
-#pragma GCC pop_options
+GPT2_TARGET_END
 
 #endif

@@ -28,8 +28,10 @@
  *   st/verify.h  offline integrity of caches, snapshots and folders
  *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
  *
- * The library never prints and never exits; it keeps no global mutable
- * state, so distinct handles may be used from distinct threads. Reading
+ * The library never prints and never exits (save for a caller's misuse,
+ * such as an index past a table, which aborts: libst.3, "Misuse"); it
+ * keeps no global mutable state, so distinct handles may be used from
+ * distinct threads. Reading
  * is also safe from many threads on ONE st_file or st_checkpoint (every
  * call but close; see st/file.h); a writer is one thread's at a time.
  */

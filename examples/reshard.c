@@ -11,7 +11,6 @@
  *   cc -o reshard reshard.c $(pkg-config --cflags --libs libst)
  */
 #include <st.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -759,6 +759,36 @@ START_TEST(test_existing_mode_kept)
 }
 END_TEST
 
+START_TEST(test_set_mode_and_writeback)
+{
+	/* Mode given before open wins over the existing file's; writeback
+	 * every byte changes no byte of the output. */
+	const char *path = tpath("moded.safetensors");
+	write_text(path, "old");
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	st_writer *w = build(&cases[0]);
+	st_error err;
+	ck_assert_int_eq(st_writer_set_mode(w, 0600, &err), ST_OK);
+	st_writer_set_writeback(w, 1);
+	ck_assert_int_eq(st_writer_open(w, path, &err), ST_OK);
+	ck_assert_int_eq(st_writer_set_mode(w, 0644, &err), ST_ESTATE);
+	const char *tmp = st_writer_temp_path(w);
+	struct stat st;
+	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	size_t len;
+	unsigned char *data = case_data(&cases[0], w, &len);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_int_eq(st_writer_write(w, data + i, 1, &err), ST_OK);
+	ck_assert_int_eq(st_writer_finish(w, &err), ST_OK);
+	st_writer_free(w);
+	free(data);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	assert_same_as_expected(path, "single_f32.safetensors");
+}
+END_TEST
+
 START_TEST(test_open_missing_directory)
 {
 	st_writer *w = build(&cases[0]);
@@ -1260,6 +1290,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_finish_failure_efbig);
 	tcase_add_test(tc, test_new_file_mode_follows_umask);
 	tcase_add_test(tc, test_existing_mode_kept);
+	tcase_add_test(tc, test_set_mode_and_writeback);
 	tcase_add_test(tc, test_open_missing_directory);
 	tcase_add_test(tc, test_open_directory_target);
 	tcase_add_test(tc, test_relative_path);

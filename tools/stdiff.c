@@ -1010,20 +1010,10 @@ int main(int argc, char **argv)
 	if (!o.json && !o.quiet && !o.first)
 		diagnose_pairs(ca, cb, &r, o.exact);
 
-	if (o.first) {
-		int rc = print_first(ca, cb, &r, o.quiet);
-		free(r.meta);
-		free(r.pairs);
-		free(r.only_a);
-		free(r.only_b);
-		free(ea);
-		free(eb);
-		free(o.globs);
-		free(o.prefixes);
-		st_checkpoint_close(ca);
-		st_checkpoint_close(cb);
-		return cli_exit(rc);
-	} else if (o.json && !o.quiet)
+	int rc = r.equal ? CLI_OK : CLI_NO;
+	if (o.first)
+		rc = print_first(ca, cb, &r, o.quiet);
+	else if (o.json && !o.quiet)
 		print_json(&r);
 	else if (!o.quiet)
 		print_human(&r);
@@ -1038,5 +1028,5 @@ int main(int argc, char **argv)
 	free(o.prefixes);
 	st_checkpoint_close(ca);
 	st_checkpoint_close(cb);
-	return cli_exit(r.equal ? CLI_OK : CLI_NO);
+	return cli_exit(rc);
 }

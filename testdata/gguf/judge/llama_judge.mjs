@@ -10,10 +10,10 @@
 // the smallest top-2 logit margin (log p1 / p2) seen while generating them.
 // Ids, not text, go in, so that llama.cpp's tokenizer is not in the way;
 // the KV cache is F32 so that it rounds nothing.
-import {pathToFileURL} from "node:url";
 import path from "node:path";
+import {pathToFileURL} from "node:url";
 
-const dir = process.env.LLAMA_DIR || "/work/scratch/llama";
+const dir = process.env.LLAMA_DIR || path.join(process.env.HOME || ".", "llama");
 const {getLlama} = await import(pathToFileURL(
 	path.join(dir, "node_modules/node-llama-cpp/dist/index.js")).href);
 

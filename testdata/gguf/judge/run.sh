@@ -2,7 +2,7 @@
 # Export model/ to GGUF in each type and record llama.cpp's greedy ids for
 # the prompts of prompts.txt in ids.txt (a fixture: the test suite never
 # runs this). Needs node and node-llama-cpp 3.21.1 installed in $LLAMA_DIR
-# (default /work/scratch/llama):
+# (default $HOME/llama):
 #   mkdir -p $LLAMA_DIR && cd $LLAMA_DIR && npm i -E node-llama-cpp@3.21.1
 # Usage: testdata/gguf/judge/run.sh [BUILD_DIR]
 set -eu

@@ -96,6 +96,27 @@ static char *fmt(const char *f, ...)
 	return s;
 }
 
+/*
+ * A copy of s with control bytes written \xNN: names come from the disk
+ * and listings, and a problem must stay one line.
+ */
+static char *one_line(const char *s)
+{
+	size_t n = 0;
+	for (const char *c = s; *c; c++)
+		n += (unsigned char)*c < 0x20 || *c == 0x7f ? 4 : 1;
+	char *out = malloc(n + 1), *o = out;
+	for (const char *c = s; out && *c; c++) {
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			o += sprintf(o, "\\x%02x", (unsigned char)*c);
+		else
+			*o++ = *c;
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
 /* Add a problem about path (message is "path: ..."). Caller holds no lock. */
 static void add_problem(st_verify *v, int kind, const char *path,
                         const char *f, ...) ST_PRINTF(4, 5);
@@ -106,9 +127,10 @@ static void add_problem(st_verify *v, int kind, const char *path,
 	va_start(ap, f);
 	char *what = vfmt(f, ap);
 	va_end(ap);
-	char *msg = what ? fmt("%s: %s", path, what) : NULL;
-	char *p = strdup(path);
+	char *p = one_line(path), *w = what ? one_line(what) : NULL;
+	char *msg = p && w ? fmt("%s: %s", p, w) : NULL;
 	free(what);
+	free(w);
 	pthread_mutex_lock(&v->lock);
 	if (v->n_p == v->cap_p) {
 		size_t cap = v->cap_p ? 2 * v->cap_p : 16;

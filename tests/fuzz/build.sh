@@ -14,13 +14,14 @@ mkdir -p "$out"
 flags=(-g -O1 -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wno-unused-function -D_GNU_SOURCE
        -D_FILE_OFFSET_BITS=64 -I"$root/include" -I"$root/libst"
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
-libs=(-lcjson -lz -larchive -lpthread -lm)
+libs=(-lcjson -lz -larchive -lcrypto -lpthread -lm)
+cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 # The library once, as objects instrumented for coverage.
 objs=()
 for src in "$root"/libst/*.c; do
 	obj="$out/$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
-		-c "$src" -o "$obj"
+		$cjson -c "$src" -o "$obj"
 	objs+=("$obj")
 done
 for t in fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer; do
@@ -32,9 +33,11 @@ done
 	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_gguf"
 "$cc" "${flags[@]}" -DFUZZ_QUANT -DFUZZ_TARGET=fuzz_quant "$here/fuzz.c" "${objs[@]}" \
 	"${libs[@]}" -o "$out/fuzz_quant"
+# The verifier and the listings it reads.
+"$cc" "${flags[@]}" -DFUZZ_VERIFY -DFUZZ_TARGET=fuzz_verify "$here/fuzz.c" \
+	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_verify"
 # The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
 gobjs=()
-cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c; do
 	obj="$out/tools_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
@@ -59,6 +62,6 @@ for t in fuzz_archcheck; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant}"
+echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant,fuzz_verify}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/fuzz_archcheck"

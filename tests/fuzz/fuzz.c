@@ -4,8 +4,9 @@
  * the targets themselves are in targets.c, those of the GPT-2 tools
  * (-DFUZZ_GPT2) in targets_gpt2.c, those of tools/common (-DFUZZ_COMMON:
  * fuzz_archcheck) in targets_common.c, the GGUF reader's (-DFUZZ_GGUF,
- * fuzz_gguf) in targets_gguf.c, and fuzz_quant (-DFUZZ_QUANT) in
- * targets_quant.c. Not part of the CMake build.
+ * fuzz_gguf) in targets_gguf.c, fuzz_quant (-DFUZZ_QUANT) in
+ * targets_quant.c, and the verifier's (-DFUZZ_VERIFY, fuzz_verify) in
+ * targets_verify.c. Not part of the CMake build.
  */
 #ifdef FUZZ_GPT2
 #include "targets_gpt2.c"
@@ -15,6 +16,8 @@
 #include "targets_gguf.c"
 #elif defined(FUZZ_QUANT)
 #include "targets_quant.c"
+#elif defined(FUZZ_VERIFY)
+#include "targets_verify.c"
 #else
 #include "targets.c"
 #endif

@@ -60,6 +60,13 @@ STINFO_CHUNK_ELEMENTS=1 run stats-t3-chunk1 0 "$S" -s -j -t 3 stats.safetensors 
 STINFO_CHUNK_ELEMENTS=100 run stats-t2-chunk100 0 "$S" -s -j -t 2 stats.safetensors \
   && compare stats-t2-chunk100
 
+# Chunk results merge in element order, so the figures, to the last digit
+# of the JSON, do not depend on the number of threads.
+STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t1 0 "$S" --stats --json -t 1 stats.safetensors
+STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t3 0 "$S" --stats --json -t 3 stats.safetensors
+cmp -s "$TMP/stats-chunk7-t1.out" "$TMP/stats-chunk7-t3.out" && ok \
+  || fail "--stats figures depend on the thread count"
+
 # Without --stats the JSON is exactly the plain document, with stats it
 # only gains the "stats" members.
 run plain 0 "$S" --json stats.safetensors

@@ -24,6 +24,7 @@ static const struct replay_target targets[] = {
 	{"tar", fuzz_tar, 2, NULL},
 	{"index", fuzz_index, 6, fz_index_cleanup},
 	{"writer", fuzz_writer, 6, NULL},
+	{"config_dtype", fuzz_config_dtype, 8, NULL},
 };
 
 int main(void)

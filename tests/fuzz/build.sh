@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses of libst into tests/fuzz/out (or $1):
 # fuzz_header, fuzz_torch, fuzz_legacy, fuzz_tar, fuzz_index, fuzz_writer,
+# fuzz_config_dtype,
 # and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_config,
 # fuzz_llmc, fuzz_model,
 # and of tools/common: fuzz_archcheck.
@@ -24,7 +25,7 @@ for src in "$root"/libst/*.c; do
 		$cjson -c "$src" -o "$obj"
 	objs+=("$obj")
 done
-for t in fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer; do
+for t in fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer fuzz_config_dtype; do
 	"$cc" "${flags[@]}" -DFUZZ_TARGET="$t" "$here/fuzz.c" "${objs[@]}" \
 		"${libs[@]}" -o "$out/$t"
 done

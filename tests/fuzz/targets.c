@@ -19,6 +19,9 @@
  *                opened as a checkpoint beside two fixed shards.
  *   fuzz_writer  random declarations: whatever the writer accepts, its
  *                header must be canonical and read back as the same table.
+ *   fuzz_config_dtype  config.json text through st_config_set_dtype: OK
+ *                or ST_EFORMAT only; an edited text is an object again,
+ *                and editing it a second time changes nothing.
  *
  * It is not a test of messages or of exact results: the unit tests do that.
  */
@@ -785,4 +788,24 @@ static void fuzz_writer(const unsigned char *data, size_t size)
 	}
 	st__header_free(&rh);
 	st_writer_free(w);
+}
+
+/* ---- config.json editing ------------------------------------------------- */
+
+static void fuzz_config_dtype(const unsigned char *data, size_t size)
+{
+	char *out = NULL, *again = NULL;
+	size_t len = 0, len2 = 0;
+	st_error err;
+	int rc = st_config_set_dtype((const char *)data, size, "bfloat16", &out, &len, &err);
+	CHECK(rc == ST_OK || rc == ST_EFORMAT);
+	if (rc != ST_OK) {
+		CHECK(out == NULL && strstr(err.message, "not a JSON object") != NULL);
+		return;
+	}
+	CHECK(out != NULL && len >= size);
+	CHECK(st_config_set_dtype(out, len, "bfloat16", &again, &len2, &err) == ST_OK);
+	CHECK(len2 == len && memcmp(again, out, len) == 0);
+	free(again);
+	free(out);
 }

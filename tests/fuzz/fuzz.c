@@ -3,8 +3,8 @@
  * with -DFUZZ_TARGET=fuzz_header (or fuzz_torch, fuzz_index, fuzz_writer);
  * the targets themselves are in targets.c, those of the GPT-2 tools
  * (-DFUZZ_GPT2) in targets_gpt2.c, those of tools/common (-DFUZZ_COMMON:
- * fuzz_archcheck) in targets_common.c, the GGUF reader's (-DFUZZ_GGUF,
- * fuzz_gguf) in targets_gguf.c, fuzz_quant (-DFUZZ_QUANT) in
+ * fuzz_archcheck, fuzz_order) in targets_common.c, the GGUF reader's
+ * (-DFUZZ_GGUF, fuzz_gguf) in targets_gguf.c, fuzz_quant (-DFUZZ_QUANT) in
  * targets_quant.c, and the verifier's (-DFUZZ_VERIFY, fuzz_verify) in
  * targets_verify.c. Not part of the CMake build.
  */

@@ -12,9 +12,15 @@
  *                   against itself finds nothing, against a fixed config
  *                   (both ways) calls back once per key it counts.
  *
+ *   fuzz_order      an __metadata__ "order" entry (the text up to a NUL,
+ *                   if valid UTF-8) on a fixed file of five tensors:
+ *                   order_tensors gives every tensor exactly once, the
+ *                   listed ones first.
+ *
  * It is not a test of messages or exact results: the unit tests do that.
  */
 #include "common/archcheck.h"
+#include "common/order.h"
 /* fuzz.h's file and mode-byte helpers are not needed here. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -23,6 +29,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static st_checkpoint *fz_common_ck;
 
@@ -103,4 +110,48 @@ static void fuzz_archcheck(const unsigned char *data, size_t size)
 	      r.n_unknown == st_checkpoint_n_tensors(fz_common_ck));
 	CHECK(r.found <= r.implied);
 	archcheck_report_free(&r);
+}
+
+static void fuzz_order(const unsigned char *data, size_t size)
+{
+	static const char *names[] = {"a", "b", "a.b", "h.0.ln_1", ","};
+	enum { N = 5 };
+	char *order = malloc(size + 1);
+	CHECK(order != NULL);
+	memcpy(order, data, size);
+	order[size] = 0;
+	char path[] = "/tmp/fuzz_order_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	st_writer *w;
+	st_error e;
+	CHECK(st_writer_new(&w, &e) == ST_OK);
+	if (st_writer_set_meta(w, "order", order, &e) != ST_OK) {
+		st_writer_free(w); /* not UTF-8: nothing to walk */
+		unlink(path);
+		free(order);
+		return;
+	}
+	for (int i = 0; i < N; i++)
+		CHECK(st_writer_add(w, names[i], strlen(names[i]), ST_DTYPE_U8, 0,
+		                    NULL, &e) == ST_OK);
+	unsigned char zeros[N] = {0};
+	CHECK(st_writer_open(w, path, &e) == ST_OK);
+	CHECK(st_writer_write(w, zeros, N, &e) == ST_OK);
+	CHECK(st_writer_finish(w, &e) == ST_OK);
+	st_writer_free(w);
+	st_checkpoint *ck;
+	CHECK(st_checkpoint_open(&ck, path, 0, &e) == ST_OK);
+	size_t *idx;
+	CHECK(order_tensors(ck, &idx) == 1);
+	unsigned char seen[N] = {0};
+	for (size_t k = 0; k < N; k++) {
+		CHECK(idx[k] < N && !seen[idx[k]]);
+		seen[idx[k]] = 1;
+	}
+	free(idx);
+	st_checkpoint_close(ck);
+	unlink(path);
+	free(order);
 }

@@ -490,7 +490,7 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 		const pipeline_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
 		if (it->action == ACT_DEQUANT) {
-			dq_range(it->dq, it->out, out, p->group, p->n_groups, c->scratch);
+			dq_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
 		} else if (it->out == it->t->dtype) {
 			memcpy(out, p->data[0], (size_t)p->n_groups);
 		} else if (st_convert(it->out, out, it->t->dtype, p->data[0], (size_t)p->n_groups,
@@ -533,9 +533,10 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		const item *it = j->items[i];
 		pi[i].tensor[0] = it->src;
 		if (it->action == ACT_DEQUANT) {
-			/* Read through the mapping by dequant.c, not the pipeline. */
+			/* FP8: a code a byte, read by the pipeline; MXFP4: read
+			 * through its mapping by dequant.c. */
 			pi[i].n_groups = it->dq->n_out;
-			pi[i].group_bytes[0] = 0;
+			pi[i].group_bytes[0] = it->dq->role == DQ_FP8 ? 1 : 0;
 			pi[i].cost = st_dtype_bits(it->out) / 8;
 		} else if (it->out == it->t->dtype) {
 			pi[i].n_groups = it->t->n_bytes;
@@ -558,7 +559,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.pack = 1,
 		.threads = j->n_workers,
 		.out_size = CHUNK,
-		.scratch_size = g_dq.max_row * 8,
+		.scratch_size = DQ_SCRATCH(g_dq.max_row),
 		.work = convert_work,
 		.sink = convert_sink,
 		.progress = convert_progress,

@@ -144,7 +144,10 @@ int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_err
 		} else {
 			continue;
 		}
-		if (map(c, i, &d->data, err) || map(c, d->scale, &d->scale_data, err))
+		/* FP8 weights stream through the pipeline's reads (dq_range's
+		 * in); MXFP4's transposed layout reads whole columns: mapped. */
+		if ((d->role == DQ_MXFP4 && map(c, i, &d->data, err)) ||
+		    map(c, d->scale, &d->scale_data, err))
 			return -1;
 		if (p->t[d->scale].role != DQ_SCALE)
 			p->t[d->scale].role = DQ_SCALE;
@@ -196,16 +199,36 @@ void dq_plan_describe(const dq_plan *p, char *buf, size_t size)
 		         p->n_scales, p->n_scales == 1 ? "" : "s", (unsigned long long)p->scale_bytes);
 }
 
-/* Whole output rows [r0, r1) into out. */
-static void dq_rows(const dq_tensor *t, st_dtype to, void *out, uint64_t r0, uint64_t r1)
+/* Whole output rows [r0, r1) into out; w: an FP8 weight's rows. */
+static void dq_rows(const dq_tensor *t, st_dtype to, void *out, const unsigned char *w, uint64_t r0,
+                    uint64_t r1)
 {
 	if (t->role == DQ_FP8)
-		st_quant_fp8_dequant(&t->fp8, to, out, t->data + r0 * t->fp8.cols, t->scale_data, r0, r1);
+		st_quant_fp8_dequant(&t->fp8, to, out, w, t->scale_data, r0, r1);
 	else
 		st_quant_mxfp4_dequant(&t->mx, to, out, t->data, t->scale_data, r0, r1);
 }
 
-void dq_range(const dq_tensor *t, st_dtype to, void *out, uint64_t first, uint64_t n, void *scratch)
+/*
+ * A partial row: elements [off, off + k) of row r. An FP8 row is rebuilt
+ * in the scratch from the bytes at hand (the rest zero), dequantized
+ * whole, and the part wanted copied out.
+ */
+static void dq_part(const dq_tensor *t, st_dtype to, unsigned char *o, const unsigned char *in,
+                    uint64_t r, uint64_t off, uint64_t k, unsigned char *scratch)
+{
+	const size_t es = st_dtype_bits(to) / 8;
+	unsigned char *row = scratch + t->row_len * 8;
+	if (t->role == DQ_FP8) {
+		memset(row, 0, (size_t)t->row_len);
+		memcpy(row + off, in, (size_t)k);
+	}
+	dq_rows(t, to, scratch, row, r, r + 1);
+	memcpy(o, scratch + off * es, (size_t)(k * es));
+}
+
+void dq_range(const dq_tensor *t, st_dtype to, void *out, const unsigned char *in, uint64_t first,
+              uint64_t n, void *scratch)
 {
 	const size_t es = st_dtype_bits(to) / 8;
 	const uint64_t len = t->row_len;
@@ -216,21 +239,20 @@ void dq_range(const dq_tensor *t, st_dtype to, void *out, uint64_t first, uint64
 	uint64_t r = first / len, off = first % len;
 	if (off) {
 		uint64_t k = len - off < n ? len - off : n;
-		dq_rows(t, to, scratch, r, r + 1);
-		memcpy(o, (unsigned char *)scratch + off * es, (size_t)(k * es));
+		dq_part(t, to, o, in, r, off, k, scratch);
 		o += k * es;
+		in += t->role == DQ_FP8 ? k : 0;
 		n -= k;
 		r++;
 	}
 	if (n >= len) {
 		uint64_t k = n / len;
-		dq_rows(t, to, o, r, r + k);
+		dq_rows(t, to, o, in, r, r + k);
 		o += k * len * es;
+		in += t->role == DQ_FP8 ? k * len : 0;
 		n -= k * len;
 		r += k;
 	}
-	if (n) {
-		dq_rows(t, to, scratch, r, r + 1);
-		memcpy(o, scratch, (size_t)(n * es));
-	}
+	if (n)
+		dq_part(t, to, o, in, r, 0, n, scratch);
 }

@@ -28,7 +28,8 @@ typedef struct dq_tensor {
 	uint64_t out_shape[3];           /* MXFP4: [experts, groups * 32, rows] */
 	uint64_t n_out;                  /* output elements */
 	uint64_t row_len;                /* elements of an output row */
-	const unsigned char *data, *scale_data; /* mapped tensor bytes */
+	const unsigned char *data;       /* MXFP4: the mapped blocks */
+	const unsigned char *scale_data; /* the mapped scale */
 } dq_tensor;
 
 typedef struct dq_plan {
@@ -52,9 +53,12 @@ void dq_plan_describe(const dq_plan *p, char *buf, size_t size);
 
 /*
  * Output elements [first, first + n) of a paired weight, as dtype to, into
- * out; scratch holds at least max_row elements of to (a partial row).
+ * out. An FP8 weight's bytes for those elements are in (read by the
+ * caller, one byte each); MXFP4 reads its mapping (in unused). scratch
+ * holds DQ_SCRATCH(max_row) bytes (a partial row and its input).
  */
-void dq_range(const dq_tensor *t, st_dtype to, void *out, uint64_t first, uint64_t n,
-              void *scratch);
+#define DQ_SCRATCH(max_row) ((size_t)(max_row) * 9)
+void dq_range(const dq_tensor *t, st_dtype to, void *out, const unsigned char *in, uint64_t first,
+              uint64_t n, void *scratch);
 
 #endif

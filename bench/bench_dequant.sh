@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench_dequant.sh - dequantizing a block-scaled FP8 checkpoint to BF16
+# with stconvert, against cp of the BF16 result (twice the bytes), in the
+# same run.
+#
+# Usage: bench/bench_dequant.sh [BUILD_DIR] [SIZE_MB] [RUNS]
+#        (defaults: build, 1024, 3)
+#
+# Makes a DeepSeek-style snapshot in a temporary directory under /tmp:
+# config.json with weight_block_size [128, 128] and one model.safetensors
+# of SIZE_MB / 16 F8_E4M3 weights [4096, 4096] (16 MiB each, codes from a
+# fixed sequence, no NaN) with their F32 weight_scale_inv [32, 32]. It
+# dequantizes it once (the 2x larger BF16 output is the file cp copies),
+# then times in alternation, RUNS times each, `cp OUT/model.safetensors
+# COPY`, the same cp followed by `sync COPY` (stconvert fsyncs its output
+# before renaming it into place; cp does not), and `stconvert -q --to bf16
+# IN OUT2`, each writing a new file (the old one removed untimed), with
+# sync(1) before each so no run pays for another's
+# writeback, and prints the medians, the stconvert/cp ratios (the goal is
+# <= 1.5) and stconvert's peak RSS and CPU seconds (GNU time). Everything
+# it made is removed on exit. Not a test.
+set -euo pipefail
+build=${1:-build}
+mb=${2:-1024}
+runs=${3:-3}
+sc=$build/bin/stconvert
+[ -x "$sc" ] || { echo "bench_dequant: $sc not built" >&2; exit 2; }
+d=$(mktemp -d /tmp/bench_dequant.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+mkdir "$d/in"
+printf '{"quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "torch_dtype": "bfloat16"}\n' >"$d/in/config.json"
+
+n=$((mb / 16))
+[ "$n" -ge 1 ] || { echo "bench_dequant: SIZE_MB must be at least 16" >&2; exit 2; }
+W=$((4096 * 4096)) S=$((32 * 32 * 4))
+hdr='{"__metadata__":{"format":"pt"}'
+for i in $(seq 0 $((n - 1))); do
+	hdr+=",\"model.layers.$i.mlp.weight\":{\"dtype\":\"F8_E4M3\",\"shape\":[4096,4096],\"data_offsets\":[$((i * W)),$(((i + 1) * W))]}"
+	hdr+=",\"model.layers.$i.mlp.weight_scale_inv\":{\"dtype\":\"F32\",\"shape\":[32,32],\"data_offsets\":[$((n * W + i * S)),$((n * W + (i + 1) * S))]}"
+done
+hdr+='}'
+while [ $(( ${#hdr} % 8 )) -ne 0 ]; do hdr+=' '; done
+len=${#hdr}
+f=$d/in/model.safetensors
+{
+	printf "$(printf '\\x%02x' $((len & 255)) $(((len >> 8) & 255)) $(((len >> 16) & 255)) \
+	          $(((len >> 24) & 255)) 0 0 0 0)"
+	printf '%s' "$hdr"
+} >"$f"
+# 1 MiB of E4M3 codes without the NaN ones (x & 0x7F == 0x7F), repeated.
+LC_ALL=C awk 'BEGIN { x = 7; for (i = 0; i < 1048576; i++) {
+	x = (x * 1103515245 + 12345) % 2147483648; c = int(x / 65536) % 256
+	if (c % 128 == 127) c -= 1
+	printf "%c", c } }' >"$d/codes"
+[ "$(stat -c %s "$d/codes")" = 1048576 ] || { echo "bench_dequant: bad code block" >&2; exit 2; }
+for _ in $(seq $((n * 16))); do cat "$d/codes"; done >>"$f"
+# Scales: 2^-8 (0x3B800000) everywhere.
+printf '\x00\x00\x80\x3b' >"$d/s"
+for _ in $(seq 10); do cat "$d/s" "$d/s" >"$d/s2"; mv "$d/s2" "$d/s"; done
+for _ in $(seq "$n"); do cat "$d/s"; done >>"$f"
+rm "$d/codes" "$d/s"
+
+"$sc" -q --to bf16 "$d/in" "$d/out" # also warms the cache
+cat "$f" "$d/out/model.safetensors" >/dev/null
+
+one() { # FILE CMD...: append the wall seconds of CMD to FILE
+	local out=$1; shift
+	sync
+	/usr/bin/time -f '%e %M %U %S' -o "$d/t" "$@" >/dev/null 2>&1
+	cat "$d/t" >>"$out"
+}
+for _ in $(seq "$runs"); do
+	rm -f "$d/copy"
+	one "$d/cp.t" cp "$d/out/model.safetensors" "$d/copy"
+	rm -f "$d/copy"
+	one "$d/cps.t" sh -c 'cp "$1" "$2" && sync "$2"' sh "$d/out/model.safetensors" "$d/copy"
+	rm -rf "$d/out2"
+	one "$d/sc.t" "$sc" -q --to bf16 "$d/in" "$d/out2"
+done
+med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+cpm=$(med "$d/cp.t") cpsm=$(med "$d/cps.t") scm=$(med "$d/sc.t")
+cpu=$(awk '{ print $3 + $4 }' "$d/sc.t" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+rss=$(sort -k2 -n "$d/sc.t" | tail -1 | cut -d' ' -f2)
+printf 'in:  %s MB F8_E4M3 (%d weights [4096, 4096], 128x128 F32 scales); out: %s MB BF16\n' \
+	"$(du -m "$f" | cut -f1)" "$n" "$(du -m "$d/out/model.safetensors" | cut -f1)"
+printf 'cp of the BF16 file        median %.2f s  (runs: %s)\n' "$cpm" "$(cut -d' ' -f1 "$d/cp.t" | tr '\n' ' ')"
+printf 'cp + sync of the BF16 file median %.2f s  (runs: %s)\n' "$cpsm" "$(cut -d' ' -f1 "$d/cps.t" | tr '\n' ' ')"
+printf 'stconvert --to bf16        median %.2f s  (runs: %s)  peak RSS %s KB, CPU %s s\n' "$scm" \
+	"$(cut -d' ' -f1 "$d/sc.t" | tr '\n' ' ')" "$rss" "$cpu"
+printf 'ratio stconvert/cp %.2f, stconvert/(cp + sync) %.2f (goal <= 1.5), %s CPUs\n' \
+	"$(awk -v a="$scm" -v b="$cpm" 'BEGIN { print a / b }')" \
+	"$(awk -v a="$scm" -v b="$cpsm" 'BEGIN { print a / b }')" "$(nproc)"

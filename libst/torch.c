@@ -1000,6 +1000,7 @@ struct tview {
 	const uint64_t *size;
 	const uint64_t *stride;
 	unsigned ndim, esize;
+	uint64_t n_bytes;    /* of its contiguous form */
 	int swap;            /* a big-endian storage: reverse each element */
 	int plain;
 	long alias_of;       /* the tensor it repeats exactly, or -1 */
@@ -1088,6 +1089,28 @@ static void gather(const struct tview *v, const unsigned char *sb,
 			uint64_t bytes = run * es;
 			k = bytes < n ? (size_t)bytes : n;
 			memcpy(out, sb + pos * es, k);
+		} else if (!v->swap && skip == 0 && n >= es) {
+			/* Whole elements along the last dimension, strided. */
+			uint64_t left = size[last] - idx[last];
+			run = left < n / es ? left : n / es;
+			const unsigned char *src = sb + pos * es;
+			size_t step = (size_t)(stride[last] * es);
+			switch (es) {
+#define STRIDED(W)                                                       \
+			case W:                                                      \
+				for (uint64_t j = 0; j < run; j++, src += step)          \
+					memcpy(out + j * W, src, W);                         \
+				break;
+			STRIDED(1)
+			STRIDED(2)
+			STRIDED(4)
+			STRIDED(8)
+#undef STRIDED
+			default:
+				for (uint64_t j = 0; j < run; j++, src += step)
+					memcpy(out + j * es, src, es);
+			}
+			k = (size_t)(run * es);
 		} else {
 			unsigned char el[16];
 			const unsigned char *src = sb + pos * es;
@@ -1116,6 +1139,22 @@ static void gather(const struct tview *v, const unsigned char *sb,
 	}
 }
 
+/*
+ * A view reads its storage through the file's mapping, whose pages then
+ * count as the process's memory: once a view's last bytes are read, its
+ * storage's pages are let go (they stay in the page cache, and a later
+ * reader of the mapping faults them back in), so memory stays bounded by
+ * the storage being read rather than the file.
+ */
+static void let_go(const unsigned char *base, uint64_t off, uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)(base + off) + page - 1) & ~(page - 1);
+	uintptr_t b = (uintptr_t)(base + off + len) & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
                    uint64_t off, void *buf, size_t n, struct st__report *r)
 {
@@ -1124,6 +1163,8 @@ int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
 		return ST_OK;
 	if (v->data_off != ST__ARC_NOT_IN_PLACE) {
 		gather(v, base + v->data_off, off, buf, n);
+		if (!t->src.mem && off + n == v->n_bytes)
+			let_go(base, v->data_off, v->st_bytes);
 		return ST_OK;
 	}
 	/* A compressed storage: inflated once, kept until another is read. */
@@ -1788,7 +1829,8 @@ static int resolve(struct parse *p, const struct found *f, struct rec *o,
 	o->v = (struct tview){
 		.data_off = loc.data_off, .entry = loc.entry, .st_bytes = loc.bytes,
 		.first = first, .size = dims, .stride = strides, .ndim = o->t.ndim,
-		.esize = es, .swap = p->swap && es > 1, .alias_of = -1};
+		.esize = es, .n_bytes = bytes, .swap = p->swap && es > 1,
+		.alias_of = -1};
 	o->v.plain = count == 0 || (contiguous && !o->v.swap &&
 	                            loc.data_off != ST__ARC_NOT_IN_PLACE);
 	/*

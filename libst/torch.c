@@ -1821,6 +1821,20 @@ static int resolve(struct parse *p, const struct found *f, struct rec *o,
 		           (int)(s->len > 100 ? 100 : s->len), s->s,
 		           (unsigned long long)loc.bytes,
 		           (unsigned long long)p->src->size);
+	/*
+	 * Stride 0 lets a few bytes of storage stand for any number: the
+	 * contiguous form of a view may outgrow its storage, but not by more
+	 * than 64 MiB past the storage or the file (an expanded bias or
+	 * position ids), or a tiny file would make a converter write, and
+	 * st_file_data allocate, without bound.
+	 */
+	uint64_t room = loc.bytes > p->src->size ? loc.bytes : p->src->size;
+	if (bytes > room && bytes - room > (64u << 20))
+		return BAD("tensor '%s': its contiguous form would be %llu bytes, "
+		           "from a storage of %llu in a %llu-byte file (an "
+		           "expanded view?)", nb, (unsigned long long)bytes,
+		           (unsigned long long)loc.bytes,
+		           (unsigned long long)p->src->size);
 	int in_place = loc.data_off != ST__ARC_NOT_IN_PLACE;
 	uint64_t base = in_place ? loc.data_off : 0;
 	o->t.n_elements = count;
@@ -1981,6 +1995,24 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		o->t.name_len = col.f[i].name_len;
 		ai += col.f[i].name_len + 1;
 		di += o->t.ndim;
+	}
+	/*
+	 * And all views together: views of one storage each make their own
+	 * copy, so a small file could still stand for a huge output.
+	 */
+	uint64_t gathered = 0, cap = p.src->size;
+	if (st__mul_u64(cap, 16, &cap) || st__add_u64(cap, 256u << 20, &cap))
+		cap = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (!recs[i].v.plain &&
+		    st__add_u64(gathered, recs[i].t.n_bytes, &gathered))
+			gathered = UINT64_MAX;
+	if (gathered > cap) {
+		rc = BAD("the views' contiguous forms add up to %llu bytes, more "
+		         "than 16 times the %llu-byte file and 256 MiB",
+		         (unsigned long long)gathered,
+		         (unsigned long long)p.src->size);
+		goto out;
 	}
 	qsort(recs, n, sizeof *recs, by_begin);
 	/*

@@ -580,6 +580,73 @@ START_TEST(test_zip_bomb)
 END_TEST
 
 /*
+ * Stride 0 makes one element stand for any number: a view expanded past
+ * its storage and the file by more than 64 MiB is refused (found by
+ * fuzz_tar: 4 bytes stood for 2^58 and st_file_data allocated them), as
+ * are many smaller ones adding up past 16 times the file.
+ */
+static void pk_expanded(struct bytes *o, const char *key, uint32_t rows,
+                        uint32_t cols)
+{
+	put_s(o, "ctorch._utils\n_rebuild_tensor_v2\n((");
+	pk_str(o, "storage", 7);
+	put_s(o, "ctorch\nFloatStorage\n");
+	pk_str(o, key, strlen(key));
+	pk_str(o, "cpu", 3);
+	pk_int(o, 1);
+	put_s(o, "tQ");
+	pk_int(o, 0);
+	put_s(o, "(");
+	pk_int(o, rows);
+	pk_int(o, cols);
+	put_s(o, "t(");
+	pk_int(o, 0);
+	pk_int(o, 0);
+	put_s(o, "t\x89" "ccollections\nOrderedDict\n)R" "tR");
+}
+
+START_TEST(test_expanded_bound)
+{
+	struct bytes pkl = {0};
+	st_file *f;
+	st_error err;
+	/* 16 MiB from one element: an expanded view, read. */
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_expanded(&pkl, "0", 2048, 2048);
+	put_s(&pkl, "u.");
+	ck_assert_msg(open_pickle(&pkl, 1, 4, &f, &err) == ST_OK, "%s", err.message);
+	ck_assert_uint_eq(st_file_tensor(f, 0)->n_bytes, 16u << 20);
+	float v[4];
+	ck_assert_int_eq(st_file_read(f, 0, (16u << 20) - 16, v, 16, &err), ST_OK);
+	st_file_close(f);
+	/* 1 TiB: refused. */
+	pkl.n = 0;
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_expanded(&pkl, "0", 1u << 19, 1u << 19);
+	put_s(&pkl, "u.");
+	ck_assert_int_eq(open_pickle(&pkl, 1, 4, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "tensor 'w': its contiguous form would be "
+	                     "1099511627776 bytes, from a storage of 4"), "%s", err.message);
+	/* Twenty of 16 MiB: 320 MiB from a file of a few hundred bytes. */
+	pkl.n = 0;
+	put_s(&pkl, "\x80\x02}(");
+	for (int i = 0; i < 20; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "w%d", i);
+		pk_str(&pkl, name, strlen(name));
+		pk_expanded(&pkl, "0", 2048 + (uint32_t)i, 2048);
+	}
+	put_s(&pkl, "u.");
+	ck_assert_int_eq(open_pickle(&pkl, 1, 4, &f, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "the views' contiguous forms add up to"),
+	              "%s", err.message);
+	free(pkl.b);
+}
+END_TEST
+
+/*
  * MEMOIZE stores at len(memo), the number of entries (Python's pickle:
  * pickle.loads(b'\x80\x04]q\x05}\x94h\x01.') == {}), and 300k of them run
  * in linear time (a scan of the memo for each took minutes).
@@ -794,6 +861,7 @@ int main(void)
 	tcase_add_test(tc, test_deflate_claim);
 	tcase_add_test(tc, test_bad_crc);
 	tcase_add_test(tc, test_zip_bomb);
+	tcase_add_test(tc, test_expanded_bound);
 	tcase_add_test(tc, test_memoize);
 	tcase_add_test(tc, test_shared_dict);
 	tcase_add_test(tc, test_name_bytes);

@@ -73,7 +73,9 @@ typedef struct st_meta {
  * handed out contiguous and in the machine's order, as tensor.contiguous()
  * gives it: st_file_read and st_file_data gather its bytes (st_file_data
  * keeps a copy until st_file_close), and its [begin, end) is then the part
- * of the file it reads, not n_bytes long.
+ * of the file it reads, not n_bytes long ([0, 0) for a compressed
+ * storage). A full check (st_check_path) also reads every zip member
+ * through its CRC-32; an open reads storages in place, unchecked.
  */
 #define ST_OPEN_TORCH 1u
 

@@ -707,9 +707,17 @@ int st_quant_config_dequantized(const char *config, size_t len, const char *torc
 
 	*out = NULL;
 	*out_len = 0;
-	rc = st_config_set_dtype(config, len, torch_dtype, &text, &n, err);
-	if (rc != ST_OK)
-		return rc;
+	if (torch_dtype) {
+		rc = st_config_set_dtype(config, len, torch_dtype, &text, &n, err);
+		if (rc != ST_OK)
+			return rc;
+	} else {
+		text = malloc(len ? len : 1);
+		if (!text)
+			return st__error(err, ST_ENOMEM, "config.json: out of memory");
+		memcpy(text, config, len);
+		n = len;
+	}
 	for (;;) { /* again: a duplicate key is the next one found */
 		if (json_top_member(text, n, "quantization_config", &qc)) {
 			free(text);
@@ -739,5 +747,54 @@ int st_quant_config_dequantized(const char *config, size_t len, const char *torc
 	}
 	*out = text;
 	*out_len = n;
+	return ST_OK;
+}
+
+int st_quant_config_fp8(const char *config, size_t len, uint64_t b0, uint64_t b1, char **out,
+                        size_t *out_len, st_error *err)
+{
+	char *text = NULL, member[256], *res;
+	size_t n = 0, end, p, m;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	if (b0 == 0 || b1 == 0 || b0 > ST_QUANT_MAX_BLOCK || b1 > ST_QUANT_MAX_BLOCK)
+		return st__error(err, ST_EINVAL, "config.json: block %llu x %llu out of range",
+		                 (unsigned long long)b0, (unsigned long long)b1);
+	rc = st_quant_config_dequantized(config, len, NULL, &text, &n, err);
+	if (rc != ST_OK)
+		return rc;
+	/* The top-level object's closing brace (the text was checked to be
+	 * one object), and whether it has members before it. */
+	end = n;
+	while (end > 0 && json_ws(text[end - 1]))
+		end--;
+	if (end == 0 || text[end - 1] != '}') {
+		free(text);
+		return st__error(err, ST_EFORMAT, "config.json: not a JSON object");
+	}
+	end--;
+	p = end;
+	while (p > 0 && json_ws(text[p - 1]))
+		p--;
+	m = (size_t)snprintf(member, sizeof member,
+	                     "%s\n  \"quantization_config\": {\"activation_scheme\": \"dynamic\", "
+	                     "\"fmt\": \"e4m3\", \"quant_method\": \"fp8\", "
+	                     "\"weight_block_size\": [%llu, %llu]}\n",
+	                     p > 0 && text[p - 1] == '{' ? "" : ",", (unsigned long long)b0,
+	                     (unsigned long long)b1);
+	res = malloc(n + m + 1);
+	if (!res) {
+		free(text);
+		return st__error(err, ST_ENOMEM, "config.json: out of memory");
+	}
+	/* The member goes after the last one, before the brace's whitespace. */
+	memcpy(res, text, p);
+	memcpy(res + p, member, m);
+	memcpy(res + p + m, text + end, n - end);
+	*out = res;
+	*out_len = p + m + n - end;
+	free(text);
 	return ST_OK;
 }

@@ -241,6 +241,42 @@ START_TEST(test_config_dequantized)
 }
 END_TEST
 
+/* The config of a quantized checkpoint: the member replaced or added last. */
+START_TEST(test_config_fp8)
+{
+	static const char qc[] = "\"quantization_config\": {\"activation_scheme\": \"dynamic\", "
+	                         "\"fmt\": \"e4m3\", \"quant_method\": \"fp8\", "
+	                         "\"weight_block_size\": [128, 64]}";
+	static const struct {
+		const char *in, *before, *after;
+	} v[] = {
+		{"{\n  \"a\": 1,\n  \"torch_dtype\": \"float32\"\n}\n",
+		 "{\n  \"a\": 1,\n  \"torch_dtype\": \"float32\",\n  ", "\n}\n"},
+		{"{\"quantization_config\": {\"quant_method\": \"mxfp4\"}, \"a\": [1]}",
+		 "{\"a\": [1],\n  ", "\n}"},
+		{"{}", "{\n  ", "\n}"},
+		{" { \"q\": {\"quantization_config\": 1} } ", " { \"q\": {\"quantization_config\": 1},\n  ",
+		 "\n} "},
+	};
+	for (size_t i = 0; i < COUNT(v); i++) {
+		char *out = NULL, want[512];
+		size_t n = 0;
+		st_error e;
+		snprintf(want, sizeof want, "%s%s%s", v[i].before, qc, v[i].after);
+		ck_assert_int_eq(st_quant_config_fp8(v[i].in, strlen(v[i].in), 128, 64, &out, &n, &e), ST_OK);
+		ck_assert_msg(n == strlen(want) && !memcmp(out, want, n), "case %zu: '%.*s'", i, (int)n, out);
+		free(out);
+	}
+	char *out = NULL;
+	size_t n = 0;
+	st_error e;
+	ck_assert_int_eq(st_quant_config_fp8("[1]", 3, 128, 128, &out, &n, &e), ST_EFORMAT);
+	ck_assert_ptr_null(out);
+	ck_assert_int_eq(st_quant_config_fp8("{}", 2, 0, 128, &out, &n, &e), ST_EINVAL);
+	ck_assert_ptr_null(out);
+}
+END_TEST
+
 /* ---- FP8 dequantization ---------------------------------------------------- */
 
 START_TEST(test_fp8_cases)
@@ -659,6 +695,7 @@ static Suite *quant_suite(void)
 	tcase_add_test(tc, test_block_size);
 	tcase_add_test(tc, test_config_block_size);
 	tcase_add_test(tc, test_config_dequantized);
+	tcase_add_test(tc, test_config_fp8);
 	tcase_add_test(tc, test_fp8_cases);
 	tcase_add_test(tc, test_fp8_environment);
 	tcase_add_test(tc, test_fp8_mismatch);

@@ -19,10 +19,13 @@
  * st_writer_*, st_shard_plan, st_snapshot_*, st_convert, and PyTorch .bin
  * reading); F8, F6, F4 and C64 tensors are copied, not converted, except
  * the quantized weights --to dequantizes (common/dequant.h, st/quant.h).
+ * --to f8_e4m3 quantizes weights to block-scaled FP8 (common/quantize.h),
+ * each with a new scale tensor.
  */
 #include "common/cli.h"
 #include "common/dequant.h"
 #include "common/pipeline.h"
+#include "common/quantize.h"
 #include "common/signals.h"
 
 #include <errno.h>
@@ -34,6 +37,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -74,7 +78,13 @@ static void usage(void)
 "                          MXFP4 *_blocks with *_scales; their scales and\n"
 "                          config.json's quantization_config are dropped.\n"
 "                          Without --to, tensors are copied unchanged and\n"
-"                          only the layout changes\n"
+"                          only the layout changes. f8_e4m3 quantizes: 2-D\n"
+"                          floating *weight tensors become F8_E4M3 with an\n"
+"                          F32 *weight_scale_inv per block (scale =\n"
+"                          amax/448), others are copied; a directory OUT's\n"
+"                          config.json gets quantization_config (fp8, e4m3)\n"
+"      --block R,C         f8_e4m3's block size, rows by columns (default\n"
+"                          128,128)\n"
 "  -k, --keep GLOB         leave tensors whose name matches GLOB in their\n"
 "                          dtype (fnmatch; repeatable), e.g. --keep '*ln_*'\n"
 "  -d, --drop GLOB         leave matching tensors out (repeatable; wins\n"
@@ -114,8 +124,10 @@ struct meta_opt {
 
 struct options {
 	const char *in, *out;
-	int has_to;
+	int has_to, quant; /* quant: --to f8_e4m3 (has_to stays 0) */
 	st_dtype to;
+	uint64_t block[2];
+	int has_block;
 	const char **keep, **drop, **keys;
 	size_t n_keep, n_drop, n_keys;
 	size_t *keep_hits, *drop_hits;
@@ -140,6 +152,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"key", required_argument, NULL, 'K'},
 		{"metadata", required_argument, NULL, 'm'},
 		{"shard-size", required_argument, NULL, 's'},
+		{"block", required_argument, NULL, 'B'},
 		{"force", no_argument, NULL, 'f'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
@@ -148,6 +161,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
+	o->block[0] = o->block[1] = ST_QUANT_DEFAULT_BLOCK;
 	/* Each repeatable option occurs fewer than argc times. */
 	o->keep = cli_xcalloc((size_t)argc, sizeof *o->keep);
 	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
@@ -157,10 +171,21 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
 		switch (c) {
 		case 't':
+			if (strcasecmp(optarg, "f8_e4m3") == 0) {
+				o->quant = 1;
+				break;
+			}
 			if (cli_parse_float_dtype(optarg, &o->to) != 0)
-				cli_usage_error("--to: '%s' is not f32, f16 or bf16", optarg);
+				cli_usage_error("--to: '%s' is not f32, f16, bf16 or f8_e4m3", optarg);
 			o->has_to = 1;
 			break;
+		case 'B': {
+			st_error e;
+			if (qz_parse_block(optarg, &o->block[0], &o->block[1], &e) != ST_OK)
+				cli_die(CLI_ERROR, "%s", e.message);
+			o->has_block = 1;
+			break;
+		}
 		case 'k':
 			o->keep[o->n_keep++] = optarg;
 			break;
@@ -201,6 +226,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 			cli_version();
 		}
 	}
+	if (o->quant && o->has_to)
+		cli_usage_error("--to given twice");
+	if (o->has_block && !o->quant)
+		cli_usage_error("--block needs --to f8_e4m3");
 	if (argc - optind != 2)
 		cli_usage_error(argc - optind < 2 ? "expected IN and OUT" :
 		                "too many arguments: expected IN and OUT");
@@ -270,7 +299,12 @@ static void check_signal(void)
 
 /* ---- the plan: what happens to each tensor --------------------------------- */
 
-enum action { ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS, ACT_DEQUANT };
+enum action {
+	ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS, ACT_DEQUANT,
+	ACT_QUANT,  /* to F8_E4M3 (common/quantize.h) */
+	ACT_QSCALE, /* the F32 scales of an ACT_QUANT item (no input tensor) */
+	ACT_COUNT
+};
 
 typedef struct item {
 	size_t src;         /* tensor index in the checkpoint */
@@ -282,10 +316,16 @@ typedef struct item {
 	unsigned shard;     /* output file */
 	st_convert_stats stats;
 	const dq_tensor *dq; /* ACT_DEQUANT: the pair (common/dequant.h) */
+	const qz_tensor *qz; /* ACT_QUANT, ACT_QSCALE: the weight */
 } item;
 
 /* The scaled weights and their scales, when --to dequantizes. */
 static dq_plan g_dq;
+
+/* --to f8_e4m3: one per input tensor, and the scale tensors' headers. */
+static qz_tensor *g_qz;
+static st_tensor *g_qz_scales;
+static size_t g_qz_scratch;
 
 static int glob_match(const char *glob, const st_tensor *t)
 {
@@ -326,6 +366,11 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 			it->dq = dq;
 		} else if (dropped)
 			it->action = ACT_DROP;
+		else if (o->quant && !kept && qz_wanted(it->t)) {
+			it->action = ACT_QUANT;
+			it->out = ST_DTYPE_F8_E4M3;
+		} else if (o->quant)
+			it->action = kept && st_dtype_is_wide_float(it->t->dtype) ? ACT_KEEP : ACT_COPY;
 		else if (!o->has_to)
 			it->action = ACT_COPY;
 		else if (!st_dtype_is_wide_float(it->t->dtype))
@@ -403,12 +448,17 @@ static void writer_setup(st_writer *w, st_checkpoint *c, const struct options *o
 }
 
 /* The item of a tensor the writer lists (by name, through the checkpoint). */
-static item *writer_item(st_writer *w, size_t i, st_checkpoint *c, item *items)
+static item *writer_item(st_writer *w, size_t i, st_checkpoint *c, item *items, size_t n)
 {
 	const st_tensor *t = st_writer_tensor(w, i);
 	long src = st_checkpoint_find(c, t->name, t->name_len);
 	if (src >= 0 && items[src].action != ACT_DROP)
 		return &items[src];
+	/* A quantized weight's scale tensor is new. */
+	for (size_t k = st_checkpoint_n_tensors(c); k < n; k++)
+		if (items[k].t->name_len == t->name_len &&
+		    !memcmp(items[k].t->name, t->name, t->name_len))
+			return &items[k];
 	/* A dequantized MXFP4 weight has its new name (NAME_blocks -> NAME). */
 	for (size_t k = 0; k < g_dq.n; k++)
 		if (g_dq.t[k].out_name && g_dq.t[k].out_name_len == t->name_len &&
@@ -471,6 +521,8 @@ typedef struct job {
  * conversion element by element. */
 static uint64_t piece_out_bytes(const item *it, uint64_t n_groups)
 {
+	if (it->action == ACT_QSCALE)
+		return n_groups * 4;
 	return it->out == it->t->dtype ? n_groups : n_groups * (st_dtype_bits(it->out) / 8);
 }
 
@@ -489,7 +541,15 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	for (size_t k = 0; k < c->n_pieces; k++) {
 		const pipeline_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
-		if (it->action == ACT_DEQUANT) {
+		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
+			if (qz_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
+			             c->scratch) != ST_OK) {
+				err->code = ST_ENOMEM;
+				err->sys_errno = 0;
+				snprintf(err->message, sizeof err->message, "out of memory");
+				return -1;
+			}
+		} else if (it->action == ACT_DEQUANT) {
 			dq_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
 		} else if (it->out == it->t->dtype) {
 			memcpy(out, p->data[0], (size_t)p->n_groups);
@@ -532,7 +592,13 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 	for (size_t i = 0; i < n; i++) {
 		const item *it = j->items[i];
 		pi[i].tensor[0] = it->src;
-		if (it->action == ACT_DEQUANT) {
+		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
+			/* Read through the weight's mapping by quantize.c. */
+			pi[i].n_groups = it->action == ACT_QUANT ? it->t->n_elements
+			                                         : it->out_bytes / 4;
+			pi[i].group_bytes[0] = 0;
+			pi[i].cost = it->action == ACT_QUANT ? 1 : 4;
+		} else if (it->action == ACT_DEQUANT) {
 			/* FP8: a code a byte, read by the pipeline; MXFP4: read
 			 * through its mapping by dequant.c. */
 			pi[i].n_groups = it->dq->n_out;
@@ -559,7 +625,8 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.pack = 1,
 		.threads = j->n_workers,
 		.out_size = CHUNK,
-		.scratch_size = DQ_SCRATCH(g_dq.max_row),
+		.scratch_size = DQ_SCRATCH(g_dq.max_row) > g_qz_scratch ? DQ_SCRATCH(g_dq.max_row)
+		                                                        : g_qz_scratch,
 		.work = convert_work,
 		.sink = convert_sink,
 		.progress = convert_progress,
@@ -625,7 +692,7 @@ static void write_file(run *r, st_snapshot *snap, const char *path, const char *
 	j.items = cli_xmalloc((n ? n : 1) * sizeof *j.items);
 	j.n_items = n;
 	for (size_t i = 0; i < n; i++)
-		j.items[i] = writer_item(w, i, r->c, r->items);
+		j.items[i] = writer_item(w, i, r->c, r->items, r->n_items);
 	j.n_workers = r->n_workers;
 	j.progress = &r->progress;
 	check_signal();
@@ -734,6 +801,60 @@ static void dequant_config(st_snapshot *snap, const struct options *o)
 	free(config);
 }
 
+/* ---- quantization ------------------------------------------------------------ */
+
+/*
+ * Prepare every ACT_QUANT item of the n input items and append its scale
+ * tensor as an ACT_QSCALE item (items has room for 2n). Returns the items
+ * in all.
+ */
+static size_t quant_plan(st_checkpoint *c, const struct options *o, item *items, size_t n)
+{
+	size_t m = n;
+	st_error err;
+	g_qz = cli_xcalloc(n ? n : 1, sizeof *g_qz);
+	g_qz_scales = cli_xcalloc(n ? n : 1, sizeof *g_qz_scales);
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].action != ACT_QUANT)
+			continue;
+		qz_tensor *q = &g_qz[i];
+		if (qz_prepare(q, c, items[i].src, o->block[0], o->block[1], &err) != 0)
+			fail_st(&err);
+		if (qz_scratch(q) > g_qz_scratch)
+			g_qz_scratch = qz_scratch(q);
+		st_tensor *s = &g_qz_scales[m - n];
+		s->name = q->scale_name;
+		s->name_len = q->scale_name_len;
+		s->dtype = ST_DTYPE_F32;
+		s->ndim = 2;
+		s->shape = q->scale_shape;
+		s->n_elements = q->scale_shape[0] * q->scale_shape[1];
+		s->n_bytes = s->n_elements * 4;
+		items[i].qz = q;
+		items[m] = (item){.src = items[i].src, .file = items[i].file, .t = s,
+		                  .action = ACT_QSCALE, .out = ST_DTYPE_F32, .out_bytes = s->n_bytes,
+		                  .qz = q};
+		m++;
+	}
+	return m;
+}
+
+/* The new config.json: DeepSeek's quantization_config for these blocks. */
+static void quant_config(st_snapshot *snap, const struct options *o)
+{
+	size_t len = 0, out_len = 0;
+	char *config = read_config(o->in, &len), *out = NULL;
+	st_error err;
+	if (!config)
+		return;
+	if (st_quant_config_fp8(config, len, o->block[0], o->block[1], &out, &out_len, &err) ==
+	        ST_OK &&
+	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
+		fail_st(&err);
+	free(out);
+	free(config);
+}
+
 /* ---- output location ------------------------------------------------------- */
 
 struct outloc {
@@ -810,6 +931,8 @@ static void write_dir(run *r, unsigned n_shards)
 		fail_st(&err);
 	if (g_dq.n_fp8 + g_dq.n_mxfp4 && S_ISDIR(st.st_mode))
 		dequant_config(snap, o);
+	if (o->quant && S_ISDIR(st.st_mode))
+		quant_config(snap, o);
 	check_signal();
 	if (st_snapshot_keep_old(snap, r->c, snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
@@ -842,7 +965,11 @@ static void print_tensor(const item *it)
 	};
 	char *name = cli_printable(it->t->name, it->t->name_len);
 	const char *from = st_dtype_name(it->t->dtype);
-	if (it->action == ACT_DEQUANT)
+	if (it->action == ACT_QUANT)
+		cli_warn("tensor '%s': %s -> %s, quantized", name, from, st_dtype_name(it->out));
+	else if (it->action == ACT_QSCALE)
+		cli_warn("tensor '%s': F32, new (scales)", name);
+	else if (it->action == ACT_DEQUANT)
 		cli_warn("tensor '%s': %s -> %s, dequantized", name, from, st_dtype_name(it->out));
 	else if (it->action != ACT_CONVERT)
 		cli_warn("tensor '%s': %s %s", name, from, done[it->action]);
@@ -870,7 +997,7 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 {
 	if (o->quiet)
 		return;
-	size_t out_tensors = 0, counts[6] = {0};
+	size_t out_tensors = 0, counts[ACT_COUNT] = {0};
 	uint64_t out_bytes = 0, overflow = 0, underflow = 0;
 	int any_narrowing = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -889,11 +1016,17 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 			print_tensor(it);
 	}
 	size_t n_files = st_checkpoint_n_files(c);
-	print_bytes_line("in: ", n, st_checkpoint_data_bytes(c), n_files,
+	print_bytes_line("in: ", st_checkpoint_n_tensors(c), st_checkpoint_data_bytes(c), n_files,
 	                 st_checkpoint_index_path(c) != NULL);
 	print_bytes_line("out:", out_tensors, out_bytes, n_shards, n_shards > 1);
 	size_t folded = g_dq.n_scales; /* scales dropped into their weights */
-	if (o->has_to && counts[ACT_DEQUANT])
+	if (o->quant)
+		cli_warn("to F8_E4M3: %zu quantized (blocks %llux%llu, %zu F32 scale tensors), "
+		         "%zu copied, %zu kept, %zu dropped",
+		         counts[ACT_QUANT], (unsigned long long)o->block[0],
+		         (unsigned long long)o->block[1], counts[ACT_QSCALE],
+		         counts[ACT_COPY] + counts[ACT_ASIS], counts[ACT_KEEP], counts[ACT_DROP]);
+	else if (o->has_to && counts[ACT_DEQUANT])
 		cli_warn("to %s: %zu converted, %zu dequantized, %zu copied, %zu kept, %zu dropped",
 		         st_dtype_name(o->to), counts[ACT_CONVERT], counts[ACT_DEQUANT],
 		         counts[ACT_COPY] + counts[ACT_ASIS], counts[ACT_KEEP],
@@ -941,16 +1074,17 @@ int main(int argc, char **argv)
 		cli_warn("left out %zu entries that are not tensors: %s%s",
 		         ti->n_skipped, ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
 	size_t n = st_checkpoint_n_tensors(c);
-	item *items = cli_xcalloc(n, sizeof *items);
+	item *items = cli_xcalloc(n ? 2 * n : 1, sizeof *items);
 	if (o.has_to)
 		dequant_plan(c, &o);
 	plan_items(c, &o, items);
+	size_t n_all = o.quant ? quant_plan(c, &o, items, n) : n;
 
 	struct outloc loc;
 	locate_out(&o, &loc);
-	unsigned n_shards = split_shards(items, n, o.shard_size);
+	unsigned n_shards = split_shards(items, n_all, o.shard_size);
 
-	run r = {.c = c, .o = &o, .items = items, .n_items = n};
+	run r = {.c = c, .o = &o, .items = items, .n_items = n_all};
 	r.n_workers = (unsigned)cli_default_threads(MAX_WORKERS);
 	uint64_t total_in = 0;
 	for (size_t i = 0; i < n; i++)
@@ -963,10 +1097,14 @@ int main(int argc, char **argv)
 	else
 		write_dir(&r, n_shards);
 	cli_progress_done(&r.progress);
-	report(&o, c, items, n, n_shards);
+	report(&o, c, items, n_all, n_shards);
 
 	st_checkpoint_close(c);
 	dq_plan_free(&g_dq);
+	for (size_t i = 0; g_qz && i < n; i++)
+		qz_free(&g_qz[i]);
+	free(g_qz);
+	free(g_qz_scales);
 	free(items);
 	for (size_t m = 0; m < o.n_meta; m++)
 		free(o.meta[m].key);

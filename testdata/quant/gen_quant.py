@@ -25,6 +25,10 @@ quantize.safetensors  case qN: qN.x (F32 or BF16), qN.w (F8_E4M3) and qN.s
                       (1 for zeros, the least F32 subnormal where it would
                       round to 0), x / scale in F32, nearest even,
                       saturating; __metadata__ "qN" = "B0 B1".
+snap-q/               a snapshot to quantize (F32, BF16, a 1-D norm),
+                      snap-q.f8.safetensors what stconvert --to f8_e4m3
+                      --block 2,3 --keep '*embed*' gives, and
+                      snap-q.f8.bf16.safetensors its dequantization.
 """
 import json
 import os
@@ -311,6 +315,72 @@ def gen_snapshots(rng, outdir):
                 '"quant_method": "mxfp4"}, "torch_dtype": "bfloat16"}\n')
 
 
+def quantize_ref(x, b0, b1):
+    """Codes and F32 scales of a finite 2-D float32 x, as gen_quantize."""
+    sr, sc = -(-x.shape[0] // b0), -(-x.shape[1] // b1)
+    scale = np.ones((sr, sc), dtype=np.float32)
+    codes = np.zeros(x.shape, dtype=np.uint8)
+    for i in range(sr):
+        for j in range(sc):
+            blk = x[i * b0:(i + 1) * b0, j * b1:(j + 1) * b1]
+            amax = np.float32(np.abs(blk).max())
+            s = amax / np.float32(448) if amax > 0 else np.float32(1)
+            scale[i, j] = s
+            y = (blk / s).astype(np.float32)
+            c = gen_f8.encode("F8_E4M3", y.reshape(-1).view(np.uint32))
+            codes[i * b0:(i + 1) * b0, j * b1:(j + 1) * b1] = c.reshape(blk.shape)
+    return codes, scale
+
+
+def gen_quant_snapshot(outdir):
+    """snap-q for tests/cli/stconvert_quant.sh: stconvert --to f8_e4m3
+    --block 2,3 --keep '*embed*' gives snap-q.f8.safetensors, and that
+    with --to bf16 gives snap-q.f8.bf16.safetensors; every element of
+    the latter is checked here to be within E4M3's rounding bound of the
+    original (half an ulp: 2^-4 relative, or 2^-10 x scale below E4M3's
+    normal range) plus BF16's (2^-9 relative)."""
+    rng = np.random.default_rng(0x5EED)
+    d = os.path.join(outdir, "snap-q")
+    os.makedirs(d, exist_ok=True)
+    w, want, back = Writer(), Writer(), Writer()
+    w.meta = want.meta = back.meta = {"format": "pt"}
+    for name, out, inn, dt in (("model.layers.0.mlp.down_proj.weight", 5, 7, "F32"),
+                               ("model.layers.0.mlp.up_proj.weight", 4, 6, "BF16")):
+        x = (rng.standard_normal((out, inn)) * 2.0 ** rng.uniform(-6, 6, (out, 1))).astype(np.float32)
+        if dt == "F32":
+            x[:2, :3] = 0  # an all-zero block: scale 1
+            x[4, 6] = np.float32(-1e-30)  # a block of one tiny value
+            xbytes = x.tobytes()
+        else:
+            xb = torch.from_numpy(x).to(torch.bfloat16)
+            xbytes = xb.view(torch.int16).numpy().tobytes()
+            x = xb.to(torch.float32).numpy()
+        codes, scale = quantize_ref(x, 2, 3)
+        w.add(name, dt, [out, inn], xbytes)
+        want.add(name, "F8_E4M3", [out, inn], codes.tobytes())
+        want.add(name + "_scale_inv", "F32", list(scale.shape), scale.tobytes())
+        deq = dequant_fp8(codes, "F8_E4M3", scale, 2, 3)
+        db = torch.from_numpy(deq).to(torch.bfloat16).to(torch.float32).numpy()
+        srep = scale[np.arange(out) // 2][:, np.arange(inn) // 3]
+        bound = np.abs(x) * 2.0 ** -4 + srep * 2.0 ** -10
+        assert np.all(np.abs(deq.astype(np.float64) - x) <= bound), name
+        assert np.all(np.abs(db.astype(np.float64) - x) <= bound + np.abs(deq) * 2.0 ** -9), name
+        back.add(name, "BF16", [out, inn], bf16_bytes(deq))
+    emb = rng.standard_normal((3, 4)).astype(np.float32)
+    norm = torch.from_numpy(rng.standard_normal(7).astype(np.float32)).to(torch.bfloat16)
+    nbytes = norm.view(torch.int16).numpy().tobytes()
+    for wr in (w, want):
+        wr.add("model.embed_tokens.weight", "F32", [3, 4], emb.tobytes())
+        wr.add("model.norm.weight", "BF16", [7], nbytes)
+    back.add("model.embed_tokens.weight", "BF16", [3, 4], bf16_bytes(emb))
+    back.add("model.norm.weight", "BF16", [7], nbytes)
+    w.write(os.path.join(d, "model.safetensors"))
+    want.write(os.path.join(outdir, "snap-q.f8.safetensors"))
+    back.write(os.path.join(outdir, "snap-q.f8.bf16.safetensors"))
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write('{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "torch_dtype": "bfloat16"\n}\n')
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     rng = np.random.default_rng(0x9A47)
@@ -318,6 +388,7 @@ def main():
     gen_mxfp4(rng, outdir)
     gen_quantize(rng, outdir)
     gen_snapshots(rng, outdir)
+    gen_quant_snapshot(outdir)
 
 
 if __name__ == "__main__":

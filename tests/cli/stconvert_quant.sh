@@ -4,6 +4,8 @@
 # scales folded in, shards and index; a weight without its scale, a scale
 # without its weight, a scale that does not fit and a hostile
 # weight_block_size are errors naming the tensors, and nothing is written.
+# --to f8_e4m3 quantizes against the same script's numpy reference, and
+# dequantizing the result stays within E4M3's rounding bound.
 . "$(dirname "$0")/lib.bash"
 . "$(dirname "$0")/stconvert_lib.bash"
 Q="$TESTDATA/quant"
@@ -76,6 +78,45 @@ bad_block bk_huge '[99999999999, 1]' 'weight_block_size \[99999999999, 1\]: a bl
 bad_block bk_float '[128.0, 128]' 'weight_block_size \[128.0, 128\]: a block side is not an integer'
 bad_block bk_one '[128]' 'weight_block_size \[128\]: a block side is not a pair of integers'
 [ "$(wc -l <"$TMP/bk_zero.err")" = 1 ] && ok || fail "bk_zero: not one line"
+
+# ---- --to f8_e4m3: quantizing (reference: gen_quant.py's numpy) ---------------
+run q8 0 "$SC" --to f8_e4m3 --block 2,3 --keep '*embed*' "$Q/snap-q" "$TMP/q8"
+expect_err q8 '^stconvert: to F8_E4M3: 2 quantized \(blocks 2x3, 2 F32 scale tensors\), 1 copied, 1 kept, 0 dropped$'
+# (a) codes and scales bit for bit; (c) the 1-D and --keep tensors as they were.
+run q8_same 0 "$SD" --exact "$TMP/q8" "$Q/snap-q.f8.safetensors"
+run q8_keep 0 "$SD" --exact -t 'model.embed_tokens.weight' -t 'model.norm.weight' \
+  "$TMP/q8" "$Q/snap-q/model.safetensors"
+# (b) dequantized back: the numpy dequantization exactly, and within
+# E4M3's rounding bound (2^-4 relative, plus BF16's) of the original.
+run q8_back 0 "$SC" --to bf16 "$TMP/q8" "$TMP/q8-back"
+run q8_back_same 0 "$SD" --exact "$TMP/q8-back" "$Q/snap-q.f8.bf16.safetensors"
+run q8_bound 0 "$SD" --rtol 0.0645 --atol 1e-5 "$TMP/q8-back" "$Q/snap-q/model.safetensors"
+run q8_lossy 1 "$SD" --rtol 0.001 --atol 0 "$TMP/q8-back" "$Q/snap-q/model.safetensors"
+# (d) config.json: the quantization_config, every other byte kept.
+printf '{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "torch_dtype": "bfloat16",\n  "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [2, 3]}\n}\n' >"$TMP/q8.config"
+if cmp -s "$TMP/q8.config" "$TMP/q8/config.json"; then ok; else fail "q8: config.json"; diff "$TMP/q8.config" "$TMP/q8/config.json" >&2; fi
+# The default block is 128 x 128: one scale per weight here.
+run q8_default 0 "$SC" --to f8_e4m3 "$Q/snap-q" "$TMP/q8-def"
+grep -q '"weight_block_size": \[128, 128\]' "$TMP/q8-def/config.json" && ok || fail "q8_default: config"
+run q8_def_info 0 "$BIN/stinfo" --json "$TMP/q8-def"
+grep -q '"model.layers.0.mlp.down_proj.weight_scale_inv"' "$TMP/q8_def_info.out" && ok || fail "q8_default: no scale"
+run q8_def_back 0 "$SC" --to bf16 "$TMP/q8-def" "$TMP/q8-def-back"
+run q8_def_bound 0 "$SD" --rtol 0.0645 --atol 1e-5 "$TMP/q8-def-back" "$Q/snap-q/model.safetensors"
+# (e) hostile --block: one line, exit 2, nothing written.
+bad_qblock() { # NAME VALUE PATTERN
+  run "$1" 2 "$SC" --to f8_e4m3 --block "$2" "$Q/snap-q" "$TMP/$1-result"
+  expect_err "$1" "$3"
+  [ "$(wc -l <"$TMP/$1.err")" = 1 ] && ok || fail "$1: not one line"
+  expect_absent "$1" "$TMP/$1-result"
+}
+bad_qblock qb_zero '0,128' "^stconvert: --block '0,128': a block side is 0$"
+bad_qblock qb_neg '-1,128' "^stconvert: --block '-1,128': a block side is negative$"
+bad_qblock qb_huge '99999999999,1' "^stconvert: --block '99999999999,1': a block side is too large \(at most 1048576\)$"
+bad_qblock qb_alpha 'a,b' "^stconvert: --block 'a,b': a block side is not a pair of integers$"
+bad_qblock qb_one '128' "^stconvert: --block '128': not R,C"
+bad_qblock qb_three '1,2,3' "^stconvert: --block '1,2,3': not R,C"
+run qb_noquant 2 "$SC" --to bf16 --block 2,3 "$Q/snap-q" "$TMP/qb_noquant-result"
+expect_absent qb_noquant "$TMP/qb_noquant-result"
 no_temps quant "$TMP"
 
 finish

@@ -18,7 +18,7 @@ usage() { # NAME PATTERN ARGS...
 usage u_none 'expected IN and OUT'
 usage u_one 'expected IN and OUT' "$D/mixed.safetensors"
 usage u_three 'too many arguments' a b c
-usage u_to "--to: 'f8' is not f32, f16 or bf16" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_to "--to: 'f8' is not f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"

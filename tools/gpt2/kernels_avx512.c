@@ -81,9 +81,167 @@ INLINE void store_part(float *p, __m512 v, int n)
 	_mm512_mask_storeu_ps(p, tail_mask(n), v);
 }
 
+/*
+ * The head's BF16 rows, two ahead of the one being summed: without it
+ * one core's outstanding misses, not the bandwidth, set its pace.
+ */
+INLINE void prefetch_row(const void *w, st_dtype wt, size_t i, int n)
+{
+	if (wt != ST_DTYPE_BF16)
+		return;
+	const char *p = (const char *)((const uint16_t *)w + i);
+	for (size_t b = 0; b < (size_t)n * 2; b += 64)
+		_mm_prefetch(p + b, _MM_HINT_T0);
+}
+
 enum { PANEL = 64, MR = 6 };
 
 #include "gpt2/kernels_simd.inc"
+
+/*
+ * Decode with BF16 weights, 32 columns per 512-bit load: the shift gives
+ * the even columns (low halves), the AND the odd ones (high halves), with
+ * no widening shuffle. The partial row is kept in that order, 32 columns
+ * as 16 even then 16 odd, and put back in column order once at the end.
+ * Each column still sums its rows in order from +0, one FMA per row, so
+ * the bits equal mv_body's. Columns past the last 32 take the 16-wide
+ * loads.
+ */
+INLINE void bf16_pair(const uint16_t *p, __m512 *even, __m512 *odd)
+{
+	__m512i v = _mm512_loadu_si512((const void *)p);
+	*even = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+	*odd = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int)0xFFFF0000u)));
+}
+
+static void mv_bf16(float *part, const float *x, const uint16_t *w, int rows,
+                    int OUT)
+{
+	size_t ld = (size_t)OUT;
+	int full = OUT - OUT % 32;
+	int r = 0;
+	for (; r + 4 <= rows; r += 4) {
+		__m512 x0 = _mm512_set1_ps(x[r]), x1 = _mm512_set1_ps(x[r + 1]);
+		__m512 x2 = _mm512_set1_ps(x[r + 2]), x3 = _mm512_set1_ps(x[r + 3]);
+		const uint16_t *w0 = w + (size_t)r * ld;
+		/* The next four rows, fetched while these are summed. */
+		const char *pf = (const char *)(w0 + 4 * ld);
+		int npf = rows - r - 4 < 4 ? rows - r - 4 : 4;
+		for (int o = 0; o < full; o += 32) {
+			__m512 e = r ? _mm512_loadu_ps(part + o) : _mm512_setzero_ps();
+			__m512 d = r ? _mm512_loadu_ps(part + o + 16) : _mm512_setzero_ps();
+			for (int k = 0; k < npf; k++)
+				_mm_prefetch(pf + ((size_t)k * ld + (size_t)o) * 2, _MM_HINT_T0);
+			__m512 we, wd;
+			bf16_pair(w0 + o, &we, &wd);
+			e = _mm512_fmadd_ps(x0, we, e);
+			d = _mm512_fmadd_ps(x0, wd, d);
+			bf16_pair(w0 + ld + o, &we, &wd);
+			e = _mm512_fmadd_ps(x1, we, e);
+			d = _mm512_fmadd_ps(x1, wd, d);
+			bf16_pair(w0 + 2 * ld + o, &we, &wd);
+			e = _mm512_fmadd_ps(x2, we, e);
+			d = _mm512_fmadd_ps(x2, wd, d);
+			bf16_pair(w0 + 3 * ld + o, &we, &wd);
+			e = _mm512_fmadd_ps(x3, we, e);
+			d = _mm512_fmadd_ps(x3, wd, d);
+			_mm512_storeu_ps(part + o, e);
+			_mm512_storeu_ps(part + o + 16, d);
+		}
+	}
+	for (; r < rows; r++) {
+		__m512 x0 = _mm512_set1_ps(x[r]);
+		const uint16_t *w0 = w + (size_t)r * ld;
+		for (int o = 0; o < full; o += 32) {
+			__m512 e = r ? _mm512_loadu_ps(part + o) : _mm512_setzero_ps();
+			__m512 d = r ? _mm512_loadu_ps(part + o + 16) : _mm512_setzero_ps();
+			__m512 we, wd;
+			bf16_pair(w0 + o, &we, &wd);
+			_mm512_storeu_ps(part + o, _mm512_fmadd_ps(x0, we, e));
+			_mm512_storeu_ps(part + o + 16, _mm512_fmadd_ps(x0, wd, d));
+		}
+	}
+	/* Back to column order: lane j of the even half is column 2j. */
+	const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2,
+	                                    17, 1, 16, 0);
+	const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11,
+	                                    26, 10, 25, 9, 24, 8);
+	for (int o = 0; o < full && rows > 0; o += 32) {
+		__m512 e = _mm512_loadu_ps(part + o), d = _mm512_loadu_ps(part + o + 16);
+		_mm512_storeu_ps(part + o, _mm512_permutex2var_ps(e, lo, d));
+		_mm512_storeu_ps(part + o + 16, _mm512_permutex2var_ps(e, hi, d));
+	}
+	for (int o = full; o < OUT; o += 16) {
+		int n = OUT - o < 16 ? OUT - o : 16;
+		__m512 acc = _mm512_setzero_ps();
+		for (int k = 0; k < rows; k++)
+			acc = _mm512_fmadd_ps(_mm512_set1_ps(x[k]),
+			                      load_w_part(w, ST_DTYPE_BF16, (size_t)k * ld + (size_t)o, n),
+			                      acc);
+		store_part(part + o, acc, n);
+	}
+	if (rows == 0)
+		for (int o = 0; o < full; o++)
+			part[o] = 0.0f;
+}
+
+static void mv_avx512(float *part, const float *x, const void *w, st_dtype wt,
+                      int rows, int OUT)
+{
+	if (wt == ST_DTYPE_BF16)
+		mv_bf16(part, x, (const uint16_t *)w, rows, OUT);
+	else
+		simd_mv(part, x, w, wt, rows, OUT);
+}
+
+/*
+ * The head with BF16 weights: two rows at a time, so that four chains of
+ * FMAs, not two, hide their latency; each row sums exactly as dot_row.
+ */
+static void dots_bf16(float *out, const float *x, const void *w, int C, int n)
+{
+	const st_dtype wt = ST_DTYPE_BF16;
+	int v = 0;
+	for (; v + 2 <= n; v += 2) {
+		if (v + 4 <= n) {
+			prefetch_row(w, wt, (size_t)(v + 2) * (size_t)C, C);
+			prefetch_row(w, wt, (size_t)(v + 3) * (size_t)C, C);
+		}
+		size_t ra = (size_t)v * (size_t)C, rb = ra + (size_t)C;
+		__m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+		int i = 0;
+		for (; i + 32 <= C; i += 32) {
+			__m512 xl = _mm512_loadu_ps(x + i), xh = _mm512_loadu_ps(x + i + 16);
+			a0 = _mm512_fmadd_ps(xl, load_w(w, wt, ra + (size_t)i), a0);
+			a1 = _mm512_fmadd_ps(xh, load_w(w, wt, ra + (size_t)i + 16), a1);
+			b0 = _mm512_fmadd_ps(xl, load_w(w, wt, rb + (size_t)i), b0);
+			b1 = _mm512_fmadd_ps(xh, load_w(w, wt, rb + (size_t)i + 16), b1);
+		}
+		for (; i + 16 <= C; i += 16) {
+			__m512 xl = _mm512_loadu_ps(x + i);
+			a0 = _mm512_fmadd_ps(xl, load_w(w, wt, ra + (size_t)i), a0);
+			b0 = _mm512_fmadd_ps(xl, load_w(w, wt, rb + (size_t)i), b0);
+		}
+		if (i < C) {
+			__m512 xl = load_part(x + i, C - i);
+			a1 = _mm512_fmadd_ps(xl, load_w_part(w, wt, ra + (size_t)i, C - i), a1);
+			b1 = _mm512_fmadd_ps(xl, load_w_part(w, wt, rb + (size_t)i, C - i), b1);
+		}
+		out[v] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+		out[v + 1] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+	}
+	if (v < n)
+		out[v] = dot_row(x, w, wt, (size_t)v * (size_t)C, C);
+}
+
+static void dots_avx512(float *out, const float *x, const void *w, st_dtype wt,
+                        int C, int n)
+{
+	if (wt == ST_DTYPE_BF16)
+		dots_bf16(out, x, w, C, n);
+	else
+		simd_dots(out, x, w, wt, C, n);
+}
 
 /*
  * The prompt's register tile: 6 rows by 64 columns (24 accumulators), per
@@ -141,7 +299,7 @@ static void gemm_avx512(float *out, size_t ldo, const float *a, size_t lda,
 }
 
 const gpt2_kernels gpt2_kernels_avx512 = {
-	"avx512", PANEL, simd_mv, simd_dots, simd_pack, gemm_avx512,
+	"avx512", PANEL, mv_avx512, dots_avx512, simd_pack, gemm_avx512,
 	simd_attend, simd_gelu,
 };
 

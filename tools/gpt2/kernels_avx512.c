@@ -1,6 +1,7 @@
 /*
  * kernels_avx512.c - the AVX-512 kernel table (kernels.h): 16 F32 lanes,
- * weights widened in registers (BF16: zero-extend and shift left by 16;
+ * weights widened in registers (BF16: zero-extend and shift left by 16,
+ * or for decode a shift and an AND per 32 weights;
  * F16: vcvtph2ps), fused multiply-add, masked loads and stores for the
  * ragged ends. Compiled for AVX-512F/BW/VL/DQ (GPT2_TARGET_AVX512_BEGIN)
  * and run only where kernels.c found those on the CPU. The loops shared

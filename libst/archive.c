@@ -23,6 +23,15 @@
  * A reader for a member is opened afresh and walked to it; st__arc_stream
  * keeps nothing between calls, so a caller reads members in archive order
  * when it reads many (st__arc_verify does, and checks every CRC).
+ *
+ * CRCs of members read in place. libarchive checks the CRC of what it
+ * reads; bytes read in place bypass it, so for each stored zip entry in
+ * place the expected CRC-32 is taken from its local header (or data
+ * descriptor) at open (find_crc), and whoever reads the bytes checks
+ * them with st__arc_crc32 (torch.c: as a storage's chunks are read, and
+ * compared at its last byte). This file is also the one user of zlib.
+ * An entry whose header cannot be found is read through libarchive.
+ * Tar members carry no CRC.
  */
 #include "internal.h"
 
@@ -31,6 +40,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define BAD(...) (st__report(r, ST_PROBLEM_ERROR, __VA_ARGS__), ST_EFORMAT)
 
@@ -146,6 +156,74 @@ static void check_in_place(struct archive *a, const struct st__arc *arc,
 		e->data_off = ST__ARC_NOT_IN_PLACE;
 }
 
+uint32_t st__arc_crc32(uint32_t crc, const void *data, uint64_t n)
+{
+	const unsigned char *p = data;
+	uLong c = crc;
+	while (n > 0) {
+		uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+		c = crc32(c, p, k);
+		p += k;
+		n -= k;
+	}
+	return (uint32_t)c;
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/*
+ * The CRC-32 of stored zip entry e, whose bytes were found in place at
+ * e->data_off: from its local header, the one that ends exactly there
+ * with e's name (torch pads the extra field to align the data, so the
+ * header is looked for in the 4 KiB before the name), or, when the
+ * header defers it (flag bit 3), from the data descriptor after the
+ * bytes. Clears data_off (the entry is then read through libarchive,
+ * which checks the CRC itself) when no such header is found.
+ */
+static int crc_in(const struct st__arc *arc, struct st__arc_entry *e,
+                  size_t nl, size_t max_xl)
+{
+	unsigned char w[30 + 256 + 4096];
+	uint64_t span = 30 + nl + max_xl;
+	if (span > e->data_off)
+		span = e->data_off;
+	if (st__src_read(arc->src, w, (size_t)span, e->data_off - span) < 0)
+		return -1;
+	/* Header at h: 30 fixed bytes, the name, xl extra bytes, the data. */
+	for (size_t xl = 0; 30 + nl + xl <= span; xl++) {
+		const unsigned char *h = w + span - 30 - nl - xl;
+		if (rd32(h) != 0x04034b50 || (size_t)(h[26] | h[27] << 8) != nl ||
+		    (size_t)(h[28] | h[29] << 8) != xl || memcmp(h + 30, e->name, nl))
+			continue;
+		if (!(h[6] & 8)) {
+			e->crc = rd32(h + 14);
+			return 1;
+		}
+		unsigned char d[8];
+		if (arc->src->size - e->data_off - e->size < 8 ||
+		    st__src_read(arc->src, d, 8, e->data_off + e->size) < 0)
+			return -1;
+		e->crc = rd32(d) == 0x08074b50 ? rd32(d + 4) : rd32(d);
+		return 1;
+	}
+	return 0;
+}
+
+static void find_crc(const struct st__arc *arc, struct st__arc_entry *e)
+{
+	size_t nl = strlen(e->name);
+	int k = nl <= 256 && e->data_off >= 30 + nl ? crc_in(arc, e, nl, 128) : -1;
+	if (k == 0)
+		k = crc_in(arc, e, nl, 4096);
+	e->has_crc = k == 1;
+	if (!e->has_crc)
+		e->data_off = ST__ARC_NOT_IN_PLACE;
+}
+
 int st__arc_open(struct st__arc *arc, const struct st__src *src, int kind,
                  struct st__report *r)
 {
@@ -216,6 +294,8 @@ int st__arc_open(struct st__arc *arc, const struct st__src *src, int kind,
 		    e->size <= src->size - (uint64_t)at) {
 			e->data_off = (uint64_t)at;
 			check_in_place(a, arc, e);
+			if (kind == ST__ARC_ZIP && e->data_off != ST__ARC_NOT_IN_PLACE)
+				find_crc(arc, e);
 		}
 	}
 	archive_read_free(a);

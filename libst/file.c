@@ -361,7 +361,14 @@ int st_file_data(st_file *f, size_t i, const void **data, st_error *err)
 		return rc;
 	if (f->torch && !st__torch_plain(f->torch, i)) {
 		struct st__report r = {.path = f->path, .err = err};
-		return st__torch_data(f->torch, i, base, t->n_bytes, data, &r);
+		return st__torch_data(f->torch, i, base, t->n_bytes, data, t->name,
+		                      &r);
+	}
+	if (f->torch) {
+		struct st__report r = {.path = f->path, .err = err};
+		if ((rc = st__torch_seen(f->torch, i, base, 0, NULL, t->n_bytes,
+		                         t->name, &r)))
+			return rc;
 	}
 	*data = base + f->data_base + t->begin;
 	return ST_OK;
@@ -384,20 +391,23 @@ int st_file_read(st_file *f, size_t i, uint64_t off, void *buf, size_t n,
 		if (rc)
 			return rc;
 		struct st__report r = {.path = f->path, .err = err};
-		return st__torch_read(f->torch, i, base, off, buf, n, &r);
+		return st__torch_read(f->torch, i, base, off, buf, n, t->name, &r);
 	}
 	uint64_t at = f->data_base + t->begin + off;
 	if (f->mem) {
 		memcpy(buf, f->mem + at, n);
-		return ST_OK;
-	}
-	if (read_full(f->fd, buf, n, at) < 0) {
+	} else if (read_full(f->fd, buf, n, at) < 0) {
 		if (errno)
 			return st__error_sys(err, ST_EIO, errno, "%s: tensor '%s': read",
 			                     f->path, t->name);
 		return st__error(err, ST_EIO,
 		                 "%s: tensor '%s': the file shrank while reading",
 		                 f->path, t->name);
+	}
+	if (f->torch) {
+		/* A zip storage's CRC-32, as its bytes go by (torch.c). */
+		struct st__report r = {.path = f->path, .err = err};
+		return st__torch_seen(f->torch, i, NULL, off, buf, n, t->name, &r);
 	}
 	return ST_OK;
 }

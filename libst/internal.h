@@ -216,7 +216,11 @@ struct st__arc_entry {
 	uint64_t size;     /* declared, uncompressed */
 	int sized;         /* the archive declared a size */
 	uint64_t data_off;
+	uint32_t crc;      /* a zip entry in place: its CRC-32 */
+	int has_crc;
 };
+/* zlib's CRC-32 of n bytes after crc (0 to start), for any n. */
+uint32_t st__arc_crc32(uint32_t crc, const void *data, uint64_t n);
 struct st__arc {
 	const struct st__src *src;
 	int kind;
@@ -265,10 +269,20 @@ long st__torch_alias_of(const struct st__torch *t, size_t i);
 const st_torch_info *st__torch_info(const struct st__torch *t);
 /* Bytes [off, off + n) of tensor i's contiguous form into buf. */
 int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
-                   uint64_t off, void *buf, size_t n, struct st__report *r);
+                   uint64_t off, void *buf, size_t n, const char *name,
+                   struct st__report *r);
+/*
+ * After file.c read bytes [off, off + n) of plain tensor i into buf (or,
+ * buf NULL, handed out all of them in place at base): checks its
+ * storage's CRC-32 once its last byte is read (see torch.c).
+ */
+int st__torch_seen(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t off, const void *buf, size_t n,
+                   const char *name, struct st__report *r);
 /* Tensor i's n_bytes contiguous bytes, copied once, kept until freed. */
 int st__torch_data(struct st__torch *t, size_t i, const unsigned char *base,
-                   uint64_t n_bytes, const void **data, struct st__report *r);
+                   uint64_t n_bytes, const void **data, const char *name,
+                   struct st__report *r);
 
 /* 1 when s is exactly n lowercase hex digits, as content hashes are named. */
 int st__is_hex(const char *s, size_t n);

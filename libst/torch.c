@@ -7,7 +7,8 @@
  * Containers. A zip or tar is listed and read by archive.c (libarchive):
  * pickles and small records are read through it, CRC checked; a storage
  * lying uncompressed in the file (torch writes them so) is read in place
- * at the offset archive.c found and checked; a compressed storage (rare)
+ * at the offset archive.c found and checked, and its CRC-32 checked when
+ * a read reaches its last byte (st__torch_seen); a compressed storage (rare)
  * is inflated once at open to check it, and again, whole, when read. The
  * legacy stream is mapped: its five pickles are run in place and each
  * storage's bytes follow them, found by walking the element counts.
@@ -1005,6 +1006,8 @@ struct tview {
 	int plain;
 	long alias_of;       /* the tensor it repeats exactly, or -1 */
 	void *copy;          /* st__torch_data's contiguous copy, once made */
+	uint32_t crc;        /* a whole storage read in order: CRC so far */
+	uint64_t crc_pos;    /* and how far (UINT64_MAX: read out of order) */
 };
 
 struct st__torch {
@@ -1021,6 +1024,7 @@ struct st__torch {
 	size_t cache_entry;
 	unsigned char *cache;
 	size_t cache_len;
+	unsigned char *crc_ok; /* per member: its CRC-32 was found right */
 };
 
 void st__torch_free(struct st__torch *t)
@@ -1033,6 +1037,7 @@ void st__torch_free(struct st__torch *t)
 	free(t->v);
 	free(t->strides);
 	free(t->cache);
+	free(t->crc_ok);
 	st__buf_free(&t->key);
 	st__buf_free(&t->top);
 	st__buf_free(&t->skipped);
@@ -1155,17 +1160,119 @@ static void let_go(const unsigned char *base, uint64_t off, uint64_t len)
 		madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
+/*
+ * CRCs of storages read in place (zip members; tar and legacy files have
+ * none). A plain tensor that is its whole storage is checked as it is
+ * read: the CRC runs over the chunks read in order from its first byte
+ * and is compared when the last one arrives, so reading stays one pass.
+ * Any other tensor of a storage (a view, or one of several tensors at
+ * different offsets) reads only part of it, or out of order: when its
+ * last byte is read the whole storage is read once more through its
+ * CRC, unless some tensor of that storage already checked it. Chunks
+ * read out of order leave a whole-storage tensor unchecked, as does any
+ * read that never reaches its last byte. st_file_data, which hands out
+ * all of a tensor's bytes, checks the whole storage first.
+ */
+static int crc_bad(const struct st__torch *t, const struct tview *v,
+                   const char *name, struct st__report *r)
+{
+	return BAD("tensor '%s': zip member '%s' fails its CRC-32 (a damaged "
+	           "file?)", name, t->arc.e[v->entry].name);
+}
+
+static int has_crc(const struct st__torch *t, const struct tview *v)
+{
+	return t->kind == ST__TORCH_ZIP && v->data_off != ST__ARC_NOT_IN_PLACE &&
+	       v->entry < t->arc.n && t->arc.e[v->entry].has_crc;
+}
+
+/* The whole storage of v through its CRC, once per member. */
+static int crc_whole(struct st__torch *t, const struct tview *v,
+                     const unsigned char *base, const char *name,
+                     struct st__report *r)
+{
+	if (!has_crc(t, v) ||
+	    __atomic_load_n(&t->crc_ok[v->entry], __ATOMIC_ACQUIRE))
+		return ST_OK;
+	uint32_t c = 0;
+	if (base) {
+		c = st__arc_crc32(0, base + v->data_off, v->st_bytes);
+	} else {
+		unsigned char b[1 << 16];
+		for (uint64_t at = 0; at < v->st_bytes;) {
+			uint64_t left = v->st_bytes - at;
+			size_t k = left < sizeof b ? (size_t)left : sizeof b;
+			if (st__src_read(&t->src, b, k, v->data_off + at) < 0)
+				return st__error_sys(r->err, ST_EIO, errno,
+				                     "%s: tensor '%s': read", r->path,
+				                     name);
+			c = st__arc_crc32(c, b, k);
+			at += k;
+		}
+	}
+	if (c != t->arc.e[v->entry].crc)
+		return crc_bad(t, v, name, r);
+	__atomic_store_n(&t->crc_ok[v->entry], 1, __ATOMIC_RELEASE);
+	return ST_OK;
+}
+
+int st__torch_seen(struct st__torch *t, size_t i, const unsigned char *base,
+                   uint64_t off, const void *buf, size_t n,
+                   const char *name, struct st__report *r)
+{
+	struct tview *v = &t->v[i];
+	if (!has_crc(t, v) || n == 0)
+		return ST_OK;
+	if (!buf || v->first != 0 || v->n_bytes != v->st_bytes)
+		return off + n == v->n_bytes ? crc_whole(t, v, base, name, r)
+		                             : ST_OK;
+	/* The CRC runs outside the lock, so that threads reading other
+	 * tensors do not wait; a read of the same tensor meanwhile (BUSY
+	 * seen) leaves it unchecked. */
+	const uint64_t busy = UINT64_MAX - 1;
+	pthread_mutex_lock(&t->lock);
+	if (off == 0 && v->crc_pos != busy) {
+		v->crc = 0;
+		v->crc_pos = 0;
+	}
+	int mine = off == v->crc_pos;
+	uint32_t c = v->crc;
+	v->crc_pos = mine ? busy : UINT64_MAX;
+	pthread_mutex_unlock(&t->lock);
+	if (!mine)
+		return ST_OK;
+	c = st__arc_crc32(c, buf, n);
+	int rc = ST_OK;
+	pthread_mutex_lock(&t->lock);
+	if (v->crc_pos == busy) {
+		v->crc = c;
+		v->crc_pos = off + n;
+		if (v->crc_pos == v->st_bytes) {
+			if (c != t->arc.e[v->entry].crc)
+				rc = crc_bad(t, v, name, r);
+			else
+				__atomic_store_n(&t->crc_ok[v->entry], 1,
+				                 __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
 int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
-                   uint64_t off, void *buf, size_t n, struct st__report *r)
+                   uint64_t off, void *buf, size_t n, const char *name,
+                   struct st__report *r)
 {
 	const struct tview *v = &t->v[i];
 	if (n == 0)
 		return ST_OK;
 	if (v->data_off != ST__ARC_NOT_IN_PLACE) {
 		gather(v, base + v->data_off, off, buf, n);
+		int rc = off + n == v->n_bytes ? crc_whole(t, v, base, name, r)
+		                               : ST_OK;
 		if (!t->src.mem && off + n == v->n_bytes)
 			let_go(base, v->data_off, v->st_bytes);
-		return ST_OK;
+		return rc;
 	}
 	/* A compressed storage: inflated once, kept until another is read. */
 	pthread_mutex_lock(&t->lock);
@@ -1185,7 +1292,8 @@ int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
 }
 
 int st__torch_data(struct st__torch *t, size_t i, const unsigned char *base,
-                   uint64_t n_bytes, const void **data, struct st__report *r)
+                   uint64_t n_bytes, const void **data, const char *name,
+                   struct st__report *r)
 {
 	struct tview *v = &t->v[i];
 	void *c = __atomic_load_n(&v->copy, __ATOMIC_ACQUIRE);
@@ -1196,7 +1304,7 @@ int st__torch_data(struct st__torch *t, size_t i, const unsigned char *base,
 		if (!c)
 			return st__error(r->err, ST_ENOMEM, "%s: out of memory",
 			                 r->path);
-		int rc = st__torch_read(t, i, base, 0, c, (size_t)n_bytes, r);
+		int rc = st__torch_read(t, i, base, 0, c, (size_t)n_bytes, name, r);
 		if (rc) {
 			free(c);
 			return rc;
@@ -2079,6 +2187,10 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		}
 	tt->kind = kind;
 	tt->src = *src;
+	if (!(tt->crc_ok = calloc(p.z.arc.n ? p.z.arc.n : 1, 1))) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
 	tt->arc = p.z.arc;
 	tt->arc.src = &tt->src;
 	memset(&p.z.arc, 0, sizeof p.z.arc);

@@ -228,6 +228,54 @@ START_TEST(test_check_crc)
 }
 END_TEST
 
+/*
+ * Reads check a zip storage's CRC-32 too, once its last byte is read: in
+ * storage_crc.bin (gen_formats.py flips one byte of member data/0) the
+ * plain tensor f64 is the whole storage, f64.t a transposed view of it.
+ */
+START_TEST(test_read_crc)
+{
+	st_error err;
+	st_file *f;
+	unsigned char b[120];
+	const void *p;
+	/* The whole storage in two chunks: the second, last, one fails. */
+	ck_assert_int_eq(st_file_open(&f, DIR "storage_crc.bin", ST_OPEN_TORCH, &err), ST_OK);
+	long k = st_file_find(f, "f64", 3);
+	ck_assert_int_ge(k, 0);
+	ck_assert_uint_eq(st_file_tensor(f, (size_t)k)->n_bytes, 120);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 64, &err), ST_OK);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 64, b + 64, 56, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "storage_crc.bin: tensor 'f64': zip member "
+	                     "'views.zip/data/0' fails its CRC-32"), "%s", err.message);
+	/* A part that stops short of the last byte is no full read. */
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 8, &err), ST_OK);
+	/* st_file_data hands out every byte: checked first. */
+	ck_assert_int_eq(st_file_data(f, (size_t)k, &p, &err), ST_EFORMAT);
+	st_file_close(f);
+	/* The view reads part of the storage at a time: checked whole at its end. */
+	ck_assert_int_eq(st_file_open(&f, DIR "storage_crc.bin", ST_OPEN_TORCH, &err), ST_OK);
+	k = st_file_find(f, "f64.t", 5);
+	ck_assert_int_ge(k, 0);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 120, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "tensor 'f64.t': zip member 'views.zip/data/0' "
+	                     "fails its CRC-32"), "%s", err.message);
+	st_file_close(f);
+	/* The intact file: every tensor read whole, and handed out. */
+	ck_assert_int_eq(st_file_open(&f, DIR "views.zip.bin", ST_OPEN_TORCH, &err), ST_OK);
+	for (size_t i = 0; i < st_file_n_tensors(f); i++) {
+		const st_tensor *t = st_file_tensor(f, i);
+		unsigned char *buf = malloc(t->n_bytes ? t->n_bytes : 1);
+		ck_assert_ptr_nonnull(buf);
+		ck_assert_int_eq(st_file_read(f, i, 0, buf, t->n_bytes, &err), ST_OK);
+		ck_assert_int_eq(st_file_data(f, i, &p, &err), ST_OK);
+		ck_assert(memcmp(p, buf, t->n_bytes) == 0);
+		free(buf);
+	}
+	st_file_close(f);
+}
+END_TEST
+
 START_TEST(test_checkpoint)
 {
 	st_checkpoint *c;
@@ -275,8 +323,8 @@ START_TEST(test_refused)
 }
 END_TEST
 
-/* Every truncation and many corruptions of a real file: refused or read,
- * never a crash (run under ASan in CI). */
+/* Every truncation and many corruptions of a real file: refused or read
+ * (a storage's bytes then fail its CRC), never a crash (ASan in CI). */
 START_TEST(test_corruption)
 {
 	FILE *fp = fopen(DIR "state.bin", "rb");
@@ -299,7 +347,10 @@ START_TEST(test_corruption)
 		if (st_file_open_memory(&f, copy, n, "c", ST_OPEN_TORCH, &err) == ST_OK) {
 			for (size_t k = 0; k < st_file_n_tensors(f); k++) {
 				const void *p;
-				ck_assert_int_eq(st_file_data(f, k, &p, &err), ST_OK);
+				/* A flipped storage byte is found by its CRC-32. */
+				int rc = st_file_data(f, k, &p, &err);
+				ck_assert_msg(rc == ST_OK || (rc == ST_EFORMAT &&
+				              strstr(err.message, "CRC-32")), "%s", err.message);
 			}
 			st_file_close(f);
 		}
@@ -848,6 +899,7 @@ int main(void)
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_keys);
 	tcase_add_test(tc, test_check_crc);
+	tcase_add_test(tc, test_read_crc);
 	tcase_add_test(tc, test_safetensors_like_pickle);
 	tcase_add_test(tc, test_checkpoint);
 	suite_add_tcase(s, tc);

@@ -75,7 +75,14 @@ typedef struct st_meta {
  * keeps a copy until st_file_close), and its [begin, end) is then the part
  * of the file it reads, not n_bytes long ([0, 0) for a compressed
  * storage). A full check (st_check_path) also reads every zip member
- * through its CRC-32; an open reads storages in place, unchecked.
+ * through its CRC-32. An open reads no storage; reads check the CRC-32
+ * of a zip storage read in place when they reach its last byte
+ * (st_file_read, ST_EFORMAT naming tensor and member): a tensor that is
+ * its whole storage as its chunks go by, in order from its first byte
+ * (chunks out of order, or a read that stops short, check nothing); a
+ * view or other part of a storage by reading the whole storage once
+ * more, unless another read checked it. st_file_data checks the whole
+ * storage before handing out its bytes.
  */
 #define ST_OPEN_TORCH 1u
 

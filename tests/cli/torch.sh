@@ -21,7 +21,8 @@ expect_err evil "refusing to load 'posix.system'"
 run legacy 0 "$BIN/stinfo" "$T/legacy.bin"
 expect_out legacy 'PyTorch legacy \(pre-1.6\) checkpoint'
 # --check checks a PyTorch file as a safetensors one: the pickle, every
-# view, and every member's CRC (an open reads storages in place, unchecked).
+# view, and every member's CRC (an open reads storages in place; reads
+# check their CRCs, see conv_crc).
 run check 0 "$BIN/stinfo" --check "$T/state.bin" "$T/views.legacy.bin" "$T/views.tar.bin" "$T/sharded"
 expect_out check '^.*/state.bin: OK$'
 run check_crc 1 "$BIN/stinfo" --check "$T/storage_crc.bin"
@@ -74,6 +75,12 @@ if [ -x "$BIN/stconvert" ]; then
   run conv_sharded_check 0 "$BIN/stinfo" --check "$TMP/from_shards"
   run conv_evil 2 "$BIN/stconvert" "$T/evil.bin" "$TMP/evil.safetensors"
   if [ -e "$TMP/evil.safetensors" ]; then fail "partial output left"; else ok; fi
+  # A flipped byte in a storage read in place: its CRC-32 is checked as
+  # the storage is read; one error line, nothing written.
+  run conv_crc 2 "$BIN/stconvert" -q "$T/storage_crc.bin" "$TMP/crc.safetensors"
+  expect_err conv_crc "^stconvert: .*storage_crc.bin: tensor 'f64(\\.t)?': zip member 'views.zip/data/0' fails its CRC-32"
+  if [ "$(wc -l <"$TMP/conv_crc.err")" = 1 ]; then ok; else fail "conv_crc: not one line"; fi
+  if [ -e "$TMP/crc.safetensors" ]; then fail "conv_crc: output left"; else ok; fi
 fi
 
 # Every format (gen_formats.py): views, all dtypes, aliases; the bytes

@@ -1168,9 +1168,10 @@ static void let_go(const unsigned char *base, uint64_t off, uint64_t len)
  * Any other tensor of a storage (a view, or one of several tensors at
  * different offsets) reads only part of it, or out of order: when its
  * last byte is read the whole storage is read once more through its
- * CRC, unless some tensor of that storage already checked it. Chunks
- * read out of order leave a whole-storage tensor unchecked, as does any
- * read that never reaches its last byte. st_file_data, which hands out
+ * CRC, unless some tensor of that storage already checked it; so is a
+ * whole-storage tensor whose chunks came out of order (parallel readers),
+ * when the read of its last byte arrives. A read that never reaches the
+ * last byte checks nothing. st_file_data, which hands out
  * all of a tensor's bytes, checks the whole storage first.
  */
 static int crc_bad(const struct st__torch *t, const struct tview *v,
@@ -1240,11 +1241,13 @@ int st__torch_seen(struct st__torch *t, size_t i, const unsigned char *base,
 	v->crc_pos = mine ? busy : UINT64_MAX;
 	pthread_mutex_unlock(&t->lock);
 	if (!mine)
-		return ST_OK;
+		return off + n == v->st_bytes ? crc_whole(t, v, NULL, name, r)
+		                              : ST_OK;
 	c = st__arc_crc32(c, buf, n);
-	int rc = ST_OK;
+	int rc = ST_OK, done = 0;
 	pthread_mutex_lock(&t->lock);
 	if (v->crc_pos == busy) {
+		done = 1;
 		v->crc = c;
 		v->crc_pos = off + n;
 		if (v->crc_pos == v->st_bytes) {
@@ -1256,6 +1259,8 @@ int st__torch_seen(struct st__torch *t, size_t i, const unsigned char *base,
 		}
 	}
 	pthread_mutex_unlock(&t->lock);
+	if (!done && off + n == v->st_bytes)
+		rc = crc_whole(t, v, NULL, name, r);
 	return rc;
 }
 

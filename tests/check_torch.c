@@ -248,6 +248,9 @@ START_TEST(test_read_crc)
 	ck_assert_int_eq(st_file_read(f, (size_t)k, 64, b + 64, 56, &err), ST_EFORMAT);
 	ck_assert_msg(strstr(err.message, "storage_crc.bin: tensor 'f64': zip member "
 	                     "'views.zip/data/0' fails its CRC-32"), "%s", err.message);
+	/* Out of order: the last byte's read checks the whole storage. */
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 64, b + 64, 56, &err), ST_EFORMAT);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 64, &err), ST_OK);
 	/* A part that stops short of the last byte is no full read. */
 	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 8, &err), ST_OK);
 	/* st_file_data hands out every byte: checked first. */

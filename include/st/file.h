@@ -78,10 +78,10 @@ typedef struct st_meta {
  * through its CRC-32. An open reads no storage; reads check the CRC-32
  * of a zip storage read in place when they reach its last byte
  * (st_file_read, ST_EFORMAT naming tensor and member): a tensor that is
- * its whole storage as its chunks go by, in order from its first byte
- * (chunks out of order, or a read that stops short, check nothing); a
- * view or other part of a storage by reading the whole storage once
- * more, unless another read checked it. st_file_data checks the whole
+ * its whole storage as its chunks go by, in order from its first byte;
+ * chunks out of order, a view or other part of a storage by reading the
+ * whole storage once more, unless another read checked it (a read that
+ * stops short of the last byte checks nothing). st_file_data checks the whole
  * storage before handing out its bytes.
  */
 #define ST_OPEN_TORCH 1u

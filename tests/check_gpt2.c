@@ -479,7 +479,7 @@ static void write_head_checkpoint(const char *path, const gpt2_config *cfg,
 START_TEST(test_checkpoint_index_and_head)
 {
 	/* wte is 700 x 16 = 11200 elements: more than two chunks of the check. */
-	gpt2_config cfg = {8, 700, 1, 2, 16, 1e-5f, 0, {0}};
+	gpt2_config cfg = {8, 700, 1, 2, 16, 1e-5f, 0, {0}, 0, 0};
 	char path[] = "/tmp/check_gpt2_head.XXXXXX";
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);

@@ -325,7 +325,7 @@ END_TEST
 
 START_TEST(test_config_json_parses)
 {
-	gpt2_config cfg = {64, 200, 2, 2, 16, 1e-5f, 1, {50256}}, back;
+	gpt2_config cfg = {64, 200, 2, 2, 16, 1e-5f, 1, {50256}, 0, 0}, back;
 	char buf[4096], err[512];
 	int n = gpt2_export_config_json(buf, sizeof buf, &cfg, ST_DTYPE_BF16);
 	ck_assert_int_gt(n, 0);
@@ -341,8 +341,54 @@ START_TEST(test_config_json_parses)
 	ck_assert_int_eq(back.n_eos, 1);
 	ck_assert_int_eq(back.eos[0], 50256);
 	ck_assert_int_eq(gpt2_export_config_json(buf, 100, &cfg, ST_DTYPE_F32), -1);
-	n = gpt2_export_generation_config_json(buf, sizeof buf);
+	n = gpt2_export_generation_config_json(buf, sizeof buf, &cfg);
 	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"eos_token_id\": 50256,\n"));
+}
+END_TEST
+
+/*
+ * bos and eos follow the source (a GGUF's tokenizer.ggml.*_token_id, a
+ * config's list); a vocabulary too small for <|endoftext|> gets null, not
+ * an id past its end.
+ */
+START_TEST(test_config_json_special_ids)
+{
+	gpt2_config cfg = {64, 200, 2, 2, 16, 1e-5f, 0, {0}, 0, 0}, back;
+	char buf[4096], err[512];
+	int n = gpt2_export_config_json(buf, sizeof buf, &cfg, ST_DTYPE_F32);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"bos_token_id\": null,\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"eos_token_id\": null,\n"));
+	ck_assert_int_eq(gpt2_config_parse(&back, buf, (size_t)n, "config.json",
+	                                   err, sizeof err), 0);
+	ck_assert_int_eq(back.n_eos, 0);
+
+	cfg.n_eos = 2;
+	cfg.eos[0] = 3;
+	cfg.eos[1] = 5;
+	cfg.has_bos = 1;
+	cfg.bos = 7;
+	n = gpt2_export_config_json(buf, sizeof buf, &cfg, ST_DTYPE_F32);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"bos_token_id\": 7,\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"eos_token_id\": [3, 5],\n"));
+	ck_assert_int_eq(gpt2_config_parse(&back, buf, (size_t)n, "config.json",
+	                                   err, sizeof err), 0);
+	ck_assert_int_eq(back.n_eos, 2);
+	ck_assert_int_eq(back.eos[0], 3);
+	ck_assert_int_eq(back.eos[1], 5);
+	n = gpt2_export_generation_config_json(buf, sizeof buf, &cfg);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\"bos_token_id\": 7,\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"eos_token_id\": [3, 5],\n"));
+
+	/* The full GPT-2 vocabulary: <|endoftext|> for both. */
+	cfg.vocab_size = 50257;
+	cfg.n_eos = 0;
+	cfg.has_bos = 0;
+	n = gpt2_export_config_json(buf, sizeof buf, &cfg, ST_DTYPE_F32);
+	ck_assert_ptr_nonnull(strstr(buf, "\"bos_token_id\": 50256,\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"eos_token_id\": 50256,\n"));
 }
 END_TEST
@@ -404,7 +450,7 @@ static void stats(const float *x, uint64_t n, double *mean, double *std)
 START_TEST(test_random_init_statistics)
 {
 	make_tmpdir();
-	gpt2_config cfg = {128, 5000, 4, 4, 64, 1e-5f, 0, {0}};
+	gpt2_config cfg = {128, 5000, 4, 4, 64, 1e-5f, 0, {0}, 0, 0};
 	char out[512], file[600], err[512];
 	snprintf(out, sizeof out, "%s/r", tmpdir);
 	ck_assert_msg(gpt2_export_random(out, &cfg, 5, &quiet_opts, err,
@@ -509,6 +555,7 @@ static Suite *gpt2export_suite(void)
 	tcase_add_test(tc, test_export_to_llmc_transposes);
 	tcase_add_test(tc, test_export_refuses_shared_storage);
 	tcase_add_test(tc, test_config_json_parses);
+	tcase_add_test(tc, test_config_json_special_ids);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("random");
 	tcase_add_test(tc, test_rng_streams);

@@ -415,7 +415,16 @@ static void fz_config_ok(const gpt2_config *cfg)
 	      back.channels == cfg->channels &&
 	      back.num_layers == cfg->num_layers &&
 	      back.num_heads == cfg->num_heads);
-	CHECK(back.n_eos == 1 && back.eos[0] == GPT2_EXPORT_EOT);
+	/* Its eos ids, or <|endoftext|> when it names none and holds it. */
+	if (cfg->n_eos) {
+		CHECK(back.n_eos == cfg->n_eos);
+		for (int i = 0; i < cfg->n_eos; i++)
+			CHECK(back.eos[i] == cfg->eos[i]);
+	} else {
+		CHECK(cfg->vocab_size > GPT2_EXPORT_EOT
+		          ? back.n_eos == 1 && back.eos[0] == GPT2_EXPORT_EOT
+		          : back.n_eos == 0);
+	}
 
 	/* The llm.c header of it: accepted with exactly its file size. */
 	for (int v = 3; v <= 5; v += 2) {

@@ -118,9 +118,37 @@ static size_t max_matrix_numel(const gpt2_config *cfg)
 
 /* ---- JSON files ---------------------------------------------------------- */
 
+/*
+ * The JSON values of bos_token_id and eos_token_id for cfg (see export.h):
+ * an id, a list of ids, or null.
+ */
+static void special_ids(const gpt2_config *cfg, char bos[16], char eos[16 * GPT2_MAX_EOS])
+{
+	int dflt = cfg->vocab_size > GPT2_EXPORT_EOT ? GPT2_EXPORT_EOT : -1;
+	int first = cfg->n_eos ? cfg->eos[0] : dflt;
+	int b = cfg->has_bos ? cfg->bos : first;
+	if (b >= 0)
+		snprintf(bos, 16, "%d", b);
+	else
+		snprintf(bos, 16, "null");
+	if (cfg->n_eos > 1) {
+		size_t n = 0;
+		for (int i = 0; i < cfg->n_eos; i++)
+			n += (size_t)snprintf(eos + n, 16 * GPT2_MAX_EOS - n, "%s%d",
+			                      i ? ", " : "[", cfg->eos[i]);
+		snprintf(eos + n, 16 * GPT2_MAX_EOS - n, "]");
+	} else if (first >= 0) {
+		snprintf(eos, 16, "%d", first);
+	} else {
+		snprintf(eos, 16, "null");
+	}
+}
+
 int gpt2_export_config_json(char *buf, size_t size, const gpt2_config *cfg,
                             st_dtype dtype)
 {
+	char bos[16], eos[16 * GPT2_MAX_EOS];
+	special_ids(cfg, bos, eos);
 	/*
 	 * Every key transformers' GPT2Config.save_pretrained writes for a
 	 * GPT2LMHeadModel (to_json_string: indent 2, sort_keys, newline),
@@ -135,9 +163,9 @@ int gpt2_export_config_json(char *buf, size_t size, const gpt2_config *cfg,
 		"    \"GPT2LMHeadModel\"\n"
 		"  ],\n"
 		"  \"attn_pdrop\": 0.1,\n"
-		"  \"bos_token_id\": %d,\n"
+		"  \"bos_token_id\": %s,\n"
 		"  \"embd_pdrop\": 0.1,\n"
-		"  \"eos_token_id\": %d,\n"
+		"  \"eos_token_id\": %s,\n"
 		"  \"initializer_range\": 0.02,\n"
 		"  \"layer_norm_epsilon\": 1e-05,\n"
 		"  \"model_type\": \"gpt2\",\n"
@@ -161,24 +189,27 @@ int gpt2_export_config_json(char *buf, size_t size, const gpt2_config *cfg,
 		"  \"use_cache\": true,\n"
 		"  \"vocab_size\": %d\n"
 		"}\n",
-		GPT2_EXPORT_EOT, GPT2_EXPORT_EOT, cfg->max_seq_len, cfg->channels,
+		bos, eos, cfg->max_seq_len, cfg->channels,
 		cfg->num_heads, cfg->num_layers, cfg->max_seq_len,
 		torch_dtype_name(dtype), GPT2_EXPORT_TRANSFORMERS_VERSION,
 		cfg->vocab_size);
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-int gpt2_export_generation_config_json(char *buf, size_t size)
+int gpt2_export_generation_config_json(char *buf, size_t size,
+                                       const gpt2_config *cfg)
 {
 	/* GenerationConfig.from_model_config, as save_pretrained writes it. */
+	char bos[16], eos[16 * GPT2_MAX_EOS];
+	special_ids(cfg, bos, eos);
 	int n = snprintf(buf, size,
 		"{\n"
 		"  \"_from_model_config\": true,\n"
-		"  \"bos_token_id\": %d,\n"
-		"  \"eos_token_id\": %d,\n"
+		"  \"bos_token_id\": %s,\n"
+		"  \"eos_token_id\": %s,\n"
 		"  \"transformers_version\": \"%s\"\n"
 		"}\n",
-		GPT2_EXPORT_EOT, GPT2_EXPORT_EOT,
+		bos, eos,
 		GPT2_EXPORT_TRANSFORMERS_VERSION);
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
@@ -552,7 +583,7 @@ static int snapshot_finish(snapshot_out *s, const gpt2_config *cfg,
 	    gpt2_join(path, sizeof path, s->work, "config.json", err, errlen) ||
 	    write_small_file(path, json, (size_t)n, err, errlen))
 		return -1;
-	n = gpt2_export_generation_config_json(json, sizeof json);
+	n = gpt2_export_generation_config_json(json, sizeof json, cfg);
 	if (n < 0 ||
 	    gpt2_join(path, sizeof path, s->work, "generation_config.json", err,
 	              errlen) ||

@@ -25,7 +25,10 @@
 
 /* The transformers release whose config.json format is followed. */
 #define GPT2_EXPORT_TRANSFORMERS_VERSION "4.46.3"
-/* GPT-2's <|endoftext|>: bos and eos in config.json. */
+/*
+ * GPT-2's <|endoftext|>: bos and eos in config.json when the source names
+ * neither and the vocabulary holds it.
+ */
 #define GPT2_EXPORT_EOT 50256
 
 typedef void (*gpt2_export_warn_fn)(void *ctx, const char *message);
@@ -94,11 +97,15 @@ int gpt2_export_random(const char *out_dir, const gpt2_config *cfg,
 /*
  * config.json for cfg with every key transformers' GPT2Config writes
  * (sorted, indent 2, a final newline), torch_dtype from dtype; and
- * generation_config.json. Return the length, or -1 if size is too small.
+ * generation_config.json. eos_token_id is cfg's (a list when it has
+ * several), bos_token_id cfg's bos, else the first eos; without either,
+ * GPT2_EXPORT_EOT when the vocabulary holds it, else null. Return the
+ * length, or -1 if size is too small.
  */
 int gpt2_export_config_json(char *buf, size_t size, const gpt2_config *cfg,
                             st_dtype dtype);
-int gpt2_export_generation_config_json(char *buf, size_t size);
+int gpt2_export_generation_config_json(char *buf, size_t size,
+                                       const gpt2_config *cfg);
 
 /*
  * A model from an llm.c checkpoint, for gpt2_forward: the padding rows

@@ -175,7 +175,7 @@ static int put_tokenizer(struct meta *m, const gpt2_tokenizer *tok, int V,
 	/* GPT-2's tokenizer_config: bos and eos are <|endoftext|>. */
 	int eot = gpt2_tokenizer_eot(tok);
 	int eos = cfg->n_eos ? cfg->eos[0] : eot;
-	int bos = eot >= 0 ? eot : eos;
+	int bos = cfg->has_bos ? cfg->bos : eot >= 0 ? eot : eos;
 	if (bos >= 0 && bos < V)
 		put_u32(m, "tokenizer.ggml.bos_token_id", (uint64_t)bos);
 	if (eos >= 0 && eos < V)
@@ -538,6 +538,14 @@ static int read_config(const struct reader *r, gpt2_config *cfg)
 	if (rc == 0 && eos < toks->n) {
 		cfg->n_eos = 1;
 		cfg->eos[0] = (int)eos;
+	}
+	uint64_t bos;
+	rc = get_uint(r, "tokenizer.ggml.bos_token_id", 0, &bos);
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && bos < toks->n) {
+		cfg->has_bos = 1;
+		cfg->bos = (int)bos;
 	}
 	char msg[512];
 	if (gpt2_config_check(cfg, msg, sizeof msg))

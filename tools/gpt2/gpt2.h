@@ -49,6 +49,8 @@ typedef struct gpt2_config {
 	float layer_norm_eps; /* layer_norm_epsilon, e.g. 1e-5 */
 	int n_eos;            /* how many end-of-text ids, e.g. 1 (0: none) */
 	int eos[GPT2_MAX_EOS]; /* eos_token_id(s), e.g. {50256} */
+	int has_bos;          /* whether bos is known (a GGUF's bos_token_id) */
+	int bos;              /* bos_token_id when has_bos */
 } gpt2_config;
 
 /*

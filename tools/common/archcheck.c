@@ -11,11 +11,11 @@
  * rotary_emb.inv_freq, a buffer older Llama saves kept).
  *
  * It is not a loader and reads no tensor data: names and shapes only.
- * This is the one file of tools/common that reads JSON (through cJSON).
+ * JSON is read through common/json.h.
  */
 #include "common/archcheck.h"
+#include "common/json.h"
 
-#include <cJSON.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,24 +46,24 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
  * A size: 0 with *out set, 1 when absent or null (*out = dflt), -1 with
  * a message when it is not an integer in [1, max].
  */
-static int get_size(const cJSON *root, const char *key, uint64_t dflt,
+static int get_size(const tj *root, const char *key, uint64_t dflt,
                     uint64_t max, uint64_t *out, const char *name, char *err,
                     size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const tj *v = tj_get(root, key);
 	*out = dflt;
-	if (!v || cJSON_IsNull(v))
+	if (!v || tj_is_null(v))
 		return 1;
-	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+	if (!tj_is_number(v) || tj_number(v) != floor(tj_number(v)))
 		return fail(err, errlen, "%s: \"%s\" must be an integer", name, key);
-	if (!(v->valuedouble >= 1) || v->valuedouble > (double)max)
+	if (!(tj_number(v) >= 1) || tj_number(v) > (double)max)
 		return fail(err, errlen, "%s: \"%s\" is %.17g, expected 1 to %llu",
-		            name, key, v->valuedouble, (unsigned long long)max);
-	*out = (uint64_t)v->valuedouble;
+		            name, key, tj_number(v), (unsigned long long)max);
+	*out = (uint64_t)tj_number(v);
 	return 0;
 }
 
-static int need_size(const cJSON *root, const char *key, uint64_t max,
+static int need_size(const tj *root, const char *key, uint64_t max,
                      uint64_t *out, const char *name, char *err,
                      size_t errlen)
 {
@@ -73,17 +73,17 @@ static int need_size(const cJSON *root, const char *key, uint64_t max,
 	return rc;
 }
 
-static int get_bool(const cJSON *root, const char *key, int dflt, int *out,
+static int get_bool(const tj *root, const char *key, int dflt, int *out,
                     const char *name, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const tj *v = tj_get(root, key);
 	*out = dflt;
-	if (!v || cJSON_IsNull(v))
+	if (!v || tj_is_null(v))
 		return 0;
-	if (!cJSON_IsBool(v))
+	if (!tj_is_bool(v))
 		return fail(err, errlen, "%s: \"%s\" must be true or false", name,
 		            key);
-	*out = cJSON_IsTrue(v);
+	*out = tj_is_true(v);
 	return 0;
 }
 
@@ -102,7 +102,7 @@ static int in_list(const char *s, const char *const *list)
 	return 0;
 }
 
-static int parse_gpt2(archcheck_config *c, const cJSON *root,
+static int parse_gpt2(archcheck_config *c, const tj *root,
                       const char *name, char *err, size_t errlen)
 {
 	if (need_size(root, "vocab_size", MAX_SIZE, &c->vocab, name, err, errlen) ||
@@ -132,7 +132,7 @@ static int parse_gpt2(archcheck_config *c, const cJSON *root,
 	return 0;
 }
 
-static int parse_llama(archcheck_config *c, const cJSON *root, int qwen2,
+static int parse_llama(archcheck_config *c, const tj *root, int qwen2,
                        const char *name, char *err, size_t errlen)
 {
 	if (need_size(root, "vocab_size", MAX_SIZE, &c->vocab, name, err,
@@ -186,21 +186,21 @@ int archcheck_config_parse(archcheck_config *cfg, const char *json,
                            size_t errlen)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cJSON *root = cJSON_ParseWithLength(json, len);
+	tj *root = tj_parse(json, len, NULL);
 	if (!root)
 		return fail(err, errlen, "%s: not valid JSON", name);
 	int rc = -1;
-	if (!cJSON_IsObject(root)) {
+	if (!tj_is_object(root)) {
 		fail(err, errlen, "%s: not a JSON object", name);
 		goto done;
 	}
-	const cJSON *archs = cJSON_GetObjectItemCaseSensitive(root,
+	const tj *archs = tj_get(root,
 	                                                      "architectures");
-	const cJSON *a0 = cJSON_IsArray(archs) ? cJSON_GetArrayItem(archs, 0)
+	const tj *a0 = tj_is_array(archs) ? tj_at(archs, 0)
 	                                       : NULL;
-	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
-	const char *arch = cJSON_IsString(a0) ? a0->valuestring : NULL;
-	const char *type = cJSON_IsString(mt) ? mt->valuestring : NULL;
+	const tj *mt = tj_get(root, "model_type");
+	const char *arch = tj_is_string(a0) ? tj_string(a0) : NULL;
+	const char *type = tj_is_string(mt) ? tj_string(mt) : NULL;
 	snprintf(cfg->arch, sizeof cfg->arch, "%s",
 	         arch ? arch : type ? type : "(no architectures, no model_type)");
 	if ((arch && in_list(arch, GPT2_ARCHS)) ||
@@ -221,7 +221,7 @@ int archcheck_config_parse(archcheck_config *cfg, const char *json,
 		          "parameters", name);
 	}
 done:
-	cJSON_Delete(root);
+	tj_free(root);
 	return rc;
 }
 
@@ -584,47 +584,47 @@ void archcheck_report_free(archcheck_report *r)
  * printed forms differ too (an overflowing number is never equal to
  * itself in cJSON_Compare, and both print as null). Returns 1 if reported.
  */
-static int diff_one(const cJSON *va, const cJSON *vb, const char *key,
+static int diff_one(const tj *va, const tj *vb, const char *key,
                     archcheck_diff_fn fn, void *ctx)
 {
-	if (va && vb && cJSON_Compare(va, vb, 1))
+	if (va && vb && tj_equal(va, vb))
 		return 0;
-	char *ta = va ? cJSON_PrintUnformatted(va) : NULL;
-	char *tb = vb ? cJSON_PrintUnformatted(vb) : NULL;
+	char *ta = va ? tj_print(va) : NULL;
+	char *tb = vb ? tj_print(vb) : NULL;
 	int differ = !(ta && tb && strcmp(ta, tb) == 0);
 	if (differ)
 		fn(ctx, key, va ? (ta ? ta : "?") : NULL,
 		   vb ? (tb ? tb : "?") : NULL);
-	cJSON_free(ta);
-	cJSON_free(tb);
+	free(ta);
+	free(tb);
 	return differ;
 }
 
 int archcheck_config_diff(const char *a, size_t alen, const char *b,
                           size_t blen, archcheck_diff_fn fn, void *ctx)
 {
-	cJSON *ra = cJSON_ParseWithLength(a, alen);
-	cJSON *rb = cJSON_ParseWithLength(b, blen);
+	tj *ra = tj_parse(a, alen, NULL);
+	tj *rb = tj_parse(b, blen, NULL);
 	int n = -1;
-	if (cJSON_IsObject(ra) && cJSON_IsObject(rb)) {
+	if (tj_is_object(ra) && tj_is_object(rb)) {
 		n = 0;
-		const cJSON *v;
+		const tj *v;
 		/* A key given twice counts once, by its first value (cJSON's). */
-		cJSON_ArrayForEach(v, ra) {
-			if (!v->string ||
-			    cJSON_GetObjectItemCaseSensitive(ra, v->string) != v)
+		for (v = tj_first(ra); v; v = tj_next(v)) {
+			if (!tj_key(v) ||
+			    tj_get(ra, tj_key(v)) != v)
 				continue;
-			const cJSON *w = cJSON_GetObjectItemCaseSensitive(rb, v->string);
-			n += diff_one(v, w, v->string, fn, ctx);
+			const tj *w = tj_get(rb, tj_key(v));
+			n += diff_one(v, w, tj_key(v), fn, ctx);
 		}
-		cJSON_ArrayForEach(v, rb) {
-			if (v->string &&
-			    cJSON_GetObjectItemCaseSensitive(rb, v->string) == v &&
-			    !cJSON_GetObjectItemCaseSensitive(ra, v->string))
-				n += diff_one(NULL, v, v->string, fn, ctx);
+		for (v = tj_first(rb); v; v = tj_next(v)) {
+			if (tj_key(v) &&
+			    tj_get(rb, tj_key(v)) == v &&
+			    !tj_get(ra, tj_key(v)))
+				n += diff_one(NULL, v, tj_key(v), fn, ctx);
 		}
 	}
-	cJSON_Delete(ra);
-	cJSON_Delete(rb);
+	tj_free(ra);
+	tj_free(rb);
 	return n;
 }

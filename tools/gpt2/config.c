@@ -7,9 +7,9 @@
  * of weights (load.c).
  */
 #include "gpt2/gpt2.h"
+#include "common/json.h"
 #include "gpt2/internal.h"
 
-#include <cJSON.h>
 #include <errno.h>
 #include <float.h>
 #include <limits.h>
@@ -28,67 +28,67 @@
 #define MAX_LAYERS 4096
 #define MAX_HEADS 1024 /* keeps tokens x heads attention tasks in an int */
 
-static int json_int(const cJSON *root, const char *key, int required,
+static int json_int(const tj *root, const char *key, int required,
                     int lo, int hi, int *out, const char *name, char *err,
                     size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-	if (!v || cJSON_IsNull(v)) {
+	const tj *v = tj_get(root, key);
+	if (!v || tj_is_null(v)) {
 		if (required)
 			return gpt2_err(err, errlen, "%s: \"%s\" is missing",
 			                name, key);
 		return 1;
 	}
-	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble))
+	if (!tj_is_number(v) || tj_number(v) != floor(tj_number(v)))
 		return gpt2_err(err, errlen, "%s: \"%s\" must be an integer",
 		                name, key);
-	if (v->valuedouble < lo || v->valuedouble > hi)
+	if (tj_number(v) < lo || tj_number(v) > hi)
 		return gpt2_err(err, errlen,
 		                "%s: \"%s\" is %.17g, expected %d to %d", name,
-		                key, v->valuedouble, lo, hi);
-	*out = (int)v->valuedouble;
+		                key, tj_number(v), lo, hi);
+	*out = (int)tj_number(v);
 	return 0;
 }
 
 /* A boolean option: absent or null keeps dflt; else it must be a bool. */
-static int json_bool(const cJSON *root, const char *key, int dflt, int *out,
+static int json_bool(const tj *root, const char *key, int dflt, int *out,
                      const char *name, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+	const tj *v = tj_get(root, key);
 	*out = dflt;
-	if (!v || cJSON_IsNull(v))
+	if (!v || tj_is_null(v))
 		return 0;
-	if (!cJSON_IsBool(v))
+	if (!tj_is_bool(v))
 		return gpt2_err(err, errlen, "%s: \"%s\" must be true or false",
 		                name, key);
-	*out = cJSON_IsTrue(v);
+	*out = tj_is_true(v);
 	return 0;
 }
 
 /* eos_token_id: an integer, a list of integers, or null (none). */
-static int json_eos(const cJSON *v, gpt2_config *cfg, const char *name,
+static int json_eos(const tj *v, gpt2_config *cfg, const char *name,
                     char *err, size_t errlen)
 {
 	cfg->n_eos = 0;
-	if (!v || cJSON_IsNull(v))
+	if (!v || tj_is_null(v))
 		return 0;
-	if (cJSON_IsNumber(v)) {
-		if (v->valuedouble != floor(v->valuedouble) ||
-		    v->valuedouble < 0 || v->valuedouble > INT_MAX)
+	if (tj_is_number(v)) {
+		if (tj_number(v) != floor(tj_number(v)) ||
+		    tj_number(v) < 0 || tj_number(v) > INT_MAX)
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" must be a token id",
 			                name);
-		cfg->eos[cfg->n_eos++] = (int)v->valuedouble;
+		cfg->eos[cfg->n_eos++] = (int)tj_number(v);
 		return 0;
 	}
-	if (!cJSON_IsArray(v))
+	if (!tj_is_array(v))
 		return gpt2_err(err, errlen,
 		                "%s: \"eos_token_id\" must be an integer or a list",
 		                name);
-	const cJSON *e;
-	cJSON_ArrayForEach(e, v) {
-		if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
-		    e->valuedouble < 0 || e->valuedouble > INT_MAX)
+	const tj *e;
+	for (e = tj_first(v); e; e = tj_next(e)) {
+		if (!tj_is_number(e) || tj_number(e) != floor(tj_number(e)) ||
+		    tj_number(e) < 0 || tj_number(e) > INT_MAX)
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" must hold token ids",
 			                name);
@@ -96,7 +96,7 @@ static int json_eos(const cJSON *v, gpt2_config *cfg, const char *name,
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" lists more than %d ids",
 			                name, GPT2_MAX_EOS);
-		cfg->eos[cfg->n_eos++] = (int)e->valuedouble;
+		cfg->eos[cfg->n_eos++] = (int)tj_number(e);
 	}
 	return 0;
 }
@@ -106,29 +106,27 @@ static int key_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static cJSON *parse_json(const char *json, size_t len, const char *name,
-                         char *err, size_t errlen)
+static tj *parse_json(const char *json, size_t len, const char *name,
+                      char *err, size_t errlen)
 {
-	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	size_t at;
+	tj *root = tj_parse(json, len, &at);
 	if (!root) {
-		size_t at = end && end >= json ? (size_t)(end - json) : 0;
 		gpt2_err(err, errlen, "%s: not valid JSON (near byte %zu)", name, at);
 		return NULL;
 	}
 	/* One value, as Python's json.load reads it: nothing after it. */
-	size_t at = (size_t)(end - json);
 	while (at < len && (json[at] == ' ' || json[at] == '\t' ||
 	                    json[at] == '\n' || json[at] == '\r'))
 		at++;
 	if (at < len) {
-		cJSON_Delete(root);
+		tj_free(root);
 		gpt2_err(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
 		         name, at);
 		return NULL;
 	}
-	if (!cJSON_IsObject(root)) {
-		cJSON_Delete(root);
+	if (!tj_is_object(root)) {
+		tj_free(root);
 		gpt2_err(err, errlen, "%s: not a JSON object", name);
 		return NULL;
 	}
@@ -139,18 +137,18 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 	 * them: comparing every pair took minutes for a file of a million.
 	 */
 	size_t n = 0;
-	for (const cJSON *a = root->child; a; a = a->next)
+	for (const tj *a = tj_first(root); a; a = tj_next(a))
 		n++;
 	const char **keys = malloc((n ? n : 1) * sizeof *keys);
 	if (!keys) {
-		cJSON_Delete(root);
+		tj_free(root);
 		gpt2_err(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	n = 0;
-	for (const cJSON *a = root->child; a; a = a->next)
-		if (a->string)
-			keys[n++] = a->string;
+	for (const tj *a = tj_first(root); a; a = tj_next(a))
+		if (tj_key(a))
+			keys[n++] = tj_key(a);
 	qsort(keys, n, sizeof *keys, key_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(keys[i - 1], keys[i]) == 0) {
@@ -158,7 +156,7 @@ static cJSON *parse_json(const char *json, size_t len, const char *name,
 			gpt2_printable(key, sizeof key, keys[i], strlen(keys[i]));
 			gpt2_err(err, errlen, "%s: key \"%s\" appears twice", name, key);
 			free(keys);
-			cJSON_Delete(root);
+			tj_free(root);
 			return NULL;
 		}
 	free(keys);
@@ -197,21 +195,21 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
                       const char *name, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cJSON *root = parse_json(json, len, name, err, errlen);
+	tj *root = parse_json(json, len, name, err, errlen);
 	if (!root)
 		return -1;
 	int rc = -1;
 
 	/* What kind of model this is; only GPT-2's own block is implemented. */
-	const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
-	if (!cJSON_IsString(mt)) {
+	const tj *mt = tj_get(root, "model_type");
+	if (!tj_is_string(mt)) {
 		gpt2_err(err, errlen, "%s: \"model_type\" is %s, expected \"gpt2\"",
 		         name, mt ? "not a string" : "missing");
 		goto out;
 	}
 	char text[80];
-	if (strcmp(mt->valuestring, "gpt2") != 0) {
-		gpt2_printable(text, sizeof text, mt->valuestring, strlen(mt->valuestring));
+	if (strcmp(tj_string(mt), "gpt2") != 0) {
+		gpt2_printable(text, sizeof text, tj_string(mt), strlen(tj_string(mt)));
 		gpt2_err(err, errlen,
 		         "%s: model_type \"%s\" is not supported (expected \"gpt2\")",
 		         name, text);
@@ -236,11 +234,11 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 		goto out;
 	}
 	cfg->layer_norm_eps = 1e-5f;
-	const cJSON *eps = cJSON_GetObjectItemCaseSensitive(root,
+	const tj *eps = tj_get(root,
 	                                                    "layer_norm_epsilon");
-	if (eps && !cJSON_IsNull(eps)) {
-		if (!cJSON_IsNumber(eps) || !(eps->valuedouble > 0) ||
-		    !isfinite(eps->valuedouble)) {
+	if (eps && !tj_is_null(eps)) {
+		if (!tj_is_number(eps) || !(tj_number(eps) > 0) ||
+		    !isfinite(tj_number(eps))) {
 			gpt2_err(err, errlen,
 			         "%s: \"layer_norm_epsilon\" must be a positive number",
 			         name);
@@ -248,31 +246,31 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 		}
 		/* It is held as a float: 1e210 would become infinite, 1e-300
 		 * zero, and gpt2_config_check refuse what parsed. */
-		if (eps->valuedouble > FLT_MAX || (float)eps->valuedouble == 0) {
+		if (tj_number(eps) > FLT_MAX || (float)tj_number(eps) == 0) {
 			gpt2_err(err, errlen,
 			         "%s: \"layer_norm_epsilon\" is %g, outside the range "
-			         "of a float", name, eps->valuedouble);
+			         "of a float", name, tj_number(eps));
 			goto out;
 		}
-		cfg->layer_norm_eps = (float)eps->valuedouble;
+		cfg->layer_norm_eps = (float)tj_number(eps);
 	}
 
 	/*
 	 * The variants of the block. gelu_pytorch_tanh is the same function
 	 * as gelu_new (both the tanh approximation), so both are accepted.
 	 */
-	const cJSON *act = cJSON_GetObjectItemCaseSensitive(root,
+	const tj *act = tj_get(root,
 	                                                    "activation_function");
-	if (act && !cJSON_IsNull(act)) {
-		if (!cJSON_IsString(act)) {
+	if (act && !tj_is_null(act)) {
+		if (!tj_is_string(act)) {
 			gpt2_err(err, errlen,
 			         "%s: \"activation_function\" must be a string", name);
 			goto out;
 		}
-		if (strcmp(act->valuestring, "gelu_new") != 0 &&
-		    strcmp(act->valuestring, "gelu_pytorch_tanh") != 0) {
-			gpt2_printable(text, sizeof text, act->valuestring,
-			          strlen(act->valuestring));
+		if (strcmp(tj_string(act), "gelu_new") != 0 &&
+		    strcmp(tj_string(act), "gelu_pytorch_tanh") != 0) {
+			gpt2_printable(text, sizeof text, tj_string(act),
+			          strlen(tj_string(act)));
 			gpt2_err(err, errlen,
 			         "%s: activation_function \"%s\" is not implemented "
 			         "(only gelu_new)", name, text);
@@ -315,12 +313,12 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 			goto out;
 		}
 	}
-	if (json_eos(cJSON_GetObjectItemCaseSensitive(root, "eos_token_id"),
+	if (json_eos(tj_get(root, "eos_token_id"),
 	             cfg, name, err, errlen))
 		goto out;
 	rc = 0;
 out:
-	cJSON_Delete(root);
+	tj_free(root);
 	return rc;
 }
 
@@ -410,15 +408,15 @@ int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
 		return -1;
 	if (rc == 1)
 		return 0;
-	cJSON *root = parse_json(buf, len, path, err, errlen);
+	tj *root = parse_json(buf, len, path, err, errlen);
 	free(buf);
 	if (!root)
 		return -1;
-	const cJSON *eos = cJSON_GetObjectItemCaseSensitive(root, "eos_token_id");
+	const tj *eos = tj_get(root, "eos_token_id");
 	rc = 0;
 	if (eos)
 		rc = json_eos(eos, cfg, path, err, errlen);
-	cJSON_Delete(root);
+	tj_free(root);
 	return rc;
 }
 

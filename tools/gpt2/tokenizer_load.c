@@ -5,9 +5,9 @@
  * ranks, the added tokens). Every refusal is one line naming the file.
  */
 #include "gpt2/tokenizer_impl.h"
+#include "common/json.h"
 #include "gpt2/internal.h"
 
-#include <cJSON.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -161,11 +161,11 @@ typedef struct load_state {
 	size_t errlen;
 } load_state;
 
-static int json_int_id(const cJSON *v, int32_t *id)
+static int json_int_id(const tj *v, int32_t *id)
 {
-	if (!cJSON_IsNumber(v))
+	if (!tj_is_number(v))
 		return -1;
-	double d = v->valuedouble;
+	double d = tj_number(v);
 	if (!(d >= 0 && d < MAX_IDS) || d != (double)(int32_t)d)
 		return -1;
 	*id = (int32_t)d;
@@ -173,26 +173,26 @@ static int json_int_id(const cJSON *v, int32_t *id)
 }
 
 /* The vocabulary object {"token": id, ...}. */
-static int load_vocab_object(load_state *ls, const cJSON *obj, const char *where)
+static int load_vocab_object(load_state *ls, const tj *obj, const char *where)
 {
-	if (!cJSON_IsObject(obj))
+	if (!tj_is_object(obj))
 		return gpt2_err(ls->err, ls->errlen, "%s: %s is not an object", ls->vocab_path, where);
 	size_t n = 0;
-	for (const cJSON *c = obj->child; c; c = c->next)
+	for (const tj *c = tj_first(obj); c; c = tj_next(c))
 		n++;
 	ls->vocab = calloc(n ? n : 1, sizeof *ls->vocab);
 	if (!ls->vocab)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", ls->vocab_path);
-	for (const cJSON *c = obj->child; c; c = c->next) {
+	for (const tj *c = tj_first(obj); c; c = tj_next(c)) {
 		vocab_entry *e = &ls->vocab[ls->n_vocab];
 		char sa[SHOW_MAX];
 		if (json_int_id(c, &e->id) != 0)
 			return gpt2_err(ls->err, ls->errlen,
 			            "%s: %s: token '%s' has id %s (expected an integer in [0, %d))",
-			            ls->vocab_path, where, show(sa, c->string, strlen(c->string)),
-			            cJSON_IsNumber(c) ? "out of range" : "not a number", MAX_IDS);
-		e->key = c->string;
-		e->len = strlen(c->string);
+			            ls->vocab_path, where, show(sa, tj_key(c), strlen(tj_key(c))),
+			            tj_is_number(c) ? "out of range" : "not a number", MAX_IDS);
+		e->key = tj_key(c);
+		e->len = strlen(tj_key(c));
 		ls->n_vocab++;
 	}
 	return 0;
@@ -212,88 +212,88 @@ static int split_merge(const char *s, merge_entry *m)
 	return 0;
 }
 
-static int load_tokenizer_json(load_state *ls, const cJSON *root)
+static int load_tokenizer_json(load_state *ls, const tj *root)
 {
 	const char *path = ls->vocab_path;
-	if (!cJSON_IsObject(root))
+	if (!tj_is_object(root))
 		return gpt2_err(ls->err, ls->errlen, "%s: not a JSON object", path);
 
 	/* The normalizer must be absent or null: the GPT-2 tokenizer has none. */
-	const cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-	if (norm && !cJSON_IsNull(norm))
+	const tj *norm = tj_get(root, "normalizer");
+	if (norm && !tj_is_null(norm))
 		return gpt2_err(ls->err, ls->errlen, "%s: normalizer is not supported (expected null)", path);
 
 	/* The pre-tokenizer: ByteLevel, or absent (then its defaults). */
-	const cJSON *pre = cJSON_GetObjectItemCaseSensitive(root, "pre_tokenizer");
+	const tj *pre = tj_get(root, "pre_tokenizer");
 	char sa[SHOW_MAX];
-	if (pre && !cJSON_IsNull(pre)) {
-		const cJSON *type = cJSON_GetObjectItemCaseSensitive(pre, "type");
-		if (!cJSON_IsObject(pre) || (type && (!cJSON_IsString(type) ||
-		                                      strcmp(type->valuestring, "ByteLevel") != 0)))
+	if (pre && !tj_is_null(pre)) {
+		const tj *type = tj_get(pre, "type");
+		if (!tj_is_object(pre) || (type && (!tj_is_string(type) ||
+		                                      strcmp(tj_string(type), "ByteLevel") != 0)))
 			return gpt2_err(ls->err, ls->errlen,
 			            "%s: pre_tokenizer: type '%s' is not supported (expected ByteLevel)",
-			            path, cJSON_IsString(type)
-			                  ? show(sa, type->valuestring, strlen(type->valuestring))
+			            path, tj_is_string(type)
+			                  ? show(sa, tj_string(type), strlen(tj_string(type)))
 			                  : "?");
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(pre, "add_prefix_space");
-		if (cJSON_IsBool(v))
-			ls->add_prefix_space = cJSON_IsTrue(v);
-		v = cJSON_GetObjectItemCaseSensitive(pre, "use_regex");
-		if (cJSON_IsBool(v))
-			ls->use_regex = cJSON_IsTrue(v);
+		const tj *v = tj_get(pre, "add_prefix_space");
+		if (tj_is_bool(v))
+			ls->add_prefix_space = tj_is_true(v);
+		v = tj_get(pre, "use_regex");
+		if (tj_is_bool(v))
+			ls->use_regex = tj_is_true(v);
 	}
 
 	/* The model: BPE. */
-	const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-	if (!cJSON_IsObject(model))
+	const tj *model = tj_get(root, "model");
+	if (!tj_is_object(model))
 		return gpt2_err(ls->err, ls->errlen, "%s: model is missing or not an object", path);
-	const cJSON *type = cJSON_GetObjectItemCaseSensitive(model, "type");
-	if (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "BPE") != 0))
+	const tj *type = tj_get(model, "type");
+	if (type && (!tj_is_string(type) || strcmp(tj_string(type), "BPE") != 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: type '%s' is not supported (expected BPE)",
-		            path, cJSON_IsString(type)
-		                  ? show(sa, type->valuestring, strlen(type->valuestring))
+		            path, tj_is_string(type)
+		                  ? show(sa, tj_string(type), strlen(tj_string(type)))
 		                  : "?");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(model, "ignore_merges");
-	if (cJSON_IsBool(v))
-		ls->ignore_merges = cJSON_IsTrue(v);
-	v = cJSON_GetObjectItemCaseSensitive(model, "byte_fallback");
-	if (cJSON_IsTrue(v))
+	const tj *v = tj_get(model, "ignore_merges");
+	if (tj_is_bool(v))
+		ls->ignore_merges = tj_is_true(v);
+	v = tj_get(model, "byte_fallback");
+	if (tj_is_true(v))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: byte_fallback is not supported (expected false)", path);
-	v = cJSON_GetObjectItemCaseSensitive(model, "dropout");
-	if (v && !cJSON_IsNull(v) && !(cJSON_IsNumber(v) && v->valuedouble == 0))
+	v = tj_get(model, "dropout");
+	if (v && !tj_is_null(v) && !(tj_is_number(v) && tj_number(v) == 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: dropout is not supported (expected null)", path);
 	const char *affix[] = {"continuing_subword_prefix", "end_of_word_suffix"};
 	for (int i = 0; i < 2; i++) {
-		v = cJSON_GetObjectItemCaseSensitive(model, affix[i]);
-		if (v && !cJSON_IsNull(v) && !(cJSON_IsString(v) && !v->valuestring[0]))
+		v = tj_get(model, affix[i]);
+		if (v && !tj_is_null(v) && !(tj_is_string(v) && !tj_string(v)[0]))
 			return gpt2_err(ls->err, ls->errlen, "%s: model: %s is not supported (expected empty)",
 			            path, affix[i]);
 	}
 
-	if (load_vocab_object(ls, cJSON_GetObjectItemCaseSensitive(model, "vocab"), "model.vocab") != 0)
+	if (load_vocab_object(ls, tj_get(model, "vocab"), "model.vocab") != 0)
 		return -1;
 
-	const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
-	if (merges && !cJSON_IsArray(merges))
+	const tj *merges = tj_get(model, "merges");
+	if (merges && !tj_is_array(merges))
 		return gpt2_err(ls->err, ls->errlen, "%s: model.merges is not an array", path);
-	size_t n = (size_t)cJSON_GetArraySize(merges);
+	size_t n = (size_t)tj_size(merges);
 	ls->mergev = calloc(n ? n : 1, sizeof *ls->mergev);
 	if (!ls->mergev)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", path);
 	size_t i = 0;
-	for (const cJSON *m = merges ? merges->child : NULL; m; m = m->next, i++) {
+	for (const tj *m = merges ? tj_first(merges) : NULL; m; m = tj_next(m), i++) {
 		merge_entry *e = &ls->mergev[i];
 		e->where = i;
-		if (cJSON_IsString(m)) {
-			if (split_merge(m->valuestring, e) != 0)
+		if (tj_is_string(m)) {
+			if (split_merge(tj_string(m), e) != 0)
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: model.merges[%zu]: '%s' is not two tokens separated by one space",
-				            path, i, show(sa, m->valuestring, strlen(m->valuestring)));
-		} else if (cJSON_IsArray(m) && cJSON_GetArraySize(m) == 2 &&
-		           cJSON_IsString(m->child) && cJSON_IsString(m->child->next)) {
-			e->a = m->child->valuestring;
+				            path, i, show(sa, tj_string(m), strlen(tj_string(m))));
+		} else if (tj_is_array(m) && tj_size(m) == 2 &&
+		           tj_is_string(tj_first(m)) && tj_is_string(tj_next(tj_first(m)))) {
+			e->a = tj_string(tj_first(m));
 			e->alen = strlen(e->a);
-			e->b = m->child->next->valuestring;
+			e->b = tj_string(tj_next(tj_first(m)));
 			e->blen = strlen(e->b);
 		} else {
 			return gpt2_err(ls->err, ls->errlen,
@@ -304,38 +304,38 @@ static int load_tokenizer_json(load_state *ls, const cJSON *root)
 	ls->n_merges = i;
 
 	/* Added tokens: found in the text before pre-tokenization. */
-	const cJSON *added = cJSON_GetObjectItemCaseSensitive(root, "added_tokens");
-	if (added && !cJSON_IsNull(added) && !cJSON_IsArray(added))
+	const tj *added = tj_get(root, "added_tokens");
+	if (added && !tj_is_null(added) && !tj_is_array(added))
 		return gpt2_err(ls->err, ls->errlen, "%s: added_tokens is not an array", path);
-	n = added && cJSON_IsArray(added) ? (size_t)cJSON_GetArraySize(added) : 0;
+	n = added && tj_is_array(added) ? (size_t)tj_size(added) : 0;
 	ls->added = calloc(n ? n : 1, sizeof *ls->added);
 	if (!ls->added)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", path);
 	i = 0;
-	for (const cJSON *a = n ? added->child : NULL; a; a = a->next, i++) {
-		const cJSON *content = cJSON_GetObjectItemCaseSensitive(a, "content");
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(a, "id");
+	for (const tj *a = n ? tj_first(added) : NULL; a; a = tj_next(a), i++) {
+		const tj *content = tj_get(a, "content");
+		const tj *id = tj_get(a, "id");
 		added_token *e;
-		if (!cJSON_IsString(content))
+		if (!tj_is_string(content))
 			return gpt2_err(ls->err, ls->errlen, "%s: added_tokens[%zu]: content is missing", path, i);
 		/* The id must be there, but its value is not used (build). */
-		if (!cJSON_IsNumber(id))
+		if (!tj_is_number(id))
 			return gpt2_err(ls->err, ls->errlen, "%s: added_tokens[%zu]: id is missing", path, i);
 		/* Hugging Face skips empty tokens. */
-		if (!content->valuestring[0])
+		if (!tj_string(content)[0])
 			continue;
 		const char *unsupported[] = {"lstrip", "rstrip", "single_word"};
 		for (int k = 0; k < 3; k++)
-			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, unsupported[k])))
+			if (tj_is_true(tj_get(a, unsupported[k])))
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: added_tokens[%zu] '%s': %s is not supported (expected false)",
 				            path, i,
-				            show(sa, content->valuestring, strlen(content->valuestring)),
+				            show(sa, tj_string(content), strlen(tj_string(content))),
 				            unsupported[k]);
 		e = &ls->added[ls->n_added++];
-		e->text = content->valuestring;
-		e->len = strlen(content->valuestring);
-		e->special = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "special"));
+		e->text = (char *)tj_string(content); /* borrowed while loading */
+		e->len = strlen(tj_string(content));
+		e->special = tj_is_true(tj_get(a, "special"));
 	}
 	return 0;
 }
@@ -649,17 +649,16 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 
 	char *json = NULL, *mtext = NULL;
 	size_t json_len = 0, mlen = 0;
-	cJSON *root = NULL;
+	tj *root = NULL;
 	gpt2_tokenizer *t = NULL;
 	int rc = -1;
 
 	if (read_file(json_path, &json, &json_len, err, errlen) != 0 ||
 	    check_utf8(json_path, json, json_len, err, errlen) != 0)
 		goto done;
-	const char *end = NULL;
-	root = cJSON_ParseWithLengthOpts(json, json_len, &end, 0);
+	size_t at;
+	root = tj_parse(json, json_len, &at);
 	if (!root) {
-		size_t at = end && end >= json && end <= json + json_len ? (size_t)(end - json) : 0;
 		gpt2_err(err, errlen, "%s: not valid JSON (error at byte %zu)", json_path, at);
 		goto done;
 	}
@@ -704,7 +703,7 @@ done:
 	free(ls.vocab);
 	free(ls.mergev);
 	free(ls.added);
-	cJSON_Delete(root);
+	tj_free(root);
 	free(json);
 	free(mtext);
 	return rc;

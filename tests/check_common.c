@@ -142,10 +142,19 @@ START_TEST(test_widen)
 		{ST_DTYPE_F32, {0, 0, 0xc0, 0x3f, 0x01, 0, 0, 0}, {1.5, 1.401298464324817e-45}},
 		{ST_DTYPE_F64, {0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0},
 		 {1.0, -2.0}},
+		/* 8- and 4-bit floats, by hand from the OCP formulas. */
+		{ST_DTYPE_F8_E4M3, {0x38, 0xc0}, {1.0, -2.0}},
+		{ST_DTYPE_F8_E5M2, {0x7c, 0x01}, {INFINITY, 1.52587890625e-05}}, /* 2^-16 */
+		{ST_DTYPE_F8_E4M3FNUZ, {0x40, 0x01}, {1.0, 0.0009765625}},      /* 2^-10 */
+		{ST_DTYPE_F8_E5M2FNUZ, {0x40, 0x01}, {1.0, 7.62939453125e-06}}, /* 2^-17 */
+		{ST_DTYPE_F8_E8M0, {0x7f, 0x00}, {1.0, 5.877471754111438e-39}}, /* 2^-127 */
+		{ST_DTYPE_F4, {0x9f}, {-6.0, -0.5}}, /* element 0 in the low nibble */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		double got[2] = {42, 42};
-		ck_assert(ckpt_is_numeric(cases[i].d));
+		int narrow = st_dtype_bits(cases[i].d) < 16 && st_dtype_is_float(cases[i].d);
+		ck_assert(ckpt_has_values(cases[i].d));
+		ck_assert(ckpt_is_numeric(cases[i].d) == !narrow);
 		ckpt_widen(cases[i].d, cases[i].bytes, got, 2);
 		for (int k = 0; k < 2; k++)
 			ck_assert_msg(got[k] == cases[i].want[k], "%s[%d]: %.17g, expected %.17g",
@@ -154,6 +163,9 @@ START_TEST(test_widen)
 	ck_assert(!ckpt_is_numeric(ST_DTYPE_F8_E4M3));
 	ck_assert(!ckpt_is_numeric(ST_DTYPE_F4));
 	ck_assert(!ckpt_is_numeric(ST_DTYPE_C64));
+	ck_assert(!ckpt_has_values(ST_DTYPE_C64));
+	ck_assert(!ckpt_has_values(ST_DTYPE_F6_E2M3));
+	ck_assert(!ckpt_has_values(ST_DTYPE_F6_E3M2));
 }
 END_TEST
 

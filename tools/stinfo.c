@@ -65,7 +65,7 @@ static void usage(void)
 "                     (missing or misshapen); print each problem; exit 1\n"
 "                     if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
-"                     zero counts per tensor\n"
+"                     zero counts per tensor (8- and 4-bit floats decoded)\n"
 "      --verify       hash every file against the name it is stored under\n"
 "                     (Hugging Face cache) or its SHA256SUMS entry, then\n"
 "                     --check each weight file; PATH may also be a cache\n"
@@ -141,14 +141,15 @@ static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	const pipeline_piece *p = &c->pieces[0];
 	const st_tensor *t = st_checkpoint_tensor(r->ck, r->items[p->item].tensor[0],
 	                                          NULL);
-	unsigned es = st_dtype_bits(t->dtype) / 8;
+	unsigned gb, ge; /* a group's bytes and elements (F4: 1 and 2) */
+	pipeline_dtype_group(t->dtype, &gb, &ge);
 	double *wide = c->scratch;
 	stats_acc *a = c->out;
 	memset(a, 0, sizeof *a);
-	for (uint64_t e = 0; e < p->n_groups; e += STATS_SUB) {
-		size_t n = (size_t)(p->n_groups - e < STATS_SUB ? p->n_groups - e
-		                                                : STATS_SUB);
-		ckpt_widen(t->dtype, p->data[0] + e * es, wide, n);
+	const uint64_t ne = p->n_groups * ge; /* STATS_SUB: a whole of groups */
+	for (uint64_t e = 0; e < ne; e += STATS_SUB) {
+		size_t n = (size_t)(ne - e < STATS_SUB ? ne - e : STATS_SUB);
+		ckpt_widen(t->dtype, p->data[0] + e / ge * gb, wide, n);
 		stats_add(a, wide, n);
 	}
 	return 0;
@@ -187,12 +188,14 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!ckpt_is_numeric(t->dtype))
+		unsigned gb, ge;
+		if (!ckpt_has_values(t->dtype))
 			continue;
+		pipeline_dtype_group(t->dtype, &gb, &ge);
 		items[m].tensor[0] = i;
-		items[m].n_groups = t->n_elements;
-		items[m].group_bytes[0] = st_dtype_bits(t->dtype) / 8;
-		items[m].cost = 1; /* chunk_size counts elements */
+		items[m].n_groups = t->n_elements / ge; /* the format: whole bytes */
+		items[m].group_bytes[0] = gb;
+		items[m].cost = ge; /* chunk_size counts elements */
 		total += t->n_bytes;
 		m++;
 	}
@@ -395,7 +398,7 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		const stats_acc *a = &accs[i];
 		char *name = display_name(t->name, t->name_len);
-		if (!ckpt_is_numeric(t->dtype)) {
+		if (!ckpt_has_values(t->dtype)) {
 			table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype),
 			                                      "-", "-", "-", "-", "-", "-", "-"});
 			free(name);
@@ -412,7 +415,7 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 	int skipped[ST_DTYPE_COUNT] = {0};
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!ckpt_is_numeric(t->dtype))
+		if (!ckpt_has_values(t->dtype))
 			skipped[t->dtype] = 1;
 	}
 	int any = 0;
@@ -513,7 +516,7 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 		printf(", \"data_offsets\": [%llu, %llu]", (unsigned long long)x->begin,
 		       (unsigned long long)x->end);
 		if (accs) {
-			if (ckpt_is_numeric(x->dtype))
+			if (ckpt_has_values(x->dtype))
 				json_stats(&accs[i]);
 			else
 				printf(", \"stats\": null");

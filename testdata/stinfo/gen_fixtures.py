@@ -12,7 +12,9 @@ stats.expected holds the statistics numpy computes for stats.safetensors
 (in float64, over the finite values; population std), one tensor a line:
     name min max mean std nan inf zeros
 with "-" where a tensor has no finite value and "skip" for dtypes stinfo
-does not summarise. Run with /usr/bin/python3 (numpy).
+does not summarise. The 8- and 4-bit float tensors hold every code of
+their type; their values come from testdata/dtype/gen_f8.py (the OCP
+formulas, not libst). Run with /usr/bin/python3 (numpy).
 """
 import json
 import os
@@ -22,6 +24,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "dtype"))
+import gen_f8  # noqa: E402
 
 # Canonical writer order (FORMAT.md), highest rank first.
 ORDER = ["U64", "I64", "F64", "C64", "F32", "U32", "I32", "BF16", "F16",
@@ -297,7 +301,18 @@ def stats_fixture(rng):
         np.array(-4.5, "<f4").tobytes(), shape=[])
     add("f32.allnan", "F32", np.array([np.nan, np.inf, np.nan], np.float32),
         np.array([np.nan, np.inf, np.nan], "<f4").tobytes())
-    add("f8.skipped", "F8_E4M3", None, b"\x38\x40\x00\x80", shape=[4])
+    # 8- and 4-bit floats: every code, decoded by the OCP formulas.
+    def decoded(dtype, codes):
+        v = [gen_f8.value(dtype, int(c)) for c in codes]
+        return np.array([np.nan if x is None else x for x in v], np.float64)
+    add("f8.e4m3", "F8_E4M3", decoded("F8_E4M3", b"\x38\x40\x00\x80"),
+        b"\x38\x40\x00\x80")
+    every = bytes(range(256))
+    for dtype in ("F8_E4M3", "F8_E5M2", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F8_E8M0"):
+        add("codes." + dtype.lower(), dtype, decoded(dtype, every), every)
+    # F4: two codes a byte, element 2i in the low nibble (float4_e2m1fn_x2).
+    nibbles = [n for b in every for n in (b & 15, b >> 4)]
+    add("codes.f4", "F4", decoded("F4", nibbles), every, shape=[512])
     big = rng.standard_normal(4099).astype(np.float32) - 2
     add("f32.big", "F32", big, big.astype("<f4").tobytes())
 

@@ -43,6 +43,18 @@ int ckpt_is_numeric(st_dtype d)
 	}
 }
 
+int ckpt_has_values(st_dtype d)
+{
+	switch (d) {
+	case ST_DTYPE_F8_E4M3: case ST_DTYPE_F8_E5M2:
+	case ST_DTYPE_F8_E4M3FNUZ: case ST_DTYPE_F8_E5M2FNUZ:
+	case ST_DTYPE_F8_E8M0: case ST_DTYPE_F4:
+		return 1;
+	default:
+		return ckpt_is_numeric(d);
+	}
+}
+
 /* One loop per type, so each is a plain load the compiler can vectorize. */
 #define WIDEN(T, le)                                          \
 	for (size_t i = 0; i < n; i++) {                      \
@@ -56,7 +68,9 @@ void ckpt_widen(st_dtype d, const void *src, double *dst, size_t n)
 	const unsigned char *p = src;
 	switch (d) {
 	case ST_DTYPE_F64: case ST_DTYPE_F32: case ST_DTYPE_F16:
-	case ST_DTYPE_BF16:
+	case ST_DTYPE_BF16: case ST_DTYPE_F8_E4M3: case ST_DTYPE_F8_E5M2:
+	case ST_DTYPE_F8_E4M3FNUZ: case ST_DTYPE_F8_E5M2FNUZ:
+	case ST_DTYPE_F8_E8M0: case ST_DTYPE_F4:
 		st_convert(ST_DTYPE_F64, dst, d, src, n, NULL);
 		break;
 	case ST_DTYPE_BOOL:

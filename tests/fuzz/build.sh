@@ -39,7 +39,8 @@ done
 	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_verify"
 # The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
 gobjs=()
-for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c; do
+for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c "$root"/tools/common/json.c \
+		"$root"/tools/common/gguf_map.c; do
 	obj="$out/tools_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
@@ -48,11 +49,11 @@ done
 for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
 	"$cc" "${flags[@]}" -I"$root/tools" -DFUZZ_GPT2 -DFUZZ_TARGET="$t" \
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${gobjs[@]}" \
-		"${objs[@]}" "${libs[@]}" -lpcre2-8 -o "$out/$t"
+		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
 # The tools' shared modules.
 cobjs=()
-for src in "$root"/tools/common/archcheck.c "$root"/tools/common/order.c; do
+for src in "$root"/tools/common/archcheck.c "$root"/tools/common/order.c "$root"/tools/common/json.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"

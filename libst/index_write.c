@@ -14,21 +14,16 @@
  *
  * What it is not: reading or checking an index (index.c).
  *
- * The file is replaced atomically: temporary file beside it, fsync,
- * rename, fsync of the directory.
+ * The file is replaced atomically through st/atomic.h (temporary file
+ * beside it, fsync, rename, fsync of the directory; stale temporaries of
+ * dead writers removed), as every file libst writes.
  */
 #include "internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 void st_shard_name(char *buf, size_t size, unsigned i, unsigned n)
 {
@@ -143,46 +138,6 @@ static const char *show(char *out, size_t size, const char *s, size_t len)
 	return out;
 }
 
-/* ---- atomic file replacement ----------------------------------------------- */
-
-/*
- * Write data to path through a temporary file beside it (atomic.c).
- * Returns 0 or an errno; *what says which step failed. The directory fsync
- * is the last step: when it fails, the file is already in place.
- */
-static int replace_file(const char *path, const char *data, size_t n,
-                        const char **what)
-{
-	char *tmp;
-	int fd, e;
-
-	*what = "create a temporary file beside";
-	if ((e = st__temp_create(path, &tmp, &fd)) != 0) {
-		if (e == EISDIR)
-			*what = "replace";
-		return e;
-	}
-	if ((e = st__write_all(fd, data, n)) != 0)
-		*what = "write a temporary file for";
-	else if ((e = st__fsync_retry(fd)) != 0)
-		*what = "sync a temporary file for";
-	if (close(fd) != 0 && !e) {
-		*what = "close a temporary file for";
-		e = errno;
-	}
-	if (!e && rename(tmp, path) != 0) {
-		*what = "rename a temporary file over";
-		e = errno;
-	}
-	if (e)
-		unlink(tmp);
-	free(tmp);
-	if (e)
-		return e;
-	*what = "sync the directory of";
-	return st__fsync_dir(path);
-}
-
 /* ---- st_index_write ---------------------------------------------------------- */
 
 int st_index_write(const char *path, uint64_t total_size,
@@ -285,10 +240,12 @@ int st_index_write(const char *path, uint64_t total_size,
 		goto out;
 	}
 
-	const char *what;
-	int e = replace_file(path, b.data, b.len, &what);
-	if (e)
-		rc = st__error_sys(err, ST_EIO, e, "%s: cannot %s it", path, what);
+	st_atomic *a;
+	if ((rc = st_atomic_open(&a, path, err)) == ST_OK) {
+		if ((rc = st_atomic_write(a, b.data, b.len, err)) == ST_OK)
+			rc = st_atomic_commit(a, err);
+		st_atomic_close(a);
+	}
 out:
 	st__buf_free(&b);
 	free(ep);

@@ -1119,6 +1119,50 @@ START_TEST(test_index_bytes)
 }
 END_TEST
 
+/*
+ * An index is replaced as every file libst writes: a temporary left by a
+ * writer that died is removed, a failure leaves no temporary, and an
+ * existing index is untouched by a failed write.
+ */
+START_TEST(test_index_atomic)
+{
+	static const st_index_entry one[] = {{S("w"), SH1}};
+	/* A pid that no longer exists: a child that has exited. */
+	pid_t dead = fork();
+	ck_assert_int_ge(dead, 0);
+	if (dead == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+	char stale[512];
+	snprintf(stale, sizeof stale, "%s/.model.safetensors.index.json.tmp-%ld-Ab12Cd",
+	         tmpdir, (long)dead);
+	write_text(stale, "half an index");
+	st_error err;
+	const char *p = tpath("model.safetensors.index.json");
+	ck_assert_int_eq(st_index_write(p, 1, one, 1, NULL, 0, &err), ST_OK);
+	ck_assert_int_eq(access(stale, F_OK), -1);
+	ck_assert_int_eq(dir_entries(), 1);
+
+	/* A directory in the way: refused, nothing left behind. */
+	const char *d = tpath("dir.index.json");
+	ck_assert_int_eq(mkdir(d, 0755), 0);
+	ck_assert_int_eq(st_index_write(d, 1, one, 1, NULL, 0, &err), ST_EIO);
+	ck_assert_msg(strstr(err.message, "dir.index.json"), "%s", err.message);
+	ck_assert_int_eq(dir_entries(), 2);
+	ck_assert_int_eq(rmdir(d), 0);
+
+	/* A bad entry: the index in place keeps its bytes. */
+	static const st_index_entry bad[] = {{S("w"), "../x.safetensors"}};
+	struct stat before, after;
+	ck_assert_int_eq(stat(p, &before), 0);
+	ck_assert_int_eq(st_index_write(p, 1, bad, 1, NULL, 0, &err), ST_EINVAL);
+	ck_assert_int_eq(stat(p, &after), 0);
+	ck_assert_int_eq(before.st_size, after.st_size);
+	ck_assert_int_eq(before.st_ino, after.st_ino);
+	ck_assert_int_eq(dir_entries(), 1);
+}
+END_TEST
+
 START_TEST(test_index_bad_shard_names)
 {
 	static const char *bad[] = {
@@ -1316,6 +1360,7 @@ static Suite *writer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_index_bytes);
 	tcase_add_test(tc, test_index_bad_shard_names);
+	tcase_add_test(tc, test_index_atomic);
 	tcase_add_test(tc, test_index_bad_entries);
 	tcase_add_test(tc, test_index_io_errors);
 	tcase_add_test(tc, test_shard_name);

@@ -100,7 +100,11 @@ static void usage(void)
 "  -s, --shard-size SIZE   split the output into shards of at most SIZE\n"
 "                          bytes of tensor data (5GB decimal, 4GiB binary),\n"
 "                          greedily in canonical order as huggingface_hub\n"
-"                          does; needs a directory OUT\n"
+"                          does; needs a directory OUT. Without it a\n"
+"                          sharded input becomes one file, but a sharded\n"
+"                          PyTorch snapshot (pytorch_model.bin.index.json)\n"
+"                          written to a directory keeps its shards: one\n"
+"                          model-0000k-of-0000N.safetensors per input shard\n"
 "  -f, --force             replace an existing OUT (OUT may be IN)\n"
 "  -v, --verbose           report every tensor, and the files copied\n"
 "  -q, --quiet             no report\n"
@@ -496,6 +500,58 @@ static unsigned split_shards(item *items, size_t n, uint64_t limit)
 	free(shard);
 	free(of);
 	return n_shards;
+}
+
+/*
+ * A sharded PyTorch checkpoint (pytorch_model-0000k-of-0000N.bin and its
+ * index) written to a directory without --shard-size keeps its shards:
+ * output shard k holds what input shard k held, the shards numbered as
+ * the input's file names sort (an index lists them in the order its
+ * sorted tensor names first name them). A shard left with no tensor
+ * (--drop) is not written; the rest are numbered without it. Returns the
+ * number of output shards (at least 1).
+ */
+static unsigned keep_shards(st_checkpoint *c, item *items, size_t n, int verbose)
+{
+	size_t nf = st_checkpoint_n_files(c);
+	size_t *order = cli_xcalloc(nf, sizeof *order);
+	unsigned *rank = cli_xcalloc(nf, sizeof *rank);
+	int *used = cli_xcalloc(nf, sizeof *used);
+	for (size_t i = 0; i < n; i++)
+		if (items[i].action != ACT_DROP)
+			used[items[i].file] = 1;
+	for (size_t f = 0; f < nf; f++) { /* insertion sort by path: few files */
+		size_t k = f;
+		const char *p = st_file_path(st_checkpoint_file(c, f));
+		while (k > 0 && strcmp(st_file_path(st_checkpoint_file(c, order[k - 1])), p) > 0) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = f;
+	}
+	unsigned n_shards = 0;
+	for (size_t k = 0; k < nf; k++)
+		if (used[order[k]])
+			rank[order[k]] = n_shards++;
+	for (size_t i = 0; i < n; i++)
+		items[i].shard = rank[items[i].file];
+	for (size_t k = 0; verbose && k < nf; k++) {
+		const char *p = st_file_path(st_checkpoint_file(c, order[k]));
+		const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+		char *shown = cli_printable(base, strlen(base));
+		char name[64];
+		if (used[order[k]]) {
+			st_snapshot_file_name(name, sizeof name, rank[order[k]], n_shards);
+			cli_warn("shard %s -> %s", shown, name);
+		} else {
+			cli_warn("shard %s: every tensor dropped; not written", shown);
+		}
+		free(shown);
+	}
+	free(order);
+	free(rank);
+	free(used);
+	return n_shards ? n_shards : 1;
 }
 
 /* ---- the data path --------------------------------------------------------- */
@@ -1082,7 +1138,11 @@ int main(int argc, char **argv)
 
 	struct outloc loc;
 	locate_out(&o, &loc);
-	unsigned n_shards = split_shards(items, n_all, o.shard_size);
+	/* Shards of a PyTorch snapshot stay shards (one out per one in). */
+	int torch_shards = loc.is_dir && !o.shard_size && st_checkpoint_n_files(c) > 1 &&
+	                   st_file_format(st_checkpoint_file(c, 0)) == ST_FORMAT_TORCH;
+	unsigned n_shards = torch_shards ? keep_shards(c, items, n_all, o.verbose)
+	                                 : split_shards(items, n_all, o.shard_size);
 
 	run r = {.c = c, .o = &o, .items = items, .n_items = n_all};
 	r.n_workers = (unsigned)cli_default_threads(MAX_WORKERS);

@@ -47,7 +47,7 @@ import zipfile
 
 import torch
 
-from stfixture import write_expected
+from stfixture import write_expected, write_tar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(1)
@@ -158,70 +158,7 @@ with zipfile.ZipFile(p("views.zip.bin")) as src:
         dst.writestr(zipfile.ZipInfo(top + "/byteorder"), b"big")
 
 
-# ---- tar (before 0.4) -----------------------------------------------------
-def write_tar(path, obj, pickle_protocol=2):
-    """The tar layout torch.load's legacy_load reads, for dicts of tensors."""
-    storages, tensors = collections.OrderedDict(), collections.OrderedDict()
-
-    def pid_tensor(t):
-        st = t.storage()
-        # The reader keys everything by int: int(persistent id).
-        skey = storages[st.data_ptr()][0] if st.data_ptr() in storages else len(storages)
-        if st.data_ptr() not in storages:
-            storages[st.data_ptr()] = (skey, t.dtype, st)
-        key = len(tensors) + 1000
-        tensors[key] = (skey, t)
-        return key
-
-    class P(pickle.Pickler):
-        def persistent_id(self, o):
-            if isinstance(o, torch.Tensor):
-                return pid_tensor(o)
-            return None
-
-    def flat(o):
-        return collections.OrderedDict((k, v.detach() if isinstance(v, torch.Tensor)
-                                        else flat(v) if isinstance(v, dict) else v)
-                                       for k, v in o.items())
-    pk = io.BytesIO()
-    P(pk, protocol=pickle_protocol).dump(flat(obj))
-    st_type = {torch.float64: torch.DoubleStorage, torch.float32: torch.FloatStorage,
-               torch.float16: torch.HalfStorage, torch.int64: torch.LongStorage,
-               torch.int32: torch.IntStorage, torch.int16: torch.ShortStorage,
-               torch.int8: torch.CharStorage, torch.uint8: torch.ByteStorage,
-               torch.bool: torch.BoolStorage, torch.bfloat16: torch.BFloat16Storage}
-    t_type = {torch.float64: torch.DoubleTensor, torch.float32: torch.FloatTensor,
-              torch.float16: torch.HalfTensor, torch.int64: torch.LongTensor,
-              torch.int32: torch.IntTensor, torch.int16: torch.ShortTensor,
-              torch.int8: torch.CharTensor, torch.uint8: torch.ByteTensor,
-              torch.bool: torch.BoolTensor, torch.bfloat16: torch.BFloat16Tensor}
-    sb = io.BytesIO()
-    pickle.dump(len(storages), sb, protocol=pickle_protocol)
-    for skey, dt, st in storages.values():
-        pickle.dump((skey, "cpu", st_type[dt]), sb, protocol=pickle_protocol)
-        es = torch.tensor([], dtype=dt).element_size()
-        whole = torch.empty(0, dtype=dt).set_(st, 0, (st.size(),), (1,))
-        raw = whole.view(torch.uint8).numpy().tobytes()
-        sb.write(struct.pack("<q", len(raw) // es))
-        sb.write(raw)
-    pickle.dump([], sb, protocol=pickle_protocol)
-    tb = io.BytesIO()
-    pickle.dump(len(tensors), tb, protocol=pickle_protocol)
-    for key, (skey, t) in tensors.items():
-        pickle.dump((key, skey, t_type[t.dtype]), tb, protocol=pickle_protocol)
-        tb.write(struct.pack("<i", t.dim()) + b"\0\0\0\0")
-        tb.write(struct.pack("<%dq" % t.dim(), *t.shape))
-        tb.write(struct.pack("<%dq" % t.dim(), *t.stride()))
-        tb.write(struct.pack("<q", t.storage_offset()))
-    with tarfile.open(path, "w:", format=tarfile.PAX_FORMAT) as tar:
-        for name, data in (("sys_info", pickle.dumps({"little_endian": True})),
-                           ("pickle", pk.getvalue()), ("tensors", tb.getvalue()),
-                           ("storages", sb.getvalue())):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-
-
+# ---- tar (before 0.4): stfixture.write_tar -----------------------------
 write_tar(p("views.tar.bin"), sd)
 got = torch.load(p("views.tar.bin"))
 for k in ref:

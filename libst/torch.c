@@ -792,17 +792,55 @@ struct collect {
 	size_t name_bytes; /* all names built so far */
 	int nomem;
 	struct st__buf skipped; /* the first names of values left out */
+	struct st__buf skipped_at; /* where each is in skipped: name_at pairs */
 	size_t n_skipped;
 };
+
+/* A name put in a ", "-separated st__buf: its offset and length there. */
+struct name_at {
+	size_t off, len;
+};
+
+/* Append name (cut at 100 bytes, at a UTF-8 character's start) to list,
+ * noting where it went in at. */
+static void list_name(struct st__buf *list, struct st__buf *at, const char *name,
+                      size_t len)
+{
+	if (list->len)
+		st__buf_puts(list, ", ");
+	struct name_at a = {list->len, len > 100 ? 100 : len};
+	while (a.len < len && a.len && ((unsigned char)name[a.len] & 0xc0) == 0x80)
+		a.len--; /* not inside a UTF-8 sequence */
+	st__buf_put(list, name, a.len);
+	st__buf_put(at, &a, sizeof a);
+}
+
+/* The names noted in at, pointing into list (now final); NULL if none. */
+static st_torch_name *name_list(const struct st__buf *list, const struct st__buf *at,
+                                size_t *n, int *nomem)
+{
+	*n = at->len / sizeof(struct name_at);
+	if (!*n)
+		return NULL;
+	st_torch_name *v = malloc(*n * sizeof *v);
+	if (!v) {
+		*nomem = 1;
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		struct name_at a;
+		memcpy(&a, at->data + i * sizeof a, sizeof a);
+		v[i] = (st_torch_name){list->data + a.off, a.len};
+	}
+	return v;
+}
 
 /* Note a value that is not a tensor, left out: counted, first few named. */
 static void skip_value(struct collect *c, const char *name, size_t len)
 {
-	if (c->n_skipped++ < 8) {
-		if (c->skipped.len)
-			st__buf_puts(&c->skipped, ", ");
-		st__buf_put(&c->skipped, name, len > 100 ? 100 : len);
-	}
+	if (c->n_skipped++ < 8)
+		list_name(&c->skipped, &c->skipped_at, name, len);
 }
 
 /*
@@ -911,16 +949,12 @@ static uint64_t count_tensors(struct obj *o, unsigned pass, int depth)
  */
 static int select_dict(struct st__report *r, struct obj **d,
                        struct st__buf *key, int *key_auto,
-                       struct st__buf *top)
+                       struct st__buf *top, struct st__buf *top_at)
 {
 	struct obj *root = *d;
 	for (size_t i = 0; i + 1 < root->n; i += 2)
-		if (root->items[i]->kind == K_STR) {
-			if (top->len)
-				st__buf_puts(top, ", ");
-			st__buf_put(top, root->items[i]->s,
-			            root->items[i]->len > 100 ? 100 : root->items[i]->len);
-		}
+		if (root->items[i]->kind == K_STR)
+			list_name(top, top_at, root->items[i]->s, root->items[i]->len);
 	for (size_t k = 0; k < r->n_keys; k++) {
 		const char *s = r->keys[k];
 		size_t len = strlen(s);
@@ -1019,6 +1053,7 @@ struct st__torch {
 	uint64_t *strides;
 	st_torch_info info;
 	struct st__buf key, top, skipped;
+	st_torch_name *key_list, *skipped_list; /* into top, skipped */
 	/* The one storage read through libarchive last (a compressed one). */
 	pthread_mutex_t lock;
 	size_t cache_entry;
@@ -1041,6 +1076,8 @@ void st__torch_free(struct st__torch *t)
 	st__buf_free(&t->key);
 	st__buf_free(&t->top);
 	st__buf_free(&t->skipped);
+	free(t->key_list);
+	free(t->skipped_list);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -2034,10 +2071,10 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		         p.vm.what);
 		goto out;
 	}
-	struct st__buf key = {0}, top = {0};
+	struct st__buf key = {0}, top = {0}, top_at = {0};
 	int key_auto = 0;
 	struct obj *d = p.root;
-	rc = select_dict(r, &d, &key, &key_auto, &top);
+	rc = select_dict(r, &d, &key, &key_auto, &top, &top_at);
 	if (rc == ST_OK && d != p.root)
 		/* The checkpoint's other entries are left out too. */
 		for (size_t i = 0; i + 1 < p.root->n; i += 2)
@@ -2050,7 +2087,8 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 				skip_value(&col, p.root->items[i]->s, p.root->items[i]->len);
 	if (rc == ST_OK)
 		rc = walk(&col, d, "", 0, 0, r);
-	if (rc == ST_OK && (key.failed || top.failed || col.skipped.failed))
+	if (rc == ST_OK && (key.failed || top.failed || col.skipped.failed ||
+	                    top_at.failed || col.skipped_at.failed))
 		rc = ST_ENOMEM;
 	if (rc == ST_OK && !(tt = calloc(1, sizeof *tt)))
 		rc = ST_ENOMEM;
@@ -2059,17 +2097,29 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 	if (rc) {
 		st__buf_free(&key);
 		st__buf_free(&top);
+		st__buf_free(&top_at);
 		goto out;
 	}
 	tt->key = key;
 	tt->top = top;
 	tt->skipped = col.skipped;
 	memset(&col.skipped, 0, sizeof col.skipped);
+	int nomem = 0;
+	size_t n_key_list, n_skipped_list;
+	tt->key_list = name_list(&tt->top, &top_at, &n_key_list, &nomem);
+	tt->skipped_list = name_list(&tt->skipped, &col.skipped_at, &n_skipped_list, &nomem);
+	st__buf_free(&top_at);
+	if (nomem) {
+		rc = ST_ENOMEM;
+		goto out;
+	}
 	tt->info = (st_torch_info){
 		.key = key.len ? key.data : NULL, .key_auto = key_auto,
 		.keys = top.data ? top.data : "",
 		.n_skipped = col.n_skipped,
-		.skipped = tt->skipped.data ? tt->skipped.data : ""};
+		.skipped = tt->skipped.data ? tt->skipped.data : "",
+		.key_list = tt->key_list, .n_key_list = n_key_list,
+		.skipped_list = tt->skipped_list, .n_skipped_list = n_skipped_list};
 
 	size_t n = col.n, n_dims = 0, names = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -2210,6 +2260,7 @@ out:
 		free(col.f[i].name);
 	free(col.f);
 	st__buf_free(&col.skipped);
+	st__buf_free(&col.skipped_at);
 	free(recs);
 	free(strides);
 	st__torch_free(tt);

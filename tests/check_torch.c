@@ -206,7 +206,41 @@ START_TEST(test_keys)
 	ck_assert_int_eq(st_file_open(&f, DIR "views.zip.bin", ST_OPEN_TORCH, &err), ST_OK);
 	ck_assert_ptr_null(st_file_torch_info(f)->key);
 	ck_assert_uint_eq(st_file_torch_info(f)->n_skipped, 0);
+	ck_assert_uint_eq(st_file_torch_info(f)->n_skipped_list, 0);
 	st_file_close(f);
+}
+END_TEST
+
+/*
+ * The names one by one (gen_keys.py): a key holding ", " stays one name;
+ * every top-level key is listed, the first 8 of 16 skipped values.
+ */
+START_TEST(test_key_list)
+{
+	static const char *const fmt[] = {"zip", "legacy", "tar"};
+	static const char *const skipped[] = {"epoch, step", "\xc3\xa9poque", "ema", "n0",
+	                                      "n1", "n2", "n3", "n4"};
+	for (size_t i = 0; i < 3; i++) {
+		char path[256];
+		snprintf(path, sizeof path, DIR "keys.%s.bin", fmt[i]);
+		st_file *f;
+		st_error err;
+		ck_assert_int_eq(st_file_open(&f, path, ST_OPEN_TORCH, &err), ST_OK);
+		const st_torch_info *ti = st_file_torch_info(f);
+		ck_assert_str_eq(ti->key, "model");
+		ck_assert_uint_eq(ti->n_key_list, 14);
+		ck_assert_uint_eq(ti->key_list[0].len, 5);
+		ck_assert(!memcmp(ti->key_list[0].s, "model", 5));
+		ck_assert_uint_eq(ti->key_list[13].len, 2);
+		ck_assert(!memcmp(ti->key_list[13].s, "n9", 2));
+		ck_assert_uint_eq(ti->n_skipped, 16);
+		ck_assert_uint_eq(ti->n_skipped_list, 8);
+		for (size_t k = 0; k < 8; k++) {
+			ck_assert_uint_eq(ti->skipped_list[k].len, strlen(skipped[k]));
+			ck_assert(!memcmp(ti->skipped_list[k].s, skipped[k], strlen(skipped[k])));
+		}
+		st_file_close(f);
+	}
 }
 END_TEST
 
@@ -916,6 +950,7 @@ int main(void)
 	tcase_add_test(tc, test_deflate_claim);
 	tcase_add_test(tc, test_bad_crc);
 	tcase_add_test(tc, test_zip_bomb);
+	tcase_add_test(tc, test_key_list);
 	tcase_add_test(tc, test_expanded_bound);
 	tcase_add_test(tc, test_memoize);
 	tcase_add_test(tc, test_shared_dict);

@@ -132,13 +132,26 @@ ST_API const char *st_file_format_name(const st_file *f);
  * top-level keys, ", "-separated. n_skipped values that are not tensors
  * (numbers, strings, lists, optimizer state, the entries beside key) were
  * left out; skipped names the first of them, ", "-separated.
+ * key_list and skipped_list are the same names one by one (a name may
+ * hold ", " or a NUL byte): every top-level string key, and the first
+ * (at most 8) skipped values; each name is cut at 100 bytes. Valid until
+ * st_file_close().
  */
+typedef struct st_torch_name {
+	const char *s; /* len bytes, not NUL-terminated */
+	size_t len;
+} st_torch_name;
+
 typedef struct st_torch_info {
 	const char *key;
 	int key_auto;
 	const char *keys;
 	size_t n_skipped;
 	const char *skipped;
+	const st_torch_name *key_list;
+	size_t n_key_list;
+	const st_torch_name *skipped_list;
+	size_t n_skipped_list;
 } st_torch_info;
 
 /* That information for a PyTorch file; NULL for a safetensors file. */

@@ -228,6 +228,26 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 /* Metadata values longer than this are cut in the summary (not in --json). */
 #define META_SHOW 200
 
+/* Top-level keys of a PyTorch checkpoint shown before "... (N keys)". */
+#define TORCH_KEYS_SHOW 10
+
+/* A PyTorch checkpoint's top-level keys: all of a few, the first of many. */
+static void print_torch_keys(const st_torch_info *ti)
+{
+	size_t n = ti->n_key_list, show = n > TORCH_KEYS_SHOW ? TORCH_KEYS_SHOW : n;
+	printf("%-13s", "  keys:");
+	if (!n)
+		printf("(none)");
+	for (size_t i = 0; i < show; i++) {
+		char *k = cli_printable(ti->key_list[i].s, ti->key_list[i].len);
+		printf("%s%s", i ? ", " : "", k);
+		free(k);
+	}
+	if (show < n)
+		printf(", ... (%zu keys)", n);
+	putchar('\n');
+}
+
 static void print_files(const st_checkpoint *ck)
 {
 	char buf[96];
@@ -257,9 +277,8 @@ static void print_files(const st_checkpoint *ck)
 			fmt_full(buf, sizeof buf, st_file_size(f), 1);
 			print_kv("  size:", buf);
 			const st_torch_info *ti = st_file_torch_info(f);
-			char *k = cli_printable(ti->keys, strlen(ti->keys));
-			print_kv("  keys:", *k ? k : "(none)");
-			free(k);
+			print_torch_keys(ti);
+			char *k;
 			if (ti->key) {
 				k = cli_printable(ti->key, strlen(ti->key));
 				char *line = cli_xmalloc(strlen(k) + 48);
@@ -470,6 +489,39 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 
 static void json_str(const char *s, size_t len) { cli_json_string(stdout, s, len); }
 
+/* A list of names as a JSON array. */
+static void json_names(const st_torch_name *v, size_t n)
+{
+	putchar('[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			printf(", ");
+		json_str(v[i].s, v[i].len);
+	}
+	putchar(']');
+}
+
+/*
+ * What reading a PyTorch checkpoint's dictionary found: its top-level
+ * keys, the sub-dictionary read (null: the whole) and whether it was
+ * chosen for holding every tensor, the values that are not tensors left
+ * out (how many; the first 8 named).
+ */
+static void json_torch(const st_torch_info *ti)
+{
+	printf(", \"pytorch\": {\"keys\": ");
+	json_names(ti->key_list, ti->n_key_list);
+	printf(", \"key\": ");
+	if (ti->key)
+		json_str(ti->key, strlen(ti->key));
+	else
+		printf("null");
+	printf(", \"key_auto\": %s, \"skipped\": %zu, \"skipped_keys\": ",
+	       ti->key_auto ? "true" : "false", ti->n_skipped);
+	json_names(ti->skipped_list, ti->n_skipped_list);
+	putchar('}');
+}
+
 /*
  * SPEC.md's document, keys in its order, one file or tensor per line so the
  * output stays greppable; with --stats each tensor gains a "stats" object
@@ -485,8 +537,10 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 		const st_file *f = st_checkpoint_file(ck, i);
 		printf("    {\"path\": ");
 		json_str(st_file_path(f), strlen(st_file_path(f)));
-		if (st_file_format(f) == ST_FORMAT_TORCH)
+		if (st_file_format(f) == ST_FORMAT_TORCH) {
 			printf(", \"format\": \"%s\"", st_file_format_name(f));
+			json_torch(st_file_torch_info(f));
+		}
 		printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, \"metadata\": {",
 		       (unsigned long long)st_file_header_size(f),
 		       (unsigned long long)st_file_data_size(f));

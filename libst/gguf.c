@@ -503,25 +503,43 @@ static void printable(char *dst, size_t cap, const char *s, uint64_t n)
 	dst[j] = 0;
 }
 
+/*
+ * A table of n records of elem bytes each, for n entries of the file that
+ * take at least min_bytes each: refused before any allocation when they
+ * cannot fit in what is left of the file ("<what> N cannot fit in the M
+ * bytes after <after> (each <each> takes at least K)").
+ */
+static int alloc_table(struct parser *ps, void **out, uint64_t n, size_t elem,
+                       uint64_t min_bytes, const char *what, const char *after,
+                       const char *each)
+{
+	if (n > left(ps) / min_bytes) {
+		st__report(ps->r, ST_PROBLEM_ERROR,
+		           "%s %llu cannot fit in the %llu bytes after %s (each %s "
+		           "takes at least %llu)", what, (unsigned long long)n,
+		           (unsigned long long)left(ps), after, each,
+		           (unsigned long long)min_bytes);
+		return ST_EFORMAT;
+	}
+	*out = g_alloc(ps->g, (size_t)n * elem);
+	if (n && !*out)
+		return nomem(ps);
+	return ST_OK;
+}
+
 static int parse_kvs(struct parser *ps, uint64_t n_kv)
 {
 	st_gguf *g = ps->g;
 	/* Each pair takes at least 8 (key length) + 4 (type) + 1 bytes. */
-	if (n_kv > left(ps) / 13) {
-		st__report(ps->r, ST_PROBLEM_ERROR,
-		           "metadata count %llu cannot fit in the %llu bytes after "
-		           "the header (each pair takes at least 13)",
-		           (unsigned long long)n_kv, (unsigned long long)left(ps));
-		return ST_EFORMAT;
-	}
-	g->kv = g_alloc(g, (size_t)n_kv * sizeof *g->kv);
-	if (n_kv && !g->kv)
-		return nomem(ps);
+	int rc = alloc_table(ps, (void **)&g->kv, n_kv, sizeof *g->kv, 13, "metadata count",
+	                     "the header", "pair");
+	if (rc)
+		return rc;
 	for (uint64_t i = 0; i < n_kv; i++) {
 		char key[1024];
 		const char *s;
 		uint64_t klen;
-		int rc = read_string(ps, &s, &klen, "key", NULL, i);
+		rc = read_string(ps, &s, &klen, "key", NULL, i);
 		if (rc)
 			return rc;
 		printable(key, sizeof key, s, klen);
@@ -652,21 +670,15 @@ static int parse_tensors(struct parser *ps, uint64_t n_t)
 {
 	st_gguf *g = ps->g;
 	/* name length 8, n_dims 4, type 4, offset 8. */
-	if (n_t > left(ps) / 24) {
-		st__report(ps->r, ST_PROBLEM_ERROR,
-		           "tensor count %llu cannot fit in the %llu bytes after the "
-		           "metadata (each tensor info takes at least 24)",
-		           (unsigned long long)n_t, (unsigned long long)left(ps));
-		return ST_EFORMAT;
-	}
-	g->t = g_alloc(g, (size_t)n_t * sizeof *g->t);
-	if (n_t && !g->t)
-		return nomem(ps);
+	int rc = alloc_table(ps, (void **)&g->t, n_t, sizeof *g->t, 24, "tensor count",
+	                     "the metadata", "tensor info");
+	if (rc)
+		return rc;
 	for (uint64_t i = 0; i < n_t; i++) {
 		char name[1024];
 		const char *s;
 		uint64_t nlen;
-		int rc = read_string(ps, &s, &nlen, "tensor", NULL, i);
+		rc = read_string(ps, &s, &nlen, "tensor", NULL, i);
 		if (rc)
 			return rc;
 		printable(name, sizeof name, s, nlen);

@@ -10,6 +10,12 @@
  * Across float dtypes it also says whether the narrower side is exactly the
  * wider one rounded (what stconvert --to writes).
  *
+ * When one side is quantized (FP8 weights with their scales, MXFP4 blocks
+ * with theirs: common/dequant.h) and the other is not, the quantized
+ * side's weights are compared dequantized, its scales are consumed, and
+ * stdiff says whether the other side is exactly it dequantized to its
+ * dtype (what stconvert --to bf16 writes).
+ *
  * It is not a validator (stinfo --check is). This file is options,
  * matching names, policy and output: the kernels (tolerance, rounding
  * check, NaN rules) are common/compare.c, and the data is streamed by
@@ -21,6 +27,7 @@
 #include "common/cli.h"
 #include "common/ckpt.h"
 #include "common/compare.h"
+#include "common/dequant.h"
 #include "common/diagnose.h"
 #include "common/inventory.h"
 #include "common/order.h"
@@ -54,6 +61,7 @@ struct entry {
 	size_t key_len;
 	size_t idx;      /* index in the checkpoint */
 	const st_tensor *t;
+	const dq_tensor *dq; /* a quantized weight, compared dequantized */
 };
 
 /* A tensor present on both sides. */
@@ -71,6 +79,13 @@ struct pair {
 	uint64_t group_elems;    /* elements per sum group */
 	uint64_t done;           /* elements merged so far */
 	diagnose_result diag; /* for a pair that differs: the trap, if any */
+	/* One side a quantized weight: it is dequantized to dq_to (F32, or
+	 * the other side's dtype with --exact, F64 against F64) first. */
+	const dq_tensor *dq;
+	bool dq_b;            /* B is the quantized side */
+	st_dtype dq_to;
+	bool faithful;        /* the other side holds the quantized side's
+	                         values in its dtype, bit for bit */
 };
 
 /* ---- the value pass ------------------------------------------------------- */
@@ -92,6 +107,12 @@ struct pair {
 #define MAX_BLOCKS (2 * CHUNK_BYTES / COMPARE_BLOCK + 1)
 _Static_assert(SUM_GROUP_BYTES % CHUNK_BYTES == 0,
                "a sum group must be whole chunks");
+/*
+ * A dequantized chunk: a pair with a quantized side costs the wider of
+ * the other side's element and the dequantized one, so a chunk's
+ * dequantized elements fit in CHUNK_BYTES.
+ */
+#define DQ_BUF_BYTES CHUNK_BYTES
 
 struct diff_run {
 	struct pair **pairs; /* per pipeline item */
@@ -114,8 +135,20 @@ static int diff_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	compare_stats_init(&res->st);
 	res->elems = pc->n_groups * p->g_elems;
 	memset(res->sums, 0, sizeof res->sums);
-	compare_chunk(&p->spec, pc->data[0], pc->data[1], pc->n_groups,
-	              pc->group * p->g_elems, c->scratch, &res->st, res->sums);
+	const unsigned char *a = pc->data[0], *b = pc->data[1];
+	if (p->dq) {
+		/* The quantized side's elements, dequantized, in the scratch
+		 * after compare_chunk's (DQ_BUF_BYTES, then dq_range's own). */
+		unsigned char *deq = (unsigned char *)c->scratch + COMPARE_SCRATCH_BYTES;
+		dq_range(p->dq, p->dq_to, deq, p->dq_b ? b : a, pc->group, pc->n_groups,
+		         deq + DQ_BUF_BYTES);
+		if (p->dq_b)
+			b = deq;
+		else
+			a = deq;
+	}
+	compare_chunk(&p->spec, a, b, pc->n_groups, pc->group * p->g_elems,
+	              c->scratch, &res->st, res->sums);
 	return 0;
 }
 
@@ -156,22 +189,38 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	pipeline_item *items = cli_xcalloc(n_pairs, sizeof *items);
 	size_t m = 0;
 	uint64_t total_bytes = 0;
+	size_t dq_row = 0;
+	bool any_dq = false;
 	for (size_t i = 0; i < n_pairs; i++) {
 		struct pair *p = &pairs[i];
 		if (!p->compared)
 			continue;
-		unsigned ga, gb, ea, eb;
+		unsigned ga, gb, ea, eb, cost = 0;
 		pipeline_dtype_group(p->a->t->dtype, &ga, &ea);
 		pipeline_dtype_group(p->b->t->dtype, &gb, &eb);
+		if (p->dq) {
+			/* The other side is a wide float: one element a group.
+			 * FP8 codes are read (a byte each); MXFP4 is read by
+			 * dequant.c through its mapping. */
+			unsigned q = p->dq->role == DQ_FP8 ? 1 : 0;
+			unsigned w = st_dtype_bits(p->dq_to) / 8, other = p->dq_b ? ga : gb;
+			ga = p->dq_b ? ga : q;
+			gb = p->dq_b ? q : gb;
+			ea = 1;
+			cost = w > other ? w : other;
+			any_dq = true;
+			if (p->dq->row_len > dq_row)
+				dq_row = (size_t)p->dq->row_len;
+		}
 		p->g_elems = ea; /* equal: same dtype, or both byte-aligned */
 		compare_stats_init(&p->st);
 		p->sum_abs = p->group_sum = 0;
 		p->done = 0;
-		p->group_elems = SUM_GROUP_BYTES / (ga > gb ? ga : gb) * ea;
+		p->group_elems = SUM_GROUP_BYTES / (cost ? cost : ga > gb ? ga : gb) * ea;
 		items[m] = (pipeline_item){{p->a->idx, p->b->idx},
-		                           p->a->t->n_elements / ea, {ga, gb}, 0};
+		                           p->a->t->n_elements / ea, {ga, gb}, cost};
 		r.pairs[m++] = p;
-		total_bytes += p->a->t->n_bytes + p->b->t->n_bytes;
+		total_bytes += (uint64_t)items[m - 1].n_groups * (ga + gb);
 	}
 	if (!o->quiet)
 		cli_progress_start(&r.progress, "comparing", total_bytes);
@@ -183,7 +232,8 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		.src = {ca, cb}, .items = items, .n_items = m,
 		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt,
 		.out_size = sizeof(struct chunk_result),
-		.scratch_size = COMPARE_SCRATCH_BYTES,
+		.scratch_size = COMPARE_SCRATCH_BYTES +
+		                (any_dq ? DQ_BUF_BYTES + DQ_SCRATCH(dq_row) : 0),
 		.work = diff_work, .sink = diff_sink, .progress = diff_progress,
 		.ctx = &r,
 	};
@@ -224,14 +274,29 @@ static bool selected(const struct opts *o, const char *key)
 	return false;
 }
 
-/* The tensors of one side, keyed, filtered and sorted. Exits 2 on clashes. */
+/*
+ * The tensors of one side, keyed, filtered and sorted. Exits 2 on clashes.
+ * q: the side's pairs when it is compared dequantized (else NULL): its
+ * scales are left out and an MXFP4 NAME_blocks stands as NAME, described
+ * by virt[i] (one slot per checkpoint tensor).
+ */
 static struct entry *side_entries(const struct opts *o, st_checkpoint *c,
-                                  const char *path, size_t *n_out)
+                                  const char *path, size_t *n_out,
+                                  const dq_plan *q, st_tensor *virt)
 {
 	size_t n = st_checkpoint_n_tensors(c), m = 0;
-	struct entry *e = cli_xmalloc(n * sizeof *e);
+	struct entry *e = cli_xmalloc((n ? n : 1) * sizeof *e);
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+		const dq_tensor *d = q && q->t[i].role != DQ_PLAIN ? &q->t[i] : NULL;
+		if (d && d->role == DQ_SCALE)
+			continue; /* folded into its weight */
+		if (d && d->role == DQ_MXFP4) {
+			virt[i] = (st_tensor){.name = d->out_name, .name_len = d->out_name_len,
+			                      .dtype = ST_DTYPE_F4, .ndim = 3,
+			                      .shape = d->out_shape, .n_elements = d->n_out};
+			t = &virt[i];
+		}
 		const char *key = t->name;
 		size_t len = t->name_len;
 		for (size_t j = 0; j < o->n_prefixes; j++) {
@@ -248,6 +313,7 @@ static struct entry *side_entries(const struct opts *o, st_checkpoint *c,
 		e[m].key_len = len;
 		e[m].idx = i;
 		e[m].t = t;
+		e[m].dq = d;
 		m++;
 	}
 	qsort(e, m, sizeof *e, cmp_entry);
@@ -341,7 +407,21 @@ struct result {
 	const st_checkpoint *ca, *cb; /* for their folders' config.json */
 	bool equal;
 	size_t n_identical, n_within, n_differ, n_shape, n_dtype;
+	/* A quantized side (-1: none), its pairs, and whether the other side
+	 * is exactly it dequantized (to the dtypes named in dq_to). */
+	int dq_side;
+	const dq_plan *dq;
+	bool dq_exact;
+	char dq_to[64];
 };
+
+/* Dequantized pairs that hold within tolerance, per pair of dtypes. */
+struct dq_tally {
+	const char *a, *b; /* labels */
+	bool dq_b;
+	uint64_t tensors, exact;
+};
+#define DQ_TALLY_MAX 16
 
 /* Metadata keys on one side only, or with different values, into r. */
 static void diff_meta(st_checkpoint *ca, st_checkpoint *cb, struct result *r)
@@ -407,9 +487,42 @@ static bool pair_differs(const struct pair *p, bool exact)
 {
 	if (!p->same_shape || !p->compared)
 		return true;
-	if (exact && !p->same_dtype)
+	if (exact && !p->same_dtype && !p->dq)
 		return true;
 	return p->st.mismatched != 0;
+}
+
+/*
+ * Whether a compared pair with a quantized side holds the dequantized
+ * values bit for bit: the other side is them rounded to its dtype (or the
+ * same bytes, compared in its dtype).
+ */
+static bool dq_exactly(const struct pair *p)
+{
+	return p->spec.check_rounded ? p->st.rounded : p->st.identical;
+}
+
+/*
+ * Whether pair p, of a comparison with a quantized side (A when !dq_b),
+ * has the other side hold the quantized side's values in its own dtype,
+ * bit for bit: a dequantized weight rounded once, a plain tensor the same
+ * bytes or (not --exact) rounded or widened from the quantized side's.
+ */
+static bool pair_faithful(const struct pair *p, bool exact, bool dq_b)
+{
+	if (!p->compared || pair_differs(p, exact))
+		return false;
+	if (p->dq)
+		return dq_exactly(p);
+	if (p->same_dtype)
+		return p->st.identical;
+	if (exact || !p->spec.check_rounded)
+		return false;
+	/* Narrowed from the quantized side: rounded; widened: every value
+	 * equal (no element noted as a different value). */
+	if (p->spec.a_is_wide == !dq_b)
+		return p->st.rounded;
+	return p->st.worst_rank < 1 && !p->st.nan_mismatch;
 }
 
 static void print_json(const struct result *r)
@@ -486,14 +599,61 @@ static void print_json(const struct result *r)
 		cli_json_double(stdout, p->spec.rtol);
 		fputs(", \"atol\": ", stdout);
 		cli_json_double(stdout, p->spec.atol);
+		/* With a quantized side (only): what was dequantized. */
+		if (p->dq) {
+			const st_tensor *sc = st_checkpoint_tensor(p->dq_b ? r->cb : r->ca,
+			                                           p->dq->scale, NULL);
+			printf(", \"dequantized\": \"%s\", \"scale\": ", p->dq_b ? "b" : "a");
+			json_name(sc->name, sc->name_len);
+			printf(", \"exactly_dequantized\": %s", dq_exactly(p) ? "true" : "false");
+		} else if (r->dq_side >= 0) {
+			fputs(", \"dequantized\": null, \"scale\": null, "
+			      "\"exactly_dequantized\": null", stdout);
+		}
 		putchar('}');
 	}
-	puts(first ? "]}" : "\n ]}");
+	fputs(first ? "]" : "\n ]", stdout);
+	if (r->dq_side < 0) {
+		puts("}");
+		return;
+	}
+	printf(",\n \"dequantized\": {\"side\": \"%s\", \"fp8_weights\": %zu, \"mxfp4_weights\": %zu, "
+	       "\"scale_tensors\": %zu, \"scale_bytes\": %llu, \"block_size\": "
+	       "[%llu, %llu], \"exactly_dequantized_to\": ",
+	       r->dq_side ? "b" : "a", r->dq->n_fp8, r->dq->n_mxfp4, r->dq->n_scales,
+	       (unsigned long long)r->dq->scale_bytes, (unsigned long long)r->dq->block_rows,
+	       (unsigned long long)r->dq->block_cols);
+	if (r->dq_exact)
+		json_name(r->dq_to, strlen(r->dq_to));
+	else
+		fputs("null", stdout);
+	puts("}}");
 }
 
 static void print_name(const char *s, size_t len)
 {
 	cli_print_name(stdout, s, len);
+}
+
+/* A side's dtype in words: MXFP4 for MXFP4 blocks, else the dtype. */
+static const char *label(const struct entry *e)
+{
+	return e->dq && e->dq->role == DQ_MXFP4 ? "MXFP4" : st_dtype_name(e->t->dtype);
+}
+
+/* A tally line of dequantized pairs of one dtype pair (like diagnose's). */
+static void print_dq_tally(const struct dq_tally *t)
+{
+	uint64_t within = t->tensors - t->exact;
+	printf("%llu tensor%s %s \xe2\x86\x92 %s", (unsigned long long)t->tensors,
+	       t->tensors == 1 ? "" : "s", t->a, t->b);
+	const char *what = t->dq_b ? "A exactly B dequantized" : "exactly A dequantized";
+	if (!within || !t->exact)
+		printf(", %s%s\n", t->tensors == 1 ? "" : "all ",
+		       within ? "within tolerance" : what);
+	else
+		printf(": %llu %s, %llu within tolerance\n", (unsigned long long)t->exact,
+		       what, (unsigned long long)within);
 }
 
 /* A metadata value for a human: quoted, or (absent). */
@@ -537,10 +697,10 @@ static void print_pair_line(const struct pair *p)
 	printf("%s: ", status);
 	print_name(p->a->key, p->a->key_len);
 	if (p->same_dtype)
-		printf(" (%s", st_dtype_name(p->a->t->dtype));
+		printf(" (%s", label(p->a));
 	else
-		printf(" (%s vs %s", st_dtype_name(p->a->t->dtype),
-		       st_dtype_name(p->b->t->dtype));
+		printf(" (%s%s vs %s%s", label(p->a), p->dq && !p->dq_b ? " dequantized" : "",
+		       label(p->b), p->dq && p->dq_b ? " dequantized" : "");
 	printf(", %llu element%s)", (unsigned long long)p->a->t->n_elements,
 	       p->a->t->n_elements == 1 ? "" : "s");
 	if (ident) {
@@ -568,7 +728,11 @@ static void print_pair_line(const struct pair *p)
 		printf(", NaN on one side: %llu", (unsigned long long)s->nan_mismatch);
 	if (s->nan_equal)
 		printf(", NaN in both: %llu", (unsigned long long)s->nan_equal);
-	if (p->spec.check_rounded) {
+	if (p->dq) {
+		printf(", %s is %sexactly %s dequantized to %s", p->dq_b ? "A" : "B",
+		       dq_exactly(p) ? "" : "not ", p->dq_b ? "B" : "A",
+		       st_dtype_name(p->dq_b ? p->a->t->dtype : p->b->t->dtype));
+	} else if (p->spec.check_rounded) {
 		st_dtype tn = p->spec.a_is_wide ? p->b->t->dtype : p->a->t->dtype;
 		printf(", %s is %sexactly %s rounded to %s", p->spec.a_is_wide ? "B" : "A",
 		       s->rounded ? "" : "not ", p->spec.a_is_wide ? "A" : "B",
@@ -597,6 +761,11 @@ static void print_config_key(void *ctx, const char *key, const char *a,
 
 static void print_human(const struct result *r)
 {
+	if (r->dq_side >= 0) {
+		char what[256];
+		dq_plan_describe(r->dq, what, sizeof what);
+		printf("%s: %s\n", r->dq_side ? "B" : "A", what);
+	}
 	for (size_t i = 0; i < r->n_only_a; i++) {
 		fputs("only in A: ", stdout);
 		print_name(r->only_a[i]->t->name, r->only_a[i]->t->name_len);
@@ -615,14 +784,14 @@ static void print_human(const struct result *r)
 			cli_fmt_shape(sb, sizeof sb, p->b->t);
 			fputs("shape changed: ", stdout);
 			print_name(p->a->key, p->a->key_len);
-			printf(": %s %s -> %s %s\n", st_dtype_name(p->a->t->dtype), sa,
-			       st_dtype_name(p->b->t->dtype), sb);
+			printf(": %s %s -> %s %s\n", label(p->a), sa,
+			       label(p->b), sb);
 		} else if (!p->same_dtype &&
 		           (r->verbose || !p->compared || pair_differs(p, r->exact))) {
 			fputs("dtype changed: ", stdout);
 			print_name(p->a->key, p->a->key_len);
-			printf(": %s -> %s%s\n", st_dtype_name(p->a->t->dtype),
-			       st_dtype_name(p->b->t->dtype),
+			printf(": %s -> %s%s\n", label(p->a),
+			       label(p->b),
 			       p->comparable ? "" : " (values not comparable)");
 		}
 	}
@@ -650,21 +819,40 @@ static void print_human(const struct result *r)
 	 */
 	diagnose_dtype_tally tally;
 	memset(&tally, 0, sizeof tally);
+	struct dq_tally dqt[DQ_TALLY_MAX];
+	size_t n_dqt = 0;
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		const struct pair *p = &r->pairs[i];
 		if (!p->compared)
 			continue;
 		bool differs = pair_differs(p, r->exact);
-		if (!r->verbose && !p->same_dtype && !differs)
+		if (!r->verbose && !p->same_dtype && !differs && p->dq) {
+			size_t k = 0;
+			while (k < n_dqt && (strcmp(dqt[k].a, label(p->a)) ||
+			                     strcmp(dqt[k].b, label(p->b))))
+				k++;
+			if (k == n_dqt && n_dqt < DQ_TALLY_MAX)
+				dqt[n_dqt++] = (struct dq_tally){label(p->a), label(p->b),
+				                                 p->dq_b, 0, 0};
+			if (k < n_dqt) {
+				dqt[k].tensors++;
+				dqt[k].exact += dq_exactly(p);
+			}
+		} else if (!r->verbose && !p->same_dtype && !differs)
 			diagnose_dtype_add(&tally, p->a->t->dtype, p->b->t->dtype,
 			                   p->spec.check_rounded && p->st.rounded, 1);
 		if (r->verbose || differs)
 			print_pair_line(p);
 	}
+	for (size_t i = 0; i < n_dqt; i++)
+		print_dq_tally(&dqt[i]);
 	for (size_t i = 0; i < tally.n; i++) {
 		char buf[160];
 		printf("%s\n", diagnose_dtype_line(&tally, i, buf, sizeof buf));
 	}
+	if (r->dq_exact)
+		printf("%s is exactly %s dequantized to %s\n", r->dq_side ? "A" : "B",
+		       r->dq_side ? "B" : "A", r->dq_to);
 	size_t n = r->n_identical + r->n_within + r->n_differ;
 	if (r->names_only)
 		printf("%zu tensor%s in both", r->n_pairs, r->n_pairs == 1 ? "" : "s");
@@ -692,7 +880,8 @@ static void diagnose_pairs(st_checkpoint *ca, st_checkpoint *cb,
 {
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		struct pair *p = &r->pairs[i];
-		if (!p->compared || !pair_differs(p, exact) || p->st.mismatched == 0)
+		if (!p->compared || !pair_differs(p, exact) || p->st.mismatched == 0 ||
+		    p->dq)
 			continue;
 		st_error err;
 		memset(&err, 0, sizeof err);
@@ -749,19 +938,19 @@ static int print_first(st_checkpoint *ca, st_checkpoint *cb,
 				cli_fmt_shape(sb, sizeof sb, p->b->t);
 				fputs("shape changed: ", stdout);
 				print_name(p->a->key, p->a->key_len);
-				printf(": %s %s -> %s %s\n", st_dtype_name(p->a->t->dtype),
-				       sa, st_dtype_name(p->b->t->dtype), sb);
+				printf(": %s %s -> %s %s\n", label(p->a),
+				       sa, label(p->b), sb);
 			} else if (!p->compared) {
 				fputs("dtype changed: ", stdout);
 				print_name(p->a->key, p->a->key_len);
 				printf(": %s -> %s (values not comparable)\n",
-				       st_dtype_name(p->a->t->dtype),
-				       st_dtype_name(p->b->t->dtype));
+				       label(p->a),
+				       label(p->b));
 			} else {
 				struct pair q = *p;
 				st_error err;
 				memset(&err, 0, sizeof err);
-				if (q.st.mismatched &&
+				if (q.st.mismatched && !q.dq &&
 				    diagnose_checkpoints(ca, q.a->idx, cb, q.b->idx,
 				                         q.spec.rtol, q.spec.atol, &q.diag,
 				                         &err) != ST_OK)
@@ -803,6 +992,11 @@ static void usage(void)
 "bit-identical, max abs diff, max rel diff (over b != 0), mean abs diff, the\n"
 "number of elements outside |a - b| <= atol + rtol * |b|, and the worst element.\n"
 "NaN in the same place on both sides is equal; NaN against a number differs.\n"
+"When one side is quantized (FP8 weights with *.weight_scale_inv or\n"
+"*.weight_scale, MXFP4 NAME_blocks with NAME_scales) and the other is not,\n"
+"its weights are compared dequantized (FP8 blocks from config.json), its\n"
+"scales are consumed, and stdiff says \"B is exactly A dequantized to BF16\"\n"
+"when every tensor of B is A's values rounded to B's dtype, bit for bit.\n"
 "\n"
 "Options:\n"
 "      --rtol X          relative tolerance (default: torch.testing's for the\n"
@@ -810,7 +1004,8 @@ static void usage(void)
 "                        BF16 1.6e-2; integers and others 0)\n"
 "      --atol X          absolute tolerance (default: F64 1e-7, F16/BF16/F32\n"
 "                        1e-5; integers and others 0)\n"
-"      --exact           bit equality: same dtype and the same bytes\n"
+"      --exact           bit equality: same dtype and the same bytes (a\n"
+"                        dequantized weight: rounded to the other's dtype)\n"
 "      --names-only      compare names, shapes and dtypes only (headers)\n"
 "  -t, --tensor GLOB     only tensors whose name matches GLOB (repeatable)\n"
 "  -p, --strip-prefix P  remove prefix P from names before matching\n"
@@ -906,6 +1101,30 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	*pb = argv[optind + 1];
 }
 
+/*
+ * "B is exactly A dequantized to BF16": nothing only on one side, every
+ * tensor compared and faithful (pair_faithful), one of them dequantized.
+ * The dtypes the dequantized weights were rounded to go to r->dq_to.
+ */
+static void dq_verdict(struct result *r)
+{
+	bool ok = !r->names_only && !r->n_only_a && !r->n_only_b;
+	bool to[ST_DTYPE_COUNT] = {false};
+	for (size_t i = 0; ok && i < r->n_pairs; i++) {
+		const struct pair *p = &r->pairs[i];
+		ok = pair_faithful(p, r->exact, r->dq_side == 1);
+		if (ok && p->dq)
+			to[p->dq_b ? p->a->t->dtype : p->b->t->dtype] = true;
+	}
+	size_t len = 0;
+	r->dq_to[0] = 0;
+	for (int d = 0; ok && d < ST_DTYPE_COUNT; d++)
+		if (to[d])
+			len += (size_t)snprintf(r->dq_to + len, sizeof r->dq_to - len, "%s%s",
+			                        len ? " and " : "", st_dtype_name((st_dtype)d));
+	r->dq_exact = ok && len;
+}
+
 /* Set what the value pass does with a common tensor. */
 static void plan_pair(const struct opts *o, struct pair *p)
 {
@@ -916,9 +1135,69 @@ static void plan_pair(const struct opts *o, struct pair *p)
 	p->comparable = p->same_dtype || (ka != COMPARE_RAW && kb != COMPARE_RAW);
 	p->compared = !o->names_only && p->same_shape && p->comparable;
 	p->has_stats = ka != COMPARE_RAW;
+	const struct entry *qe = p->a->dq ? p->a : p->b->dq ? p->b : NULL;
+	if (qe) {
+		/* A quantized weight against a plain tensor: its values are
+		 * dequantized in F32 (the product dequantization rounds once),
+		 * to F64 against F64, to the other side's dtype with --exact
+		 * (bits against bits); the other side must hold floats. */
+		st_dtype other = qe == p->a ? tb : ta;
+		p->dq = qe->dq;
+		p->dq_b = qe == p->b;
+		p->dq_to = other == ST_DTYPE_F64 ? ST_DTYPE_F64
+		           : o->exact && compare_kind(other) == COMPARE_FLOAT ? other
+		                                                              : ST_DTYPE_F32;
+		p->comparable = compare_kind(other) == COMPARE_FLOAT;
+		p->compared = !o->names_only && p->same_shape && p->comparable;
+		p->has_stats = true;
+		if (p->dq_b)
+			tb = p->dq_to;
+		else
+			ta = p->dq_to;
+	}
 	compare_spec_init(&p->spec, ta, tb, o->exact,
 	                  o->have_rtol ? &o->rtol : NULL,
 	                  o->have_atol ? &o->atol : NULL);
+}
+
+/* ---- a quantized side ----------------------------------------------------- */
+
+/* Whether c has scale tensors (dequant.h's names): it is quantized. */
+static bool has_scales(st_checkpoint *c)
+{
+	static const char *const suffix[] = {".weight_scale_inv", ".weight_scale", "_scales"};
+	for (size_t i = 0; i < st_checkpoint_n_tensors(c); i++) {
+		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+		for (size_t k = 0; k < 3; k++) {
+			size_t n = strlen(suffix[k]);
+			if (t->name_len >= n && !memcmp(t->name + t->name_len - n, suffix[k], n) &&
+			    (k < 2 || t->dtype == ST_DTYPE_U8))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * When exactly one of ca and cb is quantized, pair its weights with their
+ * scales (the FP8 block size from config.json in its folder, as stconvert
+ * reads it) into *q and return its side (0 A, 1 B); -1 when neither or
+ * both are (both: compared as they are stored). Exits 2 when the
+ * quantized side's pairs do not fit.
+ */
+static int quant_side(st_checkpoint *ca, st_checkpoint *cb, dq_plan *q)
+{
+	bool qa = has_scales(ca), qb = has_scales(cb);
+	if (qa == qb)
+		return -1;
+	st_checkpoint *c = qa ? ca : cb;
+	uint64_t b0, b1;
+	st_error err;
+	memset(&err, 0, sizeof err);
+	if (dq_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) != 0 ||
+	    dq_plan_build(q, c, b0, b1, &err) != 0)
+		cli_die(CLI_ERROR, "%s", err.message);
+	return qa ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -942,9 +1221,15 @@ int main(int argc, char **argv)
 	if (ckpt_open(&ca, path_a) != CLI_OK || ckpt_open(&cb, path_b) != CLI_OK)
 		exit(CLI_ERROR);
 
+	/* One side quantized: its weights are compared dequantized. */
+	dq_plan qp;
+	memset(&qp, 0, sizeof qp);
+	int qside = quant_side(ca, cb, &qp);
+	st_tensor *virt = qside < 0 ? NULL
+	                  : cli_xcalloc(qp.n ? qp.n : 1, sizeof *virt);
 	size_t na, nb;
-	struct entry *ea = side_entries(&o, ca, path_a, &na);
-	struct entry *eb = side_entries(&o, cb, path_b, &nb);
+	struct entry *ea = side_entries(&o, ca, path_a, &na, qside == 0 ? &qp : NULL, virt);
+	struct entry *eb = side_entries(&o, cb, path_b, &nb, qside == 1 ? &qp : NULL, virt);
 	/* A --tensor that selects nothing is more likely a typo than a pass. */
 	if (o.n_globs && na == 0 && nb == 0)
 		cli_die(CLI_ERROR, "no tensor in %s or %s matches --tensor '%s'%s",
@@ -957,6 +1242,8 @@ int main(int argc, char **argv)
 	r.exact = o.exact;
 	r.ca = ca;
 	r.cb = cb;
+	r.dq_side = qside;
+	r.dq = &qp;
 	r.only_a = cli_xmalloc(na * sizeof *r.only_a);
 	r.only_b = cli_xmalloc(nb * sizeof *r.only_b);
 	r.pairs = cli_xmalloc((na < nb ? na : nb) * sizeof *r.pairs);
@@ -1005,6 +1292,8 @@ int main(int argc, char **argv)
 		else
 			r.n_within++;
 	}
+	if (qside >= 0)
+		dq_verdict(&r);
 
 	/* The traps, in words, for every pair that differs. */
 	if (!o.json && !o.quiet && !o.first)
@@ -1020,6 +1309,8 @@ int main(int argc, char **argv)
 
 	free(r.meta);
 	free(r.pairs);
+	free(virt);
+	dq_plan_free(&qp);
 	free(r.only_a);
 	free(r.only_b);
 	free(ea);

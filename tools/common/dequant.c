@@ -256,3 +256,54 @@ void dq_range(const dq_tensor *t, st_dtype to, void *out, const unsigned char *i
 	if (n)
 		dq_part(t, to, o, in, r, 0, n, scratch);
 }
+
+/* config.json is small; anything past this is not a config. */
+#define DQ_MAX_CONFIG ((size_t)16 << 20)
+
+int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err)
+{
+	size_t plen = strlen(dir) + sizeof "/config.json";
+	char *path = malloc(plen), *text = NULL;
+	FILE *f = NULL;
+	size_t n = 0;
+	int found = 0, rc = -1;
+
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	err->code = ST_ENOMEM;
+	err->sys_errno = 0;
+	snprintf(err->message, sizeof err->message, "out of memory");
+	if (!path)
+		return -1;
+	snprintf(path, plen, "%s/config.json", dir);
+	f = fopen(path, "rb");
+	if (!f) {
+		rc = 0; /* no config.json: the default */
+		goto out;
+	}
+	text = malloc(DQ_MAX_CONFIG + 1);
+	if (!text)
+		goto out;
+	n = fread(text, 1, DQ_MAX_CONFIG + 1, f);
+	if (ferror(f) || n > DQ_MAX_CONFIG) {
+		err->code = ST_EIO;
+		snprintf(err->message, sizeof err->message, "%.400s: %s", path,
+		         n > DQ_MAX_CONFIG ? "larger than 16 MiB" : "read error");
+		goto out;
+	}
+	st_error e;
+	int r = st_quant_config_block_size(text, n, b0, b1, &found, &e);
+	if (r == ST_EINVAL) {
+		err->code = ST_EINVAL;
+		snprintf(err->message, sizeof err->message, "%.300s: %.200s", path, e.message);
+		goto out;
+	}
+	if (r != ST_OK) /* not a JSON object: no block size in it */
+		*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	free(text);
+	free(path);
+	return rc;
+}

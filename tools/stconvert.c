@@ -82,9 +82,13 @@ static void usage(void)
 "                          floating *weight tensors become F8_E4M3 with an\n"
 "                          F32 *weight_scale_inv per block (scale =\n"
 "                          amax/448), others are copied; a directory OUT's\n"
-"                          config.json gets quantization_config (fp8, e4m3)\n"
+"                          config.json gets quantization_config (fp8, e4m3);\n"
+"                          FP8 weights already in IN are copied with their\n"
+"                          scales when they have --block's blocks, else an\n"
+"                          error (and MXFP4, per-channel scales too)\n"
 "      --block R,C         f8_e4m3's block size, rows by columns (default\n"
-"                          128,128)\n"
+"                          128,128, or IN's weight_block_size when IN has\n"
+"                          FP8 weights)\n"
 "  -k, --keep GLOB         leave tensors whose name matches GLOB in their\n"
 "                          dtype (fnmatch; repeatable), e.g. --keep '*ln_*'\n"
 "  -d, --drop GLOB         leave matching tensors out (repeatable; wins\n"
@@ -823,18 +827,30 @@ static char *read_config(const char *dir, size_t *len)
 	return text;
 }
 
-/* Pair the scaled weights with their scales (FP8 blocks from config.json). */
-static void dequant_plan(st_checkpoint *c, const struct options *o)
+/*
+ * The FP8 block size a directory IN's config.json names (the default
+ * without one). Returns whether it names one; exits 2 on a hostile one.
+ */
+static int in_block_size(const struct options *o, uint64_t *b0, uint64_t *b1)
 {
-	uint64_t b0 = ST_QUANT_DEFAULT_BLOCK, b1 = ST_QUANT_DEFAULT_BLOCK;
 	int found = 0;
 	size_t len = 0;
 	struct stat st;
 	char *config = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode) ? read_config(o->in, &len) : NULL;
 	st_error err;
-	if (config && st_quant_config_block_size(config, len, &b0, &b1, &found, &err) == ST_EINVAL)
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	if (config && st_quant_config_block_size(config, len, b0, b1, &found, &err) == ST_EINVAL)
 		cli_die(CLI_ERROR, "%s/config.json: %s", o->in, err.message);
 	free(config);
+	return found;
+}
+
+/* Pair the scaled weights with their scales (FP8 blocks from config.json). */
+static void dequant_plan(st_checkpoint *c, const struct options *o)
+{
+	uint64_t b0, b1;
+	st_error err;
+	in_block_size(o, &b0, &b1);
 	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
@@ -893,6 +909,89 @@ static size_t quant_plan(st_checkpoint *c, const struct options *o, item *items,
 		m++;
 	}
 	return m;
+}
+
+/* "FILE: tensor 'NAME'" of tensor i of c, for messages. */
+static void tensor_where(st_checkpoint *c, size_t i, char *buf, size_t size)
+{
+	size_t f = 0;
+	const st_tensor *t = st_checkpoint_tensor(c, i, &f);
+	snprintf(buf, size, "%s: tensor '%.*s'", st_file_path(st_checkpoint_file(c, f)),
+	         (int)(t->name_len > 200 ? 200 : t->name_len), t->name);
+}
+
+/*
+ * --to f8_e4m3 on a checkpoint with quantized weights already: each FP8
+ * weight and its scale are copied as they are, never quantized again,
+ * when the config.json written will describe them: an F8_E4M3 X.weight
+ * with an X.weight_scale_inv grid of R x C blocks, --block's (which then
+ * defaults to IN's config.json weight_block_size; without one the pairs
+ * are read with --block's blocks). Anything else (another
+ * F8 type, per-channel or per-tensor scales, other blocks, MXFP4, an F8
+ * weight without a scale) would leave config.json wrong: an error naming
+ * the tensor, before anything is written. The pairs go to g_dq.
+ */
+static void requant_check(st_checkpoint *c, struct options *o)
+{
+	uint64_t b0, b1;
+	st_error err;
+	int found = in_block_size(o, &b0, &b1);
+	if (!found) { /* no config.json to say: the weights' blocks are --block's */
+		b0 = o->block[0];
+		b1 = o->block[1];
+	}
+	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+		cli_error(&err);
+		exit(CLI_ERROR);
+	}
+	if (g_dq.n_fp8 && found && !o->has_block) {
+		o->block[0] = b0;
+		o->block[1] = b1;
+	}
+	for (size_t i = 0; i < g_dq.n; i++) {
+		const dq_tensor *d = &g_dq.t[i];
+		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+		char where[512], sa[256], sb[256], want[256];
+		tensor_where(c, i, where, sizeof where);
+		if (d->role == DQ_MXFP4)
+			cli_die(CLI_ERROR, "%s: MXFP4 blocks cannot be kept beside the FP8 "
+			        "quantization_config --to f8_e4m3 writes; dequantize first (--to bf16)",
+			        where);
+		if (d->role == DQ_PLAIN && t->ndim >= 2 &&
+		    (t->dtype == ST_DTYPE_F8_E4M3 || t->dtype == ST_DTYPE_F8_E5M2 ||
+		     t->dtype == ST_DTYPE_F8_E4M3FNUZ || t->dtype == ST_DTYPE_F8_E5M2FNUZ))
+			cli_die(CLI_ERROR, "%s: %s without a scale: config.json's FP8 "
+			        "quantization_config would call it scaled", where, st_dtype_name(t->dtype));
+		if (d->role != DQ_FP8)
+			continue;
+		const st_tensor *s = st_checkpoint_tensor(c, d->scale, NULL);
+		st_quant_fp8 l;
+		int fits = st_quant_fp8_block(&l, d->fp8.experts, d->fp8.rows, d->fp8.cols,
+		                              o->block[0], o->block[1]) == ST_OK &&
+		           t->dtype == ST_DTYPE_F8_E4M3 && s->ndim == t->ndim &&
+		           s->shape[s->ndim - 2] == l.scale_rows && s->shape[s->ndim - 1] == l.scale_cols &&
+		           s->name_len > 10 && !memcmp(s->name + s->name_len - 10, "_scale_inv", 10);
+		if (fits)
+			continue;
+		cli_fmt_shape(sa, sizeof sa, t);
+		cli_fmt_shape(sb, sizeof sb, s);
+		snprintf(want, sizeof want, "F8_E4M3 with %llux%llu block scales %.*s_scale_inv "
+		         "[%llu, %llu]", (unsigned long long)o->block[0],
+		         (unsigned long long)o->block[1], (int)(t->name_len > 100 ? 100 : t->name_len),
+		         t->name, (unsigned long long)l.scale_rows, (unsigned long long)l.scale_cols);
+		/* The weights IN's config.json names, when they would fit. */
+		int other = d->fp8.kind == ST_QUANT_BLOCK && t->dtype == ST_DTYPE_F8_E4M3 &&
+		            (b0 != o->block[0] || b1 != o->block[1]) &&
+		            !memcmp(s->name + s->name_len - 10, "_scale_inv", 10);
+		char hint[64] = "";
+		if (other)
+			snprintf(hint, sizeof hint, " or give --block %llu,%llu", (unsigned long long)b0,
+			         (unsigned long long)b1);
+		cli_die(CLI_ERROR, "%s: already quantized as %s %s with scale '%.*s' %s %s; the "
+		        "config.json written describes %s: dequantize first (--to bf16)%s",
+		        where, st_dtype_name(t->dtype), sa, (int)(s->name_len > 200 ? 200 : s->name_len),
+		        s->name, st_dtype_name(s->dtype), sb, want, hint);
+	}
 }
 
 /* The new config.json: DeepSeek's quantization_config for these blocks. */
@@ -1094,7 +1193,11 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 	else
 		cli_warn("layout only: %zu copied unchanged, %zu dropped",
 		        counts[ACT_COPY], counts[ACT_DROP]);
-	if (g_dq.n_fp8 + g_dq.n_mxfp4) {
+	if (o->quant && g_dq.n_fp8)
+		cli_warn("already quantized: %zu FP8 weight%s and %zu scale tensor%s copied as they are",
+		         g_dq.n_fp8, g_dq.n_fp8 == 1 ? "" : "s", g_dq.n_scales,
+		         g_dq.n_scales == 1 ? "" : "s");
+	else if (g_dq.n_fp8 + g_dq.n_mxfp4) {
 		char line[256];
 		dq_plan_describe(&g_dq, line, sizeof line);
 		cli_warn("%s", line);
@@ -1133,6 +1236,8 @@ int main(int argc, char **argv)
 	item *items = cli_xcalloc(n ? 2 * n : 1, sizeof *items);
 	if (o.has_to)
 		dequant_plan(c, &o);
+	else if (o.quant)
+		requant_check(c, &o);
 	plan_items(c, &o, items);
 	size_t n_all = o.quant ? quant_plan(c, &o, items, n) : n;
 

@@ -34,7 +34,7 @@
  * NaNs, so a vector step of a pair that uses them and meets a NaN is done
  * by the scalar code. PyTorch differs only in NaN payloads and signs (its
  * F32 -> BF16 gives 0xFFFF or 0x7FC0, its F32 -> F16 gives sign | 0x7E00),
- * which FORMAT.md allows.
+ * which doc/format.md allows.
  */
 #include "internal.h"
 

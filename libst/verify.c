@@ -42,7 +42,7 @@
 #define READ_BUF (1u << 20)      /* per thread */
 #define MAX_LINKS 40             /* as the kernel's ELOOP limit */
 #define MAX_DEPTH 64             /* folder nesting walked */
-#define MAX_HEADER 100000000u    /* FORMAT.md: N <= 10^8 */
+#define MAX_HEADER 100000000u    /* doc/format.md rule 2: N <= 10^8 */
 #define MAX_SMALL_FILE (1u << 26) /* refs, listings, sidecars: 64 MiB */
 
 enum { V_NONE = 0, V_SAFETENSORS, V_TORCH, V_GGUF };

@@ -85,7 +85,7 @@ ST_API st_bf16 st_f32_to_bf16(float f);
 ST_API float st_f64_to_f32(double d);
 
 /*
- * 8- and 4-bit floats (FORMAT.md, "8- and 4-bit floats"; the OCP 8-bit
+ * 8- and 4-bit floats (doc/format.md, "8- and 4-bit floats"; the OCP 8-bit
  * floating point specification). st_f8_to_f32 decodes exactly one code of
  * F8_E4M3, F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, or F4 (the low
  * nibble of code); another type gives NaN. A NaN keeps its sign and

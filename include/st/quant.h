@@ -2,7 +2,7 @@
  * st/quant.h - scaled low-precision weights: dequantizing FP8 and MXFP4
  * checkpoints to a wide float type, and quantizing to block-scaled FP8.
  *
- * Layouts (FORMAT.md, "8- and 4-bit floats"):
+ * Layouts (doc/format.md, "Scaled weights"):
  *
  * Scaled FP8. A weight X.weight of an F8 type, [out, in] or [experts, out,
  * in], with a scale tensor (X.weight_scale_inv in DeepSeek's releases,

@@ -18,7 +18,7 @@
 
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-/* Exit codes of every tool (SPEC.md). */
+/* Exit codes of every tool (each man page, EXIT STATUS). */
 enum { CLI_OK = 0, CLI_NO = 1, CLI_ERROR = 2 };
 
 /*

@@ -29,57 +29,17 @@ dir=$(mktemp -d /tmp/bench_stats.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 f=$dir/w.safetensors
 
-# A safetensors file by hand: u64 LE header length, space-padded JSON, data.
-bytes=$((mb * 1024 * 1024))
-n=$((bytes / 4))
-hdr="{\"w\":{\"dtype\":\"F32\",\"shape\":[$n],\"data_offsets\":[0,$bytes]}}"
-while [ $(( ${#hdr} % 8 )) -ne 0 ]; do hdr="$hdr "; done
-len=${#hdr}
-{
-	printf "$(printf '\\x%02x' $((len & 255)) $(((len >> 8) & 255)) \
-	          $(((len >> 16) & 255)) $(((len >> 24) & 255)) 0 0 0 0)"
-	printf '%s' "$hdr"
-} >"$f"
+. "$(dirname "$0")/lib.sh"
 # Finite F32 values in [0.5, 1): 1 MiB made by awk, repeated.
 LC_ALL=C awk 'BEGIN { x = 12345; for (i = 0; i < 262144; i++) {
 	x = (x * 1103515245 + 12345) % 2147483648
 	printf "%c%c%c%c", x % 256, int(x / 256) % 256, int(x / 65536) % 128, 63 } }' \
 	>"$dir/block"
 [ "$(stat -c %s "$dir/block")" = 1048576 ] || { echo "bench_stats: bad block" >&2; exit 2; }
-for _ in $(seq "$mb"); do cat "$dir/block"; done >>"$f"
+blocks() { for _ in $(seq "$mb"); do cat "$dir/block"; done; }
+st_f32_file "$f" "$mb" blocks
 rm "$dir/block"
 cat "$f" >/dev/null # warm the cache
-
-time_one() { # NAME CMD...: wall-clock seconds of one run to $dir/NAME.t,
-	# CPU seconds (user + system, GNU time) to $dir/NAME.c
-	local name=$1 t0 t1
-	shift
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f '%e %U %S' -o "$dir/time.out" "$@" >/dev/null
-		awk '{ print $1 >> "'"$dir/$name.t"'"; print $2 + $3 >> "'"$dir/$name.c"'" }' \
-			"$dir/time.out"
-	else
-		t0=$(date +%s.%N)
-		"$@" >/dev/null
-		t1=$(date +%s.%N)
-		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$dir/$name.t"
-		echo 0 >>"$dir/$name.c"
-	fi
-}
-
-summary() { # median min max of the numbers on stdin
-	sort -n | awk '{ v[NR] = $1 } END {
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
-}
-
-rss() { # peak RSS in KB of one run of "$@"
-	if [ -x /usr/bin/time ]; then
-		{ /usr/bin/time -f '%M' "$@" >/dev/null; } 2>&1 | tail -1
-	else
-		echo "?"
-	fi
-}
 
 "$new" --stats "$f" >/dev/null
 for _ in $(seq "$runs"); do

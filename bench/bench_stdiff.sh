@@ -26,42 +26,9 @@ fi
 dir=$(mktemp -d /tmp/bench_stdiff.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
-# A safetensors file by hand: u64 LE header length, space-padded JSON, data.
-bytes=$((mb * 1024 * 1024))
-n=$((bytes / 4))
-hdr="{\"w\":{\"dtype\":\"F32\",\"shape\":[$n],\"data_offsets\":[0,$bytes]}}"
-while [ $(( ${#hdr} % 8 )) -ne 0 ]; do hdr="$hdr "; done
-len=${#hdr}
-{
-	printf "$(printf '\\x%02x' $((len & 255)) $(((len >> 8) & 255)) \
-	          $(((len >> 16) & 255)) $(((len >> 24) & 255)) 0 0 0 0)"
-	printf '%s' "$hdr"
-	head -c "$bytes" /dev/urandom
-} >"$dir/a.safetensors"
+. "$(dirname "$0")/lib.sh"
+st_f32_file "$dir/a.safetensors" "$mb"
 cp "$dir/a.safetensors" "$dir/b.safetensors"
-
-time_one() { # NAME CMD...: wall-clock seconds of one run to $dir/NAME.t,
-	# CPU seconds (user + system, GNU time) to $dir/NAME.c
-	local name=$1 t0 t1
-	shift
-	if [ -x /usr/bin/time ]; then
-		/usr/bin/time -f '%e %U %S' -o "$dir/time.out" "$@" >/dev/null
-		awk '{ print $1 >> "'"$dir/$name.t"'"; print $2 + $3 >> "'"$dir/$name.c"'" }' \
-			"$dir/time.out"
-	else
-		t0=$(date +%s.%N)
-		"$@" >/dev/null
-		t1=$(date +%s.%N)
-		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }' >>"$dir/$name.t"
-		echo 0 >>"$dir/$name.c"
-	fi
-}
-
-summary() { # median min max of the numbers on stdin
-	sort -n | awk '{ v[NR] = $1 } END {
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
-}
 
 A=$dir/a.safetensors B=$dir/b.safetensors
 cat "$A" "$B" >/dev/null # warm the cache
@@ -78,10 +45,7 @@ for _ in $(seq "$runs"); do
 		time_one base1 "$base/bin/stdiff" -q -j 1 "$A" "$B"
 	fi
 done
-rss=?
-if [ -x /usr/bin/time ]; then
-	rss=$( { /usr/bin/time -f '%M' "$stdiff" -q "$A" "$B"; } 2>&1 >/dev/null | tail -1)
-fi
+rss=$(rss "$stdiff" -q "$A" "$B")
 size=$(du -m "$A" | cut -f1)
 line() { # LABEL NAME: wall median (min, max), throughput per file, CPU median
 	read -r m lo hi < <(summary <"$dir/$2.t")

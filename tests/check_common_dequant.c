@@ -147,12 +147,230 @@ START_TEST(test_mismatches)
 }
 END_TEST
 
+/* The messages dq_plan_inspect reported, one per line. */
+struct reports {
+	char text[8192];
+	size_t len;
+	int n;
+};
+
+static void collect(void *ctx, const char *message)
+{
+	struct reports *r = ctx;
+	int k = snprintf(r->text + r->len, sizeof r->text - r->len, "%s\n", message);
+	ck_assert(k > 0 && (size_t)k < sizeof r->text - r->len);
+	r->len += (size_t)k;
+	r->n++;
+}
+
+/* How many reported lines contain every one of the strings. */
+static int reported(const struct reports *r, const char *a, const char *b)
+{
+	int n = 0;
+	for (const char *line = r->text; *line;) {
+		const char *end = strchr(line, '\n');
+		char buf[1024];
+		size_t len = (size_t)(end - line);
+		ck_assert(len < sizeof buf);
+		memcpy(buf, line, len);
+		buf[len] = 0;
+		if (strstr(buf, a) && (!b || strstr(buf, b)))
+			n++;
+		line = end + 1;
+	}
+	return n;
+}
+
+START_TEST(inspect_pairs_without_mapping)
+{
+	static const char *const names[] = {"a.weight", "a.weight_scale_inv", "e_blocks", "e_scales", "n.weight"};
+	static const st_dtype types[] = {ST_DTYPE_F8_E4M3, ST_DTYPE_F32, ST_DTYPE_U8, ST_DTYPE_U8, ST_DTYPE_BF16};
+	static const unsigned nd[] = {2, 2, 4, 3, 1};
+	static const uint64_t shapes[][4] = {{13, 29}, {5, 4}, {2, 3, 2, 16}, {2, 3, 2}, {7}};
+	st_checkpoint *c = make(names, types, nd, shapes, 5);
+	struct reports r = {{0}, 0, 0};
+	dq_plan p;
+	st_error e;
+
+	ck_assert_int_eq(dq_plan_inspect(&p, c, 3, 8, collect, &r, &e), 0);
+	ck_assert_int_eq(r.n, 0);
+	ck_assert_uint_eq(p.n_problems, 0);
+	ck_assert_uint_eq(p.n_fp8, 1);
+	ck_assert_uint_eq(p.n_mxfp4, 1);
+	ck_assert_uint_eq(p.n_scales, 2);
+	ck_assert_uint_eq(p.scale_bytes, 5 * 4 * 4 + 2 * 3 * 2);
+	/* 13 x 29 codes, 2 x 3 x 2 blocks of 32 values, 7 BF16; no scales. */
+	ck_assert_uint_eq(p.parameters, 13 * 29 + 2 * 3 * 2 * 32 + 7);
+	for (size_t i = 0; i < p.n; i++) {
+		ck_assert(p.t[i].data == NULL);
+		ck_assert(p.t[i].scale_data == NULL);
+	}
+	/* dq_plan_build counts the same. */
+	dq_plan b;
+	ck_assert_msg(dq_plan_build(&b, c, 3, 8, &e) == 0, "%s", e.message);
+	ck_assert_uint_eq(b.parameters, p.parameters);
+	ck_assert_uint_eq(b.scale_bytes, p.scale_bytes);
+	dq_plan_free(&b);
+	dq_plan_free(&p);
+	st_checkpoint_close(c);
+	unlink(g_path);
+}
+END_TEST
+
+START_TEST(inspect_reports_every_mismatch)
+{
+	static const char *const names[] = {
+	    "a.weight",                                  /* no scale */
+	    "b.weight_scale_inv",                        /* no weight */
+	    "c.weight", "c.weight_scale_inv",            /* 2 x 2 blocks need [2, 2] */
+	    "d.weight", "d.weight_scale",                /* an I32 scale */
+	    "h.weight", "h.weight_scale",                /* a BF16 weight */
+	    "k.weight", "k.weight_scale_inv", "k.weight_scale", /* a second scale */
+	    "m_blocks",                                  /* no scales */
+	    "q_scales",                                  /* no blocks */
+	    "r_blocks", "r_scales",                      /* scales of 1 row, blocks of 2 */
+	};
+	static const st_dtype types[] = {
+	    ST_DTYPE_F8_E4M3, ST_DTYPE_F32, ST_DTYPE_F8_E4M3, ST_DTYPE_F32, ST_DTYPE_F8_E4M3,
+	    ST_DTYPE_I32, ST_DTYPE_BF16, ST_DTYPE_F32, ST_DTYPE_F8_E4M3, ST_DTYPE_F32,
+	    ST_DTYPE_F32, ST_DTYPE_U8, ST_DTYPE_U8, ST_DTYPE_U8, ST_DTYPE_U8,
+	};
+	static const unsigned nd[] = {2, 0, 2, 2, 2, 0, 2, 0, 2, 0, 0, 4, 3, 4, 3};
+	static const uint64_t shapes[][4] = {
+	    {2, 2}, {0}, {4, 4}, {3, 3}, {2, 2}, {0}, {2, 2}, {0}, {2, 2}, {0}, {0},
+	    {1, 1, 1, 16}, {1, 1, 1}, {1, 2, 1, 16}, {1, 1, 1},
+	};
+	st_checkpoint *c = make(names, types, nd, shapes, sizeof names / sizeof names[0]);
+	struct reports r = {{0}, 0, 0};
+	dq_plan p;
+	st_error e;
+
+	ck_assert_int_eq(dq_plan_inspect(&p, c, 2, 2, collect, &r, &e), 0);
+	ck_assert_msg(r.n == 9, "%d reports:\n%s", r.n, r.text);
+	ck_assert_uint_eq(p.n_problems, 9);
+	ck_assert_msg(reported(&r, "weight 'a.weight' has no scale 'a.weight_scale_inv'", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "scale 'b.weight_scale_inv' has no weight 'b.weight'", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "scale 'c.weight_scale_inv' F32 [3, 3] does not fit weight 'c.weight' "
+	                           "F8_E4M3 [4, 4]: block 2 x 2 needs [2, 2]", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "scale 'd.weight_scale' I32 []", "'d.weight'") == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "scale 'h.weight_scale' has no F8 weight: 'h.weight' is BF16 [2, 2]", NULL) == 1,
+	              "%s", r.text);
+	ck_assert_msg(reported(&r, "scale 'k.weight_scale' is a second scale of weight 'k.weight', which has "
+	                           "'k.weight_scale_inv'", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "MXFP4 blocks 'm_blocks' has no scale 'm_scales'", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "MXFP4 scale 'q_scales' has no weight 'q_blocks'", NULL) == 1, "%s", r.text);
+	ck_assert_msg(reported(&r, "MXFP4 scales 'r_scales' U8 [1, 1, 1] do not fit blocks 'r_blocks'", NULL) == 1,
+	              "%s", r.text);
+	/* Only k pairs; the broken weights stay plain, their scales scales. */
+	ck_assert_uint_eq(p.n_fp8, 1);
+	ck_assert_uint_eq(p.n_mxfp4, 0);
+	ck_assert_uint_eq(p.n_scales, 8);
+	ck_assert_uint_eq(p.scale_bytes, 4 + 36 + 4 + 4 + 4 + 4 + 1 + 1);
+	/* a, c, d, h, k weights (4 + 16 + 4 + 4 + 4), m and r blocks (16 + 32). */
+	ck_assert_uint_eq(p.parameters, 80);
+	long k = st_checkpoint_find(c, "k.weight", 8);
+	ck_assert_int_ge(k, 0);
+	ck_assert(p.t[k].role == DQ_FP8);
+	ck_assert(p.t[k].fp8.kind == ST_QUANT_TENSOR);
+	for (size_t i = 0; i < p.n; i++)
+		if ((long)i != k)
+			ck_assert(p.t[i].role == DQ_PLAIN || p.t[i].role == DQ_SCALE);
+	dq_plan_free(&p);
+	/* Without a callback the mismatches are only counted. */
+	ck_assert_int_eq(dq_plan_inspect(&p, c, 2, 2, NULL, NULL, &e), 0);
+	ck_assert_uint_eq(p.n_problems, 9);
+	ck_assert_uint_eq(p.n_fp8, 1);
+	dq_plan_free(&p);
+	/* dq_plan_build stops at the first of them: one of the same lines. */
+	ck_assert_int_eq(dq_plan_build(&p, c, 2, 2, &e), -1);
+	ck_assert_int_eq(e.code, ST_EFORMAT);
+	ck_assert_msg(reported(&r, e.message, NULL) == 1, "%s", e.message);
+	dq_plan_free(&p);
+	st_checkpoint_close(c);
+	unlink(g_path);
+}
+END_TEST
+
+START_TEST(layouts_grouped_and_described)
+{
+	static const char *const names[] = {
+	    "x.weight", "x.weight_scale_inv", "y.weight", "y.weight_scale_inv", "z.weight",
+	    "z.weight_scale", "t.weight", "t.weight_scale", "u.weight", "u.weight_scale_inv",
+	    "e_blocks", "e_scales", "norm.weight",
+	};
+	static const st_dtype types[] = {
+	    ST_DTYPE_F8_E4M3, ST_DTYPE_F32, ST_DTYPE_F8_E4M3, ST_DTYPE_F32, ST_DTYPE_F8_E4M3,
+	    ST_DTYPE_F32, ST_DTYPE_F8_E5M2, ST_DTYPE_BF16, ST_DTYPE_F8_E4M3, ST_DTYPE_F8_E8M0,
+	    ST_DTYPE_U8, ST_DTYPE_U8, ST_DTYPE_F32,
+	};
+	static const unsigned nd[] = {2, 2, 2, 2, 2, 2, 2, 0, 3, 3, 4, 3, 1};
+	static const uint64_t shapes[][4] = {
+	    {4, 6}, {2, 2}, {2, 3}, {1, 1}, {4, 6}, {4, 1}, {4, 6}, {0}, {2, 4, 6}, {2, 2, 2},
+	    {2, 3, 2, 16}, {2, 3, 2}, {6},
+	};
+	st_checkpoint *c = make(names, types, nd, shapes, sizeof names / sizeof names[0]);
+	struct reports r = {{0}, 0, 0};
+	dq_plan p;
+	dq_layout *l;
+	size_t n;
+	st_error e;
+	char line[256];
+
+	ck_assert_int_eq(dq_plan_inspect(&p, c, 2, 3, collect, &r, &e), 0);
+	ck_assert_msg(r.n == 0, "%s", r.text);
+	ck_assert_int_eq(dq_plan_layouts(&p, c, &l, &n), 0);
+	/* In the order of each layout's first weight: the file's order, by
+	 * descending dtype rank (F8_E4M3, F8_E5M2, U8), then by name. */
+	static const char *const want[] = {
+	    "FP8 E4M3, block-scaled 2x3, 1 expert weight (3-D) with E8M0 scales",
+	    "FP8 E4M3, block-scaled 2x3, 2 weights with F32 scales",
+	    "FP8 E4M3, scaled per channel, 1 weight with F32 scales",
+	    "FP8 E5M2, scaled per tensor, 1 weight with BF16 scales",
+	    "MXFP4 (E2M1 blocks of 32 with E8M0 scales), 1 expert weight",
+	};
+	static const uint64_t params[] = {48, 24 + 6, 24, 24, 2 * 2 * 32 * 3};
+	static const uint64_t sbytes[] = {8, 16 + 4, 16, 2, 12};
+	ck_assert_uint_eq(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		dq_layout_describe(&l[i], line, sizeof line);
+		ck_assert_str_eq(line, want[i]);
+		ck_assert_uint_eq(l[i].parameters, params[i]);
+		ck_assert_uint_eq(l[i].scale_bytes, sbytes[i]);
+	}
+	ck_assert_uint_eq(l[1].block_rows, 2);
+	ck_assert_uint_eq(l[1].block_cols, 3);
+	ck_assert(l[4].role == DQ_MXFP4 && l[4].weight_type == ST_DTYPE_F4 &&
+	          l[4].scale_type == ST_DTYPE_F8_E8M0 && l[4].block_cols == 32);
+	ck_assert_uint_eq(p.parameters, 48 + 30 + 24 + 24 + 384 + 6);
+	free(l);
+	dq_plan_free(&p);
+	/* Nothing paired: no layouts. */
+	static const char *const plain[] = {"norm.weight"};
+	static const st_dtype pt[] = {ST_DTYPE_F32};
+	static const unsigned pn[] = {1};
+	static const uint64_t ps[][4] = {{6}};
+	st_checkpoint_close(c);
+	c = make(plain, pt, pn, ps, 1);
+	ck_assert_int_eq(dq_plan_inspect(&p, c, 128, 128, collect, &r, &e), 0);
+	ck_assert_int_eq(dq_plan_layouts(&p, c, &l, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert(l == NULL);
+	ck_assert_uint_eq(p.parameters, 6);
+	dq_plan_free(&p);
+	st_checkpoint_close(c);
+	unlink(g_path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("dequant");
 	TCase *tc = tcase_create("dequant");
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_mismatches);
+	tcase_add_test(tc, inspect_pairs_without_mapping);
+	tcase_add_test(tc, inspect_reports_every_mismatch);
+	tcase_add_test(tc, layouts_grouped_and_described);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,6 +3,7 @@
  * dequantization into element ranges (dequant.h).
  */
 #include "common/dequant.h"
+#include "common/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ static int ends_with(const st_tensor *t, const char *suffix)
 }
 
 /* The index of tensor (prefix of t's name, cut chars) + suffix, or -1. */
-static long sibling(st_checkpoint *c, const st_tensor *t, size_t cut, const char *suffix)
+static long sibling(const st_checkpoint *c, const st_tensor *t, size_t cut, const char *suffix)
 {
 	size_t n = t->name_len - cut, m = strlen(suffix);
 	char *name = malloc(n + m + 1);
@@ -36,7 +37,7 @@ static int is_f8_weight(st_dtype d)
 	       d == ST_DTYPE_F8_E5M2FNUZ;
 }
 
-static const char *file_of(st_checkpoint *c, size_t i)
+static const char *file_of(const st_checkpoint *c, size_t i)
 {
 	size_t f = 0;
 	st_checkpoint_tensor(c, i, &f);
@@ -44,7 +45,7 @@ static const char *file_of(st_checkpoint *c, size_t i)
 }
 
 /* Map tensor i's bytes. */
-static int map(st_checkpoint *c, size_t i, const unsigned char **data, st_error *err)
+static int map(const st_checkpoint *c, size_t i, const unsigned char **data, st_error *err)
 {
 	size_t f = 0;
 	const st_tensor *t = st_checkpoint_tensor(c, i, &f);
@@ -58,7 +59,7 @@ static int map(st_checkpoint *c, size_t i, const unsigned char **data, st_error 
 	return 0;
 }
 
-static int mismatch(st_error *err, st_checkpoint *c, size_t i, const char *what, const char *name2)
+static int mismatch(st_error *err, const st_checkpoint *c, size_t i, const char *what, const char *name2)
 {
 	const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 	err->code = ST_EFORMAT;
@@ -69,20 +70,160 @@ static int mismatch(st_error *err, st_checkpoint *c, size_t i, const char *what,
 	return -1;
 }
 
-int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_error *err)
+/*
+ * A scale whose weight w is there but takes no scale of this name: w is
+ * no F8 tensor, or an F8 weight with a _scale_inv beside this _scale.
+ */
+static void not_f8(st_error *err, const st_checkpoint *c, size_t i, size_t w)
 {
+	const st_tensor *t = st_checkpoint_tensor(c, i, NULL), *x = st_checkpoint_tensor(c, w, NULL);
+	char shape[256];
+	int tn = (int)(t->name_len > 200 ? 200 : t->name_len);
+	int xn = (int)(x->name_len > 200 ? 200 : x->name_len);
+
+	err->code = ST_EFORMAT;
+	err->sys_errno = 0;
+	cli_fmt_shape(shape, sizeof shape, x);
+	if (is_f8_weight(x->dtype))
+		snprintf(err->message, sizeof err->message,
+		         "%s: scale '%.*s' is a second scale of weight '%.*s', which has "
+		         "'%.*s_scale_inv'", file_of(c, i), tn, t->name, xn, x->name, xn, x->name);
+	else
+		snprintf(err->message, sizeof err->message,
+		         "%s: scale '%.*s' has no F8 weight: '%.*s' is %s %s", file_of(c, i), tn,
+		         t->name, xn, x->name, st_dtype_name(x->dtype), shape);
+}
+
+/* One pairing: dq_plan_build's (map, stop at the first problem) or
+ * dq_plan_inspect's (map nothing, report every problem and go on). */
+struct pairing {
+	dq_plan *p;
+	const st_checkpoint *c;
+	uint64_t b0, b1;
+	int inspect;
+	dq_problem_fn fn; /* may be NULL: counted only */
+	void *ctx;
+	st_error *err;
+};
+
+/* A problem found (its message in e). Returns -1 to stop, 0 to go on. */
+static int problem(struct pairing *g, const st_error *e)
+{
+	if (!g->inspect) {
+		*g->err = *e;
+		return -1;
+	}
+	g->p->n_problems++;
+	if (g->fn)
+		g->fn(g->ctx, e->message);
+	return 0;
+}
+
+static int oom(st_error *err)
+{
+	err->code = ST_ENOMEM;
+	err->sys_errno = 0;
+	snprintf(err->message, sizeof err->message, "out of memory");
+	return -1;
+}
+
+/* Scale s is weight i's, whether the pair fits or not: not reported again. */
+static void claim(dq_plan *p, size_t s, size_t i)
+{
+	p->t[s].role = DQ_SCALE;
+	p->t[s].scale = i; /* a scale points back at its weight */
+	p->t[s].n_out = 1;
+}
+
+/* Pair weight i, an FP8 X.weight (fp8) or an MXFP4 NAME_blocks. */
+static int pair_one(struct pairing *g, size_t i, int fp8)
+{
+	const st_checkpoint *c = g->c;
+	const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+	dq_tensor *d = &g->p->t[i];
+	st_error e;
+	char want[512];
+	long s;
+
+	memset(&e, 0, sizeof e);
+	if (fp8) {
+		s = sibling(c, t, 0, "_scale_inv");
+		if (s < 0)
+			s = sibling(c, t, 0, "_scale");
+		if (s < 0) {
+			snprintf(want, sizeof want, "%.*s_scale_inv", (int)(t->name_len > 200 ? 200 : t->name_len),
+			         t->name);
+			mismatch(&e, c, i, "weight", want);
+			return problem(g, &e);
+		}
+	} else {
+		s = sibling(c, t, 7, "_scales");
+		if (s < 0) {
+			snprintf(want, sizeof want, "%.*s_scales", (int)(t->name_len - 7 > 200 ? 200 : t->name_len - 7),
+			         t->name);
+			mismatch(&e, c, i, "MXFP4 blocks", want);
+			return problem(g, &e);
+		}
+	}
+	const st_tensor *st = st_checkpoint_tensor(c, (size_t)s, NULL);
+	int rc = fp8 ? st_quant_fp8_layout(&d->fp8, t, st, g->b0, g->b1, file_of(c, i), &e)
+	             : st_quant_mxfp4_layout(&d->mx, t, st, file_of(c, i), &e);
+	if (rc != ST_OK) {
+		claim(g->p, (size_t)s, i);
+		return problem(g, &e);
+	}
+	d->scale = (size_t)s;
+	if (fp8) {
+		d->role = DQ_FP8;
+		d->n_out = t->n_elements;
+		d->row_len = d->fp8.cols;
+		g->p->n_fp8++;
+	} else {
+		d->role = DQ_MXFP4;
+		d->out_name_len = t->name_len - 7;
+		d->out_name = malloc(d->out_name_len + 1);
+		if (!d->out_name)
+			return oom(g->err);
+		memcpy(d->out_name, t->name, d->out_name_len);
+		d->out_name[d->out_name_len] = 0;
+		d->out_shape[0] = d->mx.experts;
+		d->out_shape[1] = d->mx.groups * 32;
+		d->out_shape[2] = d->mx.rows;
+		d->n_out = d->mx.experts * d->mx.groups * 32 * d->mx.rows;
+		d->row_len = d->mx.rows;
+		g->p->n_mxfp4++;
+	}
+	/* FP8 weights stream through the pipeline's reads (dq_range's in);
+	 * MXFP4's transposed layout reads whole columns: mapped. Inspection
+	 * reads headers only. */
+	if (!g->inspect && ((d->role == DQ_MXFP4 && map(c, i, &d->data, g->err)) ||
+	               map(c, d->scale, &d->scale_data, g->err)))
+		return -1;
+	claim(g->p, d->scale, i);
+	if (d->row_len > g->p->max_row)
+		g->p->max_row = (size_t)d->row_len;
+	return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	uint64_t s;
+	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
+static int pair_all(struct pairing *g)
+{
+	dq_plan *p = g->p;
+	const st_checkpoint *c = g->c;
 	size_t n = st_checkpoint_n_tensors(c);
 	int any_scale = 0;
 
 	memset(p, 0, sizeof *p);
-	p->block_rows = b0;
-	p->block_cols = b1;
+	p->block_rows = g->b0;
+	p->block_cols = g->b1;
 	p->t = calloc(n ? n : 1, sizeof *p->t);
-	if (!p->t) {
-		err->code = ST_ENOMEM;
-		snprintf(err->message, sizeof err->message, "out of memory");
-		return -1;
-	}
+	if (!p->t)
+		return oom(g->err);
 	p->n = n;
 	/* Scales first: which names are scales, and whether there are any. */
 	for (size_t i = 0; i < n; i++) {
@@ -95,66 +236,13 @@ int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_err
 	}
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
-		dq_tensor *d = &p->t[i];
-		char want[512];
-		if (ends_with(t, ".weight") && is_f8_weight(t->dtype) && any_scale) {
-			long s = sibling(c, t, 0, "_scale_inv");
-			if (s < 0)
-				s = sibling(c, t, 0, "_scale");
-			if (s < 0) {
-				snprintf(want, sizeof want, "%.*s_scale_inv", (int)(t->name_len > 200 ? 200 : t->name_len),
-				         t->name);
-				return mismatch(err, c, i, "weight", want);
-			}
-			const st_tensor *st = st_checkpoint_tensor(c, (size_t)s, NULL);
-			if (st_quant_fp8_layout(&d->fp8, t, st, b0, b1, file_of(c, i), err) != ST_OK)
-				return -1;
-			d->role = DQ_FP8;
-			d->scale = (size_t)s;
-			d->n_out = t->n_elements;
-			d->row_len = d->fp8.cols;
-			p->n_fp8++;
-		} else if (ends_with(t, "_blocks") && t->dtype == ST_DTYPE_U8) {
-			long s = sibling(c, t, 7, "_scales");
-			if (s < 0) {
-				snprintf(want, sizeof want, "%.*s_scales", (int)(t->name_len - 7 > 200 ? 200 : t->name_len - 7),
-				         t->name);
-				return mismatch(err, c, i, "MXFP4 blocks", want);
-			}
-			const st_tensor *st = st_checkpoint_tensor(c, (size_t)s, NULL);
-			if (st_quant_mxfp4_layout(&d->mx, t, st, file_of(c, i), err) != ST_OK)
-				return -1;
-			d->role = DQ_MXFP4;
-			d->scale = (size_t)s;
-			d->out_name_len = t->name_len - 7;
-			d->out_name = malloc(d->out_name_len + 1);
-			if (!d->out_name) {
-				err->code = ST_ENOMEM;
-				snprintf(err->message, sizeof err->message, "out of memory");
-				return -1;
-			}
-			memcpy(d->out_name, t->name, d->out_name_len);
-			d->out_name[d->out_name_len] = 0;
-			d->out_shape[0] = d->mx.experts;
-			d->out_shape[1] = d->mx.groups * 32;
-			d->out_shape[2] = d->mx.rows;
-			d->n_out = d->mx.experts * d->mx.groups * 32 * d->mx.rows;
-			d->row_len = d->mx.rows;
-			p->n_mxfp4++;
-		} else {
-			continue;
-		}
-		/* FP8 weights stream through the pipeline's reads (dq_range's
-		 * in); MXFP4's transposed layout reads whole columns: mapped. */
-		if ((d->role == DQ_MXFP4 && map(c, i, &d->data, err)) ||
-		    map(c, d->scale, &d->scale_data, err))
+		int rc = 0;
+		if (ends_with(t, ".weight") && is_f8_weight(t->dtype) && any_scale)
+			rc = pair_one(g, i, 1);
+		else if (ends_with(t, "_blocks") && t->dtype == ST_DTYPE_U8)
+			rc = pair_one(g, i, 0);
+		if (rc)
 			return -1;
-		if (p->t[d->scale].role != DQ_SCALE)
-			p->t[d->scale].role = DQ_SCALE;
-		p->t[d->scale].scale = i; /* a scale points back at its weight */
-		p->t[d->scale].n_out = 1;
-		if (d->row_len > p->max_row)
-			p->max_row = (size_t)d->row_len;
 	}
 	/* Every scale must belong to a weight. */
 	for (size_t i = 0; i < n; i++) {
@@ -164,16 +252,42 @@ int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_err
 		char want[512];
 		size_t cut = ends_with(t, "_scale_inv") ? 10 : ends_with(t, "_scales") ? 7 : 6;
 		int mx = ends_with(t, "_scales");
+		st_error e;
+		memset(&e, 0, sizeof e);
 		snprintf(want, sizeof want, "%.*s%s", (int)(t->name_len - cut > 200 ? 200 : t->name_len - cut),
 		         t->name, mx ? "_blocks" : "");
-		return mismatch(err, c, i, mx ? "MXFP4 scale" : "scale", want);
+		long w = mx ? -1 : st_checkpoint_find(c, t->name, t->name_len - cut);
+		if (w >= 0)
+			not_f8(&e, c, i, (size_t)w);
+		else
+			mismatch(&e, c, i, mx ? "MXFP4 scale" : "scale", want);
+		if (problem(g, &e))
+			return -1;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		if (p->t[i].role == DQ_SCALE) {
 			p->n_scales++;
-			p->scale_bytes += st_checkpoint_tensor(c, i, NULL)->n_bytes;
+			p->scale_bytes = sat_add(p->scale_bytes, t->n_bytes);
+		} else {
+			p->parameters = sat_add(p->parameters,
+			                        p->t[i].role == DQ_MXFP4 ? p->t[i].n_out : t->n_elements);
 		}
+	}
 	return 0;
+}
+
+int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_error *err)
+{
+	struct pairing g = {p, c, b0, b1, 0, NULL, NULL, err};
+	return pair_all(&g);
+}
+
+int dq_plan_inspect(dq_plan *p, const st_checkpoint *c, uint64_t b0, uint64_t b1, dq_problem_fn fn,
+                    void *ctx, st_error *err)
+{
+	struct pairing g = {p, c, b0, b1, 1, fn, ctx, err};
+	return pair_all(&g);
 }
 
 void dq_plan_free(dq_plan *p)
@@ -197,6 +311,103 @@ void dq_plan_describe(const dq_plan *p, char *buf, size_t size)
 	if (k >= 0 && (size_t)k < size)
 		snprintf(buf + k, size - (size_t)k, "; %zu scale tensor%s (%llu bytes) folded in",
 		         p->n_scales, p->n_scales == 1 ? "" : "s", (unsigned long long)p->scale_bytes);
+}
+
+/* A paired weight's layout, for grouping (counts and sizes left 0). */
+static dq_layout layout_of(const dq_tensor *d, const st_tensor *t)
+{
+	dq_layout l;
+	memset(&l, 0, sizeof l);
+	l.role = d->role;
+	if (d->role == DQ_FP8) {
+		l.weight_type = d->fp8.weight_type;
+		l.scale_type = d->fp8.scale_type;
+		l.kind = (int)d->fp8.kind;
+		if (d->fp8.kind == ST_QUANT_BLOCK) {
+			l.block_rows = d->fp8.block_rows;
+			l.block_cols = d->fp8.block_cols;
+		}
+		l.experts = t->ndim == 3;
+	} else {
+		l.weight_type = ST_DTYPE_F4;
+		l.scale_type = ST_DTYPE_F8_E8M0;
+		l.kind = ST_QUANT_BLOCK;
+		l.block_rows = 1;
+		l.block_cols = 32;
+		l.experts = 1;
+	}
+	return l;
+}
+
+static int same_layout(const dq_layout *a, const dq_layout *b)
+{
+	return a->role == b->role && a->weight_type == b->weight_type &&
+	       a->scale_type == b->scale_type && a->kind == b->kind &&
+	       a->block_rows == b->block_rows && a->block_cols == b->block_cols &&
+	       a->experts == b->experts;
+}
+
+int dq_plan_layouts(const dq_plan *p, const st_checkpoint *c, dq_layout **out, size_t *n)
+{
+	size_t cap = p->n_fp8 + p->n_mxfp4, k = 0;
+	dq_layout *g = NULL;
+
+	*out = NULL;
+	*n = 0;
+	if (!cap)
+		return 0;
+	g = calloc(cap, sizeof *g);
+	if (!g)
+		return -1;
+	for (size_t i = 0; i < p->n; i++) {
+		const dq_tensor *d = &p->t[i];
+		if (d->role != DQ_FP8 && d->role != DQ_MXFP4)
+			continue;
+		dq_layout l = layout_of(d, st_checkpoint_tensor(c, i, NULL));
+		size_t j = 0;
+		while (j < k && !same_layout(&g[j], &l))
+			j++;
+		if (j == k && k < cap)
+			g[k++] = l;
+		if (j < k) {
+			g[j].weights++;
+			g[j].parameters = sat_add(g[j].parameters, d->n_out);
+			g[j].scale_bytes =
+			    sat_add(g[j].scale_bytes, st_checkpoint_tensor(c, d->scale, NULL)->n_bytes);
+		}
+	}
+	*out = g;
+	*n = k;
+	return 0;
+}
+
+/* "F32", "BF16", "F16", "E8M0": a scale dtype in words. */
+static const char *scale_word(st_dtype t)
+{
+	return t == ST_DTYPE_F8_E8M0 ? "E8M0" : st_dtype_name(t);
+}
+
+void dq_layout_describe(const dq_layout *l, char *buf, size_t size)
+{
+	const char *w = l->weights == 1 ? "weight" : "weights";
+	const char *ex = l->experts ? "expert " : "";
+
+	if (l->role == DQ_MXFP4) {
+		snprintf(buf, size, "MXFP4 (E2M1 blocks of 32 with E8M0 scales), %zu %s%s", l->weights,
+		         ex, w);
+		return;
+	}
+	/* "F8_E4M3" -> "FP8 E4M3" */
+	const char *name = st_dtype_name(l->weight_type);
+	const char *fmt = !strncmp(name, "F8_", 3) ? name + 3 : name;
+	char how[96];
+	if (l->kind == ST_QUANT_BLOCK)
+		snprintf(how, sizeof how, "block-scaled %llux%llu", (unsigned long long)l->block_rows,
+		         (unsigned long long)l->block_cols);
+	else
+		snprintf(how, sizeof how, "scaled per %s", l->kind == ST_QUANT_CHANNEL ? "channel" : "tensor");
+	snprintf(buf, size, "FP8 %s, %s, %zu %s%s%s with %s scales", fmt, how, l->weights, ex, w,
+	         l->experts ? " (3-D)" : "", scale_word(l->scale_type));
 }
 
 /* Whole output rows [r0, r1) into out; w: an FP8 weight's rows. */

@@ -10,6 +10,11 @@
  * A pair's weight dequantizes to the target; its scale is dropped. When a
  * checkpoint has any scale, every F8 X.weight must have one, and every
  * scale its weight; a mismatch is an error naming both tensors.
+ *
+ * stconvert builds a plan (dq_plan_build: the first mismatch is an
+ * error); stinfo inspects one (dq_plan_inspect: every mismatch reported,
+ * headers only) and groups its pairs by layout (dq_plan_layouts) to
+ * describe them.
  */
 #ifndef ST_TOOLS_DEQUANT_H
 #define ST_TOOLS_DEQUANT_H
@@ -39,6 +44,10 @@ typedef struct dq_plan {
 	uint64_t block_rows, block_cols; /* FP8 blocks (config or default) */
 	uint64_t scale_bytes;
 	size_t max_row;                  /* longest output row, elements */
+	uint64_t parameters;             /* every tensor's elements but the
+	                                    scales', an MXFP4 weight's
+	                                    dequantized (n_out); saturating */
+	size_t n_problems;               /* dq_plan_inspect: mismatches */
 } dq_plan;
 
 /*
@@ -47,6 +56,53 @@ typedef struct dq_plan {
  */
 int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_error *err);
 void dq_plan_free(dq_plan *p);
+
+/* A mismatch dq_plan_inspect found: one line naming both tensors. */
+typedef void (*dq_problem_fn)(void *ctx, const char *message);
+
+/*
+ * dq_plan_build's pairing for a description (stinfo): maps nothing (no
+ * data, no scale_data), and reports every mismatch to fn instead of
+ * stopping at the first: a weight without its scale, a scale without its
+ * weight (or whose weight is no F8 tensor), a pair st_quant_fp8_layout or
+ * st_quant_mxfp4_layout rejects (a scale of the wrong dtype, or whose
+ * shape does not fit the block size). A weight whose pair does not fit
+ * stays DQ_PLAIN; its scale is a DQ_SCALE. p->n_problems counts the
+ * mismatches (fn may be NULL to count them only). Returns 0 (p to free
+ * with dq_plan_free), or -1 with err when out of memory.
+ */
+int dq_plan_inspect(dq_plan *p, const st_checkpoint *c, uint64_t b0, uint64_t b1, dq_problem_fn fn,
+                    void *ctx, st_error *err);
+
+/* The pairs of a plan that share a layout, for descriptions. */
+typedef struct dq_layout {
+	enum dq_role role;               /* DQ_FP8 or DQ_MXFP4 */
+	st_dtype weight_type;            /* the F8 type; MXFP4: F4 */
+	st_dtype scale_type;             /* F32, BF16, F16 or F8_E8M0 */
+	int kind;                        /* ST_QUANT_BLOCK, _CHANNEL, _TENSOR */
+	uint64_t block_rows, block_cols; /* ST_QUANT_BLOCK: FP8's B0 x B1;
+	                                    MXFP4's 1 x 32 */
+	int experts;                     /* 3-D weights, experts first */
+	size_t weights;
+	uint64_t parameters;             /* the weights' output elements */
+	uint64_t scale_bytes;            /* their scales' bytes */
+} dq_layout;
+
+/*
+ * Group the paired weights of p (tensors of c) by layout, in the order
+ * of each layout's first weight: *out (malloc'd, free it) holds *n of
+ * them (0 and NULL when nothing is paired). Returns 0, or -1 when out of
+ * memory.
+ */
+int dq_plan_layouts(const dq_plan *p, const st_checkpoint *c, dq_layout **out, size_t *n);
+
+/*
+ * A layout in words: "FP8 E4M3, block-scaled 128x128, 61 weights with F32
+ * scales", "FP8 E4M3, scaled per channel, ...", "... per tensor, ...",
+ * "... 2 expert weights (3-D) with E8M0 scales", "MXFP4 (E2M1 blocks of
+ * 32 with E8M0 scales), 1 expert weight".
+ */
+void dq_layout_describe(const dq_layout *l, char *buf, size_t size);
 
 /* A one-line description ("FP8 F8_E4M3, block-scaled 128x128, ..."). */
 void dq_plan_describe(const dq_plan *p, char *buf, size_t size);

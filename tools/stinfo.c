@@ -18,6 +18,7 @@
 #include "common/inventory.h"
 #include "common/layers.h"
 #include "common/pipeline.h"
+#include "common/quant_info.h"
 #include "common/stats.h"
 #include "common/table.h"
 
@@ -54,16 +55,19 @@ static void usage(void)
 "repeated layers shown once (h.{0..11}.attn.c_attn.weight), and, with a\n"
 "GPT-2 or Llama-family config.json beside it, the parameters it implies:\n"
 "counted, missing, misshapen and extra; for a GGUF file its metadata too,\n"
-"long arrays shown as their type and length (--all: whole).\n"
+"long arrays shown as their type and length (--all: whole). Quantized\n"
+"weights (FP8 with block, per-channel or per-tensor scales; MXFP4) are\n"
+"named by layout, with the parameters counted without the scales.\n"
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
-"                     index, and every parameter config.json implies\n"
-"                     (missing or misshapen); print each problem; exit 1\n"
-"                     if any\n"
+"                     index, every parameter config.json implies (missing\n"
+"                     or misshapen) and every quantized weight's scale\n"
+"                     (missing, unused, of the wrong dtype or shape);\n"
+"                     print each problem; exit 1 if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
 "                     zero counts per tensor (8- and 4-bit floats decoded)\n"
 "      --verify       hash every file against the name it is stored under\n"
@@ -463,6 +467,27 @@ static void print_inventory(const st_checkpoint *ck)
 	}
 }
 
+/*
+ * Quantized layouts (common/quant_info.h): summary lines, or the JSON
+ * member; nothing for a checkpoint without scaled weights.
+ */
+static void print_quant(const st_checkpoint *ck, int json)
+{
+	quant_info q;
+	int rc = quant_info_load(&q, ck, NULL, NULL);
+	if (rc < 0)
+		cli_die(CLI_ERROR, "out of memory");
+	if (rc == 0)
+		return;
+	if (json) {
+		printf(",\n  \"quantization\": ");
+		quant_info_json(stdout, &q);
+	} else {
+		quant_info_print(stdout, &q);
+	}
+	quant_info_free(&q);
+}
+
 static void print_summary(const char *path, const st_checkpoint *ck,
                           const struct options *o, const stats_acc *accs)
 {
@@ -473,6 +498,7 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 	free(p);
 	print_files(ck);
 	print_totals(t.tensors, t.params, t.bytes);
+	print_quant(ck, 0);
 	print_inventory(ck);
 	if (t.tensors == 0)
 		return;
@@ -592,7 +618,9 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 		       (unsigned long long)t.by[d].bytes);
 		first = 0;
 	}
-	printf("}}\n}\n");
+	printf("}}");
+	print_quant(ck, 1);
+	printf("\n}\n");
 }
 
 /* ---- --check ----------------------------------------------------------- */
@@ -640,6 +668,8 @@ static int check_path(const char *path)
 		cc.errors = n;
 	/* What config.json implies: every missing or misshapen parameter. */
 	inventory_check(path, on_problem, &cc);
+	/* Every scaled weight with its scale, as stconvert --to pairs them. */
+	quant_info_check(path, on_problem, &cc);
 	char *p = cli_printable(path, strlen(path));
 	char e[32], w[32];
 	plural(e, sizeof e, cc.errors, "error");

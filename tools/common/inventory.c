@@ -42,6 +42,13 @@ static int read_config(const char *dir, char **text, size_t *len,
 	return 1;
 }
 
+int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
+                          char *path, size_t psize, char *err, size_t errlen)
+{
+	return read_config(st_checkpoint_dir(ck), text, len, path, psize, err,
+	                   errlen);
+}
+
 int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
                    archcheck_report *r, char *err, size_t errlen)
 {

@@ -26,6 +26,14 @@ int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
                    archcheck_report *r, char *err, size_t errlen);
 
 /*
+ * The text of config.json in the folder of ck's files (*text malloc'd, at
+ * most 16 MiB; path receives its path). Returns 1, 0 when there is none,
+ * or -1 with one line in err when it cannot be read.
+ */
+int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
+                          char *path, size_t psize, char *err, size_t errlen);
+
+/*
  * The summary lines: "config:" (architecture, parameters implied and
  * found), then "missing:", "misshapen:" and "extra:" when there are any,
  * each listing at most 8 names before "... and N more".

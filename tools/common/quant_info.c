@@ -1,0 +1,180 @@
+/*
+ * quant_info.c - a quantized checkpoint's layouts in words and in JSON
+ * (quant_info.h).
+ */
+#include "common/quant_info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cli.h"
+#include "common/inventory.h"
+#include "common/table.h"
+
+/* The block size config.json gives, or the default with why not. */
+static void block_size(quant_info *q, const st_checkpoint *ck)
+{
+	char path[4200], err[600], *text = NULL;
+	size_t len = 0;
+	st_error e;
+
+	q->block_rows = q->block_cols = ST_QUANT_DEFAULT_BLOCK;
+	/* An unreadable config.json is the inventory's to name. */
+	if (inventory_read_config(ck, &text, &len, path, sizeof path, err, sizeof err) != 1)
+		return;
+	memset(&e, 0, sizeof e);
+	uint64_t b0, b1;
+	int found = 0, rc = st_quant_config_block_size(text, len, &b0, &b1, &found, &e);
+	free(text);
+	if (rc == ST_EINVAL) {
+		snprintf(q->config_error, sizeof q->config_error, "%.480s: %.500s", path, e.message);
+	} else if (rc == ST_OK && found) {
+		q->block_rows = b0;
+		q->block_cols = b1;
+		q->block_from_config = 1;
+	}
+}
+
+int quant_info_load(quant_info *q, const st_checkpoint *ck, dq_problem_fn fn, void *ctx)
+{
+	st_error e;
+
+	memset(q, 0, sizeof *q);
+	memset(&e, 0, sizeof e);
+	block_size(q, ck);
+	if (dq_plan_inspect(&q->plan, ck, q->block_rows, q->block_cols, fn, ctx, &e) != 0 ||
+	    dq_plan_layouts(&q->plan, ck, &q->layouts, &q->n_layouts) != 0) {
+		quant_info_free(q);
+		return -1;
+	}
+	const dq_plan *p = &q->plan;
+	if (p->n_fp8 + p->n_mxfp4 + p->n_scales + p->n_problems == 0) {
+		quant_info_free(q);
+		return 0;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->t[i].role == DQ_SCALE)
+			q->scale_parameters += st_checkpoint_tensor(ck, i, NULL)->n_elements;
+	return 1;
+}
+
+void quant_info_free(quant_info *q)
+{
+	dq_plan_free(&q->plan);
+	free(q->layouts);
+	q->layouts = NULL;
+	q->n_layouts = 0;
+}
+
+void quant_info_print(FILE *f, const quant_info *q)
+{
+	char line[256], n1[96], n2[96], n3[96];
+
+	for (size_t i = 0; i < q->n_layouts; i++) {
+		dq_layout_describe(&q->layouts[i], line, sizeof line);
+		fprintf(f, "%-13s%s\n", i ? "" : "quantized:", line);
+	}
+	if (q->n_layouts == 0)
+		fprintf(f, "%-13s%s\n", "quantized:", "no weight/scale pair fits");
+	fmt_full(n1, sizeof n1, q->plan.parameters, 0);
+	fprintf(f, "%-13s%s parameters, not counting the scales%s\n", "  weights:", n1,
+	        q->plan.n_mxfp4 ? " (MXFP4: two a byte)" : "");
+	fmt_full(n2, sizeof n2, q->scale_parameters, 0);
+	fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
+	fprintf(f, "%-13s%zu tensor%s, %s parameters, %s\n", "  scales:", q->plan.n_scales,
+	        q->plan.n_scales == 1 ? "" : "s", n2, n3);
+	if (q->plan.n_problems)
+		fprintf(f, "%-13s%zu weight/scale mismatch%s (stinfo --check names them)\n",
+		        "  problems:", q->plan.n_problems, q->plan.n_problems == 1 ? "" : "es");
+	if (q->config_error[0]) {
+		char *m = cli_printable(q->config_error, strlen(q->config_error));
+		fprintf(f, "%-13s%s (blocks taken as %dx%d)\n", "  config:", m, ST_QUANT_DEFAULT_BLOCK,
+		        ST_QUANT_DEFAULT_BLOCK);
+		free(m);
+	}
+}
+
+static const char *scaling_name(const dq_layout *l)
+{
+	return l->kind == ST_QUANT_CHANNEL ? "channel" : l->kind == ST_QUANT_TENSOR ? "tensor" : "block";
+}
+
+void quant_info_json(FILE *f, const quant_info *q)
+{
+	const dq_plan *p = &q->plan;
+	char line[256];
+
+	fprintf(f, "{\"weights\": %zu, \"parameters_without_scales\": %llu, \"scale_tensors\": %zu, "
+	           "\"scale_parameters\": %llu, \"scale_bytes\": %llu, \"block_size\": [%llu, %llu], "
+	           "\"block_size_from\": \"%s\", \"problems\": %zu",
+	        p->n_fp8 + p->n_mxfp4, (unsigned long long)p->parameters, p->n_scales,
+	        (unsigned long long)q->scale_parameters, (unsigned long long)p->scale_bytes,
+	        (unsigned long long)q->block_rows, (unsigned long long)q->block_cols,
+	        q->block_from_config ? "config.json" : "default", p->n_problems);
+	if (q->config_error[0]) {
+		fputs(", \"config_error\": ", f);
+		cli_json_string(f, q->config_error, strlen(q->config_error));
+	}
+	fputs(", \"layouts\": [", f);
+	for (size_t i = 0; i < q->n_layouts; i++) {
+		const dq_layout *l = &q->layouts[i];
+		int mx = l->role == DQ_MXFP4;
+		fprintf(f, "%s\n    {\"method\": \"%s\", \"format\": \"%s\", \"scaling\": \"%s\", "
+		           "\"block_size\": ",
+		        i ? "," : "", mx ? "mxfp4" : "fp8", st_dtype_name(l->weight_type), scaling_name(l));
+		if (mx)
+			fprintf(f, "[%llu]", (unsigned long long)l->block_cols);
+		else if (l->kind == ST_QUANT_BLOCK)
+			fprintf(f, "[%llu, %llu]", (unsigned long long)l->block_rows,
+			        (unsigned long long)l->block_cols);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"scale_dtype\": \"%s\", \"experts\": %s, \"weights\": %zu, "
+		           "\"parameters\": %llu, \"scale_bytes\": %llu, \"description\": ",
+		        st_dtype_name(l->scale_type), l->experts ? "true" : "false", l->weights,
+		        (unsigned long long)l->parameters, (unsigned long long)l->scale_bytes);
+		dq_layout_describe(l, line, sizeof line);
+		cli_json_string(f, line, strlen(line));
+		fputc('}', f);
+	}
+	fputs(q->n_layouts ? "\n  ]}" : "]}", f);
+}
+
+struct check_ctx {
+	st_problem_fn fn;
+	void *ctx;
+	int errors;
+};
+
+static void on_mismatch(void *ctx, const char *message)
+{
+	struct check_ctx *cc = ctx;
+	cc->errors++;
+	cc->fn(cc->ctx, ST_PROBLEM_ERROR, message);
+}
+
+int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
+{
+	st_checkpoint *ck;
+	st_error e;
+	quant_info q;
+	struct check_ctx cc = {fn, ctx, 0};
+
+	memset(&e, 0, sizeof e);
+	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
+		return 0;
+	memset(&q, 0, sizeof q);
+	block_size(&q, ck);
+	if (q.config_error[0]) {
+		/* Pairs are checked against the block size: not against a guess. */
+		cc.errors++;
+		fn(ctx, ST_PROBLEM_ERROR, q.config_error);
+	} else if (quant_info_load(&q, ck, on_mismatch, &cc) < 0) {
+		cc.errors++;
+		fn(ctx, ST_PROBLEM_ERROR, "out of memory pairing weights with their scales");
+	} else {
+		quant_info_free(&q);
+	}
+	st_checkpoint_close(ck);
+	return cc.errors;
+}

@@ -1207,11 +1207,11 @@ int main(int argc, char **argv)
 	cli_init("stdiff");
 	parse_args(argc, argv, &o, &path_a, &path_b);
 	if (o.map_gpt2) {
-		if (o.json || o.names_only || o.first || o.n_globs || o.n_prefixes)
-			cli_usage_error("--map gpt2 takes --rtol, --atol, --exact, -v "
-			                "and -q only");
+		if (o.names_only || o.first || o.n_globs || o.n_prefixes)
+			cli_usage_error("--map gpt2 takes --rtol, --atol, --exact, --json, "
+			                "-v and -q only");
 		gguf_diff_opts g = {o.rtol, o.atol, o.have_rtol, o.have_atol,
-		                    o.exact, o.quiet, o.verbose};
+		                    o.exact, o.quiet, o.verbose, o.json};
 		free(o.globs);
 		free(o.prefixes);
 		return cli_exit(gguf_diff_gpt2(path_a, path_b, &g));

@@ -41,7 +41,42 @@ expect_out not_gpt2 '^only in B: f32$'
 # Refused combinations.
 run two_gguf 2 "$D" --map gpt2 expected-f32.gguf expected-f16.gguf
 expect_err two_gguf 'give one of each'
-run map_json 2 "$D" --map gpt2 --json model expected-f32.gguf
+# --json: the same verdicts as one document.
+json_list() { # NAME LIST: the items of LIST in NAME's stdout, one a line
+	awk -v l="\"$2\": [" 'index($0, l) { on = 1; next } on && /^ *\]/ { exit }
+		on { print }' "$TMP/$1.out"
+}
+run f32_json 0 "$D" --map gpt2 --json model expected-f32.gguf
+expect_out f32_json '^\{"equal": true, "map": "gpt2",$'
+expect_out f32_json '"summary": \{"compared": 28, "identical": 28, "within_tolerance": 0, "differ": 0, "only_in_a": 0, "only_in_b": 0, "shape_changed": 0\}\}$'
+n=$(json_list f32_json tensors | grep -c '"verdict": "identical", "identical": true')
+if [ "$n" = 28 ]; then ok; else fail "f32_json: $n identical entries, expected 28"; fi
+run q8_json_as_a 0 "$D" --map gpt2 --json expected-q8_0.gguf model
+n=$(json_list q8_json_as_a tensors |
+	grep -c '"dtype_a": "Q8_0", "dtype_b": "F32", .*"exactly_encoded": true')
+if [ "$n" = 9 ]; then ok; else fail "q8_json_as_a: $n exactly quantized, expected 9"; fi
+# The 8 Conv1D weights of the 2 layers are transposed; wte is not.
+n=$(json_list q8_json_as_a tensors | grep -c '"transposed": true')
+if [ "$n" = 8 ]; then ok; else fail "q8_json_as_a: $n transposed, expected 8"; fi
+expect_out q8_json_as_a '"name": "h\.1\.mlp\.c_proj\.weight", "gguf_name": "blk\.1\.ffn_down\.weight"'
+run q8_other_json 1 "$D" --map gpt2 --json "$TMP/bf16" expected-q8_0.gguf
+expect_out q8_other_json '^\{"equal": false,'
+expect_out q8_other_json '"name": "wte\.weight", .*"verdict": "differs", .*"exactly_encoded": false'
+run not_gpt2_json 1 "$D" --map gpt2 --json model ../ok_all_types.gguf
+if json_list not_gpt2_json only_in_a | grep -qx '  "wte\.weight",\?'; then ok; else
+	fail "not_gpt2_json: wte.weight not in only_in_a"; fi
+if json_list not_gpt2_json only_in_b | grep -qx '  "f32",\?'; then ok; else
+	fail "not_gpt2_json: f32 not in only_in_b"; fi
+# Another width: every pair's shape changed (the GGUF's own dims shown).
+G=$BIN/gpt2export
+run wide 0 "$G" --random "$TMP/wide" --layers 2 --heads 4 --width 64 --vocab 512 \
+	--context 32 --no-tokenizer
+run wide_json 1 "$D" --map gpt2 --json "$TMP/wide" expected-f32.gguf
+expect_out wide_json '"shape_changed": 28\}\}$'
+expect_out wide_json '^  \{"name": "h\.0\.attn\.c_attn\.weight", "gguf_name": "blk\.0\.attn_qkv\.weight", "dtype_a": "F32", "dtype_b": "F32", "shape": \[64, 192\], "gguf_dims": \[32, 96\]\},?$'
+run quiet_json 0 "$D" --map gpt2 -q --json model expected-f32.gguf
+[ -s "$TMP/quiet_json.out" ] && fail "-q --json: stdout not empty" || ok
+run map_names 2 "$D" --map gpt2 --names-only model expected-f32.gguf
 run map_other 2 "$D" --map llama model expected-f32.gguf
 expect_err map_other "unknown map 'llama'"
 finish

@@ -19,9 +19,64 @@
 #include "common/gguf_info.h"
 #include "common/gguf_map.h"
 
+/* --json: each list's items, written as they come, printed at the end. */
+enum { J_ONLY_A, J_ONLY_B, J_CHANGED, J_TENSORS, J_LISTS };
+struct jout {
+	FILE *f[J_LISTS];
+	char *buf[J_LISTS];
+	size_t len[J_LISTS], n[J_LISTS];
+};
+
 struct tally {
 	size_t compared, identical, within, differ, only_a, only_b, shape;
+	struct jout *j; /* NULL: lines on stdout */
 };
+
+/* Start the next item of list k; the stream to write it to. */
+static FILE *jitem(struct jout *j, int k)
+{
+	fputs(j->n[k]++ ? ",\n  " : "\n  ", j->f[k]);
+	return j->f[k];
+}
+
+static void jout_open(struct jout *j)
+{
+	memset(j, 0, sizeof *j);
+	for (int k = 0; k < J_LISTS; k++)
+		if (!(j->f[k] = open_memstream(&j->buf[k], &j->len[k])))
+			cli_die(CLI_ERROR, "out of memory");
+}
+
+/* Print the document and free j. */
+static void jout_print(struct jout *j, const struct tally *tl, int differ)
+{
+	static const char *const names[J_LISTS] = {"only_in_a", "only_in_b", "changed",
+	                                           "tensors"};
+	printf("{\"equal\": %s, \"map\": \"gpt2\"", differ ? "false" : "true");
+	for (int k = 0; k < J_LISTS; k++) {
+		if (fclose(j->f[k]) != 0)
+			cli_die(CLI_ERROR, "out of memory");
+		printf(",\n \"%s\": [%s%s]", names[k], j->buf[k] ? j->buf[k] : "",
+		       j->n[k] ? "\n " : "");
+		free(j->buf[k]);
+	}
+	printf(",\n \"summary\": {\"compared\": %zu, \"identical\": %zu, "
+	       "\"within_tolerance\": %zu, \"differ\": %zu, \"only_in_a\": %zu, "
+	       "\"only_in_b\": %zu, \"shape_changed\": %zu}}\n", tl->compared,
+	       tl->identical, tl->within, tl->differ, tl->only_a, tl->only_b, tl->shape);
+}
+
+/* A tensor of the pair, by side: the names and types an entry starts with. */
+static void jpair(FILE *f, const char *hf, const char *gname, const char *ck_type,
+                  const char *gg_type, int gguf_is_b)
+{
+	fputs("{\"name\": ", f);
+	cli_json_string(f, hf, strlen(hf));
+	fputs(", \"gguf_name\": ", f);
+	cli_json_string(f, gname, strlen(gname));
+	fprintf(f, ", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\"",
+	        gguf_is_b ? ck_type : gg_type, gguf_is_b ? gg_type : ck_type);
+}
 
 /* The st_dtype whose torch tolerances a ggml type takes (Q8_0: none). */
 static int tol_dtype(unsigned type)
@@ -78,6 +133,39 @@ static void print_line(const char *what, const char *hf, const char *gg,
 	putchar('\n');
 }
 
+/* A pair whose values could not be compared, and why. */
+static void jnot_compared(struct jout *j, const char *hf, const st_gguf_tensor *gt,
+                          st_dtype dt, int gguf_is_b, const char *why)
+{
+	FILE *f = jitem(j, J_TENSORS);
+	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
+	fprintf(f, ", \"elements\": %llu, \"values_compared\": false, \"verdict\": "
+	        "\"differs\", \"reason\": \"%s\"}", (unsigned long long)gt->n_elements, why);
+}
+
+/* A pair compared: its verdict and figures. */
+static void jcompared(struct jout *j, const char *what, const char *hf,
+                      const st_gguf_tensor *gt, st_dtype dt, int transposed,
+                      int gguf_is_b, const struct verdict *v, double rtol, double atol)
+{
+	FILE *f = jitem(j, J_TENSORS);
+	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
+	fprintf(f, ", \"elements\": %llu, \"transposed\": %s, \"values_compared\": true, "
+	        "\"verdict\": \"%s\", \"identical\": %s, \"exactly_encoded\": %s, "
+	        "\"mismatched\": %llu, \"max_abs_diff\": ",
+	        (unsigned long long)v->n, transposed ? "true" : "false", what,
+	        v->identical ? "true" : "false", v->encoded ? "true" : "false",
+	        (unsigned long long)v->mismatched);
+	cli_json_double(f, v->max_abs);
+	fputs(", \"max_rel_diff\": ", f);
+	cli_json_double(f, v->max_rel);
+	fputs(", \"rtol\": ", f);
+	cli_json_double(f, rtol);
+	fputs(", \"atol\": ", f);
+	cli_json_double(f, atol);
+	fputs("}", f);
+}
+
 /*
  * One pair: the checkpoint's tensor t (index i of ck) against the GGUF's
  * tensor gt (index gi of g).
@@ -99,13 +187,25 @@ static int compare_pair(st_checkpoint *ck, size_t i, const st_tensor *t,
 	}
 	if (!same) {
 		tl->shape++;
-		if (!o->quiet)
+		if (tl->j) {
+			FILE *f = jitem(tl->j, J_CHANGED);
+			jpair(f, hf, gt->name, st_dtype_name(t->dtype),
+			      st_ggml_type_name(gt->type), gguf_is_b);
+			fputs(", \"shape\": ", f);
+			cli_print_dims(f, t->shape, t->ndim);
+			fputs(", \"gguf_dims\": ", f);
+			cli_print_dims(f, gt->dims, gt->ndim);
+			fputs("}", f);
+		} else if (!o->quiet) {
 			printf("shape changed: %s ~ %s\n", hf, gt->name);
+		}
 		return 0;
 	}
 	if (!ckpt_is_numeric(t->dtype) || !st_dtype_is_float(t->dtype)) {
 		tl->differ++;
-		if (!o->quiet)
+		if (tl->j)
+			jnot_compared(tl->j, hf, gt, t->dtype, gguf_is_b, "not a float dtype");
+		else if (!o->quiet)
 			printf("differs: %s ~ %s: %s cannot be compared with %s\n", hf,
 			       gt->name, st_dtype_name(t->dtype),
 			       st_ggml_type_name(gt->type));
@@ -143,7 +243,10 @@ static int compare_pair(st_checkpoint *ck, size_t i, const st_tensor *t,
 	int rc = 0;
 	if (st_ggml_to_f32(gt->type, gd, y, n) != ST_OK) {
 		tl->differ++;
-		if (!o->quiet)
+		if (tl->j)
+			jnot_compared(tl->j, hf, gt, t->dtype, gguf_is_b,
+			              "GGUF type cannot be decoded");
+		else if (!o->quiet)
 			printf("differs: %s ~ %s: %s values cannot be decoded (F32, "
 			       "F16, BF16 and Q8_0 can)\n", hf, gt->name,
 			       st_ggml_type_name(gt->type));
@@ -188,7 +291,9 @@ static int compare_pair(st_checkpoint *ck, size_t i, const st_tensor *t,
 		tl->within++;
 		what = "within tolerance";
 	}
-	if (!o->quiet && (o->verbose || !strcmp(what, "differs")))
+	if (tl->j)
+		jcompared(tl->j, what, hf, gt, t->dtype, transpose, gguf_is_b, &v, rtol, atol);
+	else if (!o->quiet && (o->verbose || !strcmp(what, "differs")))
 		print_line(what, hf, gt->name, t->dtype, gt->type, transpose,
 		           gguf_is_b, &v);
 out:
@@ -222,6 +327,11 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	char *seen = cli_xcalloc(ng ? ng : 1, 1);
 	struct tally tl;
 	memset(&tl, 0, sizeof tl);
+	struct jout j;
+	if (o->json && !o->quiet) {
+		jout_open(&j);
+		tl.j = &j;
+	}
 	int rc = CLI_OK;
 	const char *side_c = ga ? "B" : "A", *side_g = ga ? "A" : "B";
 	for (size_t i = 0; i < nc; i++) {
@@ -242,7 +352,9 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		if (gi < 0) {
 			tl.only_a += ga ? 0 : 1;
 			tl.only_b += ga ? 1 : 0;
-			if (!o->quiet)
+			if (tl.j)
+				cli_json_string(jitem(&j, ga ? J_ONLY_B : J_ONLY_A), hf, strlen(hf));
+			else if (!o->quiet)
 				printf("only in %s: %s\n", side_c, hf);
 			continue;
 		}
@@ -258,11 +370,17 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 			continue;
 		tl.only_a += ga ? 1 : 0;
 		tl.only_b += ga ? 0 : 1;
-		if (!o->quiet)
-			printf("only in %s: %s\n", side_g, st_gguf_tensor_at(g, gi)->name);
+		const st_gguf_tensor *gt = st_gguf_tensor_at(g, gi);
+		if (tl.j)
+			cli_json_string(jitem(&j, ga ? J_ONLY_A : J_ONLY_B), gt->name, gt->name_len);
+		else if (!o->quiet)
+			printf("only in %s: %s\n", side_g, gt->name);
 	}
 	int differ = tl.differ || tl.only_a || tl.only_b || tl.shape;
-	if (!o->quiet)
+	if (tl.j) {
+		jout_print(&j, &tl, differ);
+		tl.j = NULL;
+	} else if (!o->quiet)
 		printf("%zu tensors compared through the GPT-2 name map: %zu "
 		       "identical, %zu within tolerance, %zu differ; %zu only in A, "
 		       "%zu only in B, %zu shape changed: %s\n", tl.compared,
@@ -270,6 +388,11 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		       tl.shape, differ ? "different" : "equal");
 	rc = differ ? CLI_NO : CLI_OK;
 out:
+	if (tl.j) /* an error: the partial document is dropped */
+		for (int k = 0; k < J_LISTS; k++) {
+			fclose(j.f[k]);
+			free(j.buf[k]);
+		}
 	free(seen);
 	st_checkpoint_close(ck);
 	st_gguf_close(g);

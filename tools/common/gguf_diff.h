@@ -10,6 +10,11 @@
  * by ggml's reference quantizer (Q8_0). Tensors only on one side are
  * listed; lm_head.weight (tied, never in a GGUF) and the legacy attn.bias
  * buffers are skipped.
+ *
+ * With json, one document on stdout instead of the lines (stdiff(1),
+ * "--map gpt2"): {"equal", "map": "gpt2", "only_in_a", "only_in_b",
+ * "changed" (shape changes), "tensors" (every pair compared, with
+ * "exactly_encoded"), "summary"}.
  */
 #ifndef ST_GGUF_DIFF_H
 #define ST_GGUF_DIFF_H
@@ -19,7 +24,7 @@
 typedef struct gguf_diff_opts {
 	double rtol, atol;
 	bool have_rtol, have_atol;
-	bool exact, quiet, verbose;
+	bool exact, quiet, verbose, json;
 } gguf_diff_opts;
 
 /*

@@ -1230,8 +1230,10 @@ int main(int argc, char **argv)
 	if (ti && ti->key && ti->key_auto && !o.quiet)
 		cli_warn("key '%s': every tensor is under it; reading it", ti->key);
 	if (ti && ti->n_skipped && !o.quiet)
-		cli_warn("left out %zu entries that are not tensors: %s%s",
-		         ti->n_skipped, ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
+		cli_warn("left out %zu %s: %s%s", ti->n_skipped,
+		         ti->n_skipped == 1 ? "entry that is not a tensor"
+		                            : "entries that are not tensors",
+		         ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
 	size_t n = st_checkpoint_n_tensors(c);
 	item *items = cli_xcalloc(n ? 2 * n : 1, sizeof *items);
 	if (o.has_to)

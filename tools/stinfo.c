@@ -295,8 +295,10 @@ static void print_files(const st_checkpoint *ck)
 			if (ti->n_skipped) {
 				k = cli_printable(ti->skipped, strlen(ti->skipped));
 				char *line = cli_xmalloc(strlen(k) + 64);
-				sprintf(line, "%zu entries that are not tensors (%s%s)",
-				        ti->n_skipped, k, ti->n_skipped > 8 ? ", ..." : "");
+				sprintf(line, "%zu %s (%s%s)", ti->n_skipped,
+				        ti->n_skipped == 1 ? "entry that is not a tensor"
+				                           : "entries that are not tensors",
+				        k, ti->n_skipped > 8 ? ", ..." : "");
 				print_kv("  skipped:", line);
 				free(line);
 				free(k);

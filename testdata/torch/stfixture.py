@@ -38,8 +38,13 @@ def write_expected(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + data)
 
 
-def write_tar(path, obj, pickle_protocol=2):
-    """The tar layout torch.load's legacy_load reads, for dicts of tensors."""
+def write_tar(path, obj, pickle_protocol=2, flatten=True, edit_tensor=None,
+              edit_count=None):
+    """The tar layout torch.load's legacy_load reads, for dicts of tensors.
+    For broken files: flatten=False pickles obj as it is (a dict inside
+    itself); edit_tensor(i, (storage key, shape, stride, offset)) and
+    edit_count(storage key, elements) change what tensor i's record and a
+    storage's element count say."""
     storages, tensors = collections.OrderedDict(), collections.OrderedDict()
 
     def pid_tensor(t):
@@ -63,7 +68,7 @@ def write_tar(path, obj, pickle_protocol=2):
                                         else flat(v) if isinstance(v, dict) else v)
                                        for k, v in o.items())
     pk = io.BytesIO()
-    P(pk, protocol=pickle_protocol).dump(flat(obj))
+    P(pk, protocol=pickle_protocol).dump(flat(obj) if flatten else obj)
     st_type = {torch.float64: torch.DoubleStorage, torch.float32: torch.FloatStorage,
                torch.float16: torch.HalfStorage, torch.int64: torch.LongStorage,
                torch.int32: torch.IntStorage, torch.int16: torch.ShortStorage,
@@ -81,17 +86,20 @@ def write_tar(path, obj, pickle_protocol=2):
         es = torch.tensor([], dtype=dt).element_size()
         whole = torch.empty(0, dtype=dt).set_(st, 0, (st.size(),), (1,))
         raw = whole.view(torch.uint8).numpy().tobytes()
-        sb.write(struct.pack("<q", len(raw) // es))
+        n = len(raw) // es
+        sb.write(struct.pack("<q", edit_count(skey, n) if edit_count else n))
         sb.write(raw)
     pickle.dump([], sb, protocol=pickle_protocol)
     tb = io.BytesIO()
     pickle.dump(len(tensors), tb, protocol=pickle_protocol)
-    for key, (skey, t) in tensors.items():
+    for i, (key, (skey, t)) in enumerate(tensors.items()):
+        rec = (skey, tuple(t.shape), t.stride(), t.storage_offset())
+        skey, shape, stride, offset = edit_tensor(i, rec) if edit_tensor else rec
         pickle.dump((key, skey, t_type[t.dtype]), tb, protocol=pickle_protocol)
-        tb.write(struct.pack("<i", t.dim()) + b"\0\0\0\0")
-        tb.write(struct.pack("<%dq" % t.dim(), *t.shape))
-        tb.write(struct.pack("<%dq" % t.dim(), *t.stride()))
-        tb.write(struct.pack("<q", t.storage_offset()))
+        tb.write(struct.pack("<i", len(shape)) + b"\0\0\0\0")
+        tb.write(struct.pack("<%dq" % len(shape), *shape))
+        tb.write(struct.pack("<%dq" % len(shape), *stride))
+        tb.write(struct.pack("<q", offset))
     with tarfile.open(path, "w:", format=tarfile.PAX_FORMAT) as tar:
         for name, data in (("sys_info", pickle.dumps({"little_endian": True})),
                            ("pickle", pk.getvalue()), ("tensors", tb.getvalue()),

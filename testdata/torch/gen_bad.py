@@ -34,7 +34,6 @@ import builtins
 import collections
 import io
 import os
-import pickle
 import struct
 import subprocess
 import tarfile
@@ -43,7 +42,7 @@ import zlib
 
 import torch
 
-from stfixture import write_tar
+from stfixture import fuzz_legacy_seed, fuzz_tar_seed, write_tar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "bad")
@@ -208,19 +207,10 @@ for name, member, declared in (("bomb_pickle", "data.pkl", len(pkl)),
         f.write(b"\0" + data)
 for name in ("legacy_eval", "legacy_popen", "legacy4_system", "legacy_recursive",
              "legacy_stride_outside"):
-    with open(b(name + ".bin"), "rb") as f:
-        for _ in range(3):          # magic, protocol, system info
-            pickle.load(f)
-        rest = f.read()
-    with open(os.path.join(FUZZ, "legacy", "seed-bad-" + name), "wb") as f:
-        f.write(rest)
+    fuzz_legacy_seed(b(name + ".bin"), os.path.join(FUZZ, "legacy", "seed-bad-" + name))
 for name in ("tar_eval", "tar_system", "tar_recursive", "tar_stride_outside",
              "tar_missing_storage", "tar_huge_storage"):
-    with tarfile.open(b(name + ".bin")) as tar:
-        m = {n: tar.extractfile(n).read() for n in ("pickle", "tensors", "storages")}
-    with open(os.path.join(FUZZ, "tar", "seed-bad-" + name), "wb") as f:
-        f.write(struct.pack("<HH", len(m["pickle"]), len(m["tensors"])))
-        f.write(m["pickle"] + m["tensors"] + m["storages"])
+    fuzz_tar_seed(b(name + ".bin"), os.path.join(FUZZ, "tar", "seed-bad-" + name))
 
 # torch.load itself refuses what it can tell is broken (the rest it would run).
 for name in ("tar_truncated.bin", "tar_checksum.bin"):

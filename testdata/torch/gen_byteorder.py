@@ -19,15 +19,13 @@ little-endian on every machine (views.legacybig.bin).
 Run:  /usr/bin/python3 testdata/torch/gen_byteorder.py
 """
 import collections
-import io
 import os
-import pickle
 import zipfile
 
 import numpy as np
 import torch
 
-from stfixture import write_expected
+from stfixture import write_expected, zip_storage_dtypes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(7)
@@ -54,27 +52,6 @@ NP = {torch.float64: "<f8", torch.float32: "<f4", torch.float16: "<f2",
       torch.int16: "<i2", torch.int8: "i1", torch.uint8: "u1", torch.bool: "u1"}
 
 
-def storage_dtypes(zf):
-    """The dtype of each storage key, from the pickle's storage classes."""
-    dtypes = {}
-
-    class U(pickle.Unpickler):
-        def find_class(self, mod, name):
-            if mod == "torch" and name.endswith("Storage"):
-                return getattr(torch, name)
-            if mod == "torch._utils":
-                return lambda *args: None
-            return super().find_class(mod, name)
-
-        def persistent_load(self, pid):
-            _, cls, key, _, _ = pid
-            dtypes[key] = cls.dtype
-            return torch.UntypedStorage(0)
-    top = zf.namelist()[0].split("/")[0]
-    U(io.BytesIO(zf.read(top + "/data.pkl"))).load()
-    return top, dtypes
-
-
 def swapped(data, dtype):
     return np.frombuffer(data, dtype=NP[dtype]).byteswap().tobytes()
 
@@ -82,7 +59,7 @@ def swapped(data, dtype):
 def rewrite(src, dst, record, swap):
     """src's members into dst with a byteorder record; storages swapped."""
     with zipfile.ZipFile(src) as zs:
-        top, dtypes = storage_dtypes(zs)
+        top, dtypes = zip_storage_dtypes(zs)
         with zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zd:
             for info in zs.infolist():
                 data = zs.read(info.filename)
@@ -107,7 +84,7 @@ write_expected(p("byteorder.expected.safetensors"), dict(sd))
 # The big-endian file holds what a big-endian machine would: each value
 # read back as big-endian numbers is the tensor's value.
 with zipfile.ZipFile(p("byteorder.big.bin")) as z:
-    top, dtypes = storage_dtypes(z)
+    top, dtypes = zip_storage_dtypes(z)
     assert z.read(top + "/byteorder") == b"big"
     for key, dt in dtypes.items():
         be = np.frombuffer(z.read(top + "/data/" + key), dtype=NP[dt].replace("<", ">"))
@@ -120,7 +97,7 @@ assert (got == sd["f32"].numpy().reshape(-1)).all()
 
 # views.zipbig.bin: its storages are numpy's byteswap of views.zip.bin's.
 with zipfile.ZipFile(p("views.zip.bin")) as a, zipfile.ZipFile(p("views.zipbig.bin")) as b:
-    top, dtypes = storage_dtypes(a)
+    top, dtypes = zip_storage_dtypes(a)
     for key, dt in dtypes.items():
         name = top + "/data/" + key
         assert swapped(a.read(name), dt) == b.read(name), key

@@ -37,17 +37,16 @@ torch.load returns, made contiguous, written byte by byte as safetensors
 Run:  /usr/bin/python3 testdata/torch/gen_formats.py
 """
 import collections
-import io
 import os
 import pickle
 import struct
 import sys
-import tarfile
 import zipfile
 
 import torch
 
-from stfixture import write_expected, write_tar
+from stfixture import fuzz_legacy_seed, fuzz_tar_seed, write_expected, write_tar, \
+    zip_storage_dtypes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 torch.manual_seed(1)
@@ -122,29 +121,9 @@ for f in ("zip4", "legacy", "legacy4", "legacybig"):
 
 
 # ---- big-endian zip -----------------------------------------------------
-def storage_sizes(zf):
-    """element size of each storage key, from the pickle's storage classes."""
-    sizes = {}
-
-    class U(pickle.Unpickler):
-        def find_class(self, mod, name):
-            if mod == "torch" and name.endswith("Storage"):
-                return getattr(torch, name)
-            if mod == "torch._utils":
-                return lambda *args: None   # tensors are not wanted here
-            return super().find_class(mod, name)
-
-        def persistent_load(self, pid):
-            _, cls, key, _, _ = pid
-            sizes[key] = torch.tensor([], dtype=cls.dtype).element_size()
-            return torch.UntypedStorage(0)
-    top = zf.namelist()[0].split("/")[0]
-    U(io.BytesIO(zf.read(top + "/data.pkl"))).load()
-    return top, sizes
-
-
 with zipfile.ZipFile(p("views.zip.bin")) as src:
-    top, sizes = storage_sizes(src)
+    top, dtypes = zip_storage_dtypes(src)
+    sizes = {k: torch.tensor([], dtype=d).element_size() for k, d in dtypes.items()}
     with zipfile.ZipFile(p("views.zipbig.bin"), "w", zipfile.ZIP_STORED) as dst:
         for info in src.infolist():
             data = src.read(info.filename)
@@ -192,18 +171,9 @@ FUZZ = os.path.join(HERE, "..", "..", "tests", "fuzz", "corpus")
 os.makedirs(os.path.join(FUZZ, "legacy"), exist_ok=True)
 os.makedirs(os.path.join(FUZZ, "tar"), exist_ok=True)
 for name in ("views.legacy", "views.legacy4", "ckpt.legacy"):
-    with open(p(name + ".bin"), "rb") as f:
-        for _ in range(3):          # magic, protocol, system info
-            pickle.load(f)
-        rest = f.read()
-    with open(os.path.join(FUZZ, "legacy", "seed-" + name), "wb") as f:
-        f.write(rest)
+    fuzz_legacy_seed(p(name + ".bin"), os.path.join(FUZZ, "legacy", "seed-" + name))
 for name in ("views.tar", "ckpt.tar"):
-    with tarfile.open(p(name + ".bin")) as tar:
-        m = {n: tar.extractfile(n).read() for n in ("pickle", "tensors", "storages")}
-    with open(os.path.join(FUZZ, "tar", "seed-" + name), "wb") as f:
-        f.write(struct.pack("<HH", len(m["pickle"]), len(m["tensors"])))
-        f.write(m["pickle"] + m["tensors"] + m["storages"])
+    fuzz_tar_seed(p(name + ".bin"), os.path.join(FUZZ, "tar", "seed-" + name))
 
 # ---- files every reader must refuse (bad/) --------------------------------
 # Each is refused with one line naming the file, exit 2, nothing run or

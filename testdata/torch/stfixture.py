@@ -1,6 +1,8 @@
 """Shared by the fixture scripts of testdata/torch: a safetensors file
-written byte by byte from PyTorch tensors (not by libst), and the tar
-checkpoint format of torch before 0.4."""
+written byte by byte from PyTorch tensors (not by libst), the tar
+checkpoint format of torch before 0.4, the dtype of each storage of a
+zip checkpoint, and the fuzz targets' inputs cut from legacy and tar
+files."""
 import collections
 import io
 import json
@@ -107,3 +109,45 @@ def write_tar(path, obj, pickle_protocol=2, flatten=True, edit_tensor=None,
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+
+
+def zip_storage_dtypes(zf):
+    """(top folder, {storage key: dtype}) of an open torch.save zip, from
+    the pickle's storage classes."""
+    dtypes = {}
+
+    class U(pickle.Unpickler):
+        def find_class(self, mod, name):
+            if mod == "torch" and name.endswith("Storage"):
+                return getattr(torch, name)
+            if mod == "torch._utils":
+                return lambda *args: None   # tensors are not wanted here
+            return super().find_class(mod, name)
+
+        def persistent_load(self, pid):
+            _, cls, key, _, _ = pid
+            dtypes[key] = cls.dtype
+            return torch.UntypedStorage(0)
+    top = zf.namelist()[0].split("/")[0]
+    U(io.BytesIO(zf.read(top + "/data.pkl"))).load()
+    return top, dtypes
+
+
+def fuzz_legacy_seed(src, dst):
+    """fuzz_legacy's input: a legacy file after its first three pickles."""
+    with open(src, "rb") as f:
+        for _ in range(3):          # magic, protocol, system info
+            pickle.load(f)
+        rest = f.read()
+    with open(dst, "wb") as f:
+        f.write(rest)
+
+
+def fuzz_tar_seed(src, dst):
+    """fuzz_tar's input: two 16-bit lengths, then the members pickle,
+    tensors and storages of a tar checkpoint."""
+    with tarfile.open(src) as tar:
+        m = {n: tar.extractfile(n).read() for n in ("pickle", "tensors", "storages")}
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<HH", len(m["pickle"]), len(m["tensors"])))
+        f.write(m["pickle"] + m["tensors"] + m["storages"])

@@ -197,7 +197,7 @@ static int pair_one(struct pairing *g, size_t i, int fp8)
 	 * MXFP4's transposed layout reads whole columns: mapped. Inspection
 	 * reads headers only. */
 	if (!g->inspect && ((d->role == DQ_MXFP4 && map(c, i, &d->data, g->err)) ||
-	               map(c, d->scale, &d->scale_data, g->err)))
+	                    map(c, d->scale, &d->scale_data, g->err)))
 		return -1;
 	claim(g->p, d->scale, i);
 	if (d->row_len > g->p->max_row)

@@ -62,6 +62,17 @@ expect_out json-mx '^    \{"method": "mxfp4", "format": "F4", "scaling": "block"
 expect_out sum-mx '^  weights:   712 parameters, not counting the scales \(MXFP4: two a byte\)$'
 [ "$(tail -n 2 "$TMP/json-block.out")" = "$(printf '  ]}\n}')" ] && ok || fail "json-block: does not end the document"
 
+# Sharded, a weight in one shard and its scale in the other: the same member.
+if [ -x "$BIN/stconvert" ]; then
+  run shard 0 "$BIN/stconvert" --shard-size 200B block "$TMP/sharded"
+  run json-sharded 0 "$S" --json "$TMP/sharded"
+  expect_out json-sharded '"name": "model.layers.0.self_attn.q_proj.weight", .*"file": "[^"]*model-00002-of-00002.safetensors"'
+  expect_out json-sharded '"name": "model.layers.0.self_attn.q_proj.weight_scale_inv", .*"file": "[^"]*model-00001-of-00002.safetensors"'
+  same "json-sharded: quantization" "$(sed -n '/^  "quantization"/,$p' "$TMP/json-sharded.out")" \
+    "$(sed -n '/^  "quantization"/,$p' "$TMP/json-block.out")"
+  run check-sharded 0 "$S" --check "$TMP/sharded"
+fi
+
 # A file inside a snapshot takes the block size from the config.json beside it.
 run file-in-snapshot 0 "$S" --json block/model.safetensors
 expect_out file-in-snapshot '"block_size": \[2, 3\], "block_size_from": "config.json"'

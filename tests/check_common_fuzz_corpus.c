@@ -1,8 +1,8 @@
 /*
  * check_common_fuzz_corpus.c - replay the committed fuzz corpus of the
- * tools' shared modules (tests/fuzz/corpus/archcheck/ and order/) through
- * the targets
- * of tests/fuzz/targets_common.c with the normal build, so every input
+ * tools' shared modules (tests/fuzz/corpus/archcheck/, order/ and
+ * dequant/) through the targets of tests/fuzz/targets_common.c with the
+ * normal build, so every input
  * that once broke tools/common, and the seeds, keep passing without clang.
  *
  * It is not the fuzzer: tests/fuzz/build.sh builds that (see its README).
@@ -19,6 +19,7 @@
 static const struct replay_target targets[] = {
 	{"archcheck", fuzz_archcheck, 8, fz_common_cleanup},
 	{"order", fuzz_order, 4, NULL},
+	{"dequant", fuzz_dequant, 8, NULL},
 };
 
 int main(void)

@@ -4,7 +4,7 @@
 # fuzz_config_dtype,
 # and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_config,
 # fuzz_llmc, fuzz_model,
-# and of tools/common: fuzz_archcheck, fuzz_order.
+# and of tools/common: fuzz_archcheck, fuzz_order, fuzz_dequant.
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,17 +53,18 @@ for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
 done
 # The tools' shared modules.
 cobjs=()
-for src in "$root"/tools/common/archcheck.c "$root"/tools/common/order.c "$root"/tools/common/json.c; do
+for src in "$root"/tools/common/archcheck.c "$root"/tools/common/order.c "$root"/tools/common/json.c \
+		"$root"/tools/common/dequant.c "$root"/tools/common/cli.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
 	cobjs+=("$obj")
 done
-for t in fuzz_archcheck fuzz_order; do
+for t in fuzz_archcheck fuzz_order fuzz_dequant; do
 	"$cc" "${flags[@]}" -I"$root/tools" -DFUZZ_COMMON -DFUZZ_TARGET="$t" \
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
 echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant,fuzz_verify}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
-echo "built: $out/{fuzz_archcheck,fuzz_order}"
+echo "built: $out/{fuzz_archcheck,fuzz_order,fuzz_dequant}"

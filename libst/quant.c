@@ -371,14 +371,53 @@ static uint64_t scale_row(const st_quant_fp8 *l, uint64_t r)
 	return r / l->rows * l->scale_rows + r % l->rows / l->block_rows;
 }
 
-int st_quant_fp8_quantize(const st_quant_fp8 *l, unsigned char *w_out, float *scale_out,
-                          st_dtype src_type, const void *src, uint64_t row0, uint64_t row1)
+/*
+ * Pass 1 over a block row, n rows of cols elements at s: the F32 scale of
+ * each of its blocks into scale. |x| is compared as the bits of a
+ * non-negative F32 (the same order as the values), infinities and NaNs as
+ * 0, so the loops have no branch and vectorize. row and bits are scratch
+ * (cols and scale_cols entries).
+ */
+static void block_scales(const st_quant_fp8 *l, float *scale, uint32_t *row, uint32_t *bits,
+                         st_dtype src_type, const unsigned char *s, size_t ss, uint64_t n,
+                         float fmax)
+{
+	for (uint64_t b = 0; b < l->scale_cols; b++)
+		bits[b] = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		st_convert(ST_DTYPE_F32, row, src_type, s + k * l->cols * ss, l->cols, NULL);
+		for (uint64_t b = 0, c0 = 0; b < l->scale_cols; b++, c0 += l->block_cols) {
+			uint64_t c1 = c0 + l->block_cols < l->cols ? c0 + l->block_cols : l->cols;
+			uint32_t m = bits[b];
+			for (uint64_t c = c0; c < c1; c++) {
+				uint32_t v = row[c] & 0x7fffffffu;
+				v = v < 0x7f800000u ? v : 0;
+				m = v > m ? v : m;
+			}
+			bits[b] = m;
+		}
+	}
+	for (uint64_t b = 0; b < l->scale_cols; b++) {
+		float amax;
+		memcpy(&amax, &bits[b], sizeof amax);
+		float sc = amax > 0 ? amax / fmax : 1.0f;
+		/* A scale that rounds to 0 would divide by zero: least subnormal. */
+		scale[b] = sc > 0 ? sc : 0x1p-149f;
+	}
+}
+
+/*
+ * st_quant_fp8_quantize (w_out set) and st_quant_fp8_scales (w_out NULL:
+ * pass 1 only).
+ */
+static int quantize(const st_quant_fp8 *l, unsigned char *w_out, float *scale_out,
+                    st_dtype src_type, const void *src, uint64_t row0, uint64_t row1)
 {
 	const unsigned char *s = src;
 	const size_t ss = st_dtype_is_wide_float(src_type) ? wsize(src_type) : 0;
-	float *row, *amax, fmax;
+	float *row, *scale, fmax;
+	uint32_t *bits;
 	struct fpenv env;
-	int rc = ST_OK;
 
 	if (!layout_ok(l) || l->kind != ST_QUANT_BLOCK || l->scale_type != ST_DTYPE_F32 || !ss ||
 	    row0 > row1 || row1 > l->experts * l->rows || (row0 % l->rows) % l->block_rows ||
@@ -389,52 +428,53 @@ int st_quant_fp8_quantize(const st_quant_fp8 *l, unsigned char *w_out, float *sc
 	fmax = st_f8_to_f32(l->weight_type, l->weight_type == ST_DTYPE_F8_E4M3 ? 0x7E
 	                                    : l->weight_type == ST_DTYPE_F8_E5M2 ? 0x7B : 0x7F);
 	row = malloc(l->cols * sizeof *row);
-	amax = malloc(l->scale_cols * sizeof *amax);
-	if (!row || !amax) {
-		rc = ST_ENOMEM;
-		goto done;
+	bits = malloc(l->scale_cols * sizeof *bits);
+	if (!row || !bits) {
+		free(row);
+		free(bits);
+		return ST_ENOMEM;
 	}
 	fpenv_enter(&env);
 	for (uint64_t r = row0; r < row1;) {
 		uint64_t i = r % l->rows, n = l->rows - i < l->block_rows ? l->rows - i : l->block_rows;
+		const unsigned char *x = s + (r - row0) * l->cols * ss;
 		if (r + n > row1)
 			n = row1 - r; /* cannot happen for a valid range; kept safe */
-		/* Pass 1: the largest finite magnitude of each block. */
-		for (uint64_t b = 0; b < l->scale_cols; b++)
-			amax[b] = 0;
-		for (uint64_t k = 0; k < n; k++) {
-			st_convert(ST_DTYPE_F32, row, src_type, s + (r - row0 + k) * l->cols * ss, l->cols,
-			           NULL);
-			for (uint64_t c = 0; c < l->cols; c++) {
-				float a = fabsf(row[c]);
-				uint64_t b = c / l->block_cols;
-				if (a <= FLT_MAX && a > amax[b])
-					amax[b] = a;
+		scale = scale_out + (scale_row(l, r) - scale_row(l, row0)) * l->scale_cols;
+		block_scales(l, scale, (uint32_t *)row, bits, src_type, x, ss, n, fmax);
+		/* Pass 2: each value over its block's scale (IEEE division, so
+		 * a vectorized loop gives the scalar bits), encoded. */
+		for (uint64_t k = 0; w_out && k < n; k++) {
+			st_convert(ST_DTYPE_F32, row, src_type, x + k * l->cols * ss, l->cols, NULL);
+			for (uint64_t b = 0, c0 = 0; b < l->scale_cols; b++, c0 += l->block_cols) {
+				uint64_t c1 = c0 + l->block_cols < l->cols ? c0 + l->block_cols : l->cols;
+				const float sc = scale[b];
+				for (uint64_t c = c0; c < c1; c++)
+					row[c] = row[c] / sc;
 			}
-		}
-		for (uint64_t b = 0; b < l->scale_cols; b++) {
-			float sc = amax[b] > 0 ? amax[b] / fmax : 1.0f;
-			/* A scale that rounds to 0 would divide by zero: least subnormal. */
-			amax[b] = sc > 0 ? sc : 0x1p-149f;
-		}
-		memcpy(scale_out + (scale_row(l, r) - scale_row(l, row0)) * l->scale_cols, amax,
-		       l->scale_cols * sizeof *amax);
-		/* Pass 2: each value over its block's scale, encoded. */
-		for (uint64_t k = 0; k < n; k++) {
-			st_convert(ST_DTYPE_F32, row, src_type, s + (r - row0 + k) * l->cols * ss, l->cols,
-			           NULL);
-			for (uint64_t c = 0; c < l->cols; c++)
-				row[c] = row[c] / amax[c / l->block_cols];
-			st_convert(l->weight_type, w_out + (r - row0 + k) * l->cols, ST_DTYPE_F32, row, l->cols,
-			           NULL);
+			st_convert(l->weight_type, w_out + (r - row0 + k) * l->cols, ST_DTYPE_F32, row,
+			           l->cols, NULL);
 		}
 		r += n;
 	}
 	fpenv_leave(&env);
-done:
 	free(row);
-	free(amax);
-	return rc;
+	free(bits);
+	return ST_OK;
+}
+
+int st_quant_fp8_quantize(const st_quant_fp8 *l, unsigned char *w_out, float *scale_out,
+                          st_dtype src_type, const void *src, uint64_t row0, uint64_t row1)
+{
+	if (!w_out)
+		return ST_EINVAL;
+	return quantize(l, w_out, scale_out, src_type, src, row0, row1);
+}
+
+int st_quant_fp8_scales(const st_quant_fp8 *l, float *scale_out, st_dtype src_type,
+                        const void *src, uint64_t row0, uint64_t row1)
+{
+	return quantize(l, NULL, scale_out, src_type, src, row0, row1);
 }
 
 /* ---- MXFP4 ------------------------------------------------------------------- */

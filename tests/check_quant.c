@@ -616,6 +616,10 @@ START_TEST(test_quantize_cases)
 		}
 		ck_assert_mem_eq(codes, codes2, n);
 		ck_assert_mem_eq(scales, scales2, s->n_bytes);
+		/* The scales alone: the reference's bits too. */
+		memset(scales2, 0, s->n_bytes);
+		ck_assert_int_eq(st_quant_fp8_scales(&l, scales2, x->dtype, xd, 0, rows), ST_OK);
+		ck_assert_msg(memcmp(scales2, sd, s->n_bytes) == 0, "%s: scales alone differ", meta->key);
 		/* Ranges that do not start or end a block row are refused. */
 		if (l.rows > b0) {
 			ck_assert_int_eq(st_quant_fp8_quantize(&l, codes2, scales2, x->dtype, xd, 1, rows), ST_EINVAL);
@@ -666,6 +670,12 @@ START_TEST(test_quantize_bad_calls)
 	ck_assert_int_eq(st_quant_fp8_quantize(&l, w, s, ST_DTYPE_F32, x, 0, 2), ST_OK);
 	ck_assert_float_eq(s[0], 4.0f / 448.0f);
 	ck_assert_uint_eq(w[3], 0x7E); /* 4 / scale = 448 */
+	ck_assert_int_eq(st_quant_fp8_quantize(&l, NULL, s, ST_DTYPE_F32, x, 0, 2), ST_EINVAL);
+	ck_assert_int_eq(st_quant_fp8_scales(&l, s, ST_DTYPE_I32, x, 0, 2), ST_EINVAL);
+	ck_assert_int_eq(st_quant_fp8_scales(&l, s, ST_DTYPE_F32, x, 0, 3), ST_EINVAL);
+	s[0] = 0;
+	ck_assert_int_eq(st_quant_fp8_scales(&l, s, ST_DTYPE_F32, x, 0, 2), ST_OK);
+	ck_assert_float_eq(s[0], 4.0f / 448.0f);
 }
 END_TEST
 

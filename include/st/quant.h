@@ -104,6 +104,14 @@ ST_API int st_quant_fp8_quantize(const st_quant_fp8 *l, unsigned char *w_out, fl
                                  st_dtype src_type, const void *src, uint64_t row0, uint64_t row1);
 
 /*
+ * The scales alone of st_quant_fp8_quantize: the same arguments and
+ * checks, scale_out filled with the same bits, no codes computed (a pass
+ * over the rows less). Returns ST_OK or ST_EINVAL.
+ */
+ST_API int st_quant_fp8_scales(const st_quant_fp8 *l, float *scale_out, st_dtype src_type,
+                               const void *src, uint64_t row0, uint64_t row1);
+
+/*
  * The layout st_quant_fp8_quantize writes for a weight of experts x rows x
  * cols with b0 x b1 blocks. Returns ST_OK, or ST_EINVAL (zero or oversized
  * block, sizes whose product overflows).

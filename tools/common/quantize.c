@@ -102,15 +102,21 @@ size_t qz_scratch(const qz_tensor *q)
 	return scales_bytes(q) + (size_t)(block_height(q) * q->l.cols);
 }
 
-/* Quantize block row br into scratch: scales first, then the codes. */
-static int block_row(const qz_tensor *q, uint64_t br, void *scratch)
+/*
+ * Quantize block row br into scratch: scales first, then the codes (only
+ * the scales when that is all the caller wants).
+ */
+static int block_row(const qz_tensor *q, uint64_t br, int scale_only, void *scratch)
 {
 	uint64_t r0 = br * q->l.block_rows, r1 = r0 + q->l.block_rows;
 	size_t ss = st_dtype_bits(q->src_type) / 8;
+	const unsigned char *src = q->data + r0 * q->l.cols * ss;
 	if (r1 > q->l.rows)
 		r1 = q->l.rows;
+	if (scale_only)
+		return st_quant_fp8_scales(&q->l, scratch, q->src_type, src, r0, r1);
 	return st_quant_fp8_quantize(&q->l, (unsigned char *)scratch + scales_bytes(q), scratch,
-	                             q->src_type, q->data + r0 * q->l.cols * ss, r0, r1);
+	                             q->src_type, src, r0, r1);
 }
 
 int qz_range(const qz_tensor *q, int scale, unsigned char *out, uint64_t first, uint64_t n,
@@ -122,7 +128,7 @@ int qz_range(const qz_tensor *q, int scale, unsigned char *out, uint64_t first, 
 	if (n == 0 || per == 0)
 		return ST_OK;
 	for (uint64_t br = first / per, end = first + n; br * per < end; br++) {
-		int rc = block_row(q, br, scratch);
+		int rc = block_row(q, br, scale, scratch);
 		if (rc != ST_OK)
 			return rc;
 		uint64_t a = br * per > first ? br * per : first;

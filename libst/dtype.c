@@ -1235,13 +1235,121 @@ static void decode_narrow(int isa, st_dtype t, uint32_t *out, const unsigned cha
 		out[i] = lut[s[i]];
 }
 
-/* k F32 values (bits) to an F8 type, counting what saturated or vanished. */
-static void encode_f8(st_dtype t, unsigned char *d, const uint32_t *x, size_t k,
+#if ST_X86
+/*
+ * F32 bits -> E4M3 (e4m3fn), 8 or 16 lanes a step, in integer operations
+ * only (the MXCSR does not matter): the bits and counts of f32b_to_f8b,
+ * which stays the reference (tests/check_dtype.c compares the two over
+ * every rounding point and a large random sample). |x| >= 2^-6 (exponent
+ * 121 and up): rebias by 120, round 20 bits away to nearest even,
+ * saturate at 0x7E (counted unless NaN or Inf). Below: the significand
+ * with its implicit bit, shifted right by 141 - e to nearest even (a
+ * shift of 25 or more gives 0, so 31 stands for them all). NaN and
+ * +-Inf: S.1111.111. A 0 from a non-zero input is an underflow.
+ */
+#define E4M3_LANES(W, P)                                                                    \
+	const __m##W##i one = P##_set1_epi32(1), abs = P##_set1_epi32((int)F32_ABS);        \
+	__m##W##i a = P##_and_si##W(x, abs);                                                \
+	__m##W##i sign = P##_and_si##W(P##_srli_epi32(x, 24), P##_set1_epi32(0x80));        \
+	__m##W##i r = P##_sub_epi32(a, P##_set1_epi32(120 << 23));                          \
+	__m##W##i qn = P##_srli_epi32(P##_add_epi32(P##_add_epi32(r, P##_set1_epi32(0x7FFFF)), \
+	                                            P##_and_si##W(P##_srli_epi32(r, 20), one)), \
+	                              20);                                                  \
+	__m##W##i sh = P##_min_epu32(P##_sub_epi32(P##_set1_epi32(141), P##_srli_epi32(a, 23)), \
+	                             P##_set1_epi32(31));                                   \
+	__m##W##i sig = P##_or_si##W(P##_and_si##W(a, P##_set1_epi32(0x7FFFFF)),             \
+	                             P##_set1_epi32(0x800000));                             \
+	__m##W##i half1 = P##_sub_epi32(P##_srli_epi32(P##_sllv_epi32(one, sh), 1), one);   \
+	__m##W##i qs = P##_srlv_epi32(P##_add_epi32(P##_add_epi32(sig, half1),               \
+	                                            P##_and_si##W(P##_srlv_epi32(sig, sh), one)), \
+	                              sh)
+
+static inline __attribute__((always_inline, target(T256))) size_t
+e4m3_256(unsigned char *d, const uint32_t *src, size_t k, uint64_t *ovf, uint64_t *unf)
+{
+	const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	                                      -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+	                                      -1, -1, -1, -1);
+	size_t i = 0;
+
+	for (; i + 8 <= k; i += 8) {
+		__m256i x = _mm256_loadu_si256((const void *)(src + i));
+		E4M3_LANES(256, _mm256);
+		__m256i norm = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x3C7FFFFF));
+		__m256i special = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7F7FFFFF));
+		__m256i q = _mm256_blendv_epi8(qs, qn, norm);
+		__m256i over = _mm256_andnot_si256(special, _mm256_and_si256(
+			norm, _mm256_cmpgt_epi32(qn, _mm256_set1_epi32(0x7E))));
+		q = _mm256_min_epu32(q, _mm256_set1_epi32(0x7E));
+		q = _mm256_blendv_epi8(q, _mm256_set1_epi32(0x7F), special);
+		__m256i zero = _mm256_setzero_si256();
+		__m256i under = _mm256_andnot_si256(_mm256_cmpeq_epi32(a, zero),
+		                                    _mm256_cmpeq_epi32(q, zero));
+		*ovf += lanes8((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(over)));
+		*unf += lanes8((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(under)));
+		__m256i c = _mm256_shuffle_epi8(_mm256_or_si256(q, sign), pick);
+		__m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+		_mm_storel_epi64((void *)(d + i), b);
+	}
+	return i;
+}
+
+static inline __attribute__((always_inline, target(T512))) size_t
+e4m3_512(unsigned char *d, const uint32_t *src, size_t k, uint64_t *ovf, uint64_t *unf)
+{
+	size_t i = 0;
+
+	for (; i + 16 <= k; i += 16) {
+		__m512i x = _mm512_loadu_si512((const void *)(src + i));
+		E4M3_LANES(512, _mm512);
+		__mmask16 norm = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x3C7FFFFF));
+		__mmask16 special = _mm512_cmpgt_epi32_mask(a, _mm512_set1_epi32(0x7F7FFFFF));
+		__m512i q = _mm512_mask_blend_epi32(norm, qs, qn);
+		__mmask16 over = norm & ~special & _mm512_cmpgt_epi32_mask(qn, _mm512_set1_epi32(0x7E));
+		q = _mm512_min_epu32(q, _mm512_set1_epi32(0x7E));
+		q = _mm512_mask_blend_epi32(special, q, _mm512_set1_epi32(0x7F));
+		__mmask16 under = _mm512_cmpeq_epi32_mask(q, _mm512_setzero_si512()) &
+		                  _mm512_cmpneq_epi32_mask(a, _mm512_setzero_si512());
+		*ovf += (uint64_t)__builtin_popcount(over);
+		*unf += (uint64_t)__builtin_popcount(under);
+		_mm_storeu_si128((void *)(d + i), _mm512_cvtepi32_epi8(_mm512_or_si512(q, sign)));
+	}
+	return i;
+}
+
+static __attribute__((target(T256))) size_t e4m3_avx2(unsigned char *d, const uint32_t *x,
+                                                      size_t k, uint64_t *ovf, uint64_t *unf)
+{
+	return e4m3_256(d, x, k, ovf, unf);
+}
+
+static __attribute__((target(T512))) size_t e4m3_avx512(unsigned char *d, const uint32_t *x,
+                                                        size_t k, uint64_t *ovf, uint64_t *unf)
+{
+	return e4m3_512(d, x, k, ovf, unf);
+}
+#endif
+
+/*
+ * k F32 values (bits) to an F8 type, counting what saturated or vanished:
+ * E4M3 by the kernels above where isa has them (the tail and every other
+ * type by f32b_to_f8b).
+ */
+static void encode_f8(int isa, st_dtype t, unsigned char *d, const uint32_t *x, size_t k,
                       uint64_t *ovf, uint64_t *unf)
 {
 	uint64_t o = 0, u = 0;
+	size_t i = 0;
 
-	for (size_t i = 0; i < k; i++) {
+#if ST_X86 && (!defined(__BYTE_ORDER__) || __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	if (t == ST_DTYPE_F8_E4M3 && isa == ST__ISA_AVX512)
+		i = e4m3_avx512(d, x, k, &o, &u);
+	else if (t == ST_DTYPE_F8_E4M3 && isa == ST__ISA_AVX2)
+		i = e4m3_avx2(d, x, k, &o, &u);
+#else
+	(void)isa;
+#endif
+	for (; i < k; i++) {
 		int io = 0, iu = 0;
 		uint32_t v;
 		memcpy(&v, x + i, 4);
@@ -1300,7 +1408,7 @@ static void convert_narrow(int isa, st_dtype dt, void *dst, st_dtype srct, const
 		else if (st_dtype_is_wide_float(dt))
 			pick(isa, dt, ST_DTYPE_F32)(d, f, k, stats);
 		else
-			encode_f8(dt, d, f, k, &ovf, &unf);
+			encode_f8(isa, dt, d, f, k, &ovf, &unf);
 		i += k;
 		s += k * sbits / 8;
 		d += k * dbits / 8;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench_dequant.sh - dequantizing a block-scaled FP8 checkpoint to BF16
-# with stconvert, against cp of the BF16 result (twice the bytes), in the
-# same run.
+# with stconvert, against cp of the BF16 result (twice the bytes), and
+# quantizing a BF16 checkpoint of the same size to F8_E4M3 with 128x128
+# F32 scales, against cp of its input, in the same run.
 #
 # Usage: bench/bench_dequant.sh [BUILD_DIR] [SIZE_MB] [RUNS]
 #        (defaults: build, 1024, 3)
@@ -17,8 +18,13 @@
 # IN OUT2`, each writing a new file (the old one removed untimed), with
 # sync(1) before each so no run pays for another's
 # writeback, and prints the medians, the stconvert/cp ratios (the goal is
-# <= 1.5) and stconvert's peak RSS and CPU seconds (GNU time). Everything
-# it made is removed on exit. Not a test.
+# <= 1.5) and stconvert's peak RSS and CPU seconds (GNU time).
+#
+# The quantization's input is a BF16 snapshot of SIZE_MB (SIZE_MB / 32
+# weights [4096, 4096], values taken from the dequantized file, so no NaN
+# or Inf); `cp` and `cp` + `sync` of its file and `stconvert -q --to
+# f8_e4m3 QIN QOUT` are timed in the same rounds. Everything it made is
+# removed on exit. Not a test.
 set -euo pipefail
 build=${1:-build}
 mb=${2:-1024}
@@ -61,7 +67,32 @@ for _ in $(seq "$n"); do cat "$d/s"; done >>"$f"
 rm "$d/codes" "$d/s"
 
 "$sc" -q --to bf16 "$d/in" "$d/out" # also warms the cache
-cat "$f" "$d/out/model.safetensors" >/dev/null
+
+# The BF16 snapshot to quantize: the first SIZE_MB of the dequantized
+# file's data under a header of m BF16 weights.
+m=$((mb / 32))
+[ "$m" -ge 1 ] || m=1
+QW=$((4096 * 4096 * 2))
+mkdir "$d/qin"
+printf '{"torch_dtype": "bfloat16"}\n' >"$d/qin/config.json"
+qh='{"__metadata__":{"format":"pt"}'
+for i in $(seq 0 $((m - 1))); do
+	qh+=",\"model.layers.$i.mlp.weight\":{\"dtype\":\"BF16\",\"shape\":[4096,4096],\"data_offsets\":[$((i * QW)),$(((i + 1) * QW))]}"
+done
+qh+='}'
+while [ $(( ${#qh} % 8 )) -ne 0 ]; do qh+=' '; done
+ql=${#qh} qf=$d/qin/model.safetensors
+ohl=$(od -An -t u8 -N8 "$d/out/model.safetensors" | tr -d ' ')
+{
+	printf "$(printf '\\x%02x' $((ql & 255)) $(((ql >> 8) & 255)) $(((ql >> 16) & 255)) \
+	          $(((ql >> 24) & 255)) 0 0 0 0)"
+	printf '%s' "$qh"
+	dd if="$d/out/model.safetensors" bs=1M iflag=skip_bytes,count_bytes skip=$((8 + ohl)) \
+	   count=$((m * QW)) status=none
+} >"$qf"
+[ "$(stat -c %s "$qf")" = $((8 + ql + m * QW)) ] || { echo "bench_dequant: short BF16 input" >&2; exit 2; }
+"$sc" -q --to f8_e4m3 "$d/qin" "$d/qout" # checks it, warms the cache
+cat "$f" "$d/out/model.safetensors" "$qf" >/dev/null
 
 one() { # FILE CMD...: append the wall seconds of CMD to FILE
 	local out=$1; shift
@@ -76,6 +107,12 @@ for _ in $(seq "$runs"); do
 	one "$d/cps.t" sh -c 'cp "$1" "$2" && sync "$2"' sh "$d/out/model.safetensors" "$d/copy"
 	rm -rf "$d/out2"
 	one "$d/sc.t" "$sc" -q --to bf16 "$d/in" "$d/out2"
+	rm -f "$d/copy"
+	one "$d/qcp.t" cp "$qf" "$d/copy"
+	rm -f "$d/copy"
+	one "$d/qcps.t" sh -c 'cp "$1" "$2" && sync "$2"' sh "$qf" "$d/copy"
+	rm -rf "$d/out2" "$d/copy"
+	one "$d/qsc.t" "$sc" -q --to f8_e4m3 "$d/qin" "$d/out2"
 done
 med() { sort -n "$1" | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 cpm=$(med "$d/cp.t") cpsm=$(med "$d/cps.t") scm=$(med "$d/sc.t")
@@ -90,3 +127,21 @@ printf 'stconvert --to bf16        median %.2f s  (runs: %s)  peak RSS %s KB, CP
 printf 'ratio stconvert/cp %.2f, stconvert/(cp + sync) %.2f (goal <= 1.5), %s CPUs\n' \
 	"$(awk -v a="$scm" -v b="$cpm" 'BEGIN { print a / b }')" \
 	"$(awk -v a="$scm" -v b="$cpsm" 'BEGIN { print a / b }')" "$(nproc)"
+
+mn() { sort -n "$1" | head -1 | cut -d' ' -f1; }
+qcpm=$(med "$d/qcp.t") qcpsm=$(med "$d/qcps.t") qscm=$(med "$d/qsc.t")
+qcpu=$(awk '{ print $3 + $4 }' "$d/qsc.t" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+qusr=$(awk '{ print $3 }' "$d/qsc.t" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+qrss=$(sort -k2 -n "$d/qsc.t" | tail -1 | cut -d' ' -f2)
+printf 'quantize: in %s MB BF16 (%d weights [4096, 4096]); out %s MB F8_E4M3 + 128x128 F32 scales\n' \
+	"$(du -m "$qf" | cut -f1)" "$m" "$(du -m "$d/qout/model.safetensors" | cut -f1)"
+printf 'cp of the BF16 input          median %.2f s  min %.2f s  (runs: %s)\n' "$qcpm" \
+	"$(mn "$d/qcp.t")" "$(cut -d' ' -f1 "$d/qcp.t" | tr '\n' ' ')"
+printf 'cp + sync of the BF16 input   median %.2f s  min %.2f s  (runs: %s)\n' "$qcpsm" \
+	"$(mn "$d/qcps.t")" "$(cut -d' ' -f1 "$d/qcps.t" | tr '\n' ' ')"
+printf 'stconvert --to f8_e4m3        median %.2f s  min %.2f s  (runs: %s)  peak RSS %s KB, CPU %s s (user %s s)\n' \
+	"$qscm" "$(mn "$d/qsc.t")" "$(cut -d' ' -f1 "$d/qsc.t" | tr '\n' ' ')" "$qrss" "$qcpu" "$qusr"
+printf 'ratio quantize/cp %.2f (mins %.2f), quantize/(cp + sync) %.2f\n' \
+	"$(awk -v a="$qscm" -v b="$qcpm" 'BEGIN { print a / b }')" \
+	"$(awk -v a="$(mn "$d/qsc.t")" -v b="$(mn "$d/qcp.t")" 'BEGIN { print a / b }')" \
+	"$(awk -v a="$qscm" -v b="$qcpsm" 'BEGIN { print a / b }')"

@@ -118,8 +118,9 @@ typedef struct st_convert_stats {
  * must be even. Buffers hold little-endian values and need no alignment;
  * they must not overlap unless dst == src and the element sizes are equal.
  *
- * Uses F16C / AVX-512 when the CPU has them (chosen at run time); the
- * result is the same bits as the scalar path.
+ * Uses F16C / AVX-512 when the CPU has them (chosen at run time), AVX2 or
+ * AVX-512 for F32 -> F8_E4M3 too; the result is the same bits (and
+ * counts) as the scalar path.
  *
  * stats, if not NULL, is incremented (not reset) with the overflow and
  * underflow counts of this call.

@@ -525,6 +525,40 @@ static bool pair_faithful(const struct pair *p, bool exact, bool dq_b)
 	return p->st.worst_rank < 1 && !p->st.nan_mismatch;
 }
 
+/*
+ * The trap a differing pair was found to be (diagnose.h), or null:
+ * {"kind", "exact", "description"} and the kind's own figures.
+ */
+static void json_diagnosis(const diagnose_result *d)
+{
+	static const char *const kinds[] = {
+		[DIAGNOSE_NEGATED] = "negated", [DIAGNOSE_SCALED] = "scaled",
+		[DIAGNOSE_TRANSPOSED] = "transposed", [DIAGNOSE_PERMUTED] = "permuted",
+		[DIAGNOSE_REINTERPRETED] = "reinterpreted",
+	};
+	if (d->kind == DIAGNOSE_NONE) {
+		fputs("null", stdout);
+		return;
+	}
+	char buf[512];
+	printf("{\"kind\": \"%s\", \"exact\": %s, \"description\": ", kinds[d->kind],
+	       d->exact ? "true" : "false");
+	diagnose_describe(d, buf, sizeof buf);
+	json_name(buf, strlen(buf));
+	if (d->kind == DIAGNOSE_SCALED) {
+		fputs(", \"scale\": ", stdout);
+		cli_json_double(stdout, d->scale);
+	} else if (d->kind == DIAGNOSE_PERMUTED) {
+		printf(", \"block_width\": %llu, \"order\": [", (unsigned long long)d->block_width);
+		for (int j = 0; j < d->n_blocks; j++)
+			printf("%s%d", j ? ", " : "", d->perm[j] + 1);
+		putchar(']');
+	} else if (d->kind == DIAGNOSE_REINTERPRETED) {
+		printf(", \"read_as\": \"%s\"", st_dtype_name(d->read_as));
+	}
+	putchar('}');
+}
+
 static void print_json(const struct result *r)
 {
 	printf("{\"equal\": %s,\n \"only_in_a\": [", r->equal ? "true" : "false");
@@ -599,6 +633,8 @@ static void print_json(const struct result *r)
 		cli_json_double(stdout, p->spec.rtol);
 		fputs(", \"atol\": ", stdout);
 		cli_json_double(stdout, p->spec.atol);
+		fputs(", \"diagnosis\": ", stdout);
+		json_diagnosis(&p->diag);
 		/* With a quantized side (only): what was dequantized. */
 		if (p->dq) {
 			const st_tensor *sc = st_checkpoint_tensor(p->dq_b ? r->cb : r->ca,
@@ -1296,7 +1332,7 @@ int main(int argc, char **argv)
 		dq_verdict(&r);
 
 	/* The traps, in words, for every pair that differs. */
-	if (!o.json && !o.quiet && !o.first)
+	if (!o.quiet && !o.first)
 		diagnose_pairs(ca, cb, &r, o.exact);
 
 	int rc = r.equal ? CLI_OK : CLI_NO;

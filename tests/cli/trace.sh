@@ -71,6 +71,12 @@ run snap_qk 1 "$S" "$TINY" "$D/trap-qk" &&
   expect_out snap_qk '^differs: h\.1\.attn\.c_attn\.bias ' &&
   [ "$(grep -c '^  B is A with its 3 column blocks of 32 in the order 2,1,3 (exactly): Q, K, V thirds packed as K, Q, V?$' "$TMP/snap_qk.out")" = 2 ] &&
   ok || fail "snap_qk: both c_attn tensors not named K, Q, V"
+# --json carries the same diagnoses.
+run snap_cproj_json 1 "$S" --json "$TINY" "$D/trap-cproj" &&
+  expect_out snap_cproj_json '"name": "h\.1\.attn\.c_proj\.weight", .*"diagnosis": \{"kind": "transposed", "exact": true, "description": "B is A transposed \(exactly\)'
+run snap_qk_json 1 "$S" --json "$TINY" "$D/trap-qk" &&
+  [ "$(grep -c '"name": "h\.1\.attn\.c_attn\.\(weight\|bias\)", .*"diagnosis": {"kind": "permuted", "exact": true, .*"block_width": 32, "order": \[2, 1, 3\]}' "$TMP/snap_qk_json.out")" = 2 ] &&
+  ok || fail "snap_qk_json: both c_attn tensors not permuted 2, 1, 3"
 # The epsilon lives in config.json: the weights are the same, and the
 # changed key is named.
 run snap_eps 0 "$S" "$TINY" "$D/trap-eps" &&

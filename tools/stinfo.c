@@ -452,19 +452,32 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 		printf(" tensors (skipped)\n");
 }
 
-/* The config-aware inventory, when a known config.json is beside ck. */
-static void print_inventory(const st_checkpoint *ck)
+/*
+ * The config-aware inventory, when a known config.json is beside ck:
+ * summary lines, or the JSON member ({"error": ...} when config.json
+ * cannot be read).
+ */
+static void print_inventory(const st_checkpoint *ck, int json)
 {
 	archcheck_config cfg;
 	archcheck_report r;
 	char err[1200];
 	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
-	if (rc < 0) {
+	if (rc < 0 && json) {
+		printf(",\n  \"inventory\": {\"error\": ");
+		cli_json_string(stdout, err, strlen(err));
+		putchar('}');
+	} else if (rc < 0) {
 		char *m = cli_printable(err, strlen(err));
 		printf("%-13sno inventory: %s\n", "config:", m);
 		free(m);
 	} else if (rc == 1) {
-		inventory_print(stdout, &cfg, &r);
+		if (json) {
+			printf(",\n  \"inventory\": ");
+			inventory_json(stdout, &cfg, &r);
+		} else {
+			inventory_print(stdout, &cfg, &r);
+		}
 		archcheck_report_free(&r);
 	}
 }
@@ -501,7 +514,7 @@ static void print_summary(const char *path, const st_checkpoint *ck,
 	print_files(ck);
 	print_totals(t.tensors, t.params, t.bytes);
 	print_quant(ck, 0);
-	print_inventory(ck);
+	print_inventory(ck, 0);
 	if (t.tensors == 0)
 		return;
 	putchar('\n');
@@ -622,6 +635,7 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 	}
 	printf("}}");
 	print_quant(ck, 1);
+	print_inventory(ck, 1);
 	printf("\n}\n");
 }
 

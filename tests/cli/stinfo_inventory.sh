@@ -42,6 +42,16 @@ run qwen_nobias 1 "$S" --check qwen2-nobias &&
   expect_out qwen_nobias '^qwen2-nobias: INVALID \(6 errors\)$'
 [ "$(grep -c "_proj\.bias': missing" "$TMP/qwen_nobias.err")" = 6 ] && ok ||
   fail "qwen_nobias: not every missing bias named"
+# --json carries the same, every item with its shape.
+run good_json 0 "$S" --json gpt2-good &&
+  expect_out good_json '^  "inventory": \{"architecture": "GPT2LMHeadModel", "layers": 2, "parameters_implied": 1952, "parameters_found": 1952, "tensors_matched": 28, "tensors_expected": 28, "prefix": "", "missing": \[\], "misshapen": \[\], "legacy_buffers": \[\], "aliases": \[\], "unknown": \[\]\}$'
+run missing_json 0 "$S" --json gpt2-missing &&
+  expect_out missing_json '"missing": \[\{"name": "h\.1\.mlp\.c_fc\.bias", "shape": \[32\]\}, \{"name": "ln_f\.weight", "shape": \[8\]\}\], "misshapen": \[\]'
+run shape_json 0 "$S" --json gpt2-misshapen &&
+  expect_out shape_json '"misshapen": \[\{"name": "h\.0\.attn\.c_proj\.weight", "shape": \[7, 8\], "expected": \[8, 8\]\}, \{"name": "h\.1\.attn\.c_attn\.weight", "shape": \[24, 8\], "expected": \[8, 24\]\}\]'
+run legacy_json 0 "$S" --json gpt2-legacy &&
+  expect_out legacy_json '"prefix": "transformer\.", .*"legacy_buffers": \[\{"name": "transformer\.h\.0\.attn\.bias", "shape": \[1, 1, 8, 8\]\}, \{"name": "transformer\.h\.0\.attn\.masked_bias", "shape": \[\]\}, ' &&
+  expect_out legacy_json '"aliases": \[\{"name": "lm_head\.weight", "shape": \[16, 8\]\}\], "unknown": \[\{"name": "transformer\.h\.2\.attn\.bias", "shape": \[1, 1, 8, 8\]\}, \{"name": "optimizer\.step", "shape": \[1\]\}\]\}$'
 # A file path finds the config.json of its folder.
 run file_check 1 "$S" --check gpt2-missing/model.safetensors &&
   expect_out file_check 'INVALID \(2 errors\)$'

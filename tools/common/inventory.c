@@ -157,6 +157,53 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
 	           "tensors not in the config");
 }
 
+/* The items of kind what as a JSON array of {name, shape[, expected]}. */
+static void json_list(FILE *f, const archcheck_report *r, enum archcheck_what what,
+                      const char *key)
+{
+	fprintf(f, ", \"%s\": [", key);
+	size_t n = 0;
+	for (size_t i = 0; i < r->n_items; i++) {
+		const archcheck_item *it = &r->items[i];
+		if (it->what != what)
+			continue;
+		size_t len;
+		const char *s = item_name(it, &len);
+		fputs(n++ ? ", {\"name\": " : "{\"name\": ", f);
+		cli_json_string(f, s, len);
+		fputs(", \"shape\": ", f);
+		if (it->found)
+			cli_print_dims(f, it->found->shape, it->found->ndim);
+		else
+			cli_print_dims(f, it->shape, it->ndim);
+		if (what == ARCHCHECK_MISSHAPEN) {
+			fputs(", \"expected\": ", f);
+			cli_print_dims(f, it->shape, it->ndim);
+		}
+		putc('}', f);
+	}
+	putc(']', f);
+}
+
+void inventory_json(FILE *f, const archcheck_config *cfg,
+                    const archcheck_report *r)
+{
+	fputs("{\"architecture\": ", f);
+	cli_json_string(f, cfg->arch, strlen(cfg->arch));
+	fprintf(f, ", \"layers\": %llu, \"parameters_implied\": %llu, "
+	        "\"parameters_found\": %llu, \"tensors_matched\": %zu, "
+	        "\"tensors_expected\": %zu, \"prefix\": ",
+	        (unsigned long long)cfg->layers, (unsigned long long)r->implied,
+	        (unsigned long long)r->found, r->n_matched, r->n_expected);
+	cli_json_string(f, r->prefix, strlen(r->prefix));
+	json_list(f, r, ARCHCHECK_MISSING, "missing");
+	json_list(f, r, ARCHCHECK_MISSHAPEN, "misshapen");
+	json_list(f, r, ARCHCHECK_BUFFER, "legacy_buffers");
+	json_list(f, r, ARCHCHECK_ALIAS, "aliases");
+	json_list(f, r, ARCHCHECK_UNKNOWN, "unknown");
+	putc('}', f);
+}
+
 static void report(st_problem_fn fn, void *ctx, int severity,
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void report(st_problem_fn fn, void *ctx, int severity,

@@ -42,6 +42,16 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
                      const archcheck_report *r);
 
 /*
+ * The same as one JSON object, stinfo --json's "inventory":
+ * {"architecture", "layers", "parameters_implied", "parameters_found",
+ *  "tensors_matched", "tensors_expected", "prefix", and the lists
+ *  "missing" [{name, shape}], "misshapen" [{name, shape, expected}],
+ *  "legacy_buffers", "aliases", "unknown" [{name, shape}]}, every item.
+ */
+void inventory_json(FILE *f, const archcheck_config *cfg,
+                    const archcheck_report *r);
+
+/*
  * For --check: every missing or misshapen parameter as one error, every
  * tensor the config does not explain as one warning (legacy buffers and
  * a tied head's alias are fine), each reported to fn as

@@ -829,6 +829,12 @@ static void print_human(const struct result *r)
 			printf(": %s -> %s%s\n", label(p->a),
 			       label(p->b),
 			       p->comparable ? "" : " (values not comparable)");
+		} else if (p->dq && !p->comparable && !r->names_only) {
+			/* A quantized weight against one of its own dtype, unscaled. */
+			fputs("not compared: ", stdout);
+			print_name(p->a->key, p->a->key_len);
+			printf(": %s%s vs %s%s (values not comparable)\n", label(p->a),
+			       p->dq_b ? "" : " dequantized", label(p->b), p->dq_b ? " dequantized" : "");
 		}
 	}
 	/* Snapshots: a changed epsilon or activation changes no tensor. */

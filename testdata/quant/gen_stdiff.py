@@ -24,6 +24,16 @@ snap-dq/                   FP8 weights of every scale layout beside plain
 snap-dq.bf16.safetensors   every weight dequantized and rounded to BF16,
                            the plain F32 rounded to BF16
 snap-dq.f32.safetensors    the F32 products; the plain BF16 widened
+dq-big.safetensors         one F8_E4M3 weight [260, 260] with 128x128
+                           F32 scales [3, 3] (no config.json: the
+                           default block), longer than stdiff's chunk of
+                           65536 F32 values; its last element is 1.5
+dq-big.bf16.safetensors    it dequantized to BF16
+mx-big.safetensors         MXFP4 blocks [2, 45, 23, 16] and scales, NAME
+                           [2, 736, 45] (66240 values, a chunk and a
+                           bit); the last element is 1.0 (nibble 2,
+                           scale 127)
+mx-big.bf16.safetensors    transformers' layout, dequantized to BF16
 """
 import os
 import sys
@@ -92,6 +102,36 @@ def main():
                 '  "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", '
                 '"quant_method": "fp8", "weight_block_size": [2, 3]},\n'
                 '  "torch_dtype": "bfloat16"\n}\n')
+    gen_big(outdir)
+
+
+def gen_big(outdir):
+    """Weights longer than a chunk, for tests/cli/stdiff_quant.sh."""
+    rng = np.random.default_rng(0xB16)
+    w, ref = gq.Writer(), gq.Writer()
+    codes = rng.integers(0, 256, size=(260, 260), dtype=np.uint8)
+    codes[(codes & 0x7F) == 0x7F] = 0x30
+    codes[259, 259] = 0x3C  # 1.5
+    s32 = gq.scale_values(rng, 9).reshape(3, 3)
+    s32[2, 2] = 1.0
+    deq = gq.dequant_fp8(codes, "F8_E4M3", s32, 128, 128)
+    w.add("big.weight", "F8_E4M3", [260, 260], codes.tobytes())
+    w.add("big.weight_scale_inv", "F32", [3, 3], s32.tobytes())
+    ref.add("big.weight", "BF16", [260, 260], gq.bf16_bytes(deq))
+    w.write(os.path.join(outdir, "dq-big.safetensors"))
+    ref.write(os.path.join(outdir, "dq-big.bf16.safetensors"))
+    w, ref = gq.Writer(), gq.Writer()
+    blocks = rng.integers(0, 256, size=(2, 45, 23, 16), dtype=np.uint8)
+    scales = rng.integers(118, 136, size=(2, 45, 23), dtype=np.uint8)
+    blocks[1, 44, 22, 15] = (blocks[1, 44, 22, 15] & 0x0F) | 0x20  # 1.0
+    scales[1, 44, 22] = 127
+    out = gq.mxfp4_reference(blocks, scales)
+    assert out.shape == (2, 736, 45) and out[1, 735, 44] == 1.0
+    w.add("mx_blocks", "U8", [2, 45, 23, 16], blocks.tobytes())
+    w.add("mx_scales", "U8", [2, 45, 23], scales.tobytes())
+    ref.add("mx", "BF16", list(out.shape), gq.bf16_bytes(out))
+    w.write(os.path.join(outdir, "mx-big.safetensors"))
+    ref.write(os.path.join(outdir, "mx-big.bf16.safetensors"))
 
 
 if __name__ == "__main__":

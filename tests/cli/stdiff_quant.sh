@@ -127,6 +127,24 @@ run g_j3 0 "$SD" --json --rtol 0.0625 --atol 1e-5 -j3 "$TMP/g8" "$TMP/g"
 cmp -s "$TMP/g_j1.out" "$TMP/g_j3.out" && ok || fail "g: -j1 and -j3 differ"
 expect_out g_j1 '"name": "wte\.weight", "dtype_a": "F8_E4M3", "dtype_b": "F32", "elements": 96000, .*"mismatched": 0, .*"dequantized": "a"'
 
+# Against numpy, past a chunk: dq-big's weight is 67600 values, mx-big's
+# 66240 (chunks of 65536 end inside a row); their last elements (1.5 and
+# 1.0, the files' last two bytes) flipped in sign must be found there.
+for f in dq-big mx-big; do
+  run "$f" 0 "$SD" -j1 "$Q/$f.safetensors" "$Q/$f.bf16.safetensors"
+  expect_out "$f" '^B is exactly A dequantized to BF16$'
+  run "${f}_j3" 0 "$SD" --json -j3 "$Q/$f.safetensors" "$Q/$f.bf16.safetensors"
+  run "${f}_j1" 0 "$SD" --json -j1 "$Q/$f.safetensors" "$Q/$f.bf16.safetensors"
+  cmp -s "$TMP/${f}_j1.out" "$TMP/${f}_j3.out" && ok || fail "$f: -j1 and -j3 differ"
+  run "${f}_exact" 0 "$SD" --exact "$Q/$f.safetensors" "$Q/$f.bf16.safetensors"
+  n=$(stat -c %s "$Q/$f.bf16.safetensors")
+  cp "$Q/$f.bf16.safetensors" "$TMP/$f.sign.safetensors"
+  printf '\277' | dd of="$TMP/$f.sign.safetensors" bs=1 seek=$((n - 1)) conv=notrunc 2>/dev/null
+  run "${f}_sign" 1 "$SD" --exact "$Q/$f.safetensors" "$TMP/$f.sign.safetensors"
+done
+expect_out dq-big_sign '^differs: big\.weight \(F8_E4M3 dequantized vs BF16, 67600 elements\): 1 mismatched .*worst at \[259, 259\], B is not exactly A dequantized to BF16$'
+expect_out mx-big_sign '^differs: mx \(MXFP4 dequantized vs BF16, 66240 elements\): 1 mismatched .*, max abs 2, .*worst at \[1, 735, 44\], B is not exactly A dequantized to BF16$'
+
 # ---- structure: names only, both sides quantized, errors -------------------------
 run names 0 "$SD" --names-only "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
 expect_out names '^7 tensors in both; 0 only in A, 0 only in B, 0 shape changed, 6 dtype changed: same tensors$'
@@ -135,6 +153,10 @@ expect_out both '^12 tensors compared: 12 identical'
 run mk_noscale 0 "$SC" --drop '*q_proj.weight_scale_inv' "$Q/snap-dq" "$TMP/noscale"
 run noscale 2 "$SD" "$TMP/noscale" "$Q/snap-dq.bf16.safetensors"
 expect_err noscale "^stdiff: $TMP/noscale/model\.safetensors: weight 'model\.layers\.0\.self_attn\.q_proj\.weight' has no scale 'model\.layers\.0\.self_attn\.q_proj\.weight_scale_inv'$"
+# The other side's weights in F8 without scales: not comparable, different.
+run mk_bare 0 "$SC" --drop '*_scale_inv' "$Q/snap-fp8" "$TMP/bare"
+run bare 1 "$SD" "$Q/snap-fp8" "$TMP/bare"
+expect_out bare '^not compared: model\.layers\.0\.mlp\.down_proj\.weight: F8_E4M3 dequantized vs F8_E4M3 \(values not comparable\)$'
 mkdir -p "$TMP/hostile"
 cp "$Q/snap-dq/model.safetensors" "$TMP/hostile/"
 sed 's/"weight_block_size": \[2, 3\]/"weight_block_size": [0, 3]/' "$Q/snap-dq/config.json" >"$TMP/hostile/config.json"

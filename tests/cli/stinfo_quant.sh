@@ -93,6 +93,24 @@ if [ -x "$BIN/stconvert" ]; then
   if grep -q quantization "$TMP/deq-json.out"; then fail "deq: still quantized"; else ok; fi
 fi
 
+# A Llama snapshot quantized by stconvert: its config.json implies the
+# weights, and their scales are no extras (summary) or warnings (--check);
+# a weight dropped is missing for the inventory and leaves its scale alone.
+if [ -x "$BIN/stconvert" ]; then
+  run llama-q 0 "$BIN/stconvert" --to f8_e4m3 --block 2,2 "$TESTDATA/archcheck/llama-gqa" "$TMP/llama-q"
+  run sum-llama 0 "$S" "$TMP/llama-q"
+  expect_out sum-llama '^quantized:   FP8 E4M3, block-scaled 2x2, 16 weights with F32 scales$'
+  expect_out sum-llama '^config:      LlamaForCausalLM .*found in 21 of 21 tensors$'
+  if grep -q 'not in the config' "$TMP/sum-llama.out"; then fail "sum-llama: scales as extras"; else ok; fi
+  run check-llama 0 "$S" --check "$TMP/llama-q"
+  expect_out check-llama "^$TMP/llama-q: OK\$"
+  run llama-drop 0 "$BIN/stconvert" --drop 'model.layers.1.self_attn.q_proj.weight' "$TMP/llama-q" "$TMP/llama-drop"
+  run check-llama-drop 1 "$S" --check "$TMP/llama-drop"
+  expect_out check-llama-drop 'INVALID \(2 errors\)$'
+  expect_err check-llama-drop "tensor 'model.layers.1.self_attn.q_proj.weight': missing \(LlamaForCausalLM implies \[16, 16\]\)"
+  expect_err check-llama-drop "scale 'model.layers.1.self_attn.q_proj.weight_scale_inv' has no weight 'model.layers.1.self_attn.q_proj.weight'"
+fi
+
 # ---- broken pairs: every one named, with both tensors, exit 1 -----------------
 expect_out sum-broken '^  problems:  7 weight/scale mismatches \(stinfo --check names them\)$'
 expect_out json-broken '"problems": 7, "layouts": \['

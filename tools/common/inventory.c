@@ -4,6 +4,7 @@
  */
 #include "common/inventory.h"
 #include "common/cli.h"
+#include "common/dequant.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -49,6 +50,39 @@ int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
 	                   errlen);
 }
 
+/*
+ * Take the scale tensors of quantized weights (common/dequant's pairing)
+ * out of r's extras: the config implies the weights, stinfo describes
+ * their scales apart (common/quant_info). Returns 0, or -1 out of memory.
+ */
+static int drop_scales(const st_checkpoint *ck, archcheck_report *r)
+{
+	dq_plan p;
+	st_error e;
+	memset(&e, 0, sizeof e);
+	/* Which tensors are scales does not depend on the block size. */
+	if (dq_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
+	                    NULL, NULL, &e) != 0)
+		return -1;
+	size_t kept = 0;
+	for (size_t i = 0; i < r->n_items; i++) {
+		archcheck_item *it = &r->items[i];
+		long k = it->what == ARCHCHECK_UNKNOWN && p.n_scales
+		             ? st_checkpoint_find(ck, it->found->name,
+		                                  it->found->name_len)
+		             : -1;
+		if (k >= 0 && p.t[k].role == DQ_SCALE) {
+			free(it->name);
+			r->n_unknown--;
+			continue;
+		}
+		r->items[kept++] = *it;
+	}
+	r->n_items = kept;
+	dq_plan_free(&p);
+	return 0;
+}
+
 int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
                    archcheck_report *r, char *err, size_t errlen)
 {
@@ -63,6 +97,11 @@ int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
 	if (rc != 0)
 		return rc == 1 ? 0 : -1;
 	if (archcheck_compare(cfg, ck, r) != 0) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	if (drop_scales(ck, r) != 0) {
+		archcheck_report_free(r);
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}

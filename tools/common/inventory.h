@@ -17,7 +17,9 @@
 
 /*
  * Read config.json from the folder of ck's files (st_checkpoint_dir),
- * parse it and compare. Returns 1 with *cfg and *r filled (free r with
+ * parse it and compare. The scale tensors of quantized weights (the
+ * names common/dequant pairs) are not extras: stinfo describes them
+ * apart. Returns 1 with *cfg and *r filled (free r with
  * archcheck_report_free); 0 when there is no config.json or it names an
  * architecture archcheck does not know (nothing to say); -1 with one line
  * in err when config.json cannot be read or is malformed.

@@ -119,6 +119,30 @@ if [ -x "$BIN/stconvert" ]; then
   expect_err list_loop_conv '^stconvert: left out 1 entry that is not a tensor: b$'
 fi
 
+# Among several paths, a bad PyTorch file is handled as a bad safetensors
+# file is: --json prints the readable ones (an array) and exits 2, --check
+# checks every path and exits 1. The outputs differ only in the names.
+G=$T/views.zip.bin
+S=$TESTDATA/format/bad_n_past_eof.safetensors
+for b in "$T/bad/eval.bin" "$T/bad/tar_truncated.bin" "$S"; do
+  n=mix_$(basename "$b" | tr . _)
+  run "${n}_json" 2 "$BIN/stinfo" --json "$G" "$b" "$G"
+  run "${n}_check" 1 "$BIN/stinfo" --check "$G" "$b" "$G"
+  sed "s|$b|BAD|g" "$TMP/${n}_json.out" >"$TMP/${n}_json.norm"
+  sed "s|$b|BAD|g" "$TMP/${n}_check.out" >"$TMP/${n}_check.norm"
+done
+for k in json check; do
+  for b in eval_bin tar_truncated_bin; do
+    if cmp -s "$TMP/mix_${b}_$k.norm" "$TMP/mix_bad_n_past_eof_safetensors_$k.norm"; then ok; else
+      fail "mix_$b: stinfo --$k output differs from that with a bad safetensors file"
+      diff "$TMP/mix_${b}_$k.norm" "$TMP/mix_bad_n_past_eof_safetensors_$k.norm" | head -5 >&2
+    fi
+  done
+done
+if [ "$(grep -c '"files"' "$TMP/mix_eval_bin_json.out")" = 2 ]; then ok; else fail "mix: not two documents"; fi
+expect_out mix_eval_bin_check "^$T/bad/eval.bin: INVALID \\(1 error\\)$"
+expect_out mix_eval_bin_check "^$G: OK$"
+
 # A damaged storage read in place opens (only the header is read), but
 # --check and every read of its data (--stats, stdiff, stconvert) find it.
 run crc_open 0 "$BIN/stinfo" "$T/storage_crc.bin"

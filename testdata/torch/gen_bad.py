@@ -6,7 +6,8 @@ through opcodes other than GLOBAL + REDUCE. tests/cli/torch_bad.sh lists
 what each must make the tools say.
 
   {legacy,tar}_eval, _popen, tar_system   builtins.eval, subprocess.Popen,
-      os.system through REDUCE
+      os.system through REDUCE; each payload (torch.load runs it) makes a
+      file pwned-NAME in the working directory
   zip4_system, legacy4_system   os.system in a protocol-4 pickle (STACK_GLOBAL)
   inst, obj, newobj, ext   os.system reached by INST, OBJ, NEWOBJ, and an
       EXT1 code from copyreg's registry (hand-written pickles in a zip)
@@ -65,14 +66,26 @@ legacy = {"_use_new_zipfile_serialization": False}
 w = torch.ones(3)
 
 # ---- callables through REDUCE, in every format ----------------------------
-torch.save({"w": w, "x": Reduce(builtins.eval, ("1",))}, b("legacy_eval.bin"), **legacy)
-torch.save({"w": Reduce(subprocess.Popen, (["true"],))}, b("legacy_popen.bin"), **legacy)
-write_tar(b("tar_eval.bin"), {"w": w, "x": Reduce(builtins.eval, ("1",))})
-write_tar(b("tar_popen.bin"), {"w": Reduce(subprocess.Popen, (["true"],))})
-write_tar(b("tar_system.bin"), {"w": w, "x": Reduce(os.system, ("true",))})
-torch.save({"w": w, "x": Reduce(os.system, ("true",))}, b("zip4_system.bin"),
+# Were a payload run, it would leave a file "pwned-NAME" in the working
+# directory (torch_bad.sh runs the tools in an empty one and looks).
+def touch(name):
+    return "touch pwned-" + name
+
+
+def evals(name):
+    return "open('pwned-%s', 'w')" % name
+
+
+torch.save({"w": w, "x": Reduce(builtins.eval, (evals("legacy_eval"),))},
+           b("legacy_eval.bin"), **legacy)
+torch.save({"w": Reduce(subprocess.Popen, (touch("legacy_popen").split(),))},
+           b("legacy_popen.bin"), **legacy)
+write_tar(b("tar_eval.bin"), {"w": w, "x": Reduce(builtins.eval, (evals("tar_eval"),))})
+write_tar(b("tar_popen.bin"), {"w": Reduce(subprocess.Popen, (touch("tar_popen").split(),))})
+write_tar(b("tar_system.bin"), {"w": w, "x": Reduce(os.system, (touch("tar_system"),))})
+torch.save({"w": w, "x": Reduce(os.system, (touch("zip4_system"),))}, b("zip4_system.bin"),
            pickle_protocol=4)
-torch.save({"w": w, "x": Reduce(os.system, ("true",))}, b("legacy4_system.bin"),
+torch.save({"w": w, "x": Reduce(os.system, (touch("legacy4_system"),))}, b("legacy4_system.bin"),
            pickle_protocol=4, **legacy)
 
 
@@ -88,9 +101,14 @@ def zip_with_pickle(path, pkl):
             zd.writestr(zipfile.ZipInfo(info.filename), data)
 
 
-zip_with_pickle(b("inst.bin"), b"(ios\nsystem\n.")
-zip_with_pickle(b("obj.bin"), b"(cos\nsystem\nS'true'\no.")
-zip_with_pickle(b("newobj.bin"), b"\x80\x02cos\nsystem\nX\x04\x00\x00\x00true\x85\x81.")
+def ustr(text):
+    """BINUNICODE."""
+    return b"X" + struct.pack("<I", len(text)) + text.encode()
+
+
+zip_with_pickle(b("inst.bin"), b"(" + ustr(touch("inst")) + b"ios\nsystem\n.")
+zip_with_pickle(b("obj.bin"), b"(cos\nsystem\n" + ustr(touch("obj")) + b"o.")
+zip_with_pickle(b("newobj.bin"), b"\x80\x02cos\nsystem\n" + ustr(touch("newobj")) + b"\x85\x81.")
 zip_with_pickle(b("ext.bin"), b"\x80\x02\x82\x01.")
 
 # ---- recursive structures ------------------------------------------------

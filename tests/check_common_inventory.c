@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/inventory.h"
+#include "problems.h"
 
 #define DIR ST_TESTDATA "/archcheck/"
 
@@ -74,21 +75,6 @@ START_TEST(summary_classifies_extras)
 }
 END_TEST
 
-struct problems {
-	int errors, warnings;
-	char text[4096];
-};
-
-static void collect(void *ctx, int severity, const char *msg)
-{
-	struct problems *p = ctx;
-	if (severity == ST_PROBLEM_ERROR)
-		p->errors++;
-	else
-		p->warnings++;
-	size_t n = strlen(p->text);
-	snprintf(p->text + n, sizeof p->text - n, "%s\n", msg);
-}
 
 START_TEST(check_lists_every_problem)
 {

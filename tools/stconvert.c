@@ -106,8 +106,9 @@ static void usage(void)
 "                          greedily in canonical order as huggingface_hub\n"
 "                          does; needs a directory OUT. Without it a\n"
 "                          sharded input becomes one file, but a sharded\n"
-"                          PyTorch snapshot (pytorch_model.bin.index.json)\n"
-"                          written to a directory keeps its shards: one\n"
+"                          PyTorch snapshot (pytorch_model.bin.index.json),\n"
+"                          or one being dequantized or quantized, written\n"
+"                          to a directory keeps its shards: one\n"
 "                          model-0000k-of-0000N.safetensors per input shard\n"
 "  -f, --force             replace an existing OUT (OUT may be IN)\n"
 "  -v, --verbose           report every tensor, and the files copied\n"
@@ -508,7 +509,8 @@ static unsigned split_shards(item *items, size_t n, uint64_t limit)
 
 /*
  * A sharded PyTorch checkpoint (pytorch_model-0000k-of-0000N.bin and its
- * index) written to a directory without --shard-size keeps its shards:
+ * index), or a sharded checkpoint being dequantized or quantized, written
+ * to a directory without --shard-size keeps its shards:
  * output shard k holds what input shard k held, the shards numbered as
  * the input's file names sort (an index lists them in the order its
  * sorted tensor names first name them). A shard left with no tensor
@@ -1245,11 +1247,17 @@ int main(int argc, char **argv)
 
 	struct outloc loc;
 	locate_out(&o, &loc);
-	/* Shards of a PyTorch snapshot stay shards (one out per one in). */
-	int torch_shards = loc.is_dir && !o.shard_size && st_checkpoint_n_files(c) > 1 &&
-	                   st_file_format(st_checkpoint_file(c, 0)) == ST_FORMAT_TORCH;
-	unsigned n_shards = torch_shards ? keep_shards(c, items, n_all, o.verbose)
-	                                 : split_shards(items, n_all, o.shard_size);
+	/*
+	 * Shards stay shards (one out per one in) for a PyTorch snapshot and
+	 * when weights are dequantized or quantized: their sizes change by a
+	 * factor, and a one-file output of a model that ships in 163 shards
+	 * helps nobody.
+	 */
+	int scaled = o.quant || (o.has_to && (g_dq.n_fp8 || g_dq.n_mxfp4));
+	int keep = loc.is_dir && !o.shard_size && st_checkpoint_n_files(c) > 1 &&
+	           (scaled || st_file_format(st_checkpoint_file(c, 0)) == ST_FORMAT_TORCH);
+	unsigned n_shards = keep ? keep_shards(c, items, n_all, o.verbose)
+	                         : split_shards(items, n_all, o.shard_size);
 
 	run r = {.c = c, .o = &o, .items = items, .n_items = n_all};
 	r.n_workers = (unsigned)cli_default_threads(MAX_WORKERS);

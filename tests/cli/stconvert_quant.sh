@@ -117,6 +117,51 @@ bad_qblock qb_one '128' "^stconvert: --block '128': not R,C"
 bad_qblock qb_three '1,2,3' "^stconvert: --block '1,2,3': not R,C"
 run qb_noquant 2 "$SC" --to bf16 --block 2,3 "$Q/snap-q" "$TMP/qb_noquant-result"
 expect_absent qb_noquant "$TMP/qb_noquant-result"
+# ---- a sharded input keeps its shards when (de)quantized ------------------------
+# index_shard INDEX TENSOR: the shard file INDEX maps TENSOR to.
+index_shard() { grep -o "\"$2\": \"[^\"]*\"" "$1" | sed 's/.*: "//; s/"$//'; }
+shard_is() { # NAME INDEX TENSOR FILE
+  local got
+  got=$(index_shard "$2" "$3")
+  if [ "$got" = "$4" ]; then ok; else fail "$1: $3 in '$got', expected $4"; fi
+}
+S1=model-00001-of-00002.safetensors S2=model-00002-of-00002.safetensors
+# snap-fp8 cut in two, as it is (no --to): scales and the norm in shard 1,
+# the FP8 weights in shard 2.
+run cut 0 "$SC" --shard-size 60B "$Q/snap-fp8" "$TMP/cut"
+shard_is cut "$TMP/cut/model.safetensors.index.json" model.layers.0.mlp.up_proj.weight_scale_inv "$S1"
+shard_is cut "$TMP/cut/model.safetensors.index.json" model.layers.0.mlp.up_proj.weight "$S2"
+run cut_dq 0 "$SC" -v --to bf16 "$TMP/cut" "$TMP/cut-dq"
+expect_err cut_dq "^stconvert: shard $S1 -> $S1\$"
+expect_err cut_dq "^stconvert: shard $S2 -> $S2\$"
+for t in model.norm.weight:$S1 model.layers.0.mlp.up_proj.weight:$S2 \
+         model.layers.0.mlp.down_proj.weight:$S2; do
+  shard_is cut_dq "$TMP/cut-dq/model.safetensors.index.json" "${t%%:*}" "${t#*:}"
+done
+if grep -q scale "$TMP/cut-dq/model.safetensors.index.json"; then fail "cut_dq: scale in index"; else ok; fi
+grep -q '"total_size": 132' "$TMP/cut-dq/model.safetensors.index.json" && ok || fail "cut_dq: total_size"
+run cut_dq_same 0 "$SD" --exact "$TMP/cut-dq" "$Q/snap-fp8.bf16.safetensors"
+# Shard 1 without the norm holds only scales: it is not written.
+run cut_dq_drop 0 "$SC" --to bf16 --drop model.norm.weight "$TMP/cut" "$TMP/cut-drop"
+expect_exists cut_dq_drop "$TMP/cut-drop/model.safetensors"
+expect_absent cut_dq_drop "$TMP/cut-drop/model.safetensors.index.json"
+# --shard-size plans anew.
+run cut_dq_plan 0 "$SC" --to bf16 --shard-size 1GB "$TMP/cut" "$TMP/cut-plan"
+expect_exists cut_dq_plan "$TMP/cut-plan/model.safetensors"
+# A plain dtype conversion still makes one file of a sharded input.
+run cut_plain 0 "$SC" --to f32 "$Q/snap-fp8.bf16.safetensors" "$TMP/plain.safetensors"
+run cut_plain_sh 0 "$SC" --shard-size 60B "$TMP/plain.safetensors" "$TMP/plain-cut"
+run cut_plain_one 0 "$SC" --to bf16 "$TMP/plain-cut" "$TMP/plain-one"
+expect_exists cut_plain_one "$TMP/plain-one/model.safetensors"
+# Quantizing: each scale lands beside its weight, in the weight's shard.
+run cut_q_in 0 "$SC" --shard-size 100B "$Q/snap-q" "$TMP/cut-q-in"
+run cut_q 0 "$SC" --to f8_e4m3 --block 2,3 --keep '*embed*' "$TMP/cut-q-in" "$TMP/cut-q"
+for w in model.layers.0.mlp.down_proj.weight model.layers.0.mlp.up_proj.weight; do
+  want=$(index_shard "$TMP/cut-q-in/model.safetensors.index.json" "$w")
+  shard_is cut_q "$TMP/cut-q/model.safetensors.index.json" "$w" "$want"
+  shard_is cut_q "$TMP/cut-q/model.safetensors.index.json" "${w}_scale_inv" "$want"
+done
+run cut_q_same 0 "$SD" --exact "$TMP/cut-q" "$Q/snap-q.f8.safetensors"
 no_temps quant "$TMP"
 
 finish

@@ -1046,6 +1046,26 @@ static void locate_out(const struct options *o, struct outloc *loc)
 }
 
 /*
+ * Only config.json records FP8 blocks, and readers take a file without one
+ * for 128 x 128: weights newly quantized with other blocks need a
+ * directory OUT.
+ */
+static void check_block_out(const struct options *o, const struct outloc *loc,
+                            const item *items, size_t n)
+{
+	if (loc->is_dir || !o->quant ||
+	    (o->block[0] == ST_QUANT_DEFAULT_BLOCK && o->block[1] == ST_QUANT_DEFAULT_BLOCK))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].action == ACT_QUANT)
+			cli_usage_error("%llux%llu blocks are recorded in config.json's "
+			                "quantization_config: OUT must be a directory (a single "
+			                "file is read as %dx%d)", (unsigned long long)o->block[0],
+			                (unsigned long long)o->block[1], ST_QUANT_DEFAULT_BLOCK,
+			                ST_QUANT_DEFAULT_BLOCK);
+}
+
+/*
  * Write a directory OUT: the shard files (or one), the index, a directory
  * IN's other files, what an existing OUT held besides its checkpoint; then
  * swap it in. libst's snapshot writer does each step atomically.
@@ -1247,6 +1267,7 @@ int main(int argc, char **argv)
 
 	struct outloc loc;
 	locate_out(&o, &loc);
+	check_block_out(&o, &loc, items, n_all);
 	/*
 	 * Shards stay shards (one out per one in) for a PyTorch snapshot and
 	 * when weights are dequantized or quantized: their sizes change by a

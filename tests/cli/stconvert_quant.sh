@@ -116,6 +116,13 @@ bad_qblock qb_alpha 'a,b' "^stconvert: --block 'a,b': a block side is not a pair
 bad_qblock qb_one '128' "^stconvert: --block '128': not R,C"
 bad_qblock qb_three '1,2,3' "^stconvert: --block '1,2,3': not R,C"
 run qb_noquant 2 "$SC" --to bf16 --block 2,3 "$Q/snap-q" "$TMP/qb_noquant-result"
+# A single file has no config.json to record other blocks than 128 x 128.
+run qb_file 2 "$SC" --to f8_e4m3 --block 2,3 "$Q/snap-q/model.safetensors" "$TMP/qb_file.safetensors"
+expect_err qb_file "^stconvert: 2x3 blocks are recorded in config\.json's quantization_config: OUT must be a directory"
+expect_absent qb_file "$TMP/qb_file.safetensors"
+run qb_file_default 0 "$SC" --to f8_e4m3 "$Q/snap-q/model.safetensors" "$TMP/qb_file128.safetensors"
+run qb_file_back 0 "$SC" --to bf16 "$TMP/qb_file128.safetensors" "$TMP/qb_file128-back.safetensors"
+run qb_file_bound 0 "$SD" --rtol 0.0645 --atol 1e-5 "$TMP/qb_file128-back.safetensors" "$Q/snap-q/model.safetensors"
 expect_absent qb_noquant "$TMP/qb_noquant-result"
 # ---- a sharded input keeps its shards when (de)quantized ------------------------
 # index_shard INDEX TENSOR: the shard file INDEX maps TENSOR to.

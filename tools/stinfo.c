@@ -150,7 +150,7 @@ static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	double *wide = c->scratch;
 	stats_acc *a = c->out;
 	memset(a, 0, sizeof *a);
-	const uint64_t ne = p->n_groups * ge; /* STATS_SUB: a whole of groups */
+	const uint64_t ne = p->n_groups * ge; /* STATS_SUB is a multiple of ge */
 	for (uint64_t e = 0; e < ne; e += STATS_SUB) {
 		size_t n = (size_t)(ne - e < STATS_SUB ? ne - e : STATS_SUB);
 		ckpt_widen(t->dtype, p->data[0] + e / ge * gb, wide, n);

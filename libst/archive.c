@@ -28,10 +28,11 @@
  * reads; bytes read in place bypass it, so for each stored zip entry in
  * place the expected CRC-32 is taken from its local header (or data
  * descriptor) at open (find_crc), and whoever reads the bytes checks
- * them with st__arc_crc32 (torch.c: as a storage's chunks are read, and
- * compared at its last byte). This file is also the one user of zlib.
- * An entry whose header cannot be found is read through libarchive.
- * Tar members carry no CRC.
+ * them (torch.c: each read's bytes through st__crc32, crc32.c, the
+ * pieces joined in storage order with st__arc_crc32_combine, and the
+ * whole compared once the storage has been read). This file is also the
+ * one user of zlib, for crc32_combine. An entry whose header cannot be
+ * found is read through libarchive. Tar members carry no CRC.
  */
 #include "internal.h"
 
@@ -156,17 +157,12 @@ static void check_in_place(struct archive *a, const struct st__arc *arc,
 		e->data_off = ST__ARC_NOT_IN_PLACE;
 }
 
-uint32_t st__arc_crc32(uint32_t crc, const void *data, uint64_t n)
+/* zlib's z_off_t carries the length of the second piece. */
+_Static_assert(sizeof(z_off_t) >= sizeof(uint64_t), "z_off_t is 64 bits");
+
+uint32_t st__arc_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
 {
-	const unsigned char *p = data;
-	uLong c = crc;
-	while (n > 0) {
-		uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
-		c = crc32(c, p, k);
-		p += k;
-		n -= k;
-	}
-	return (uint32_t)c;
+	return (uint32_t)crc32_combine(crc1, crc2, (z_off_t)len2);
 }
 
 static uint32_t rd32(const unsigned char *p)

@@ -219,8 +219,10 @@ struct st__arc_entry {
 	uint32_t crc;      /* a zip entry in place: its CRC-32 */
 	int has_crc;
 };
-/* zlib's CRC-32 of n bytes after crc (0 to start), for any n. */
-uint32_t st__arc_crc32(uint32_t crc, const void *data, uint64_t n);
+/* The CRC-32 (zip's) of n bytes after crc (0 to start); crc32.c. */
+uint32_t st__crc32(uint32_t crc, const void *data, size_t n);
+/* The CRC-32 of A then B from crc1 of A, crc2 of B and B's length. */
+uint32_t st__arc_crc32_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 struct st__arc {
 	const struct st__src *src;
 	int kind;

@@ -7,11 +7,12 @@
  * Containers. A zip or tar is listed and read by archive.c (libarchive):
  * pickles and small records are read through it, CRC checked; a storage
  * lying uncompressed in the file (torch writes them so) is read in place
- * at the offset archive.c found and checked, and its CRC-32 checked when
- * a read reaches its last byte (st__torch_seen); a compressed storage (rare)
- * is inflated once at open to check it, and again, whole, when read. The
- * legacy stream is mapped: its five pickles are run in place and each
- * storage's bytes follow them, found by walking the element counts.
+ * at the offset archive.c found and checked, and its CRC-32 checked as
+ * reads cover it, in one pass whatever their order (crc_note); a
+ * compressed storage (rare) is inflated once at open to check it, and
+ * again, whole, when read. The legacy stream is mapped: its five pickles
+ * are run in place and each storage's bytes follow them, found by
+ * walking the element counts.
  *
  * Pickles. A restricted interpreter knows the opcodes a state dict uses,
  * builds only containers, numbers, strings, storages and tensors, and
@@ -1023,6 +1024,23 @@ static int select_dict(struct st__report *r, struct obj **d,
 /* ---- where each tensor's bytes are ------------------------------------- */
 
 /*
+ * The CRC-32 of a storage, joined from the pieces of it that reads have
+ * covered (see "CRCs of storages read in place" below): [0, done) in one
+ * run, and the runs beyond it that came early, sorted and apart.
+ */
+struct crc_piece {
+	uint64_t lo, hi;
+	uint32_t crc;
+};
+struct crc_run {
+	uint64_t done;
+	uint32_t crc;           /* of [0, done) */
+	int spoilt;             /* pieces were lost: check whole at the end */
+	struct crc_piece *p;
+	unsigned n, cap;
+};
+
+/*
  * How one tensor's contiguous bytes are made from its storage. A plain
  * tensor (contiguous, in place, in the machine's byte order) is read by
  * file.c as [begin, end) of the file; any other is gathered here.
@@ -1040,8 +1058,7 @@ struct tview {
 	int plain;
 	long alias_of;       /* the tensor it repeats exactly, or -1 */
 	void *copy;          /* st__torch_data's contiguous copy, once made */
-	uint32_t crc;        /* a whole storage read in order: CRC so far */
-	uint64_t crc_pos;    /* and how far (UINT64_MAX: read out of order) */
+	struct crc_run crc;  /* the storage's CRC-32 over this tensor's reads */
 };
 
 struct st__torch {
@@ -1059,7 +1076,7 @@ struct st__torch {
 	size_t cache_entry;
 	unsigned char *cache;
 	size_t cache_len;
-	unsigned char *crc_ok; /* per member: its CRC-32 was found right */
+	unsigned char *crc_state; /* per member: CRC_UNKNOWN, _GOOD or _BAD */
 };
 
 void st__torch_free(struct st__torch *t)
@@ -1067,12 +1084,14 @@ void st__torch_free(struct st__torch *t)
 	if (!t)
 		return;
 	st__arc_free(&t->arc);
-	for (size_t i = 0; t->v && i < t->n_views; i++)
+	for (size_t i = 0; t->v && i < t->n_views; i++) {
 		free(t->v[i].copy);
+		free(t->v[i].crc.p);
+	}
 	free(t->v);
 	free(t->strides);
 	free(t->cache);
-	free(t->crc_ok);
+	free(t->crc_state);
 	st__buf_free(&t->key);
 	st__buf_free(&t->top);
 	st__buf_free(&t->skipped);
@@ -1199,21 +1218,35 @@ static void let_go(const unsigned char *base, uint64_t off, uint64_t len)
 
 /*
  * CRCs of storages read in place (zip members; tar and legacy files have
- * none). A plain tensor that is its whole storage is checked as it is
- * read: the CRC runs over the chunks read in order from its first byte
- * and is compared when the last one arrives, so reading stays one pass.
- * Any other tensor of a storage (a view, or one of several tensors at
- * different offsets) reads only part of it, or out of order: when its
- * last byte is read the whole storage is read once more through its
- * CRC, unless some tensor of that storage already checked it; so is a
- * whole-storage tensor whose chunks came out of order (parallel readers),
- * when the read of its last byte arrives. A read that never reaches the
- * last byte checks nothing. st_file_data, which hands out
- * all of a tensor's bytes, checks the whole storage first.
+ * none). Every read checks its bytes as they go by, so that a storage
+ * needs no second pass whatever the order its chunks come in and
+ * however many threads read them: a read of bytes [off, off + n) of a
+ * tensor's contiguous form answers for a piece of its storage, takes the
+ * piece's CRC-32 outside any lock (st__crc32, libdeflate), and joins it
+ * to the pieces already seen (st__arc_crc32_combine, zlib), in storage
+ * order whatever the order of the reads; the read that completes the
+ * storage compares the CRC with the zip record and fails when it
+ * differs. A tensor that is its whole storage answers for the bytes it
+ * read; any other (a view, a part of a storage, an expanded tensor) for
+ * the same share of its storage as of its own bytes, [off * S / N,
+ * (off + n) * S / N), read from the mapping (a view's gather has just
+ * read those pages) or with pread, so that reading all of a tensor
+ * covers all of its storage once. Parts read twice are joined once.
+ * Reads that leave more than CRC_PIECES_MAX gaps, or race over the same
+ * bytes, spoil the run: the read of the tensor's last byte then reads the
+ * whole storage once more through its CRC. Once a storage is found good,
+ * no read of it checks again; once found bad, every read that reaches a
+ * tensor's last byte fails. A read that leaves part of the storage
+ * unread checks nothing. st_file_data, which hands out all of a tensor's
+ * bytes, covers the whole storage first.
  */
-static int crc_bad(const struct st__torch *t, const struct tview *v,
+#define CRC_PIECES_MAX 64
+enum { CRC_UNKNOWN, CRC_GOOD, CRC_BAD };
+
+static int crc_bad(struct st__torch *t, const struct tview *v,
                    const char *name, struct st__report *r)
 {
+	__atomic_store_n(&t->crc_state[v->entry], CRC_BAD, __ATOMIC_RELEASE);
 	return BAD("tensor '%s': zip member '%s' fails its CRC-32 (a damaged "
 	           "file?)", name, t->arc.e[v->entry].name);
 }
@@ -1224,94 +1257,198 @@ static int has_crc(const struct st__torch *t, const struct tview *v)
 	       v->entry < t->arc.n && t->arc.e[v->entry].has_crc;
 }
 
-/* The whole storage of v through its CRC, once per member. */
+/* The CRC-32 of storage bytes [lo, hi) after *c: from own (the bytes
+ * themselves, already read), else the mapping base, else the file. */
+static int crc_bytes(struct st__torch *t, const struct tview *v,
+                     const unsigned char *base, const unsigned char *own,
+                     uint64_t lo, uint64_t hi, uint32_t *c,
+                     const char *name, struct st__report *r)
+{
+	if (own || base) {
+		*c = st__crc32(*c, own ? own : base + v->data_off + lo,
+		               (size_t)(hi - lo));
+		return ST_OK;
+	}
+	unsigned char b[1 << 16];
+	for (uint64_t at = lo; at < hi;) {
+		size_t k = hi - at < sizeof b ? (size_t)(hi - at) : sizeof b;
+		if (st__src_read(&t->src, b, k, v->data_off + at) < 0)
+			return st__error_sys(r->err, ST_EIO, errno,
+			                     "%s: tensor '%s': read", r->path, name);
+		*c = st__crc32(*c, b, k);
+		at += k;
+	}
+	return ST_OK;
+}
+
+/* Compare a storage's CRC with its record; remember the verdict. */
+static int crc_verdict(struct st__torch *t, const struct tview *v,
+                       uint32_t c, const char *name, struct st__report *r)
+{
+	if (c != t->arc.e[v->entry].crc)
+		return crc_bad(t, v, name, r);
+	__atomic_store_n(&t->crc_state[v->entry], CRC_GOOD, __ATOMIC_RELEASE);
+	return ST_OK;
+}
+
+/* The whole storage of v through its CRC (a spoilt run's last resort). */
 static int crc_whole(struct st__torch *t, const struct tview *v,
                      const unsigned char *base, const char *name,
                      struct st__report *r)
 {
-	if (!has_crc(t, v) ||
-	    __atomic_load_n(&t->crc_ok[v->entry], __ATOMIC_ACQUIRE))
-		return ST_OK;
 	uint32_t c = 0;
-	if (base) {
-		c = st__arc_crc32(0, base + v->data_off, v->st_bytes);
-	} else {
-		unsigned char b[1 << 16];
-		for (uint64_t at = 0; at < v->st_bytes;) {
-			uint64_t left = v->st_bytes - at;
-			size_t k = left < sizeof b ? (size_t)left : sizeof b;
-			if (st__src_read(&t->src, b, k, v->data_off + at) < 0)
-				return st__error_sys(r->err, ST_EIO, errno,
-				                     "%s: tensor '%s': read", r->path,
-				                     name);
-			c = st__arc_crc32(c, b, k);
-			at += k;
+	int rc = crc_bytes(t, v, base, NULL, 0, v->st_bytes, &c, name, r);
+	return rc ? rc : crc_verdict(t, v, c, name, r);
+}
+
+/* The parts of [lo, hi) that run cr does not cover yet, into gap. */
+static unsigned crc_gaps(const struct crc_run *cr, uint64_t lo, uint64_t hi,
+                         struct crc_piece *gap)
+{
+	uint64_t a = lo > cr->done ? lo : cr->done;
+	unsigned ng = 0;
+	for (unsigned k = 0; k < cr->n && a < hi; k++) {
+		if (cr->p[k].hi <= a)
+			continue;
+		if (cr->p[k].lo >= hi)
+			break;
+		if (cr->p[k].lo > a)
+			gap[ng++] = (struct crc_piece){a, cr->p[k].lo, 0};
+		a = cr->p[k].hi;
+	}
+	if (a < hi)
+		gap[ng++] = (struct crc_piece){a, hi, 0};
+	return ng;
+}
+
+/* Join piece g to run cr; -1 when it overlaps what is there (a race) or
+ * would leave too many gaps. */
+static int crc_join(struct crc_run *cr, struct crc_piece g)
+{
+	if (g.lo < cr->done)
+		return -1;
+	unsigned k = 0;
+	while (k < cr->n && cr->p[k].lo < g.lo)
+		k++;
+	if ((k > 0 && cr->p[k - 1].hi > g.lo) || (k < cr->n && cr->p[k].lo < g.hi))
+		return -1;
+	if (cr->n == cr->cap) {
+		unsigned c = cr->cap ? cr->cap * 2 : 4;
+		struct crc_piece *np;
+		if (cr->n >= CRC_PIECES_MAX ||
+		    !(np = realloc(cr->p, c * sizeof *np)))
+			return -1;
+		cr->p = np;
+		cr->cap = c;
+	}
+	memmove(cr->p + k + 1, cr->p + k, (cr->n - k) * sizeof *cr->p);
+	cr->p[k] = g;
+	cr->n++;
+	/* Fold runs that now touch: into [0, done), or into each other. */
+	unsigned w = 0;
+	for (unsigned i = 0; i < cr->n; i++) {
+		struct crc_piece q = cr->p[i];
+		if (w == 0 && q.lo == cr->done) {
+			cr->crc = st__arc_crc32_combine(cr->crc, q.crc, q.hi - q.lo);
+			cr->done = q.hi;
+		} else if (w > 0 && cr->p[w - 1].hi == q.lo) {
+			cr->p[w - 1].crc = st__arc_crc32_combine(cr->p[w - 1].crc, q.crc,
+			                                         q.hi - q.lo);
+			cr->p[w - 1].hi = q.hi;
+		} else {
+			cr->p[w++] = q;
 		}
 	}
-	if (c != t->arc.e[v->entry].crc)
-		return crc_bad(t, v, name, r);
-	__atomic_store_n(&t->crc_ok[v->entry], 1, __ATOMIC_RELEASE);
-	return ST_OK;
+	cr->n = w;
+	return 0;
+}
+
+static void crc_reset(struct crc_run *cr, int spoilt)
+{
+	free(cr->p);
+	*cr = (struct crc_run){.spoilt = spoilt};
+}
+
+/* floor(x * s / n), without overflow (x <= n). */
+static uint64_t share(uint64_t x, uint64_t s, uint64_t n)
+{
+	return (uint64_t)((unsigned __int128)x * s / n);
+}
+
+/*
+ * Bytes [off, off + n) of tensor i's contiguous form were read: buf
+ * holds them when it is not NULL and the tensor is plain; base is the
+ * file's mapping, or NULL.
+ */
+static int crc_note(struct st__torch *t, size_t i, const unsigned char *base,
+                    const void *buf, uint64_t off, size_t n, const char *name,
+                    struct st__report *r)
+{
+	struct tview *v = &t->v[i];
+	if (!has_crc(t, v) || n == 0)
+		return ST_OK;
+	int last = off + n == v->n_bytes;
+	int state = __atomic_load_n(&t->crc_state[v->entry], __ATOMIC_ACQUIRE);
+	if (state == CRC_GOOD)
+		return ST_OK;
+	if (state == CRC_BAD)
+		return last ? crc_bad(t, v, name, r) : ST_OK;
+	uint64_t lo = off, hi = off + n, s = v->st_bytes;
+	const unsigned char *own = NULL;
+	if (v->plain && v->first == 0 && v->n_bytes == s) {
+		own = buf;
+	} else {
+		lo = share(off, s, v->n_bytes);
+		hi = last ? s : share(off + n, s, v->n_bytes);
+	}
+	struct crc_piece gap[CRC_PIECES_MAX + 1];
+	pthread_mutex_lock(&t->lock);
+	int spoilt = v->crc.spoilt;
+	unsigned ng = spoilt ? 0 : crc_gaps(&v->crc, lo, hi, gap);
+	pthread_mutex_unlock(&t->lock);
+	if (spoilt)
+		return last ? crc_whole(t, v, base, name, r) : ST_OK;
+	for (unsigned k = 0; k < ng; k++) {
+		int rc = crc_bytes(t, v, base, own ? own + (gap[k].lo - lo) : NULL,
+		                   gap[k].lo, gap[k].hi, &gap[k].crc, name, r);
+		if (rc)
+			return rc;
+	}
+	int complete = 0;
+	uint32_t c = 0;
+	pthread_mutex_lock(&t->lock);
+	for (unsigned k = 0; k < ng && !v->crc.spoilt; k++)
+		if (crc_join(&v->crc, gap[k]) < 0)
+			crc_reset(&v->crc, 1);
+	spoilt = v->crc.spoilt;
+	if (!spoilt && ng && v->crc.done == s) {
+		complete = 1;
+		c = v->crc.crc;
+		crc_reset(&v->crc, 0);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (complete)
+		return crc_verdict(t, v, c, name, r);
+	return spoilt && last ? crc_whole(t, v, base, name, r) : ST_OK;
 }
 
 int st__torch_seen(struct st__torch *t, size_t i, const unsigned char *base,
                    uint64_t off, const void *buf, size_t n,
                    const char *name, struct st__report *r)
 {
-	struct tview *v = &t->v[i];
-	if (!has_crc(t, v) || n == 0)
-		return ST_OK;
-	if (!buf || v->first != 0 || v->n_bytes != v->st_bytes)
-		return off + n == v->n_bytes ? crc_whole(t, v, base, name, r)
-		                             : ST_OK;
-	/* The CRC runs outside the lock, so that threads reading other
-	 * tensors do not wait; a read of the same tensor meanwhile (BUSY
-	 * seen) leaves it unchecked. */
-	const uint64_t busy = UINT64_MAX - 1;
-	pthread_mutex_lock(&t->lock);
-	if (off == 0 && v->crc_pos != busy) {
-		v->crc = 0;
-		v->crc_pos = 0;
-	}
-	int mine = off == v->crc_pos;
-	uint32_t c = v->crc;
-	v->crc_pos = mine ? busy : UINT64_MAX;
-	pthread_mutex_unlock(&t->lock);
-	if (!mine)
-		return off + n == v->st_bytes ? crc_whole(t, v, NULL, name, r)
-		                              : ST_OK;
-	c = st__arc_crc32(c, buf, n);
-	int rc = ST_OK, done = 0;
-	pthread_mutex_lock(&t->lock);
-	if (v->crc_pos == busy) {
-		done = 1;
-		v->crc = c;
-		v->crc_pos = off + n;
-		if (v->crc_pos == v->st_bytes) {
-			if (c != t->arc.e[v->entry].crc)
-				rc = crc_bad(t, v, name, r);
-			else
-				__atomic_store_n(&t->crc_ok[v->entry], 1,
-				                 __ATOMIC_RELEASE);
-		}
-	}
-	pthread_mutex_unlock(&t->lock);
-	if (!done && off + n == v->st_bytes)
-		rc = crc_whole(t, v, NULL, name, r);
-	return rc;
+	return crc_note(t, i, base, buf, off, n, name, r);
 }
 
 int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
                    uint64_t off, void *buf, size_t n, const char *name,
                    struct st__report *r)
 {
-	const struct tview *v = &t->v[i];
+	struct tview *v = &t->v[i];
 	if (n == 0)
 		return ST_OK;
 	if (v->data_off != ST__ARC_NOT_IN_PLACE) {
 		gather(v, base + v->data_off, off, buf, n);
-		int rc = off + n == v->n_bytes ? crc_whole(t, v, base, name, r)
-		                               : ST_OK;
+		int rc = crc_note(t, i, base, NULL, off, n, name, r);
 		if (!t->src.mem && off + n == v->n_bytes)
 			let_go(base, v->data_off, v->st_bytes);
 		return rc;
@@ -2242,7 +2379,7 @@ int st__torch_parse(struct st__header *h, struct st__torch **out,
 		}
 	tt->kind = kind;
 	tt->src = *src;
-	if (!(tt->crc_ok = calloc(p.z.arc.n ? p.z.arc.n : 1, 1))) {
+	if (!(tt->crc_state = calloc(p.z.arc.n ? p.z.arc.n : 1, 1))) {
 		rc = ST_ENOMEM;
 		goto out;
 	}

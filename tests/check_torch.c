@@ -5,9 +5,11 @@
  * hostile or unsupported files are refused with a clear message.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "internal.h"
@@ -444,10 +446,12 @@ static void pk_int(struct bytes *o, uint32_t v)
 }
 
 /*
- * _rebuild_tensor_v2(('storage', FloatStorage, key, 'cpu', numel), 0,
- * (numel,), (1,), False, OrderedDict()), as torch.save writes it.
+ * _rebuild_tensor_v2(('storage', FloatStorage, key, 'cpu', numel),
+ * offset, size, stride, False, OrderedDict()), as torch.save writes it.
  */
-static void pk_tensor(struct bytes *o, const char *key, uint32_t numel)
+static void pk_view(struct bytes *o, const char *key, uint32_t numel,
+                    uint32_t offset, unsigned nd, const uint32_t *size,
+                    const uint32_t *stride)
 {
 	put_s(o, "ctorch._utils\n_rebuild_tensor_v2\n(");
 	put_s(o, "(");
@@ -457,12 +461,21 @@ static void pk_tensor(struct bytes *o, const char *key, uint32_t numel)
 	pk_str(o, "cpu", 3);
 	pk_int(o, numel);
 	put_s(o, "tQ");
-	pk_int(o, 0);
+	pk_int(o, offset);
 	put_s(o, "(");
-	pk_int(o, numel);
+	for (unsigned d = 0; d < nd; d++)
+		pk_int(o, size[d]);
 	put_s(o, "t(");
-	pk_int(o, 1);
+	for (unsigned d = 0; d < nd; d++)
+		pk_int(o, stride[d]);
 	put_s(o, "t\x89" "ccollections\nOrderedDict\n)R" "tR");
+}
+
+/* A contiguous tensor that is its whole storage: (numel,), (1,). */
+static void pk_tensor(struct bytes *o, const char *key, uint32_t numel)
+{
+	static const uint32_t one = 1;
+	pk_view(o, key, numel, 0, 1, &numel, &one);
 }
 
 struct zent {
@@ -926,6 +939,331 @@ START_TEST(test_many_storages)
 }
 END_TEST
 
+/* ---- CRC-32 of storages read in chunks, in any order ------------------ */
+
+/* The CRC of libdeflate and the joining of pieces agree with zlib's. */
+START_TEST(test_crc32)
+{
+	/* The check value of CRC-32 (ISO-HDLC, as zip uses it). */
+	ck_assert_uint_eq(st__crc32(0, "123456789", 9), 0xcbf43926u);
+	ck_assert_uint_eq(st__crc32(0, "", 0), 0);
+	enum { N = 100003 };
+	unsigned char *b = malloc(N);
+	ck_assert_ptr_nonnull(b);
+	uint32_t x = 7;
+	for (size_t i = 0; i < N; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (unsigned char)(x >> 16);
+	}
+	uint32_t whole = (uint32_t)crc32(0, b, N);
+	ck_assert_uint_eq(st__crc32(0, b, N), whole);
+	static const size_t cuts[] = {0, 1, 63, 4096, 50000, 99999, N};
+	for (size_t c = 0; c < sizeof cuts / sizeof *cuts; c++) {
+		size_t k = cuts[c];
+		uint32_t a = st__crc32(0, b, k), z = st__crc32(0, b + k, N - k);
+		ck_assert_uint_eq(st__arc_crc32_combine(a, z, N - k), whole);
+	}
+	free(b);
+}
+END_TEST
+
+/*
+ * A zip of three storages of R x C floats, each filled from a seed: w
+ * reads data/0 whole, t is data/1 transposed (C x R, strides (1, C)),
+ * h the second half of data/2 (a plain tensor at an offset). With bad,
+ * one byte of each storage is flipped, in the first 16 KiB. Written to
+ * a file, so that reads go through pread and views through the mapping.
+ */
+enum { CR_R = 300, CR_C = 1001, CR_N = CR_R * CR_C };
+
+static float cr_value(unsigned storage, size_t i)
+{
+	uint32_t v = (uint32_t)(i * 2654435761u) ^ (storage * 0x9e3779b9u);
+	return (float)(v % 100000) / 7.0f;
+}
+
+static void crc_file(const char *path, int bad)
+{
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_tensor(&pkl, "0", CR_N);
+	uint32_t size_t2[2] = {CR_C, CR_R}, stride_t2[2] = {1, CR_C};
+	pk_str(&pkl, "t", 1);
+	pk_view(&pkl, "1", CR_N, 0, 2, size_t2, stride_t2);
+	uint32_t half = CR_N / 2, one = 1;
+	pk_str(&pkl, "h", 1);
+	pk_view(&pkl, "2", CR_N, CR_N - half, 1, &half, &one);
+	put_s(&pkl, "u.");
+	float *st[3];
+	for (unsigned k = 0; k < 3; k++) {
+		st[k] = malloc(CR_N * sizeof(float));
+		ck_assert_ptr_nonnull(st[k]);
+		for (size_t i = 0; i < CR_N; i++)
+			st[k][i] = cr_value(k, i);
+	}
+	struct zent e[4] = {{"archive/data.pkl", pkl.b, pkl.n, 0, 0},
+	                    {"archive/data/0", st[0], CR_N * 4, 0, 0},
+	                    {"archive/data/1", st[1], CR_N * 4, 0, 0},
+	                    {"archive/data/2", st[2], CR_N * 4, 0, 0}};
+	size_t len;
+	unsigned char *z = zip(e, 4, &len);
+	if (bad) {
+		/* The CRCs are of the intact bytes: flip one of each storage. */
+		for (unsigned k = 0; k < 3; k++) {
+			unsigned char *at = memmem(z, len, st[k], 64);
+			ck_assert_ptr_nonnull(at);
+			/* data/2: in the half that h reads, early in it. */
+			at[k == 2 ? (CR_N - half) * 4 + 5000 : 5000 + 3000 * k] ^= 0x10;
+		}
+	}
+	FILE *fp = fopen(path, "wb");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(z, 1, len, fp), len);
+	ck_assert_int_eq(fclose(fp), 0);
+	for (unsigned k = 0; k < 3; k++)
+		free(st[k]);
+	free(z);
+	free(pkl.b);
+}
+
+/* Tensor name's expected bytes (of the intact file). */
+static unsigned char *cr_expected(const char *name)
+{
+	float *o = malloc(CR_N * sizeof(float));
+	ck_assert_ptr_nonnull(o);
+	if (!strcmp(name, "w")) {
+		for (size_t i = 0; i < CR_N; i++)
+			o[i] = cr_value(0, i);
+	} else if (!strcmp(name, "t")) {
+		for (size_t i = 0; i < CR_C; i++)
+			for (size_t j = 0; j < CR_R; j++)
+				o[i * CR_R + j] = cr_value(1, j * CR_C + i);
+	} else {
+		for (size_t i = 0; i < CR_N / 2; i++)
+			o[i] = cr_value(2, CR_N - CR_N / 2 + i);
+	}
+	return (unsigned char *)o;
+}
+
+/* A permutation of 0..n-1 (pattern 0: in order, 1: reversed, 2: a
+ * shuffle, 3: even chunks first, then odd ones). */
+static size_t *cr_order(size_t n, int pattern)
+{
+	size_t *o = malloc(n * sizeof *o), m = 0;
+	ck_assert_ptr_nonnull(o);
+	for (size_t i = 0; i < n; i++)
+		o[i] = pattern == 1 ? n - 1 - i : i;
+	if (pattern == 2) {
+		uint32_t x = 99;
+		for (size_t i = n; i-- > 1;) {
+			x = x * 1664525u + 1013904223u;
+			size_t j = x % (i + 1), tmp = o[i];
+			o[i] = o[j];
+			o[j] = tmp;
+		}
+	} else if (pattern == 3) {
+		for (size_t i = 0; i < n; i += 2)
+			o[m++] = i;
+		for (size_t i = 1; i < n; i += 2)
+			o[m++] = i;
+	}
+	return o;
+}
+
+/*
+ * Read tensor name of path in chunks of cs bytes in the given pattern:
+ * the position in that order of the read that failed (-1: none), and
+ * only one may fail. Reads give the expected bytes (those of a bad file
+ * may not: only the storage's CRC tells).
+ */
+static long cr_read(const char *path, const char *name, size_t cs, int pattern,
+                    size_t *n_chunks)
+{
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, path, ST_OPEN_TORCH, &err), ST_OK);
+	long k = st_file_find(f, name, strlen(name));
+	ck_assert_int_ge(k, 0);
+	const st_tensor *t = st_file_tensor(f, (size_t)k);
+	size_t nb = (size_t)t->n_bytes, n = (nb + cs - 1) / cs;
+	unsigned char *want = cr_expected(name), *buf = malloc(cs);
+	size_t *order = cr_order(n, pattern);
+	long failed = -1;
+	for (size_t i = 0; i < n; i++) {
+		size_t off = order[i] * cs, len = nb - off < cs ? nb - off : cs;
+		int rc = st_file_read(f, (size_t)k, off, buf, len, &err);
+		if (rc != ST_OK) {
+			ck_assert_int_eq(rc, ST_EFORMAT);
+			ck_assert_msg(failed < 0, "%s: reads %ld and %zu failed", name,
+			              failed, i);
+			char msg[100];
+			snprintf(msg, sizeof msg, "tensor '%s': zip member 'archive/data/", name);
+			ck_assert_msg(strstr(err.message, msg) &&
+			              strstr(err.message, "fails its CRC-32"), "%s", err.message);
+			failed = (long)i;
+		} else if (strstr(path, "good")) {
+			ck_assert_msg(memcmp(buf, want + off, len) == 0,
+			              "%s: chunk %zu differs", name, order[i]);
+		}
+	}
+	const void *p;
+	int rc = st_file_data(f, (size_t)k, &p, &err);
+	ck_assert_int_eq(rc, failed >= 0 ? ST_EFORMAT : ST_OK);
+	if (rc == ST_OK)
+		ck_assert(memcmp(p, want, nb) == 0);
+	st_file_close(f);
+	free(order);
+	free(buf);
+	free(want);
+	*n_chunks = n;
+	return failed;
+}
+
+/*
+ * Chunks in any order: the read that completes a storage checks it, with
+ * no second pass; so for a whole-storage tensor, a view (its share of the
+ * storage read from the mapping) and part of a storage (read with pread).
+ */
+START_TEST(test_crc_chunks)
+{
+	char good[] = "/tmp/st_crc_good.XXXXXX", bad[] = "/tmp/st_crc_bad.XXXXXX";
+	int fd = mkstemp(good);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_ge(fd = mkstemp(bad), 0);
+	close(fd);
+	crc_file(good, 0);
+	crc_file(bad, 1);
+	static const char *names[] = {"w", "t", "h"};
+	for (size_t k = 0; k < 3; k++) {
+		for (int pattern = 0; pattern < 3; pattern++) {
+			/* 65521 (prime): chunks cut elements, as pipeline chunks can. */
+			size_t n;
+			ck_assert_int_eq(cr_read(good, names[k], 65521, pattern, &n), -1);
+			ck_assert_uint_gt(n, 8);
+			/* The last read in any order is the one that completes it. */
+			ck_assert_int_eq(cr_read(bad, names[k], 65521, pattern, &n),
+			                 (long)n - 1);
+		}
+		/*
+		 * Evens, then odds, of many small chunks: more gaps than are
+		 * kept, so the read of the last byte reads the storage whole.
+		 */
+		size_t n;
+		ck_assert_int_eq(cr_read(good, names[k], 4099, 3, &n), -1);
+		ck_assert_uint_gt(n, 2 * 64 + 2);
+		size_t *order = cr_order(n, 3), at = 0;
+		while (order[at] != n - 1)
+			at++;
+		free(order);
+		ck_assert_int_eq(cr_read(bad, names[k], 4099, 3, &n), (long)at);
+	}
+	unlink(good);
+	unlink(bad);
+}
+END_TEST
+
+/* Reads that overlap, and a storage read twice: joined once, checked. */
+START_TEST(test_crc_overlap)
+{
+	char bad[] = "/tmp/st_crc_bad.XXXXXX";
+	int fd = mkstemp(bad);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	crc_file(bad, 1);
+	st_file *f;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&f, bad, ST_OPEN_TORCH, &err), ST_OK);
+	long k = st_file_find(f, "w", 1);
+	ck_assert_int_ge(k, 0);
+	size_t nb = CR_N * 4;
+	unsigned char *b = malloc(nb);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 100000, b, 300000, &err), ST_OK);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, 200000, &err), ST_OK);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 150000, b, 400000, &err), ST_OK);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 500000, b, nb - 500000, &err),
+	                 ST_EFORMAT);
+	/* Found bad: a read of the last byte fails at once, others do not. */
+	ck_assert_int_eq(st_file_read(f, (size_t)k, nb - 4, b, 4, &err), ST_EFORMAT);
+	ck_assert_int_eq(st_file_read(f, (size_t)k, 0, b, nb - 4, &err), ST_OK);
+	st_file_close(f);
+	free(b);
+	unlink(bad);
+}
+END_TEST
+
+struct cr_thread {
+	st_file *f;
+	size_t k, nb, cs;
+	size_t *next;      /* the next chunk to claim, shared */
+	int failures;
+	int differ;
+	const unsigned char *want;
+};
+
+static void *cr_reader(void *arg)
+{
+	struct cr_thread *c = arg;
+	unsigned char *b = malloc(c->cs);
+	for (;;) {
+		size_t i = __atomic_fetch_add(c->next, 1, __ATOMIC_RELAXED);
+		size_t off = i * c->cs;
+		if (off >= c->nb)
+			break;
+		size_t len = c->nb - off < c->cs ? c->nb - off : c->cs;
+		st_error err;
+		if (st_file_read(c->f, c->k, off, b, len, &err) != ST_OK)
+			c->failures++;
+		else if (c->want && memcmp(b, c->want + off, len))
+			c->differ++;
+	}
+	free(b);
+	return NULL;
+}
+
+/* Four threads reading one tensor's chunks as they claim them: the bad
+ * storage fails exactly one read, the good one none. */
+START_TEST(test_crc_threads)
+{
+	char path[] = "/tmp/st_crc.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	static const char *names[] = {"w", "t", "h"};
+	for (int bad = 0; bad < 2; bad++) {
+		crc_file(path, bad);
+		for (size_t n = 0; n < 3; n++) {
+			st_file *f;
+			st_error err;
+			ck_assert_int_eq(st_file_open(&f, path, ST_OPEN_TORCH, &err), ST_OK);
+			long k = st_file_find(f, names[n], 1);
+			ck_assert_int_ge(k, 0);
+			unsigned char *want = cr_expected(names[n]);
+			size_t next = 0;
+			struct cr_thread c[4];
+			pthread_t tid[4];
+			for (int i = 0; i < 4; i++) {
+				c[i] = (struct cr_thread){f, (size_t)k,
+				                          (size_t)st_file_tensor(f, (size_t)k)->n_bytes,
+				                          32771, &next, 0, 0, bad ? NULL : want};
+				ck_assert_int_eq(pthread_create(&tid[i], NULL, cr_reader, &c[i]), 0);
+			}
+			int failures = 0;
+			for (int i = 0; i < 4; i++) {
+				pthread_join(tid[i], NULL);
+				failures += c[i].failures;
+				ck_assert_int_eq(c[i].differ, 0);
+			}
+			ck_assert_int_eq(failures, bad);
+			st_file_close(f);
+			free(want);
+		}
+	}
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torch");
@@ -939,6 +1277,13 @@ int main(void)
 	tcase_add_test(tc, test_read_crc);
 	tcase_add_test(tc, test_safetensors_like_pickle);
 	tcase_add_test(tc, test_checkpoint);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("crc");
+	tcase_add_test(tc, test_crc32);
+	tcase_add_test(tc, test_crc_chunks);
+	tcase_add_test(tc, test_crc_overlap);
+	tcase_add_test(tc, test_crc_threads);
+	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_refused);

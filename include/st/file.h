@@ -76,13 +76,17 @@ typedef struct st_meta {
  * of the file it reads, not n_bytes long ([0, 0) for a compressed
  * storage). A full check (st_check_path) also reads every zip member
  * through its CRC-32. An open reads no storage; reads check the CRC-32
- * of a zip storage read in place when they reach its last byte
- * (st_file_read, ST_EFORMAT naming tensor and member): a tensor that is
- * its whole storage as its chunks go by, in order from its first byte;
- * chunks out of order, a view or other part of a storage by reading the
- * whole storage once more, unless another read checked it (a read that
- * stops short of the last byte checks nothing). st_file_data checks the whole
- * storage before handing out its bytes.
+ * of a zip storage read in place as they go (st_file_read, ST_EFORMAT
+ * naming tensor and member): each read's bytes, in whatever order and
+ * from whatever threads the reads come, are joined into the storage's
+ * CRC, and the read that completes the tensor fails if it is wrong; a
+ * view or other part of a storage checks the same share of its storage
+ * as it reads of itself, so reading all of it checks all of the storage.
+ * Reads that leave too many gaps (over 64) check the whole storage at
+ * the read of the tensor's last byte instead. A storage found bad fails
+ * every later read of a tensor's last byte; reads that leave part of a
+ * tensor unread check nothing. st_file_data checks the whole storage
+ * before handing out its bytes.
  */
 #define ST_OPEN_TORCH 1u
 

@@ -26,11 +26,13 @@
  * is "plain": file.c reads its bytes as [begin, end) of the file. Any
  * other (a view: transposed, sliced, expanded with stride 0; a storage
  * that is compressed, or big-endian as a byteorder record says) is
- * gathered into contiguous form by st__torch_read, element by element or
- * in runs along its last dimension, so memory stays bounded by what the
- * caller reads (a compressed storage: by that storage). Tensors that
- * repeat another exactly (same storage, offset, shape, strides) are kept,
- * and st__torch_alias_of names the first of them, for converters.
+ * gathered into contiguous form by st__torch_read: in cache-sized tiles
+ * when its last dimension is strided and the one before it closer (a
+ * transpose, gather_tiles), else element by element or in runs along its
+ * last dimension, so memory stays bounded by what the caller reads (a
+ * compressed storage: by that storage). Tensors that repeat another
+ * exactly (same storage, offset, shape, strides) are kept, and
+ * st__torch_alias_of names the first of them, for converters.
  */
 #include "internal.h"
 
@@ -1059,6 +1061,7 @@ struct tview {
 	long alias_of;       /* the tensor it repeats exactly, or -1 */
 	void *copy;          /* st__torch_data's contiguous copy, once made */
 	struct crc_run crc;  /* the storage's CRC-32 over this tensor's reads */
+	uint64_t gathered;   /* bytes st__torch_read has gathered, all told */
 };
 
 struct st__torch {
@@ -1123,8 +1126,8 @@ const st_torch_info *st__torch_info(const struct st__torch *t)
  * storage's bytes sb: the element index walks the shape in row-major
  * order while pos follows the strides.
  */
-static void gather(const struct tview *v, const unsigned char *sb,
-                   uint64_t off, unsigned char *out, size_t n)
+static void gather_walk(const struct tview *v, const unsigned char *sb,
+                        uint64_t off, unsigned char *out, size_t n)
 {
 	static const uint64_t one = 1;
 	unsigned nd = v->ndim ? v->ndim : 1;
@@ -1201,11 +1204,116 @@ static void gather(const struct tview *v, const unsigned char *sb,
 }
 
 /*
+ * A view whose last dimension is strided and whose next-to-last one is
+ * closer (a transpose: strides (1, R) where the rows were (R, 1); the
+ * last two dimensions of a permute) reads one element per cache line,
+ * and mostly per page, along each output row. It is gathered in tiles
+ * instead: TILE_ROWS output rows at a time (one cache line of storage
+ * along the next-to-last dimension) by TILE_COLS columns, so that every
+ * line of storage a tile touches is used for all its rows while it is in
+ * the L1 cache. Bytes are copied as they are, so the output is the same
+ * as gather_walk's, and as tensor.contiguous().
+ */
+#define TILE_COLS 64
+
+static int tiled(const struct tview *v)
+{
+	if (v->swap || v->ndim < 2)
+		return 0;
+	unsigned es = v->esize, last = v->ndim - 1;
+	return (es == 1 || es == 2 || es == 4 || es == 8) &&
+	       v->stride[last] > 1 && v->stride[last - 1] < v->stride[last] &&
+	       v->size[last] > 1 && v->size[last - 1] > 1;
+}
+
+/* Element pos in storage of the first element of output row row (rows
+ * count over all dimensions but the last). */
+static uint64_t row_pos(const struct tview *v, uint64_t row)
+{
+	uint64_t pos = v->first;
+	for (unsigned d = v->ndim - 1; d-- > 0;) {
+		pos += row % v->size[d] * v->stride[d];
+		row /= v->size[d];
+	}
+	return pos;
+}
+
+/* Elements [e0, e1) of the contiguous form, in tiles. */
+static void gather_tiles(const struct tview *v, const unsigned char *sb,
+                         uint64_t e0, uint64_t e1, unsigned char *out)
+{
+	unsigned es = v->esize, last = v->ndim - 1;
+	uint64_t cols = v->size[last], rows_a = v->size[last - 1];
+	uint64_t s_col = v->stride[last], s_row = v->stride[last - 1];
+	uint64_t r0 = e0 / cols, c0 = e0 % cols;
+	uint64_t r_end = (e1 - 1) / cols, c_end = e1 - r_end * cols;
+	unsigned tile_rows = 64 / es;
+	for (uint64_t r = r0; r <= r_end;) {
+		/* Rows of one tile share their outer index: pos steps by s_row. */
+		uint64_t a = r % rows_a, nr = rows_a - a;
+		if (nr > tile_rows)
+			nr = tile_rows;
+		if (nr > r_end - r + 1)
+			nr = r_end - r + 1;
+		uint64_t pos = row_pos(v, r);
+		for (uint64_t b0 = 0; b0 < cols; b0 += TILE_COLS) {
+			uint64_t b1 = cols - b0 < TILE_COLS ? cols : b0 + TILE_COLS;
+			for (uint64_t i = 0; i < nr; i++) {
+				uint64_t row = r + i;
+				uint64_t lo = row == r0 && c0 > b0 ? c0 : b0;
+				uint64_t hi = row == r_end && c_end < b1 ? c_end : b1;
+				if (lo >= hi)
+					continue;
+				const unsigned char *src = sb + (pos + i * s_row + lo * s_col) * es;
+				unsigned char *dst = out + (row * cols + lo - e0) * es;
+				size_t step = (size_t)(s_col * es), k = (size_t)(hi - lo);
+				switch (es) {
+#define TILE_ROW(W, T)                                                   \
+				case W:                                                  \
+					for (size_t j = 0; j < k; j++, src += step) {        \
+						T x;                                             \
+						memcpy(&x, src, W);                              \
+						memcpy(dst + j * W, &x, W);                      \
+					}                                                    \
+					break;
+				TILE_ROW(1, uint8_t)
+				TILE_ROW(2, uint16_t)
+				TILE_ROW(4, uint32_t)
+				TILE_ROW(8, uint64_t)
+#undef TILE_ROW
+				}
+			}
+		}
+		r += nr;
+	}
+}
+
+static void gather(const struct tview *v, const unsigned char *sb,
+                   uint64_t off, unsigned char *out, size_t n)
+{
+	unsigned es = v->esize;
+	uint64_t e0 = (off + es - 1) / es, e1 = (off + n) / es;
+	if (!tiled(v) || e1 <= e0) {
+		gather_walk(v, sb, off, out, n);
+		return;
+	}
+	/* Parts of elements at either end, then whole ones in tiles. */
+	size_t head = (size_t)(e0 * es - off), body = (size_t)((e1 - e0) * es);
+	if (head)
+		gather_walk(v, sb, off, out, head);
+	gather_tiles(v, sb, e0, e1, out + head);
+	if (n > head + body)
+		gather_walk(v, sb, e1 * es, out + head + body, n - head - body);
+}
+
+/*
  * A view reads its storage through the file's mapping, whose pages then
- * count as the process's memory: once a view's last bytes are read, its
- * storage's pages are let go (they stay in the page cache, and a later
- * reader of the mapping faults them back in), so memory stays bounded by
- * the storage being read rather than the file.
+ * count as the process's memory: once the reads of a view add up to all
+ * its bytes (whatever their order and threads, so that no reader of an
+ * earlier chunk faults pages back in afterwards), its storage's pages are
+ * let go (they stay in the page cache, and a later reader of the mapping
+ * faults them back in), so memory stays bounded by the storages being
+ * read rather than the file.
  */
 static void let_go(const unsigned char *base, uint64_t off, uint64_t len)
 {
@@ -1449,7 +1557,10 @@ int st__torch_read(struct st__torch *t, size_t i, const unsigned char *base,
 	if (v->data_off != ST__ARC_NOT_IN_PLACE) {
 		gather(v, base + v->data_off, off, buf, n);
 		int rc = crc_note(t, i, base, NULL, off, n, name, r);
-		if (!t->src.mem && off + n == v->n_bytes)
+		/* Let go once the reads add up to the whole tensor (again),
+		 * when no other thread is still reading it for this pass. */
+		uint64_t was = __atomic_fetch_add(&v->gathered, n, __ATOMIC_ACQ_REL);
+		if (!t->src.mem && (was + n) / v->n_bytes > was / v->n_bytes)
 			let_go(base, v->data_off, v->st_bytes);
 		return rc;
 	}

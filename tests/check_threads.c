@@ -1,6 +1,7 @@
 /*
  * check_threads.c - reads from many threads on one handle (libst/file.c,
- * libst/index.c), and opens in many threads at once (format.c, index.c).
+ * libst/index.c, a PyTorch file of views: libst/torch.c), and opens in
+ * many threads at once (format.c, index.c).
  *
  * The files are built here byte by byte (header text and data), not by
  * the writer, so the expected bytes come from the rule that made them:
@@ -215,6 +216,77 @@ START_TEST(test_checkpoint_shared_by_threads)
 }
 END_TEST
 
+/* ---- a PyTorch checkpoint of views -------------------------------------- */
+
+/*
+ * Thread id reads chunks id, id + N_THREADS, ... of every tensor of a
+ * torch.save file of views (gathered in tiles, their storages' CRC-32s
+ * joined from the chunks of all threads) and compares them with the
+ * expected tensors gen_tiled.py wrote.
+ */
+struct torch_reader {
+	pthread_barrier_t *start;
+	st_file *f, *want;
+	unsigned id;
+	int failed, bad;
+};
+
+static void *read_torch(void *arg)
+{
+	struct torch_reader *r = arg;
+	enum { CS = 4093 };
+	unsigned char buf[CS];
+	pthread_barrier_wait(r->start);
+	for (size_t i = 0; i < st_file_n_tensors(r->want); i++) {
+		const st_tensor *t = st_file_tensor(r->want, i);
+		long j = st_file_find(r->f, t->name, t->name_len);
+		const void *q;
+		if (j < 0 || st_file_data(r->want, i, &q, NULL) != ST_OK) {
+			r->failed++;
+			continue;
+		}
+		for (uint64_t off = (uint64_t)r->id * CS; off < t->n_bytes;
+		     off += (uint64_t)N_THREADS * CS) {
+			size_t n = t->n_bytes - off < CS ? (size_t)(t->n_bytes - off) : CS;
+			if (st_file_read(r->f, (size_t)j, off, buf, n, NULL) != ST_OK)
+				r->failed++;
+			else if (memcmp(buf, (const unsigned char *)q + off, n) != 0)
+				r->bad++;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_torch_shared_by_threads)
+{
+	for (int round = 0; round < 2; round++) {
+		st_file *f, *want;
+		st_error err;
+		ck_assert_int_eq(st_file_open(&f, ST_TESTDATA "/torch/tiled/tiled.bin",
+		                              ST_OPEN_TORCH, &err), ST_OK);
+		ck_assert_int_eq(st_file_open(&want, ST_TESTDATA
+		                              "/torch/tiled/tiled.expected.safetensors",
+		                              0, &err), ST_OK);
+		pthread_barrier_t start;
+		pthread_t th[N_THREADS];
+		struct torch_reader r[N_THREADS];
+		pthread_barrier_init(&start, NULL, N_THREADS);
+		for (unsigned i = 0; i < N_THREADS; i++) {
+			r[i] = (struct torch_reader){&start, f, want, i, 0, 0};
+			ck_assert_int_eq(pthread_create(&th[i], NULL, read_torch, &r[i]), 0);
+		}
+		for (unsigned i = 0; i < N_THREADS; i++) {
+			pthread_join(th[i], NULL);
+			ck_assert_int_eq(r[i].failed, 0);
+			ck_assert_int_eq(r[i].bad, 0);
+		}
+		pthread_barrier_destroy(&start);
+		st_file_close(want);
+		st_file_close(f);
+	}
+}
+END_TEST
+
 /* ---- many opens at once ------------------------------------------------- */
 
 struct opener {
@@ -272,6 +344,7 @@ static Suite *threads_suite(void)
 	tcase_add_test(tc, test_file_shared_by_threads);
 	tcase_add_test(tc, test_checkpoint_shared_by_threads);
 	tcase_add_test(tc, test_open_in_many_threads);
+	tcase_add_test(tc, test_torch_shared_by_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1264,6 +1264,58 @@ START_TEST(test_crc_threads)
 }
 END_TEST
 
+/*
+ * Views large enough for many tiles, with edge sizes (tiled/gen_tiled.py):
+ * whole, and in reads of sizes that cut elements, in and out of order,
+ * bit-identical to torch's .contiguous().
+ */
+START_TEST(test_tiled_views)
+{
+	const char *bin = DIR "tiled/tiled.bin", *exp = DIR "tiled/tiled.expected.safetensors";
+	same_tensors(bin, exp, 6);
+	st_file *a, *b;
+	st_error err;
+	ck_assert_int_eq(st_file_open(&a, bin, ST_OPEN_TORCH, &err), ST_OK);
+	ck_assert_int_eq(st_file_open(&b, exp, 0, &err), ST_OK);
+	static const size_t sizes[] = {1, 7, 1000, 4093, 65539};
+	for (size_t i = 0; i < st_file_n_tensors(b); i++) {
+		const st_tensor *x = st_file_tensor(b, i);
+		long j = st_file_find(a, x->name, x->name_len);
+		ck_assert_int_ge(j, 0);
+		const void *q;
+		ck_assert_int_eq(st_file_data(b, i, &q, &err), ST_OK);
+		size_t nb = (size_t)x->n_bytes;
+		unsigned char *buf = malloc(nb), *piece = malloc(65539 + 16);
+		for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+			size_t cs = sizes[s], n = (nb + cs - 1) / cs;
+			if (n > 20000)
+				continue;
+			for (int pattern = 0; pattern < 4; pattern++) {
+				size_t *order = cr_order(n, pattern);
+				memset(buf, 0xa5, nb);
+				for (size_t c = 0; c < n; c++) {
+					size_t off = order[c] * cs, len = nb - off < cs ? nb - off : cs;
+					/* Nothing is written past the bytes asked for. */
+					memset(piece, 0x5a, cs + 16);
+					ck_assert_int_eq(st_file_read(a, (size_t)j, off, piece, len,
+					                              &err), ST_OK);
+					for (size_t g = len; g < cs + 16; g++)
+						ck_assert_uint_eq(piece[g], 0x5a);
+					memcpy(buf + off, piece, len);
+				}
+				ck_assert_msg(memcmp(buf, q, nb) == 0, "'%s': reads of %zu differ",
+				              x->name, cs);
+				free(order);
+			}
+		}
+		free(piece);
+		free(buf);
+	}
+	st_file_close(a);
+	st_file_close(b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("torch");
@@ -1277,6 +1329,7 @@ int main(void)
 	tcase_add_test(tc, test_read_crc);
 	tcase_add_test(tc, test_safetensors_like_pickle);
 	tcase_add_test(tc, test_checkpoint);
+	tcase_add_test(tc, test_tiled_views);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("crc");
 	tcase_add_test(tc, test_crc32);

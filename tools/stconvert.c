@@ -605,12 +605,8 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
 			if (qz_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
-			             c->scratch) != ST_OK) {
-				err->code = ST_ENOMEM;
-				err->sys_errno = 0;
-				snprintf(err->message, sizeof err->message, "out of memory");
+			             c->scratch, err) != ST_OK)
 				return -1;
-			}
 		} else if (it->action == ACT_DEQUANT) {
 			dq_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
 		} else if (it->out == it->t->dtype) {
@@ -655,7 +651,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		const item *it = j->items[i];
 		pi[i].tensor[0] = it->src;
 		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
-			/* Read through the weight's mapping by quantize.c. */
+			/* Read a block row at a time by quantize.c. */
 			pi[i].n_groups = it->action == ACT_QUANT ? it->t->n_elements
 			                                         : it->out_bytes / 4;
 			pi[i].group_bytes[0] = 0;

@@ -49,8 +49,6 @@ int qz_prepare(qz_tensor *q, st_checkpoint *c, size_t i, uint64_t b0, uint64_t b
 	size_t f = 0;
 	const st_tensor *t = st_checkpoint_tensor(c, i, &f);
 	st_file *file = st_checkpoint_file(c, f);
-	long k = st_file_find(file, t->name, t->name_len);
-	const void *p = NULL;
 
 	memset(q, 0, sizeof *q);
 	if (st_quant_fp8_block(&q->l, 1, t->shape[0], t->shape[1], b0, b1) != ST_OK) {
@@ -60,9 +58,8 @@ int qz_prepare(qz_tensor *q, st_checkpoint *c, size_t i, uint64_t b0, uint64_t b
 		         st_file_path(file), (int)(t->name_len > 200 ? 200 : t->name_len), t->name);
 		return -1;
 	}
-	if (k < 0 || st_file_data(file, (size_t)k, &p, err) != ST_OK)
-		return -1;
-	q->data = p;
+	q->c = c;
+	q->index = i;
 	q->src_type = t->dtype;
 	q->scale_name_len = t->name_len + 10;
 	q->scale_name = malloc(q->scale_name_len + 1);
@@ -97,30 +94,50 @@ static size_t scales_bytes(const qz_tensor *q)
 	return ((size_t)q->l.scale_cols * 4 + 7) & ~(size_t)7;
 }
 
+/* Bytes of a block row's codes after the scales, 8-aligned: the input follows. */
+static size_t codes_bytes(const qz_tensor *q)
+{
+	return ((size_t)(block_height(q) * q->l.cols) + 7) & ~(size_t)7;
+}
+
 size_t qz_scratch(const qz_tensor *q)
 {
-	return scales_bytes(q) + (size_t)(block_height(q) * q->l.cols);
+	return scales_bytes(q) + codes_bytes(q) +
+	       (size_t)(block_height(q) * q->l.cols) * (st_dtype_bits(q->src_type) / 8);
 }
 
 /*
  * Quantize block row br into scratch: scales first, then the codes (only
  * the scales when that is all the caller wants).
  */
-static int block_row(const qz_tensor *q, uint64_t br, int scale_only, void *scratch)
+static int block_row(const qz_tensor *q, uint64_t br, int scale_only, void *scratch,
+                     st_error *err)
 {
 	uint64_t r0 = br * q->l.block_rows, r1 = r0 + q->l.block_rows;
 	size_t ss = st_dtype_bits(q->src_type) / 8;
-	const unsigned char *src = q->data + r0 * q->l.cols * ss;
+	unsigned char *src = (unsigned char *)scratch + scales_bytes(q) + codes_bytes(q);
 	if (r1 > q->l.rows)
 		r1 = q->l.rows;
+	int rc = st_checkpoint_read(q->c, q->index, r0 * q->l.cols * ss, src,
+	                            (size_t)((r1 - r0) * q->l.cols * ss), err);
+	if (rc != ST_OK)
+		return rc;
 	if (scale_only)
-		return st_quant_fp8_scales(&q->l, scratch, q->src_type, src, r0, r1);
-	return st_quant_fp8_quantize(&q->l, (unsigned char *)scratch + scales_bytes(q), scratch,
-	                             q->src_type, src, r0, r1);
+		rc = st_quant_fp8_scales(&q->l, scratch, q->src_type, src, r0, r1);
+	else
+		rc = st_quant_fp8_quantize(&q->l, (unsigned char *)scratch + scales_bytes(q), scratch,
+		                           q->src_type, src, r0, r1);
+	if (rc != ST_OK) {
+		err->code = rc;
+		err->sys_errno = 0;
+		snprintf(err->message, sizeof err->message, "%s",
+		         rc == ST_ENOMEM ? "out of memory" : "internal error: cannot quantize");
+	}
+	return rc;
 }
 
 int qz_range(const qz_tensor *q, int scale, unsigned char *out, uint64_t first, uint64_t n,
-             void *scratch)
+             void *scratch, st_error *err)
 {
 	/* Elements per block row of the output, and the first's offset. */
 	uint64_t per = scale ? q->l.scale_cols : q->l.block_rows * q->l.cols;
@@ -128,7 +145,7 @@ int qz_range(const qz_tensor *q, int scale, unsigned char *out, uint64_t first, 
 	if (n == 0 || per == 0)
 		return ST_OK;
 	for (uint64_t br = first / per, end = first + n; br * per < end; br++) {
-		int rc = block_row(q, br, scale, scratch);
+		int rc = block_row(q, br, scale, scratch, err);
 		if (rc != ST_OK)
 			return rc;
 		uint64_t a = br * per > first ? br * per : first;

@@ -73,6 +73,6 @@ for mode in json summary; do
 	echo "  $mode  paired:   $p"
 	echo "  $mode  unpaired: $u"
 	awk -v a="${p%% *}" -v b="${u%% *}" -v m="$mode" \
-		'BEGIN { printf "  %s  paired / unpaired: %.2f\n", m, b > 0 ? a / b : 0 }'
+		'BEGIN { printf "  %s  paired / unpaired: %.2f\n", m, (b > 0 ? a / b : 0) }'
 done
 echo "  peak RSS (KB): paired $(rss "$S" --json "$dir/paired.safetensors"), unpaired $(rss "$S" --json "$dir/unpaired.safetensors")"

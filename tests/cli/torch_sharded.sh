@@ -57,6 +57,13 @@ run conv_f32_diff 0 "$BIN/stdiff" "$TMP/out_f32/model-00002-of-00003.safetensors
 expect_out conv_f32_diff '^4 tensors F32 → BF16, all exactly A rounded$'
 expect_out conv_f32_diff '5 tensors compared: .*0 differ; 0 only in A, 0 only in B, 0 shape changed, 4 dtype changed'
 
+# --to f8_e4m3: each new scale tensor goes to its weight's shard.
+run conv_fp8 0 "$BIN/stconvert" -q --to f8_e4m3 --block 4,4 "$S" "$TMP/out_fp8"
+run conv_fp8_json 0 "$BIN/stinfo" --json "$TMP/out_fp8"
+expect_out conv_fp8_json '"name": "model.layers.1.self_attn.k_proj.weight_scale_inv", .*model-00002-of-00003.safetensors'
+expect_out conv_fp8_json '"name": "lm_head.weight_scale_inv", .*model-00003-of-00003.safetensors'
+run conv_fp8_check 0 "$BIN/stinfo" --check "$TMP/out_fp8"
+
 # A shard whose every tensor is dropped is not written; the others are
 # numbered without it.
 run conv_drop 0 "$BIN/stconvert" -q --drop 'model.layers.1.[ism]*' "$S" "$TMP/out_drop"

@@ -371,6 +371,22 @@ static void fz_torch_file(const unsigned char *buf, size_t len)
 	}
 	if (st_file_format(f) == ST_FORMAT_TORCH) {
 		CHECK(st_file_data_offset(f) == 0 && st_file_header_size(f) == 0);
+		/* The dictionary's names: at most 100 bytes each (read whole,
+		 * under ASan), at most the first 8 skipped values. */
+		const st_torch_info *ti = st_file_torch_info(f);
+		CHECK(ti != NULL && ti->keys != NULL && ti->skipped != NULL);
+		CHECK(ti->n_skipped_list <= 8 && ti->n_skipped_list <= ti->n_skipped);
+		CHECK(ti->n_skipped_list == (ti->n_skipped < 8 ? ti->n_skipped : 8));
+		volatile unsigned char sink = 0;
+		for (size_t i = 0; i < ti->n_key_list + ti->n_skipped_list; i++) {
+			const st_torch_name *nm = i < ti->n_key_list
+			                          ? &ti->key_list[i]
+			                          : &ti->skipped_list[i - ti->n_key_list];
+			CHECK(nm->len <= 100);
+			for (size_t k = 0; k < nm->len; k++)
+				sink ^= (unsigned char)nm->s[k];
+		}
+		(void)sink;
 		/* Tensors may share storage: check bounds and order only. */
 		uint64_t prev = 0;
 		for (size_t i = 0; i < st_file_n_tensors(f); i++) {

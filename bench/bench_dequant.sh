@@ -23,14 +23,17 @@
 # The quantization's input is a BF16 snapshot of SIZE_MB (SIZE_MB / 32
 # weights [4096, 4096], values taken from the dequantized file, so no NaN
 # or Inf); `cp` and `cp` + `sync` of its file and `stconvert -q --to
-# f8_e4m3 QIN QOUT` are timed in the same rounds. Everything it made is
-# removed on exit. Not a test.
+# f8_e4m3 QIN QOUT` are timed in the same rounds. So are `stdiff -q IN
+# OUT` (the FP8 side compared dequantized with the BF16 file: "exactly
+# dequantized") and, as its baseline, `stdiff -q OUT COPY` of the BF16
+# file and its copy (the same bytes: read and memcmp only). Everything it
+# made is removed on exit. Not a test.
 set -euo pipefail
 build=${1:-build}
 mb=${2:-1024}
 runs=${3:-3}
-sc=$build/bin/stconvert
-[ -x "$sc" ] || { echo "bench_dequant: $sc not built" >&2; exit 2; }
+sc=$build/bin/stconvert sd=$build/bin/stdiff
+[ -x "$sc" ] && [ -x "$sd" ] || { echo "bench_dequant: $sc or $sd not built" >&2; exit 2; }
 d=$(mktemp -d /tmp/bench_dequant.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 mkdir "$d/in"
@@ -105,6 +108,8 @@ for _ in $(seq "$runs"); do
 	one "$d/cp.t" cp "$d/out/model.safetensors" "$d/copy"
 	rm -f "$d/copy"
 	one "$d/cps.t" sh -c 'cp "$1" "$2" && sync "$2"' sh "$d/out/model.safetensors" "$d/copy"
+	one "$d/sdc.t" "$sd" -q "$d/out" "$d/copy"
+	one "$d/sd.t" "$sd" -q "$d/in" "$d/out"
 	rm -rf "$d/out2"
 	one "$d/sc.t" "$sc" -q --to bf16 "$d/in" "$d/out2"
 	rm -f "$d/copy"
@@ -129,6 +134,12 @@ printf 'ratio stconvert/cp %.2f, stconvert/(cp + sync) %.2f (goal <= 1.5), %s CP
 	"$(awk -v a="$scm" -v b="$cpsm" 'BEGIN { print a / b }')" "$(nproc)"
 
 mn() { sort -n "$1" | head -1 | cut -d' ' -f1; }
+sdm=$(med "$d/sd.t") sdcm=$(med "$d/sdc.t")
+printf 'stdiff BF16 vs its copy    median %.2f s  min %.2f s  peak RSS %s KB\n' "$sdcm" \
+	"$(mn "$d/sdc.t")" "$(sort -k2 -n "$d/sdc.t" | tail -1 | cut -d' ' -f2)"
+printf 'stdiff FP8 vs BF16         median %.2f s  min %.2f s  peak RSS %s KB (dequantized, exact)\n' \
+	"$sdm" "$(mn "$d/sd.t")" "$(sort -k2 -n "$d/sd.t" | tail -1 | cut -d' ' -f2)"
+
 qcpm=$(med "$d/qcp.t") qcpsm=$(med "$d/qcps.t") qscm=$(med "$d/qsc.t")
 qcpu=$(awk '{ print $3 + $4 }' "$d/qsc.t" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 qusr=$(awk '{ print $3 }' "$d/qsc.t" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')

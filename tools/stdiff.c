@@ -84,8 +84,6 @@ struct pair {
 	const dq_tensor *dq;
 	bool dq_b;            /* B is the quantized side */
 	st_dtype dq_to;
-	bool faithful;        /* the other side holds the quantized side's
-	                         values in its dtype, bit for bit */
 };
 
 /* ---- the value pass ------------------------------------------------------- */

@@ -124,6 +124,20 @@ run qb_file_default 0 "$SC" --to f8_e4m3 "$Q/snap-q/model.safetensors" "$TMP/qb_
 run qb_file_back 0 "$SC" --to bf16 "$TMP/qb_file128.safetensors" "$TMP/qb_file128-back.safetensors"
 run qb_file_bound 0 "$SD" --rtol 0.0645 --atol 1e-5 "$TMP/qb_file128-back.safetensors" "$Q/snap-q/model.safetensors"
 expect_absent qb_noquant "$TMP/qb_noquant-result"
+# ---- static FP8 (compressed-tensors, ModelOpt): activation scales --------------
+# gen_ct.py: per-tensor and per-channel weight_scale, input_scale, k_scale
+# and v_scale; the BF16 reference has no activation scale.
+run ct 0 "$SC" --to bf16 "$Q/snap-ct" "$TMP/ct"
+expect_err ct '^stconvert: dequantized 2 FP8 weights \(per-channel or per-tensor scales\); 2 scale tensors \(28 bytes\) folded in, 4 activation scales \(16 bytes\) dropped$'
+run ct_same 0 "$SD" --exact "$TMP/ct" "$Q/snap-ct.bf16.safetensors"
+if grep -q quantization_config "$TMP/ct/config.json"; then fail "ct: quantization_config kept"; else ok; fi
+run ct_diff 0 "$SD" "$Q/snap-ct" "$TMP/ct"
+expect_out ct_diff '^B is exactly A dequantized to BF16$'
+if grep -q '^only in' "$TMP/ct_diff.out"; then fail "ct_diff: activation scales listed"; else ok; fi
+# Without --to they are copied with everything else.
+run ct_copy 0 "$SC" "$Q/snap-ct" "$TMP/ct-copy"
+run ct_copy_same 0 "$SD" --exact "$TMP/ct-copy" "$Q/snap-ct"
+
 # ---- a sharded input keeps its shards when (de)quantized ------------------------
 # index_shard INDEX TENSOR: the shard file INDEX maps TENSOR to.
 index_shard() { grep -o "\"$2\": \"[^\"]*\"" "$1" | sed 's/.*: "//; s/"$//'; }

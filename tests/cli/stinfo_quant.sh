@@ -166,4 +166,12 @@ EOF
 done
 cmp -s "$TMP/stats-t1.out" "$TMP/stats-t2.out" && ok || fail "--stats figures depend on the thread count"
 
+# Static FP8 (../gen_ct.py): input_scale, k_scale and v_scale are scales.
+run ct 0 "$S" ../snap-ct
+expect_out ct '^  weights:   52 parameters, not counting the scales$'
+expect_out ct '^  scales:    6 tensors, 11 parameters, 44 B \(4 of them activation scales\)$'
+run ct_json 0 "$S" --json ../snap-ct
+expect_out ct_json '"scale_tensors": 6, .*"problems": 0, "activation_scales": 4, "layouts"'
+run ct_check 0 "$S" --check ../snap-ct
+
 finish

@@ -205,6 +205,14 @@ static int pair_one(struct pairing *g, size_t i, int fp8)
 	return 0;
 }
 
+/* X.input_scale, X.k_scale, X.v_scale: a float scalar or [1]. */
+static int is_act_scale(const st_tensor *t)
+{
+	return (ends_with(t, ".input_scale") || ends_with(t, ".k_scale") ||
+	        ends_with(t, ".v_scale")) &&
+	       st_dtype_is_wide_float(t->dtype) && t->n_elements == 1 && t->ndim <= 1;
+}
+
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	uint64_t s;
@@ -232,6 +240,14 @@ static int pair_all(struct pairing *g)
 		    (ends_with(t, "_scales") && t->dtype == ST_DTYPE_U8)) {
 			p->t[i].role = DQ_SCALE;
 			any_scale = 1;
+		}
+	}
+	/* Activation scales, where there are weight scales (see dequant.h). */
+	for (size_t i = 0; any_scale && i < n; i++) {
+		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+		if (is_act_scale(t)) {
+			claim(p, i, i);
+			p->n_act_scales++;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -269,6 +285,8 @@ static int pair_all(struct pairing *g)
 		if (p->t[i].role == DQ_SCALE) {
 			p->n_scales++;
 			p->scale_bytes = sat_add(p->scale_bytes, t->n_bytes);
+			if (p->t[i].scale == i) /* an activation scale */
+				p->act_scale_bytes = sat_add(p->act_scale_bytes, t->n_bytes);
 		} else {
 			p->parameters = sat_add(p->parameters,
 			                        p->t[i].role == DQ_MXFP4 ? p->t[i].n_out : t->n_elements);
@@ -301,16 +319,28 @@ void dq_plan_free(dq_plan *p)
 void dq_plan_describe(const dq_plan *p, char *buf, size_t size)
 {
 	int k = snprintf(buf, size, "dequantized");
-	if (p->n_fp8 && k >= 0 && (size_t)k < size)
+	size_t blocked = 0;
+	for (size_t i = 0; i < p->n; i++)
+		blocked += p->t[i].role == DQ_FP8 && p->t[i].fp8.kind == ST_QUANT_BLOCK;
+	if (p->n_fp8 && blocked && k >= 0 && (size_t)k < size)
 		k += snprintf(buf + k, size - (size_t)k, " %zu FP8 weight%s (blocks %llux%llu)",
 		              p->n_fp8, p->n_fp8 == 1 ? "" : "s", (unsigned long long)p->block_rows,
 		              (unsigned long long)p->block_cols);
+	else if (p->n_fp8 && k >= 0 && (size_t)k < size)
+		k += snprintf(buf + k, size - (size_t)k, " %zu FP8 weight%s (per-channel or per-tensor "
+		              "scales)", p->n_fp8, p->n_fp8 == 1 ? "" : "s");
 	if (p->n_mxfp4 && k >= 0 && (size_t)k < size)
 		k += snprintf(buf + k, size - (size_t)k, "%s %zu MXFP4 weight%s", p->n_fp8 ? "," : "",
 		              p->n_mxfp4, p->n_mxfp4 == 1 ? "" : "s");
 	if (k >= 0 && (size_t)k < size)
-		snprintf(buf + k, size - (size_t)k, "; %zu scale tensor%s (%llu bytes) folded in",
-		         p->n_scales, p->n_scales == 1 ? "" : "s", (unsigned long long)p->scale_bytes);
+		k += snprintf(buf + k, size - (size_t)k, "; %zu scale tensor%s (%llu bytes) folded in",
+		              p->n_scales - p->n_act_scales,
+		              p->n_scales - p->n_act_scales == 1 ? "" : "s",
+		              (unsigned long long)(p->scale_bytes - p->act_scale_bytes));
+	if (p->n_act_scales && k >= 0 && (size_t)k < size)
+		snprintf(buf + k, size - (size_t)k, ", %zu activation scale%s (%llu bytes) dropped",
+		         p->n_act_scales, p->n_act_scales == 1 ? "" : "s",
+		         (unsigned long long)p->act_scale_bytes);
 }
 
 /* A paired weight's layout, for grouping (counts and sizes left 0). */

@@ -11,6 +11,13 @@
  * checkpoint has any scale, every F8 X.weight must have one, and every
  * scale its weight; a mismatch is an error naming both tensors.
  *
+ * Activation scales (compressed-tensors' and ModelOpt's static FP8:
+ * X.input_scale, and the attention's X.k_scale and X.v_scale, a float
+ * scalar or [1] each) mean nothing to a dequantized model: in a
+ * checkpoint with weight scales they are scales too (DQ_SCALE, counted in
+ * n_scales and n_act_scales, their scale index their own), dropped with
+ * the others.
+ *
  * stconvert builds a plan (dq_plan_build: the first mismatch is an
  * error); stinfo inspects one (dq_plan_inspect: every mismatch reported,
  * headers only) and groups its pairs by layout (dq_plan_layouts) to
@@ -41,6 +48,8 @@ typedef struct dq_plan {
 	dq_tensor *t;                    /* one per checkpoint tensor */
 	size_t n;
 	size_t n_fp8, n_mxfp4, n_scales;
+	size_t n_act_scales;             /* of n_scales: activation scales */
+	uint64_t act_scale_bytes;        /* of scale_bytes: theirs */
 	uint64_t block_rows, block_cols; /* FP8 blocks (config or default) */
 	uint64_t scale_bytes;
 	size_t max_row;                  /* longest output row, elements */

@@ -81,8 +81,11 @@ void quant_info_print(FILE *f, const quant_info *q)
 	        q->plan.n_mxfp4 ? " (MXFP4: two a byte)" : "");
 	fmt_full(n2, sizeof n2, q->scale_parameters, 0);
 	fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
-	fprintf(f, "%-13s%zu tensor%s, %s parameters, %s\n", "  scales:", q->plan.n_scales,
+	fprintf(f, "%-13s%zu tensor%s, %s parameters, %s", "  scales:", q->plan.n_scales,
 	        q->plan.n_scales == 1 ? "" : "s", n2, n3);
+	if (q->plan.n_act_scales)
+		fprintf(f, " (%zu of them activation scales)", q->plan.n_act_scales);
+	putc('\n', f);
 	if (q->plan.n_problems)
 		fprintf(f, "%-13s%zu weight/scale mismatch%s (stinfo --check names them)\n",
 		        "  problems:", q->plan.n_problems, q->plan.n_problems == 1 ? "" : "es");
@@ -111,6 +114,8 @@ void quant_info_json(FILE *f, const quant_info *q)
 	        (unsigned long long)q->scale_parameters, (unsigned long long)p->scale_bytes,
 	        (unsigned long long)q->block_rows, (unsigned long long)q->block_cols,
 	        q->block_from_config ? "config.json" : "default", p->n_problems);
+	if (p->n_act_scales) /* static FP8 releases only */
+		fprintf(f, ", \"activation_scales\": %zu", p->n_act_scales);
 	if (q->config_error[0]) {
 		fputs(", \"config_error\": ", f);
 		cli_json_string(f, q->config_error, strlen(q->config_error));

@@ -243,8 +243,9 @@ static int rec_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void rec_progress(void *ctx, uint64_t bytes)
+static void rec_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 {
+	(void)c;
 	((struct rec *)ctx)->progress_bytes += bytes;
 }
 

@@ -635,9 +635,22 @@ static int convert_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void convert_progress(void *ctx, uint64_t bytes)
+/*
+ * Progress in input bytes: what the pipeline read, and what the work read
+ * itself (a quantized weight's block rows; MXFP4 blocks, two values a
+ * byte, through their mapping).
+ */
+static void convert_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 {
 	job *j = ctx;
+	for (size_t k = 0; k < c->n_pieces; k++) {
+		const pipeline_piece *p = &c->pieces[k];
+		const item *it = j->items[p->item];
+		if (it->action == ACT_QUANT)
+			bytes += p->n_groups * (st_dtype_bits(it->t->dtype) / 8);
+		else if (it->action == ACT_DEQUANT && it->dq->role == DQ_MXFP4)
+			bytes += p->n_groups / 2;
+	}
 	cli_progress_add(j->progress, bytes);
 }
 
@@ -826,20 +839,17 @@ static char *read_config(const char *dir, size_t *len)
 }
 
 /*
- * The FP8 block size a directory IN's config.json names (the default
- * without one). Returns whether it names one; exits 2 on a hostile one.
+ * The FP8 block size the config.json in the folder of IN's files names
+ * (the default without one), as stinfo and stdiff read it: a file inside
+ * a snapshot counts too. Returns whether it names one; exits 2 on a
+ * hostile or unreadable one.
  */
-static int in_block_size(const struct options *o, uint64_t *b0, uint64_t *b1)
+static int in_block_size(const st_checkpoint *c, uint64_t *b0, uint64_t *b1)
 {
-	int found = 0;
-	size_t len = 0;
-	struct stat st;
-	char *config = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode) ? read_config(o->in, &len) : NULL;
 	st_error err;
-	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-	if (config && st_quant_config_block_size(config, len, b0, b1, &found, &err) == ST_EINVAL)
-		cli_die(CLI_ERROR, "%s/config.json: %s", o->in, err.message);
-	free(config);
+	int found = dq_config_block_size(st_checkpoint_dir(c), b0, b1, &err);
+	if (found < 0)
+		cli_die(CLI_ERROR, "%s", err.message);
 	return found;
 }
 
@@ -848,7 +858,7 @@ static void dequant_plan(st_checkpoint *c, const struct options *o)
 {
 	uint64_t b0, b1;
 	st_error err;
-	in_block_size(o, &b0, &b1);
+	in_block_size(c, &b0, &b1);
 	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
@@ -933,7 +943,7 @@ static void requant_check(st_checkpoint *c, struct options *o)
 {
 	uint64_t b0, b1;
 	st_error err;
-	int found = in_block_size(o, &b0, &b1);
+	int found = in_block_size(c, &b0, &b1);
 	if (!found) { /* no config.json to say: the weights' blocks are --block's */
 		b0 = o->block[0];
 		b1 = o->block[1];

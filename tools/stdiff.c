@@ -168,8 +168,9 @@ static int diff_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void diff_progress(void *ctx, uint64_t bytes)
+static void diff_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 {
+	(void)c;
 	cli_progress_add(&((struct diff_run *)ctx)->progress, bytes);
 }
 
@@ -1234,7 +1235,7 @@ static int quant_side(st_checkpoint *ca, st_checkpoint *cb, dq_plan *q)
 	uint64_t b0, b1;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	if (dq_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) != 0 ||
+	if (dq_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) < 0 ||
 	    dq_plan_build(q, c, b0, b1, &err) != 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return qa ? 0 : 1;

@@ -167,8 +167,9 @@ static int stats_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void stats_progress(void *ctx, uint64_t bytes)
+static void stats_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 {
+	(void)c;
 	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
 }
 

@@ -24,6 +24,11 @@ then ok; else fail "fp8: config.json lost its other keys"; cat "$TMP/fp8/config.
 printf '{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "hidden_size": 7,\n  "torch_dtype": "bfloat16",\n  "vocab_size": 10\n}\n' >"$TMP/fp8.config"
 if cmp -s "$TMP/fp8.config" "$TMP/fp8/config.json"; then ok; else fail "fp8: config.json"; diff "$TMP/fp8.config" "$TMP/fp8/config.json" >&2; fi
 
+# A file inside the snapshot: the config.json beside it gives the blocks.
+run fp8_file 0 "$SC" --to bf16 "$Q/snap-fp8/model.safetensors" "$TMP/fp8-file.safetensors"
+expect_err fp8_file '\(blocks 2x3\); 2 scale tensors \(44 bytes\) folded in$'
+run fp8_file_same 0 "$SD" --exact "$TMP/fp8-file.safetensors" "$Q/snap-fp8.bf16.safetensors"
+
 # To F16 and F32: the same products rounded to those types.
 run fp8_f32 0 "$SC" --to f32 "$Q/snap-fp8" "$TMP/fp8-f32"
 run fp8_f32_close 0 "$SD" "$TMP/fp8-f32" "$Q/snap-fp8.bf16.safetensors"
@@ -124,6 +129,21 @@ run qb_file_default 0 "$SC" --to f8_e4m3 "$Q/snap-q/model.safetensors" "$TMP/qb_
 run qb_file_back 0 "$SC" --to bf16 "$TMP/qb_file128.safetensors" "$TMP/qb_file128-back.safetensors"
 run qb_file_bound 0 "$SD" --rtol 0.0645 --atol 1e-5 "$TMP/qb_file128-back.safetensors" "$Q/snap-q/model.safetensors"
 expect_absent qb_noquant "$TMP/qb_noquant-result"
+# ---- the progress bar (on a terminal: script(1) gives one) counts every input
+# byte, a quantized weight's and MXFP4 blocks' too, which the work reads.
+if command -v script >/dev/null; then
+  prog_full() { # NAME TOTAL ARGS...: the last bar line reaches TOTAL of TOTAL
+    local name=$1 total=$2
+    shift 2
+    script -qec "$(printf '%q ' env -u ST_NO_PROGRESS "$SC" -q "$@")" /dev/null >"$TMP/$name.tty" 2>&1
+    if tr '\r' '\n' <"$TMP/$name.tty" | grep -a '%' | tail -n1 |
+       grep -aq "\] 100% $total / $total "; then ok; else
+      fail "$name: progress did not reach $total"; tr '\r' '\n' <"$TMP/$name.tty" | tail -n3 >&2; fi
+  }
+  prog_full prog_quant '250 B' --to f8_e4m3 "$Q/snap-q" "$TMP/prog-q"
+  prog_full prog_mxfp4 '288 B' --to bf16 "$Q/snap-mxfp4" "$TMP/prog-mx"
+fi
+
 # ---- static FP8 (compressed-tensors, ModelOpt): activation scales --------------
 # gen_ct.py: per-tensor and per-channel weight_scale, input_scale, k_scale
 # and v_scale; the BF16 reference has no activation scale.

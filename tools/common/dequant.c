@@ -538,9 +538,11 @@ int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *
 		snprintf(err->message, sizeof err->message, "%.300s: %.200s", path, e.message);
 		goto out;
 	}
-	if (r != ST_OK) /* not a JSON object: no block size in it */
+	if (r != ST_OK) { /* not a JSON object: no block size in it */
 		*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-	rc = 0;
+		found = 0;
+	}
+	rc = found;
 out:
 	if (f)
 		fclose(f);

@@ -256,7 +256,7 @@ static void *work_loop(void *arg)
 
 		pthread_mutex_lock(&r->mu);
 		if (rc == 0 && cfg->progress)
-			cfg->progress(cfg->ctx, s->read_bytes);
+			cfg->progress(cfg->ctx, &s->chunk, s->read_bytes);
 		if (rc != 0 || !cfg->sink) {
 			if (rc != 0)
 				fail(r, &err);

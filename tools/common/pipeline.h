@@ -107,8 +107,12 @@ typedef struct pipeline_config {
 	size_t scratch_size;  /* bytes of chunk->scratch per worker (may be 0) */
 	pipeline_fn work;     /* any worker, concurrently; required */
 	pipeline_fn sink;     /* chunk order, one at a time; NULL for none */
-	/* After each chunk's work, serialized: the bytes it read. May be NULL. */
-	void (*progress)(void *ctx, uint64_t bytes);
+	/*
+	 * After each chunk's work, serialized: the chunk and the bytes the
+	 * pipeline read for it (a tool whose work reads more, through a
+	 * mapping, counts that itself from the pieces). May be NULL.
+	 */
+	void (*progress)(void *ctx, const pipeline_chunk *c, uint64_t bytes);
 	void *ctx;
 } pipeline_config;
 

@@ -9,7 +9,8 @@
 # the same state dict in the legacy format (model.legacy.bin), and a zip
 # of the same tensors saved transposed (model.views.bin: every element is
 # gathered). Reads them once so every run sees a warm page cache, then
-# times, in rotating order, RUNS times each: cp of the zip file, cp followed by
+# times, in a shuffled order each round and each after a sync, RUNS
+# times each: cp of the zip file, cp followed by
 # an fsync of the copy (stconvert fsyncs its output before the rename),
 # stconvert of each of the three into a .safetensors file, and, as the
 # baseline of the same tool, stconvert of that safetensors file. Prints the
@@ -67,11 +68,19 @@ run_one() { # the Nth command of one round
 	esac
 	rm -f "$dir/out.copy" "$dir/out.safetensors"
 }
-# Each round starts one command later, so that whatever the previous
-# command leaves behind (writeback, evicted pages) falls on all alike.
+# Each round runs the six in another order (a shuffle seeded by the
+# round), so that no command always follows the same one, and each starts
+# after a sync: what the previous one left behind (the copy cp did not
+# sync, then deleted; the journal's and the disk's work on a deleted
+# file: / is mounted with discard here) is done before the clock starts,
+# and falls on none. A fixed rotation made stconvert zip always follow
+# cp + fsync and its deletion, and cost it half a second.
 for ((i = 0; i < runs; i++)); do
-	for ((k = 0; k < 6; k++)); do
-		run_one $(((i + k) % 6))
+	for k in $(awk -v s="$i" 'BEGIN { srand(s + 1); for (k = 0; k < 6; k++) o[k] = k
+		for (k = 5; k > 0; k--) { j = int(rand() * (k + 1)); t = o[k]; o[k] = o[j]; o[j] = t }
+		for (k = 0; k < 6; k++) print o[k] }'); do
+		sync
+		run_one "$k"
 	done
 done
 

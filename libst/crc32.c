@@ -5,11 +5,11 @@
  * (torch.c).
  *
  * Why not zlib's crc32, which libst links anyway (archive.c): zlib 1.2.13
- * computes it with tables, about 2.4 GB/s on one core, a third of the
- * time of converting a checkpoint that is already in the page cache;
- * libdeflate picks at run time a carry-less multiply kernel (PCLMULQDQ,
- * VPCLMULQDQ with AVX-512 where the CPU has them, else tables), 8.8 GB/s
- * on the same core. The CRCs of pieces read apart are joined with zlib's
+ * computes it with tables, 2 to 2.4 GB/s on one core, as much CPU as the
+ * rest of converting a checkpoint that is in the page cache; libdeflate
+ * picks at run time a carry-less multiply kernel (PCLMULQDQ, VPCLMULQDQ
+ * with AVX-512 where the CPU has them, else tables), about 9 GB/s on the
+ * same core (bench/README.md, bench_torch). The CRCs of pieces read apart are joined with zlib's
  * crc32_combine (st__arc_crc32_combine), which libdeflate lacks.
  */
 #include "internal.h"

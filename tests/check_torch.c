@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -1265,6 +1266,83 @@ START_TEST(test_crc_threads)
 END_TEST
 
 /*
+ * End to end: stconvert of a zip whose one 24 MiB storage (six of its
+ * 4 MiB chunks, read by all its workers) has a byte flipped in its first
+ * chunk exits 2 naming the tensor, and leaves nothing in the output's
+ * directory; the intact file converts to the storage's bytes.
+ */
+START_TEST(test_crc_stconvert)
+{
+	const char *sc = ST_BINDIR "/stconvert";
+	if (access(sc, X_OK) != 0)
+		return; /* a library-only build */
+	enum { NF = 6 << 20 };
+	float *w = malloc(NF * sizeof *w);
+	ck_assert_ptr_nonnull(w);
+	for (size_t i = 0; i < NF; i++)
+		w[i] = cr_value(5, i);
+	struct bytes pkl = {0};
+	put_s(&pkl, "\x80\x02}(");
+	pk_str(&pkl, "w", 1);
+	pk_tensor(&pkl, "0", NF);
+	put_s(&pkl, "u.");
+	struct zent e[2] = {{"archive/data.pkl", pkl.b, pkl.n, 0, 0},
+	                    {"archive/data/0", w, (size_t)NF * 4, 0, 0}};
+	size_t len;
+	unsigned char *z = zip(e, 2, &len);
+	char dir[] = "/tmp/st_crc_cli.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char in[64], out[64], cmd[400];
+	snprintf(in, sizeof in, "%s/in.bin", dir);
+	snprintf(out, sizeof out, "%s/out.safetensors", dir);
+	for (int bad = 1; bad >= 0; bad--) {
+		unsigned char *at = memmem(z, len, w, 64);
+		ck_assert_ptr_nonnull(at);
+		at[100000] ^= bad ? 0x04 : 0; /* and back for the intact one */
+		FILE *fp = fopen(in, "wb");
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_uint_eq(fwrite(z, 1, len, fp), len);
+		ck_assert_int_eq(fclose(fp), 0);
+		at[100000] ^= bad ? 0x04 : 0;
+		snprintf(cmd, sizeof cmd, "'%s' -q '%s' '%s' 2>'%s/err'", sc, in, out, dir);
+		int st = system(cmd);
+		ck_assert(WIFEXITED(st));
+		ck_assert_int_eq(WEXITSTATUS(st), bad ? 2 : 0);
+		snprintf(cmd, sizeof cmd, "%s/err", dir);
+		fp = fopen(cmd, "rb");
+		ck_assert_ptr_nonnull(fp);
+		char msg[600] = "";
+		size_t k = fread(msg, 1, sizeof msg - 1, fp);
+		msg[k] = 0;
+		fclose(fp);
+		unlink(cmd);
+		if (bad) {
+			ck_assert_msg(strstr(msg, "tensor 'w': zip member 'archive/data/0' "
+			                     "fails its CRC-32"), "%s", msg);
+			/* Nothing written: no output, no temporary file. */
+			snprintf(cmd, sizeof cmd, "test \"$(ls -A '%s')\" = in.bin", dir);
+			ck_assert_int_eq(system(cmd), 0);
+		} else {
+			st_file *f;
+			st_error err;
+			const void *p;
+			ck_assert_msg(msg[0] == 0, "%s", msg);
+			ck_assert_int_eq(st_file_open(&f, out, 0, &err), ST_OK);
+			ck_assert_int_eq(st_file_data(f, 0, &p, &err), ST_OK);
+			ck_assert(memcmp(p, w, (size_t)NF * 4) == 0);
+			st_file_close(f);
+			unlink(out);
+		}
+	}
+	unlink(in);
+	rmdir(dir);
+	free(z);
+	free(w);
+	free(pkl.b);
+}
+END_TEST
+
+/*
  * Views large enough for many tiles, with edge sizes (tiled/gen_tiled.py):
  * whole, and in reads of sizes that cut elements, in and out of order,
  * bit-identical to torch's .contiguous().
@@ -1336,6 +1414,7 @@ int main(void)
 	tcase_add_test(tc, test_crc_chunks);
 	tcase_add_test(tc, test_crc_overlap);
 	tcase_add_test(tc, test_crc_threads);
+	tcase_add_test(tc, test_crc_stconvert);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

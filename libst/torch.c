@@ -2201,14 +2201,15 @@ static int resolve(struct parse *p, const struct found *f, struct rec *o,
 		           "than the %llu bytes the file holds for it", nb,
 		           (unsigned long long)view_end,
 		           (unsigned long long)loc.bytes);
-	if (st__add_u64(t->offset, reach, &last) ||
-	    (count && last >= s->view_n) || t->offset > s->view_n)
+	/* An empty tensor reads nothing: torch takes any offset for it
+	 * (checkInBoundsForStorage), so it is placed at the storage's start. */
+	uint64_t toff = count ? (uint64_t)t->offset : 0;
+	last = 0;
+	if (count && (st__add_u64(toff, reach, &last) || last >= s->view_n))
 		return BAD("tensor '%s': offset %llu and strides reach element %llu "
-		           "of a storage of %llu elements", nb,
-		           (unsigned long long)t->offset,
-		           (unsigned long long)(count ? last : t->offset),
-		           (unsigned long long)s->view_n);
-	first = s->offset + t->offset;
+		           "of a storage of %llu elements", nb, (unsigned long long)toff,
+		           (unsigned long long)last, (unsigned long long)s->view_n);
+	first = s->offset + toff;
 	if (st__mul_u64(count, es, &bytes))
 		return BAD("tensor '%s': %llu elements overflow 64 bits", nb,
 		           (unsigned long long)count);

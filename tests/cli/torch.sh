@@ -123,6 +123,14 @@ if cmp -s <(sed -n '/^name /,$p' "$TMP/bo_stats_big.out") <(sed -n '/^name /,$p'
 
 # Hostile and broken files: torch_bad.sh.
 
+# Empty views at any offset, as torch accepts them (gen_empty.py): one far
+# past its storage's end, one at the end.
+for f in empty.zip.bin empty.legacy.bin; do
+  run "check_$f" 0 "$BIN/stinfo" --check "$T/$f"
+  run "conv_$f" 0 "$BIN/stconvert" "$T/$f" "$TMP/$f.safetensors"
+  run "same_$f" 0 "$BIN/stdiff" --exact "$TMP/$f.safetensors" "$T/empty.expected.safetensors"
+done
+
 # GPT-2 from a snapshot that ships only pytorch_model.bin (tied head sharing
 # wte's storage, legacy buffers): the same logits as the PyTorch reference,
 # and the same llm.c checkpoint as from the safetensors snapshot.

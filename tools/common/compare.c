@@ -174,12 +174,12 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 	double acc = 0;
 	for (size_t i = 0; i < n; i++) {
 		double x = da[i], y = db[i];
-		bool bits = ra && memcmp(ra + (size_t)es * i,
-		                         rb + (size_t)es * i, es) != 0;
+		/* The raw bits matter only to --exact: looked at only then. */
+#define BITS() (ra && memcmp(ra + (size_t)es * i, rb + (size_t)es * i, es) != 0)
 		if (isnan(x) || isnan(y)) {
 			if (isnan(x) && isnan(y)) {
 				s->nan_equal++;
-				if (exact && bits) {
+				if (exact && BITS()) {
 					s->mismatched++;
 					note_worst(s, 0, 0, base + i);
 				}
@@ -192,7 +192,7 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 		}
 		s->n_num++;
 		if (x == y) {
-			if (exact && bits) {
+			if (exact && BITS()) {
 				s->mismatched++;
 				note_worst(s, 0, 0, base + i);
 			}
@@ -210,6 +210,7 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 		if (exact || isinf(x) || isinf(y) || !(d <= atol + rtol * fabs(y)))
 			s->mismatched++;
 		note_worst(s, 1, d, base + i);
+#undef BITS
 	}
 	*sum += acc;
 }
@@ -235,6 +236,7 @@ static void compare_int(compare_stats *s, double *sum, const wide_int *ia,
 		if (exact || !(d <= atol + rtol * fy))
 			s->mismatched++;
 		note_worst(s, 1, d, base + i);
+#undef BITS
 	}
 	*sum += acc;
 }

@@ -15,7 +15,7 @@ mkdir -p "$out"
 flags=(-g -O1 -fno-omit-frame-pointer -std=c11 -Wall -Wextra -Wno-unused-function -D_GNU_SOURCE
        -D_FILE_OFFSET_BITS=64 -I"$root/include" -I"$root/libst"
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
-libs=(-lcjson -lz -larchive -lcrypto -lpthread -lm)
+libs=(-lcjson -lz -larchive -ldeflate -lcrypto -lpthread -lm)
 cjson=$(pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
 # The library once, as objects instrumented for coverage.
 objs=()

@@ -296,7 +296,8 @@ static int layout_ok(const st_quant_fp8 *l)
 {
 	uint64_t n;
 
-	return l && l->experts && l->block_rows && l->block_cols &&
+	/* experts may be 0: a weight [0, out, in] has no row to write. */
+	return l && l->block_rows && l->block_cols &&
 	       ((l->scale_rows == ceil_div(l->rows, l->block_rows) &&
 	         l->scale_cols == ceil_div(l->cols, l->block_cols)) ||
 	        l->rows == 0 || l->cols == 0) &&
@@ -424,8 +425,11 @@ static int quantize(const st_quant_fp8 *l, unsigned char *w_out, float *scale_ou
 	struct fpenv env;
 
 	if (!layout_ok(l) || l->kind != ST_QUANT_BLOCK || l->scale_type != ST_DTYPE_F32 || !ss ||
-	    row0 > row1 || row1 > l->experts * l->rows || (row0 % l->rows) % l->block_rows ||
-	    (row1 % l->rows && (row1 % l->rows) % l->block_rows))
+	    row0 > row1 || row1 > l->experts * l->rows)
+		return ST_EINVAL;
+	if (l->rows == 0) /* no row at all: [0, 0) */
+		return ST_OK;
+	if ((row0 % l->rows) % l->block_rows || (row1 % l->rows && (row1 % l->rows) % l->block_rows))
 		return ST_EINVAL;
 	if (row0 == row1 || l->cols == 0)
 		return ST_OK;

@@ -470,6 +470,13 @@ START_TEST(test_fp8_bad_calls)
 	forged = l;
 	forged.experts = UINT64_MAX; /* rows overflow */
 	ck_assert_int_eq(st_quant_fp8_dequant(&forged, ST_DTYPE_F32, out, codes, sc, 0, 4), ST_EINVAL);
+
+	/* No experts: a layout, and nothing to write (found by fuzz_quant). */
+	static const uint64_t w3[3] = {0, 1, 16}, s3[3] = {0, 1, 2};
+	st_tensor we = fake("w", ST_DTYPE_F8_E5M2, 3, w3), se = fake("s", ST_DTYPE_F8_E8M0, 3, s3);
+	ck_assert_int_eq(st_quant_fp8_layout(&l, &we, &se, 45, 13, NULL, &e), ST_OK);
+	ck_assert_int_eq(st_quant_fp8_dequant(&l, ST_DTYPE_F32, out, codes, sc, 0, 0), ST_OK);
+	ck_assert_int_eq(st_quant_fp8_dequant(&l, ST_DTYPE_F32, out, codes, sc, 0, 1), ST_EINVAL);
 }
 END_TEST
 
@@ -676,6 +683,11 @@ START_TEST(test_quantize_bad_calls)
 	s[0] = 0;
 	ck_assert_int_eq(st_quant_fp8_scales(&l, s, ST_DTYPE_F32, x, 0, 2), ST_OK);
 	ck_assert_float_eq(s[0], 4.0f / 448.0f);
+	/* A weight of no rows: nothing to do, no division by its rows. */
+	ck_assert_int_eq(st_quant_fp8_block(&l, 1, 0, 2, 2, 2), ST_OK);
+	ck_assert_int_eq(st_quant_fp8_quantize(&l, w, s, ST_DTYPE_F32, x, 0, 0), ST_OK);
+	ck_assert_int_eq(st_quant_fp8_scales(&l, s, ST_DTYPE_F32, x, 0, 0), ST_OK);
+	ck_assert_int_eq(st_quant_fp8_quantize(&l, w, s, ST_DTYPE_F32, x, 0, 1), ST_EINVAL);
 }
 END_TEST
 

@@ -180,24 +180,30 @@ int st_quant_fp8_layout(st_quant_fp8 *l, const st_tensor *weight, const st_tenso
 	unsigned snd;
 
 	memset(l, 0, sizeof *l);
-	/* The messages' descriptions, made only on the way to one: pairing a
-	 * checkpoint of 100,000 weights would otherwise spend most of its
-	 * time formatting them. */
-#define DESCRIBE() (describe(wd, sizeof wd, weight), describe(sd, sizeof sd, scale))
 	if (!file)
 		file = "<checkpoint>";
-	if ((b0 == 0 || b1 == 0 || b0 > ST_QUANT_MAX_BLOCK || b1 > ST_QUANT_MAX_BLOCK) && DESCRIBE())
+	/* The messages' descriptions are made only on the way to one: pairing
+	 * a checkpoint of 100,000 weights would otherwise spend most of its
+	 * time formatting them. */
+	if (b0 == 0 || b1 == 0 || b0 > ST_QUANT_MAX_BLOCK || b1 > ST_QUANT_MAX_BLOCK) {
+		describe(wd, sizeof wd, weight);
 		return st__error(err, ST_EINVAL, "%s: weight %s: block size %llu x %llu is out of range",
 		                 file, wd, (unsigned long long)b0, (unsigned long long)b1);
-	if ((!is_weight_f8(weight->dtype) || (weight->ndim != 2 && weight->ndim != 3)) && DESCRIBE())
+	}
+	if (!is_weight_f8(weight->dtype) || (weight->ndim != 2 && weight->ndim != 3) ||
+	    !is_scale_type(scale->dtype)) {
+		describe(wd, sizeof wd, weight);
+		describe(sd, sizeof sd, scale);
+		if (!is_scale_type(scale->dtype) && is_weight_f8(weight->dtype) &&
+		    (weight->ndim == 2 || weight->ndim == 3))
+			return st__error(err, ST_EFORMAT,
+			                 "%s: scale %s of weight %s: a scale is F32, BF16, F16 or F8_E8M0",
+			                 file, sd, wd);
 		return st__error(err, ST_EFORMAT,
 		                 "%s: weight %s with scale %s: a scaled weight is a 2-D or 3-D "
 		                 "F8_E4M3, F8_E5M2, F8_E4M3FNUZ or F8_E5M2FNUZ tensor",
 		                 file, wd, sd);
-	if (!is_scale_type(scale->dtype) && DESCRIBE())
-		return st__error(err, ST_EFORMAT,
-		                 "%s: scale %s of weight %s: a scale is F32, BF16, F16 or F8_E8M0", file,
-		                 sd, wd);
+	}
 	l->experts = weight->ndim == 3 ? weight->shape[0] : 1;
 	l->rows = weight->shape[weight->ndim - 2];
 	l->cols = weight->shape[weight->ndim - 1];
@@ -246,8 +252,8 @@ int st_quant_fp8_layout(st_quant_fp8 *l, const st_tensor *weight, const st_tenso
 	return ST_OK;
 mismatch:
 	memset(l, 0, sizeof *l);
-	DESCRIBE();
-#undef DESCRIBE
+	describe(wd, sizeof wd, weight);
+	describe(sd, sizeof sd, scale);
 	if (weight->ndim == 3)
 		return st__error(err, ST_EFORMAT,
 		                 "%s: scale %s does not fit weight %s: block %llu x %llu needs "

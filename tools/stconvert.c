@@ -939,7 +939,7 @@ static void tensor_where(st_checkpoint *c, size_t i, char *buf, size_t size)
  * weight without a scale) would leave config.json wrong: an error naming
  * the tensor, before anything is written. The pairs go to g_dq.
  */
-static void requant_check(st_checkpoint *c, struct options *o)
+static void requant_check(st_checkpoint *c, struct options *o, const item *items)
 {
 	uint64_t b0, b1;
 	st_error err;
@@ -960,25 +960,29 @@ static void requant_check(st_checkpoint *c, struct options *o)
 		const dq_tensor *d = &g_dq.t[i];
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		char where[512], sa[256], sb[256], want[256];
-		tensor_where(c, i, where, sizeof where);
+		if (items[i].action == ACT_DROP) /* --drop: not in OUT */
+			continue;
+		if (d->role == DQ_MXFP4 || d->role == DQ_FP8 ||
+		    (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype)))
+			tensor_where(c, i, where, sizeof where);
 		if (d->role == DQ_MXFP4)
 			cli_die(CLI_ERROR, "%s: MXFP4 blocks cannot be kept beside the FP8 "
 			        "quantization_config --to f8_e4m3 writes; dequantize first (--to bf16)",
 			        where);
-		if (d->role == DQ_PLAIN && t->ndim >= 2 &&
-		    (t->dtype == ST_DTYPE_F8_E4M3 || t->dtype == ST_DTYPE_F8_E5M2 ||
-		     t->dtype == ST_DTYPE_F8_E4M3FNUZ || t->dtype == ST_DTYPE_F8_E5M2FNUZ))
+		if (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype))
 			cli_die(CLI_ERROR, "%s: %s without a scale: config.json's FP8 "
 			        "quantization_config would call it scaled", where, st_dtype_name(t->dtype));
 		if (d->role != DQ_FP8)
 			continue;
 		const st_tensor *s = st_checkpoint_tensor(c, d->scale, NULL);
+		/* X.weight's scale is X.weight_scale_inv or X.weight_scale. */
+		int inv = s->name_len == t->name_len + 10;
 		st_quant_fp8 l;
 		int fits = st_quant_fp8_block(&l, d->fp8.experts, d->fp8.rows, d->fp8.cols,
 		                              o->block[0], o->block[1]) == ST_OK &&
 		           t->dtype == ST_DTYPE_F8_E4M3 && s->ndim == t->ndim &&
 		           s->shape[s->ndim - 2] == l.scale_rows && s->shape[s->ndim - 1] == l.scale_cols &&
-		           s->name_len > 10 && !memcmp(s->name + s->name_len - 10, "_scale_inv", 10);
+		           inv;
 		if (fits)
 			continue;
 		cli_fmt_shape(sa, sizeof sa, t);
@@ -989,8 +993,7 @@ static void requant_check(st_checkpoint *c, struct options *o)
 		         t->name, (unsigned long long)l.scale_rows, (unsigned long long)l.scale_cols);
 		/* The weights IN's config.json names, when they would fit. */
 		int other = d->fp8.kind == ST_QUANT_BLOCK && t->dtype == ST_DTYPE_F8_E4M3 &&
-		            (b0 != o->block[0] || b1 != o->block[1]) &&
-		            !memcmp(s->name + s->name_len - 10, "_scale_inv", 10);
+		            (b0 != o->block[0] || b1 != o->block[1]) && inv;
 		char hint[64] = "";
 		if (other)
 			snprintf(hint, sizeof hint, " or give --block %llu,%llu", (unsigned long long)b0,
@@ -1108,13 +1111,16 @@ static void write_dir(run *r, unsigned n_shards)
 	free(names);
 	cli_progress_done(&r->progress);
 	struct stat st;
-	if (stat(o->in, &st) == 0 && S_ISDIR(st.st_mode) &&
+	int in_dir = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode);
+	if (in_dir &&
 	    st_snapshot_copy_dir(snap, o->in, r->c, o->has_to ? st_torch_dtype_name(o->to) : NULL,
 	                         snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
-	if (g_dq.n_fp8 + g_dq.n_mxfp4 && S_ISDIR(st.st_mode))
+	/* g_dq also holds the pairs quantizing again kept: only --to a wide
+	 * type dequantizes them. */
+	if (in_dir && o->has_to && g_dq.n_fp8 + g_dq.n_mxfp4)
 		dequant_config(snap, o);
-	if (o->quant && S_ISDIR(st.st_mode))
+	if (in_dir && o->quant)
 		quant_config(snap, o);
 	check_signal();
 	if (st_snapshot_keep_old(snap, r->c, snapshot_note, (void *)o, &err) != ST_OK)
@@ -1266,9 +1272,9 @@ int main(int argc, char **argv)
 	item *items = cli_xcalloc(n ? 2 * n : 1, sizeof *items);
 	if (o.has_to)
 		dequant_plan(c, &o);
-	else if (o.quant)
-		requant_check(c, &o);
 	plan_items(c, &o, items);
+	if (o.quant)
+		requant_check(c, &o, items);
 	size_t n_all = o.quant ? quant_plan(c, &o, items, n) : n;
 
 	struct outloc loc;

@@ -63,6 +63,10 @@ refused per_channel "tensor 'model\.layers\.0\.self_attn\.o_proj\.weight': alrea
   "$TMP/channel"
 refused mxfp4 "tensor 'model\.layers\.0\.mlp\.experts\.gate_up_proj_blocks': MXFP4 blocks cannot be kept beside the FP8 quantization_config --to f8_e4m3 writes; dequantize first \(--to bf16\)$" \
   "$Q/snap-mxfp4"
+# What --drop leaves out is not in OUT: no reason to refuse it.
+run mxfp4_dropped 0 "$SC" --to f8_e4m3 --drop '*_blocks' --drop '*_scales' "$Q/snap-mxfp4" "$TMP/mx-dropped"
+run mxfp4_dropped_same 0 "$SD" --exact -t '*_bias' "$TMP/mx-dropped" "$Q/snap-mxfp4"
+run per_tensor_dropped 0 "$SC" --to f8_e4m3 --drop '*k_proj*' --drop '*o_proj*' "$Q/snap-dq" "$TMP/pt-dropped"
 # An F8 weight without any scale.
 run mk_bare 0 "$SC" --drop '*_scale_inv' "$Q/snap-fp8" "$TMP/bare"
 refused bare "tensor 'model\.layers\.0\.mlp\.down_proj\.weight': F8_E4M3 without a scale: config\.json's FP8 quantization_config would call it scaled$" \

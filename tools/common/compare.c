@@ -165,6 +165,14 @@ void compare_stats_merge(compare_stats *t, const compare_stats *s)
  * element whose bits differ is a mismatch even when the values are equal
  * (-0 vs +0, NaN payloads); ra/rb/es give the raw bytes for that.
  */
+/* Whether element i's raw bytes differ (NULL ra: no raw bytes). Only
+ * --exact asks, so the other paths never pay for the memcmp. */
+static inline bool bits_differ(const unsigned char *ra, const unsigned char *rb, unsigned es,
+                               size_t i)
+{
+	return ra && memcmp(ra + (size_t)es * i, rb + (size_t)es * i, es) != 0;
+}
+
 static void compare_float(compare_stats *s, double *sum, const double *da,
                           const double *db, size_t n, uint64_t base,
                           double rtol, double atol, bool exact,
@@ -174,12 +182,10 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 	double acc = 0;
 	for (size_t i = 0; i < n; i++) {
 		double x = da[i], y = db[i];
-		/* The raw bits matter only to --exact: looked at only then. */
-#define BITS() (ra && memcmp(ra + (size_t)es * i, rb + (size_t)es * i, es) != 0)
 		if (isnan(x) || isnan(y)) {
 			if (isnan(x) && isnan(y)) {
 				s->nan_equal++;
-				if (exact && BITS()) {
+				if (exact && bits_differ(ra, rb, es, i)) {
 					s->mismatched++;
 					note_worst(s, 0, 0, base + i);
 				}
@@ -192,7 +198,7 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 		}
 		s->n_num++;
 		if (x == y) {
-			if (exact && BITS()) {
+			if (exact && bits_differ(ra, rb, es, i)) {
 				s->mismatched++;
 				note_worst(s, 0, 0, base + i);
 			}
@@ -210,7 +216,6 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 		if (exact || isinf(x) || isinf(y) || !(d <= atol + rtol * fabs(y)))
 			s->mismatched++;
 		note_worst(s, 1, d, base + i);
-#undef BITS
 	}
 	*sum += acc;
 }
@@ -236,7 +241,6 @@ static void compare_int(compare_stats *s, double *sum, const wide_int *ia,
 		if (exact || !(d <= atol + rtol * fy))
 			s->mismatched++;
 		note_worst(s, 1, d, base + i);
-#undef BITS
 	}
 	*sum += acc;
 }

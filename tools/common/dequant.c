@@ -5,6 +5,7 @@
 #include "common/dequant.h"
 #include "common/cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static long sibling(const st_checkpoint *c, const st_tensor *t, size_t cut, cons
 	return i;
 }
 
-static int is_f8_weight(st_dtype d)
+int dq_is_f8_weight(st_dtype d)
 {
 	return d == ST_DTYPE_F8_E4M3 || d == ST_DTYPE_F8_E5M2 || d == ST_DTYPE_F8_E4M3FNUZ ||
 	       d == ST_DTYPE_F8_E5M2FNUZ;
@@ -84,7 +85,7 @@ static void not_f8(st_error *err, const st_checkpoint *c, size_t i, size_t w)
 	err->code = ST_EFORMAT;
 	err->sys_errno = 0;
 	cli_fmt_shape(shape, sizeof shape, x);
-	if (is_f8_weight(x->dtype))
+	if (dq_is_f8_weight(x->dtype))
 		snprintf(err->message, sizeof err->message,
 		         "%s: scale '%.*s' is a second scale of weight '%.*s', which has "
 		         "'%.*s_scale_inv'", file_of(c, i), tn, t->name, xn, x->name, xn, x->name);
@@ -253,9 +254,9 @@ static int pair_all(struct pairing *g)
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		int rc = 0;
-		if (ends_with(t, ".weight") && is_f8_weight(t->dtype) && any_scale)
+		if (ends_with(t, ".weight") && dq_is_f8_weight(t->dtype) && any_scale)
 			rc = pair_one(g, i, 1);
-		else if (ends_with(t, "_blocks") && t->dtype == ST_DTYPE_U8)
+		else if (ends_with(t, "_blocks") && t->dtype == ST_DTYPE_U8 && any_scale)
 			rc = pair_one(g, i, 0);
 		if (rc)
 			return -1;
@@ -517,8 +518,13 @@ int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *
 		return -1;
 	snprintf(path, plen, "%s/config.json", dir);
 	f = fopen(path, "rb");
-	if (!f) {
+	if (!f && errno == ENOENT) {
 		rc = 0; /* no config.json: the default */
+		goto out;
+	}
+	if (!f) {
+		err->code = ST_EIO;
+		snprintf(err->message, sizeof err->message, "%.400s: %s", path, strerror(errno));
 		goto out;
 	}
 	text = malloc(DQ_MAX_CONFIG + 1);

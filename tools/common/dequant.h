@@ -64,6 +64,9 @@ typedef struct dq_plan {
  * data (st_file_data). Returns 0, or -1 with err naming the tensors.
  */
 int dq_plan_build(dq_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1, st_error *err);
+
+/* Whether d is an F8 type a scaled weight may have (E8M0 is a scale's). */
+int dq_is_f8_weight(st_dtype d);
 void dq_plan_free(dq_plan *p);
 
 /* A mismatch dq_plan_inspect found: one line naming both tensors. */

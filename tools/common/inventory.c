@@ -62,8 +62,10 @@ static int drop_scales(const st_checkpoint *ck, archcheck_report *r)
 	memset(&e, 0, sizeof e);
 	/* Which tensors are scales does not depend on the block size. */
 	if (dq_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
-	                    NULL, NULL, &e) != 0)
+	                    NULL, NULL, &e) != 0) {
+		dq_plan_free(&p);
 		return -1;
+	}
 	size_t kept = 0;
 	for (size_t i = 0; i < r->n_items; i++) {
 		archcheck_item *it = &r->items[i];

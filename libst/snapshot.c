@@ -515,11 +515,86 @@ static int ids_of_checkpoint(struct ids *ids, const st_checkpoint *c)
 
 struct copy_ctx {
 	const struct ids *skip;
+	const char *root;   /* IN, resolved: what links may point into */
+	const char *blobs;  /* a Hugging Face cache's blobs/ beside IN, or NULL */
 	const char *dtype;
 	st_problem_fn fn;
 	void *ctx;
 	st_error *err;
 };
+
+/* Is path under dir (resolved, no trailing slash), or dir itself? */
+static int under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1 && dir[0] == '/')
+		return 1;
+	return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+/*
+ * *inside = 0 when entry s is a link whose target lies outside IN (and
+ * outside IN's Hugging Face blobs/), after telling fn which link was left
+ * out. Links that do not resolve are left to the copy, which names them.
+ */
+static int link_inside(const struct copy_ctx *cx, const char *s, int *inside)
+{
+	struct stat ls;
+	*inside = 1;
+	if (lstat(s, &ls) != 0 || !S_ISLNK(ls.st_mode))
+		return ST_OK;
+	char *real = realpath(s, NULL);
+	if (!real)
+		return errno == ENOMEM ? st__error(cx->err, ST_ENOMEM, "%s: out of memory", s)
+		                       : ST_OK;
+	if (!under(real, cx->root) && !(cx->blobs && under(real, cx->blobs))) {
+		*inside = 0;
+		char target[PATH_MAX];
+		ssize_t len = readlink(s, target, sizeof target - 1);
+		target[len < 0 ? 0 : len] = 0;
+		note(cx->fn, cx->ctx, ST_PROBLEM_WARNING,
+		     "not copied: %s: a link to %s, outside %s", s, target, cx->root);
+	}
+	free(real);
+	return ST_OK;
+}
+
+/*
+ * The blobs/ folder of the Hugging Face cache repository that the resolved
+ * directory root is a snapshot of (".../models--O--N/snapshots/REV" or a
+ * folder inside one, the repository folder named as the cache names it),
+ * or NULL: the one place outside IN its links may point, since every file
+ * of a cache snapshot is a link into it.
+ */
+static char *cache_blobs(const char *root)
+{
+	char *p = strdup(root);
+	char *found = NULL;
+	for (char *slash; p && !found && (slash = strrchr(p, '/')) != NULL && slash > p;) {
+		*slash = 0; /* p: a parent of the revision folder */
+		const char *base = strrchr(p, '/');
+		if (base && strcmp(base + 1, "snapshots") == 0) {
+			size_t n = (size_t)(base - p);
+			const char *repo = memrchr(p, '/', n);
+			repo = repo ? repo + 1 : p;
+			if (strncmp(repo, "models--", 8) != 0 && strncmp(repo, "datasets--", 10) != 0 &&
+			    strncmp(repo, "spaces--", 8) != 0)
+				break;
+			char *blobs = malloc(n + sizeof "/blobs");
+			struct stat st;
+			if (blobs) {
+				memcpy(blobs, p, n);
+				memcpy(blobs + n, "/blobs", sizeof "/blobs");
+				if (stat(blobs, &st) == 0 && S_ISDIR(st.st_mode))
+					found = realpath(blobs, NULL);
+				free(blobs);
+			}
+			break;
+		}
+	}
+	free(p);
+	return found;
+}
 
 static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst,
                      int depth)
@@ -535,8 +610,13 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 		const char *name = list[i]->d_name;
 		char *s = join(src, name), *t = join(dst, name);
 		struct stat st;
+		int inside = 1;
 		if (!s || !t) {
 			rc = st__error(cx->err, ST_ENOMEM, "%s: out of memory", src);
+		} else if ((rc = link_inside(cx, s, &inside)) != ST_OK) {
+			/* named in the error */
+		} else if (!inside) {
+			/* A link out of IN: its target is not the snapshot's to copy. */
 		} else if (stat(s, &st) != 0) {
 			rc = st__error_sys(cx->err, ST_EIO, errno, "%s: cannot copy", s);
 		} else if (ids_has(cx->skip, &st)) {
@@ -591,10 +671,17 @@ int st_snapshot_copy_dir(st_snapshot *s, const char *src, const st_checkpoint *c
 	if (ids_of_checkpoint(&skip, c) != 0 || ids_add(&skip, s->tmp) != 0 ||
 	    (s->exists && ids_add(&skip, s->path) != 0))
 		rc = st__error(err, ST_ENOMEM, "%s: out of memory", src);
+	char *root = NULL, *blobs = NULL;
+	if (rc == ST_OK && !(root = realpath(src, NULL)))
+		rc = st__error_sys(err, errno == ENOMEM ? ST_ENOMEM : ST_EIO, errno,
+		                   "%s: cannot resolve", src);
 	if (rc == ST_OK) {
-		struct copy_ctx cx = {&skip, torch_dtype, fn, ctx, err};
+		blobs = cache_blobs(root);
+		struct copy_ctx cx = {&skip, root, blobs, torch_dtype, fn, ctx, err};
 		rc = copy_tree(&cx, src, s->tmp, 0);
 	}
+	free(root);
+	free(blobs);
 	free(skip.id);
 	return rc;
 }

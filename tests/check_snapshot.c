@@ -406,6 +406,77 @@ START_TEST(test_snapshot_copy_dir)
 }
 END_TEST
 
+static int n_warnings;
+static void count_warning(void *ctx, int severity, const char *msg)
+{
+	(void)ctx;
+	if (severity == ST_PROBLEM_WARNING) {
+		n_warnings++;
+		ck_assert_ptr_nonnull(strstr(msg, "outside"));
+	}
+}
+
+START_TEST(test_copy_dir_leaves_out_links_outside_in)
+{
+	ck_assert_int_eq(mkdir(path_in("secret"), 0755), 0);
+	ck_assert_int_eq(mkdir(path_in("in"), 0755), 0);
+	ck_assert_int_eq(mkdir(path_in("in/sub"), 0755), 0);
+	write_text(path_in("secret/key"), "private");
+	write_text(path_in("in/sub/a.txt"), "inside");
+	ck_assert_int_eq(symlink("../secret/key", path_in("in/key")), 0);
+	ck_assert_int_eq(symlink("../secret", path_in("in/dir")), 0);
+	ck_assert_int_eq(symlink("/", path_in("in/root")), 0);
+	ck_assert_int_eq(symlink("sub/a.txt", path_in("in/b.txt")), 0);
+	st_snapshot *s;
+	ck_assert_int_eq(st_snapshot_open(&s, path_in("out"), 0, NULL), ST_OK);
+	n_warnings = 0;
+	ck_assert_int_eq(st_snapshot_copy_dir(s, path_in("in"), NULL, NULL, count_warning,
+	                                      NULL, NULL),
+	                 ST_OK);
+	ck_assert_int_eq(n_warnings, 3);
+	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
+	st_snapshot_free(s);
+	ck_assert(!exists(path_in("out/key")));
+	ck_assert(!exists(path_in("out/dir")));
+	ck_assert(!exists(path_in("out/root")));
+	char *t = read_text(path_in("out/b.txt"));
+	ck_assert_str_eq(t, "inside");
+	free(t);
+}
+END_TEST
+
+START_TEST(test_copy_dir_follows_cache_links_into_blobs)
+{
+	const char *repo = "hub/models--o--n";
+	char p[128];
+	ck_assert_int_eq(mkdir(path_in("hub"), 0755), 0);
+	ck_assert_int_eq(mkdir(path_in(repo), 0755), 0);
+	snprintf(p, sizeof p, "%s/blobs", repo);
+	ck_assert_int_eq(mkdir(path_in(p), 0755), 0);
+	snprintf(p, sizeof p, "%s/snapshots", repo);
+	ck_assert_int_eq(mkdir(path_in(p), 0755), 0);
+	snprintf(p, sizeof p, "%s/snapshots/rev", repo);
+	ck_assert_int_eq(mkdir(path_in(p), 0755), 0);
+	snprintf(p, sizeof p, "%s/blobs/h1", repo);
+	write_text(path_in(p), "{}");
+	snprintf(p, sizeof p, "%s/snapshots/rev/tokenizer.json", repo);
+	ck_assert_int_eq(symlink("../../blobs/h1", path_in(p)), 0);
+	st_snapshot *s;
+	ck_assert_int_eq(st_snapshot_open(&s, path_in("out"), 0, NULL), ST_OK);
+	n_warnings = 0;
+	snprintf(p, sizeof p, "%s/snapshots/rev", repo);
+	ck_assert_int_eq(st_snapshot_copy_dir(s, path_in(p), NULL, NULL, count_warning,
+	                                      NULL, NULL),
+	                 ST_OK);
+	ck_assert_int_eq(n_warnings, 0);
+	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
+	st_snapshot_free(s);
+	char *t = read_text(path_in("out/tokenizer.json"));
+	ck_assert_str_eq(t, "{}");
+	free(t);
+}
+END_TEST
+
 /* A child that starts a snapshot and an atomic file of out, then dies by
  * SIGKILL before it can clean up. Returns its pid. */
 static pid_t killed_writer(const char *out, const char *file)
@@ -488,6 +559,8 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_snapshot_free_before_commit_leaves_nothing);
 	tcase_add_test(tc, test_snapshot_existing_untouched_until_commit);
 	tcase_add_test(tc, test_snapshot_copy_dir);
+	tcase_add_test(tc, test_copy_dir_leaves_out_links_outside_in);
+	tcase_add_test(tc, test_copy_dir_follows_cache_links_into_blobs);
 	tcase_add_test(tc, test_stale_temporaries_removed_after_kill);
 	suite_add_tcase(s, tc);
 	return s;

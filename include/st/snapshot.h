@@ -136,8 +136,12 @@ ST_API int st_snapshot_replace_file(st_snapshot *s, const char *name,
  * everything but weight files (*.safetensors, *.bin, *.pt, *.gguf...,
  * and their indexes), the files of checkpoint c (may be NULL), .git and
  * .cache directories, and the new directory and the target themselves.
- * Directories are followed through symlinks (HF cache snapshots are made
- * of them) and rebuilt; files are copied with their permission bits. When
+ * Directories are followed through symlinks and rebuilt; files are copied
+ * with their permission bits. Nothing outside src is read: a link whose
+ * target lies outside src is not copied, and fn hears of it as a warning
+ * naming the link (doc/safety.md). The one exception is a Hugging Face
+ * cache snapshot ("models--O--N/snapshots/REV"), whose links may point
+ * into that repository's blobs/, as every file of one does. When
  * torch_dtype is not NULL, a top-level config.json gets it
  * (st_config_set_dtype); one that is not a JSON object or larger than 64
  * MiB is copied as it is, with a warning. fn (may be NULL) hears of every

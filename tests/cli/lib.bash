@@ -50,6 +50,11 @@ expect_err() {
   if grep -Eq -- "$2" "$TMP/$1.err"; then ok; else
     fail "$1: stderr does not match /$2/:"; sed 's/^/  /' "$TMP/$1.err" | head -5 >&2; fi
 }
+# expect_not_err NAME PATTERN: no line of stderr of the last run NAME matches.
+expect_not_err() {
+  if ! grep -Eq -- "$2" "$TMP/$1.err"; then ok; else
+    fail "$1: stderr matches /$2/:"; grep -E -- "$2" "$TMP/$1.err" | head -5 | sed 's/^/  /' >&2; fi
+}
 # expect_out NAME PATTERN: stdout of the last run NAME matches the regex.
 expect_out() {
   if grep -Eq -- "$2" "$TMP/$1.out"; then ok; else

@@ -33,15 +33,51 @@ n=$(ls "$TMP/sharded-f16" | tr '\n' ' ')
 if [ "$n" = "config.json model.safetensors " ]; then ok; else fail "sharded: files $n"; fi
 expect_err sharded '^stconvert: in:  3 tensors, 232 bytes \(232 B\), 2 files \+ index$'
 
-# Snapshot files behind symlinks (as in the Hugging Face cache) are copied
-# as regular files with their content.
-mkdir -p "$TMP/blobs" "$TMP/cache"
-cp "$D/snap/config.json" "$TMP/blobs/aa"; cp "$D/snap/model.safetensors" "$TMP/blobs/bb"
-ln -s ../blobs/aa "$TMP/cache/config.json"; ln -s ../blobs/bb "$TMP/cache/model.safetensors"
-run cache 0 "$SC" --to bf16 "$TMP/cache" "$TMP/cache-bf16"
+# Snapshot files behind symlinks into the Hugging Face cache's blobs/ are
+# copied as regular files with their content.
+hf="$TMP/hub/models--org--tiny"
+mkdir -p "$hf/blobs" "$hf/snapshots/abc/sub"
+cp "$D/snap/config.json" "$hf/blobs/aa"; cp "$D/snap/model.safetensors" "$hf/blobs/bb"
+echo notes > "$hf/blobs/cc"
+ln -s ../../blobs/aa "$hf/snapshots/abc/config.json"
+ln -s ../../blobs/bb "$hf/snapshots/abc/model.safetensors"
+ln -s ../../../blobs/cc "$hf/snapshots/abc/sub/notes.txt"
+run cache 0 "$SC" --to bf16 "$hf/snapshots/abc" "$TMP/cache-bf16"
 expect_same cache_config "$D/snap.config.bf16.json" "$TMP/cache-bf16/config.json"
 if [ ! -L "$TMP/cache-bf16/config.json" ]; then ok; else fail "cache: config.json is a link"; fi
 expect_same cache_model "$TMP/snap-model.safetensors" "$TMP/cache-bf16/model.safetensors"
+expect_same cache_sub "$hf/blobs/cc" "$TMP/cache-bf16/sub/notes.txt"
+expect_not_err cache 'warning'
+
+# Nothing outside IN is read through a link: links to a private folder, to
+# a file above IN, to / and to blobs/ of a folder that is not a cache are
+# left out with a warning naming each; links inside IN are followed.
+mkdir -p "$TMP/secret/keys" "$TMP/evil/inner"
+echo private > "$TMP/secret/keys/id_ed25519"; echo key > "$TMP/secret/key"
+cp "$D/snap/config.json" "$D/snap/model.safetensors" "$TMP/evil/"
+echo inside > "$TMP/evil/inner/readme.txt"
+ln -s "$TMP/secret/keys" "$TMP/evil/ssh"
+ln -s ../secret/key "$TMP/evil/key"
+ln -s / "$TMP/evil/root"
+ln -s ../../secret/key "$TMP/evil/inner/up"
+ln -s inner/readme.txt "$TMP/evil/readme.txt"
+ln -s inner "$TMP/evil/also-inner"
+run links 0 "$SC" --to bf16 "$TMP/evil" "$TMP/evil-bf16"
+n=$(cd "$TMP/evil-bf16" && find . | sort | tr '\n' ' ')
+want='. ./also-inner ./also-inner/readme.txt ./config.json ./inner ./inner/readme.txt ./model.safetensors ./readme.txt '
+if [ "$n" = "$want" ]; then ok; else fail "links: output holds '$n', expected '$want'"; fi
+expect_err links "^stconvert: warning: not copied: $TMP/evil/ssh: a link to $TMP/secret/keys, outside $TMP/evil\$"
+expect_err links "^stconvert: warning: not copied: $TMP/evil/key: a link to ../secret/key, outside $TMP/evil\$"
+expect_err links "^stconvert: warning: not copied: $TMP/evil/root: a link to /, outside $TMP/evil\$"
+expect_err links "^stconvert: warning: not copied: $TMP/evil/inner/up: a link to ../../secret/key, outside $TMP/evil\$"
+if grep -rq private "$TMP/evil-bf16"; then fail "links: a private file was copied"; else ok; fi
+# blobs/ of a folder not laid out as a cache is outside IN like any other.
+mkdir -p "$TMP/fake/snapshots/r" "$TMP/fake/blobs"; echo private > "$TMP/fake/blobs/x"
+cp "$D/snap/config.json" "$D/snap/model.safetensors" "$TMP/fake/snapshots/r/"
+ln -s ../../blobs/x "$TMP/fake/snapshots/r/tokenizer.json"
+run fake_cache 0 "$SC" "$TMP/fake/snapshots/r" "$TMP/fake-out"
+expect_absent fake_cache "$TMP/fake-out/tokenizer.json"
+expect_err fake_cache 'warning: not copied: .*/tokenizer.json: a link to ../../blobs/x, outside'
 
 # A snapshot holding only pytorch_model.bin becomes a safetensors snapshot;
 # converted in place, the .bin stays (it is another format, not a layout).

@@ -142,9 +142,12 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return unlink(path) != 0 && errno != ENOENT ? -1 : 0;
 }
 
+/* Links are removed, never followed; another file system is never
+ * entered (FTW_MOUNT), so a mount point left inside stays whole and the
+ * directory holding it stays too. */
 int st__rm_tree(const char *path)
 {
-	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 ? errno : 0;
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0 ? errno : 0;
 }
 
 /*

@@ -146,6 +146,8 @@ static void fsync_path(const char *path)
 
 /* ---- open, free --------------------------------------------------------------- */
 
+static int other_fs(const char *path, dev_t dev, int depth, st_error *err);
+
 int st_snapshot_open(st_snapshot **out, const char *dir, unsigned flags,
                      st_error *err)
 {
@@ -167,6 +169,11 @@ int st_snapshot_open(st_snapshot **out, const char *dir, unsigned flags,
 		}
 		s->exists = 1;
 		s->mode = st.st_mode & 07777;
+		int rc = other_fs(dir, st.st_dev, 0, err);
+		if (rc != ST_OK) {
+			free(s);
+			return rc;
+		}
 		/* ".", "dir/..", a symlink: the real parent and name, where the
 		 * temporary sibling is made. */
 		if (!(s->path = realpath(dir, NULL))) {
@@ -688,6 +695,54 @@ int st_snapshot_copy_dir(st_snapshot *s, const char *src, const st_checkpoint *c
 
 /* ---- what an existing target held ---------------------------------------------- */
 
+/*
+ * ST_EINVAL when the tree at path (not following links) holds an entry of
+ * another file system than dev: a mount point. Replacing a directory moves
+ * it aside and removes it, which must never reach into another file system
+ * (doc/safety.md), so such a target is refused before anything is written.
+ */
+static int other_fs(const char *path, dev_t dev, int depth, st_error *err)
+{
+	if (depth > MAX_DEPTH)
+		return st__error(err, ST_EIO, "%s: directories nested too deep", path);
+	struct dirent **list;
+	int n;
+	int rc = list_dir(path, &list, &n, err);
+	for (int i = 0; i < n && rc == ST_OK; i++) {
+		char *p = join(path, list[i]->d_name);
+		struct stat st;
+		if (!p)
+			rc = st__error(err, ST_ENOMEM, "%s: out of memory", path);
+		else if (lstat(p, &st) != 0)
+			rc = st__error_sys(err, ST_EIO, errno, "%s", p);
+		else if (st.st_dev != dev)
+			rc = st__error(err, ST_EINVAL,
+			               "%s: a mount point (another file system); a directory "
+			               "holding one is not replaced: unmount it or choose "
+			               "another output", p);
+		else if (S_ISDIR(st.st_mode))
+			rc = other_fs(p, dev, depth + 1, err);
+		free(p);
+	}
+	if (n >= 0)
+		free_list(list, n);
+	return rc;
+}
+
+/*
+ * Give new entry t the owner and permission bits of old entry st: a
+ * directory is made with the umask applied and a copy is owned by the
+ * writer. An owner that cannot be given (not root) is left as it is.
+ */
+static int keep_attrs(const char *t, const struct stat *st, st_error *err)
+{
+	if (lchown(t, st->st_uid, st->st_gid) != 0 && errno != EPERM)
+		return st__error_sys(err, ST_EIO, errno, "%s: cannot set the owner", t);
+	if (!S_ISLNK(st->st_mode) && chmod(t, st->st_mode & 07777) != 0)
+		return st__error_sys(err, ST_EIO, errno, "%s: cannot set the mode", t);
+	return ST_OK;
+}
+
 /* Is name a file of a checkpoint layout (which the new output replaces)? */
 static int is_layout_name(const char *name, char **old_files, size_t n_old)
 {
@@ -724,7 +779,7 @@ static int keep_entry(const char *s, const char *t, int depth, st_error *err)
 	if (lstat(s, &st) != 0)
 		return st__error_sys(err, ST_EIO, errno, "%s: cannot keep", s);
 	if (S_ISDIR(st.st_mode)) {
-		if (mkdir(t, st.st_mode & 07777) != 0)
+		if (mkdir(t, 0700) != 0)
 			return st__error_sys(err, ST_EIO, errno, "%s: cannot create directory", t);
 		struct dirent **list;
 		int n;
@@ -738,7 +793,7 @@ static int keep_entry(const char *s, const char *t, int depth, st_error *err)
 		}
 		if (n >= 0)
 			free_list(list, n);
-		return rc;
+		return rc == ST_OK ? keep_attrs(t, &st, err) : rc;
 	}
 	if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX];
@@ -748,12 +803,13 @@ static int keep_entry(const char *s, const char *t, int depth, st_error *err)
 		target[len] = 0;
 		if (symlink(target, t) != 0)
 			return st__error_sys(err, ST_EIO, errno, "%s: cannot create link", t);
-		return ST_OK;
+		return keep_attrs(t, &st, err);
 	}
 	if (S_ISREG(st.st_mode)) {
-		if (link(s, t) != 0)
-			return copy_file(s, t, st.st_mode, err);
-		return ST_OK;
+		if (link(s, t) == 0)
+			return ST_OK;
+		int rc = copy_file(s, t, st.st_mode, err);
+		return rc == ST_OK ? keep_attrs(t, &st, err) : rc;
 	}
 	return st__error(err, ST_EIO,
 	                 "%s: a special file; cannot keep it in the new directory", s);

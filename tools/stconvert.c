@@ -1042,6 +1042,12 @@ static void locate_out(const struct options *o, struct outloc *loc)
 			cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	} else if (errno != ENOENT) {
 		cli_die(CLI_ERROR, "%s: %s", o->out, strerror(errno));
+	} else if (lstat(o->out, &st) == 0) {
+		/* A dangling link: replacing it replaces the user's link. */
+		if (!o->force)
+			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force "
+			        "to replace it)", o->out);
+		loc->is_dir = trailing_slash || !ends_with(o->out, ".safetensors");
 	} else {
 		loc->is_dir = trailing_slash || !ends_with(o->out, ".safetensors");
 	}

@@ -36,4 +36,12 @@ got=$(stat -c '%a %u %g' "$TMP/keep/mine" "$TMP/keep/mine/deeper" "$TMP/keep/min
 if [ "$got" = "$want" ]; then ok; else fail "keep: owners and modes '$got', expected '$want'"; fi
 expect_same keep_notes <(echo notes) "$TMP/keep/mine/notes.txt"
 
+# ---- a dangling link as OUT is not replaced without --force ------------------------
+ln -s nowhere "$TMP/dangling.safetensors"
+run dangling 2 "$SC" "$D/snap/model.safetensors" "$TMP/dangling.safetensors"
+expect_err dangling 'dangling.safetensors: already exists, a link to nothing \(use --force to replace it\)'
+if [ -L "$TMP/dangling.safetensors" ]; then ok; else fail "dangling: the link was replaced"; fi
+run dangling_force 0 "$SC" -f "$D/snap/model.safetensors" "$TMP/dangling.safetensors"
+expect_same dangling_force "$D/snap/model.safetensors" "$TMP/dangling.safetensors"
+
 finish

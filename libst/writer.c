@@ -50,6 +50,15 @@ struct meta_entry {
 struct name_slot {
 	const char *name; /* NULL: empty slot; points at a tensor's own copy */
 	size_t len;
+	size_t at;        /* for metadata keys: the entry's index */
+	uint64_t hash;    /* name_hash of the name: probes and growth compare
+	                   * and place by it without reading the name */
+};
+
+/* An open-addressing set: tensor names, or metadata keys. */
+struct name_set {
+	struct name_slot *slot;
+	size_t cap; /* a power of two, or 0 */
 };
 
 enum wstate { W_BUILD, W_OPEN, W_DONE, W_FAILED };
@@ -61,12 +70,12 @@ struct st_writer {
 	int sorted;
 	uint64_t data_size; /* sum of every tensor's n_bytes */
 
-	struct name_slot *set;
-	size_t set_cap; /* a power of two, or 0 */
+	struct name_set names;
 	uint64_t seed;  /* of name_hash, random per writer */
 
 	struct meta_entry *meta;
 	size_t n_meta, meta_cap;
+	struct name_set keys; /* of meta: a key set again is found at once */
 
 	struct st__buf header; /* 8-byte N + padded JSON, when header_ok */
 	int header_ok;
@@ -151,34 +160,56 @@ static uint64_t name_hash(uint64_t seed, const char *s, size_t len)
 	return h;
 }
 
-static struct name_slot *set_find(uint64_t seed, struct name_slot *set,
-                                  size_t cap, const char *s, size_t len)
+static struct name_slot *set_find_hash(struct name_slot *set, size_t cap,
+                                       uint64_t h, const char *s, size_t len)
 {
-	size_t i = (size_t)name_hash(seed, s, len) & (cap - 1);
-	while (set[i].name &&
-	       !(set[i].len == len && memcmp(set[i].name, s, len) == 0))
+	size_t i = (size_t)h & (cap - 1);
+	while (set[i].name && !(set[i].hash == h && set[i].len == len &&
+	                        memcmp(set[i].name, s, len) == 0))
 		i = (i + 1) & (cap - 1);
 	return &set[i];
 }
 
-/* Make room for one more name; keeps the load at most one half. */
-static int set_reserve(st_writer *w)
+/* The slot holding s, or the empty slot where it goes, with its hash set. */
+static struct name_slot *set_find(uint64_t seed, struct name_slot *set,
+                                  size_t cap, const char *s, size_t len)
 {
-	if (w->set_cap && (w->n + 1) * 2 <= w->set_cap)
+	uint64_t h = name_hash(seed, s, len);
+	struct name_slot *slot = set_find_hash(set, cap, h, s, len);
+	slot->hash = h;
+	return slot;
+}
+
+/* The slot of s in set ns, or NULL when the set is still empty. */
+static struct name_slot *set_lookup(uint64_t seed, const struct name_set *ns,
+                                    const char *s, size_t len)
+{
+	return ns->cap ? set_find(seed, ns->slot, ns->cap, s, len) : NULL;
+}
+
+/* Make room for a set holding n names and one more; keeps the load at
+ * most one half. */
+static int set_reserve(struct name_set *ns, size_t n)
+{
+	if (ns->cap && (n + 1) * 2 <= ns->cap)
 		return 0;
-	size_t cap = w->set_cap ? w->set_cap * 2 : 64;
-	if (cap > SIZE_MAX / sizeof *w->set)
+	size_t cap = ns->cap ? ns->cap * 2 : 64;
+	if (cap > SIZE_MAX / sizeof *ns->slot)
 		return -1;
 	struct name_slot *set = calloc(cap, sizeof *set);
 	if (!set)
 		return -1;
-	for (size_t i = 0; i < w->set_cap; i++)
-		if (w->set[i].name)
-			*set_find(w->seed, set, cap, w->set[i].name, w->set[i].len) =
-				w->set[i];
-	free(w->set);
-	w->set = set;
-	w->set_cap = cap;
+	/* Names are unique: each goes to the first free slot from its hash. */
+	for (size_t i = 0; i < ns->cap; i++)
+		if (ns->slot[i].name) {
+			size_t j = (size_t)ns->slot[i].hash & (cap - 1);
+			while (set[j].name)
+				j = (j + 1) & (cap - 1);
+			set[j] = ns->slot[i];
+		}
+	free(ns->slot);
+	ns->slot = set;
+	ns->cap = cap;
 	return 0;
 }
 
@@ -225,7 +256,8 @@ void st_writer_free(st_writer *w)
 		free((void *)w->t[i].shape);
 	}
 	free(w->t);
-	free(w->set);
+	free(w->names.slot);
+	free(w->keys.slot);
 	for (size_t i = 0; i < w->n_meta; i++) {
 		free(w->meta[i].key);
 		free(w->meta[i].value);
@@ -267,14 +299,18 @@ int st_writer_set_meta(st_writer *w, const char *key, const char *value,
 	char *v = dup_bytes(value, vl);
 	if (!v)
 		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
-	for (size_t i = 0; i < w->n_meta; i++) {
-		if (w->meta[i].key_len == kl && memcmp(w->meta[i].key, key, kl) == 0) {
-			free(w->meta[i].value);
-			w->meta[i].value = v;
-			w->meta[i].value_len = vl;
-			w->header_ok = 0;
-			return ST_OK;
-		}
+	if (set_reserve(&w->keys, w->n_meta)) {
+		free(v);
+		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
+	}
+	struct name_slot *slot = set_find(w->seed, w->keys.slot, w->keys.cap, key, kl);
+	if (slot->name) {
+		struct meta_entry *m = &w->meta[slot->at];
+		free(m->value);
+		m->value = v;
+		m->value_len = vl;
+		w->header_ok = 0;
+		return ST_OK;
 	}
 	if (w->n_meta == w->meta_cap) {
 		size_t cap = w->meta_cap ? w->meta_cap * 2 : 8;
@@ -291,6 +327,9 @@ int st_writer_set_meta(st_writer *w, const char *key, const char *value,
 		free(v);
 		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
 	}
+	slot->name = k;
+	slot->len = kl;
+	slot->at = w->n_meta;
 	w->meta[w->n_meta++] = (struct meta_entry){ k, v, kl, vl };
 	w->header_ok = 0;
 	return ST_OK;
@@ -320,8 +359,8 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 	if (name_len == 12 && memcmp(name, "__metadata__", 12) == 0)
 		return st__error(err, ST_EINVAL,
 		                 "tensor '__metadata__': name is reserved for the metadata");
-	if (w->set_cap &&
-	    set_find(w->seed, w->set, w->set_cap, name, name_len)->name)
+	struct name_slot *dup = set_lookup(w->seed, &w->names, name, name_len);
+	if (dup && dup->name)
 		return st__error(err, ST_EINVAL, "tensor '%s': duplicate name", shown);
 
 	/* Dtype and shape. */
@@ -356,7 +395,7 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 		                 "tensor '%s': total data size overflows 64 bits", shown);
 
 	/* Store it. */
-	if (set_reserve(w))
+	if (set_reserve(&w->names, w->n))
 		return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 16;
@@ -379,8 +418,9 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 		.name = nm, .name_len = name_len, .dtype = dtype, .ndim = ndim,
 		.shape = dims, .n_elements = count, .n_bytes = bits / 8,
 	};
-	*set_find(w->seed, w->set, w->set_cap, nm, name_len) =
-		(struct name_slot){ nm, name_len };
+	struct name_slot *slot = set_find(w->seed, w->names.slot, w->names.cap, nm, name_len);
+	slot->name = nm;
+	slot->len = name_len;
 	w->data_size = total;
 	w->sorted = 0;
 	w->header_ok = 0;
@@ -436,7 +476,8 @@ int st_canonical_order(const st_tensor *t, size_t n, size_t *order,
 
 static int meta_cmp(const void *pa, const void *pb)
 {
-	const struct meta_entry *a = pa, *b = pb;
+	const struct meta_entry *a = *(const struct meta_entry *const *)pa;
+	const struct meta_entry *b = *(const struct meta_entry *const *)pb;
 	return bytes_cmp(a->key, a->key_len, b->key, b->key_len);
 }
 
@@ -460,8 +501,15 @@ static int build_header(st_writer *w, st_error *err)
 	if (w->header_ok)
 		return ST_OK;
 	prepare(w);
+	/* Entries stay where they are (the key set holds their indexes); the
+	 * header lists them sorted through an array of pointers. */
+	const struct meta_entry **sorted = malloc((w->n_meta ? w->n_meta : 1) * sizeof *sorted);
+	if (!sorted)
+		return st__error(err, ST_ENOMEM, "cannot sort %zu metadata entries", w->n_meta);
+	for (size_t i = 0; i < w->n_meta; i++)
+		sorted[i] = &w->meta[i];
 	if (w->n_meta > 1)
-		qsort(w->meta, w->n_meta, sizeof *w->meta, meta_cmp);
+		qsort(sorted, w->n_meta, sizeof *sorted, meta_cmp);
 
 	struct st__buf *b = &w->header;
 	st__buf_free(b);
@@ -471,10 +519,11 @@ static int build_header(st_writer *w, st_error *err)
 	for (size_t i = 0; i < w->n_meta; i++) {
 		if (i)
 			st__buf_put(b, ",", 1);
-		st__buf_json_string(b, w->meta[i].key, w->meta[i].key_len);
+		st__buf_json_string(b, sorted[i]->key, sorted[i]->key_len);
 		st__buf_put(b, ":", 1);
-		st__buf_json_string(b, w->meta[i].value, w->meta[i].value_len);
+		st__buf_json_string(b, sorted[i]->value, sorted[i]->value_len);
 	}
+	free(sorted);
 	st__buf_put(b, "}", 1);
 	for (size_t i = 0; i < w->n && !b->failed; i++) {
 		const st_tensor *t = &w->t[i];

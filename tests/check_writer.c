@@ -437,6 +437,43 @@ START_TEST(test_meta_replace_and_header_refresh)
 }
 END_TEST
 
+/* Keys set again after the header sorted them replace the right entry; a
+ * key set again among many is found at once (guarded by the test timeout:
+ * this was quadratic, 36 s for 100,000 keys). */
+START_TEST(test_meta_many_keys_set_again_replace_their_own_entry)
+{
+	enum { N = 100000 };
+	st_writer *w;
+	const void *h;
+	size_t hl;
+	char k[32], v[32];
+	ck_assert_int_eq(st_writer_new(&w, NULL), ST_OK);
+	for (int i = N - 1; i >= 0; i--) {
+		snprintf(k, sizeof k, "k%06d", i);
+		snprintf(v, sizeof v, "old%d", i);
+		ck_assert_int_eq(st_writer_set_meta(w, k, v, NULL), ST_OK);
+	}
+	/* The header sorts the entries; every odd key is then set again. */
+	ck_assert_int_eq(st_writer_header(w, &h, &hl, NULL), ST_OK);
+	for (int i = 1; i < N; i += 2) {
+		snprintf(k, sizeof k, "k%06d", i);
+		snprintf(v, sizeof v, "new%d", i);
+		ck_assert_int_eq(st_writer_set_meta(w, k, v, NULL), ST_OK);
+	}
+	ck_assert_int_eq(st_writer_header(w, &h, &hl, NULL), ST_OK);
+	st_file *f;
+	ck_assert_int_eq(st_file_open_memory(&f, h, hl, "<memory>", 0, NULL), ST_OK);
+	ck_assert_uint_eq(st_file_n_meta(f), N + 1); /* and "format" */
+	for (int i = 0; i < N; i += 997) {
+		snprintf(k, sizeof k, "k%06d", i);
+		snprintf(v, sizeof v, "%s%d", i % 2 ? "new" : "old", i);
+		ck_assert_str_eq(st_file_meta_get(f, k), v);
+	}
+	st_file_close(f);
+	st_writer_free(w);
+}
+END_TEST
+
 static void count_problem(void *ctx, int severity, const char *message)
 {
 	(void)message;
@@ -1315,6 +1352,7 @@ static Suite *writer_suite(void)
 	tcase_add_loop_test(tc, test_header_is_file_prefix, 0, (int)NELEM(cases));
 	tcase_add_test(tc, test_tensor_order_and_offsets);
 	tcase_add_test(tc, test_meta_replace_and_header_refresh);
+	tcase_add_test(tc, test_meta_many_keys_set_again_replace_their_own_entry);
 	tcase_add_loop_test(tc, test_roundtrip_reader, 0, (int)NELEM(cases));
 	suite_add_tcase(s, tc);
 

@@ -51,6 +51,51 @@ START_TEST(test_printable)
 }
 END_TEST
 
+/* What a terminal would act on never passes: C1 controls (CSI U+009B, OSC
+ * U+009D, as xterm.js executes them), bytes that are not UTF-8 (a raw 0x9b
+ * is CSI on 8-bit terminals), overlong forms, surrogates, bidirectional
+ * overrides; printable UTF-8 (2, 3 and 4 bytes) passes whole. */
+START_TEST(test_printable_escapes_c1_bidi_and_invalid_utf8)
+{
+	static const struct {
+		const char *in;
+		const char *want;
+	} cases[] = {
+		{"a\xc2\x9b" "2Jb", "a\\u009b2Jb"},
+		{"\xc2\x9d" "0;title\x07", "\\u009d0;title\\x07"},
+		{"x\x9b" "y", "x\\x9by"},
+		{"\xc0\xaf", "\\xc0\\xaf"},           /* overlong "/" */
+		{"\xed\xa0\x80", "\\xed\\xa0\\x80"},   /* a surrogate */
+		{"\xe2\x80\xae" "txt.exe", "\\u202etxt.exe"}, /* RIGHT-TO-LEFT OVERRIDE */
+		{"\xe2\x81\xa6" "x", "\\u2066x"},
+		{"\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80", "\xc2\xa0\xe2\x82\xac\xf0\x9f\x98\x80"},
+		{"cut\xe2\x82", "cut\\xe2\\x82"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *p = cli_printable(cases[i].in, strlen(cases[i].in));
+		ck_assert_str_eq(p, cases[i].want);
+		free(p);
+	}
+}
+END_TEST
+
+/* JSON output is Unicode text whatever the file held, and shows on a
+ * terminal as inert: controls, DEL, C1 and bidi controls as \uNNNN, bytes
+ * that are not UTF-8 as \ufffd. */
+START_TEST(test_json_string_escapes_c1_and_replaces_invalid_utf8)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert(f != NULL);
+	const char in[] = "q\"\\\x01\x7f\xc2\x9b\x9b\xe2\x80\xae\xc3\xa9\0z";
+	cli_json_string(f, in, sizeof in - 1);
+	fclose(f);
+	ck_assert_str_eq(buf, "\"q\\\"\\\\\\u0001\\u007f\\u009b\\ufffd\\u202e\xc3\xa9\\u0000z\"");
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_print_dims)
 {
 	char *buf = NULL;
@@ -183,6 +228,8 @@ int main(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_fmt);
 	tcase_add_test(tc, test_printable);
+	tcase_add_test(tc, test_printable_escapes_c1_bidi_and_invalid_utf8);
+	tcase_add_test(tc, test_json_string_escapes_c1_and_replaces_invalid_utf8);
 	tcase_add_test(tc, test_print_dims);
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_getopt);

@@ -309,12 +309,68 @@ void cli_print_dims(FILE *f, const uint64_t *v, unsigned n)
 	fputc(']', f);
 }
 
+/*
+ * The code point of the UTF-8 sequence at s[0..n), stored in *cp, and its
+ * length; 0 when the bytes there are not valid UTF-8 (a stray byte, an
+ * overlong form, a surrogate, past U+10FFFF, cut short).
+ */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	size_t k;
+	uint32_t v, min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if (c >= 0xc2 && c <= 0xdf) {
+		k = 2, v = c & 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		k = 3, v = c & 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4, v = c & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < k)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return k;
+}
+
+/*
+ * Code points a terminal acts on rather than shows: C0 controls, DEL, the
+ * C1 controls U+0080-U+009F (CSI, OSC: xterm.js executes them), the line
+ * and paragraph separators, and the bidirectional overrides and isolates
+ * that reorder what follows them on the screen.
+ */
+static int cp_active(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+	       cp == 0x200e || cp == 0x200f || cp == 0x061c;
+}
+
 void cli_json_string(FILE *f, const char *s, size_t len)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	fputc('"', f);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t k = utf8_next(u + i, len - i, &cp);
+		if (!k) {
+			/* Not UTF-8: JSON cannot carry the byte; U+FFFD stands in. */
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		switch (cp) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
 		case '\b': fputs("\\b", f); break;
@@ -323,11 +379,12 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 		case '\r': fputs("\\r", f); break;
 		case '\t': fputs("\\t", f); break;
 		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
+			if (cp_active(cp))
+				fprintf(f, "\\u%04x", (unsigned)cp);
 			else
-				fputc(c, f);
+				fwrite(u + i, 1, k, f);
 		}
+		i += k;
 	}
 	fputc('"', f);
 }
@@ -349,13 +406,26 @@ void cli_json_double(FILE *f, double v)
 
 char *cli_printable(const char *s, size_t len)
 {
+	/* Worst case: every byte a \xNN (4), or a 3-byte code point a \uNNNN (6). */
+	const unsigned char *u = (const unsigned char *)s;
 	char *out = cli_xmalloc(len * 4 + 1), *o = out;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x20 || c == 0x7f)
-			o += sprintf(o, "\\x%02x", c);
-		else
-			*o++ = (char)c;
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t k = utf8_next(u + i, len - i, &cp);
+		if (!k) {
+			o += sprintf(o, "\\x%02x", u[i]);
+			i++;
+		} else if (cp < 0x80 && cp_active(cp)) {
+			o += sprintf(o, "\\x%02x", (unsigned)cp);
+			i++;
+		} else if (cp_active(cp)) {
+			o += sprintf(o, "\\u%04x", (unsigned)cp);
+			i += k;
+		} else {
+			memcpy(o, u + i, k);
+			o += k;
+			i += k;
+		}
 	}
 	*o = 0;
 	return out;

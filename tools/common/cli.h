@@ -96,15 +96,24 @@ void cli_fmt_shape(char *buf, size_t size, const st_tensor *t);
 /* "[768, 2304]" for n values, on f: shapes in JSON, coordinates. */
 void cli_print_dims(FILE *f, const uint64_t *v, unsigned n);
 
-/* A JSON string literal of s (len bytes, may hold NUL) on f. */
+/*
+ * A JSON string literal of s (len bytes, may hold NUL) on f, safe to show
+ * on a terminal: controls, DEL, the C1 controls and the bidirectional
+ * controls as \uNNNN; a byte that is not UTF-8 as \ufffd (JSON holds
+ * only Unicode text).
+ */
 void cli_json_string(FILE *f, const char *s, size_t len);
 /* A JSON number for a double: shortest round-trip form; NaN/Inf as null. */
 void cli_json_double(FILE *f, double v);
 
 /*
- * A name made printable for a human: control bytes and DEL become \xNN,
- * so a name holding NUL or a newline cannot break a line or a column;
- * UTF-8 passes through. cli_printable returns a malloc'd copy.
+ * A string from a file made safe for a terminal (doc/safety.md): C0
+ * controls, DEL and bytes that are not UTF-8 become \xNN; the C1 controls
+ * (U+0080-U+009F, which terminals such as xterm.js execute) and the
+ * bidirectional controls become \uNNNN; other UTF-8 passes through. So a
+ * name cannot break a line or a column, move the cursor, set the title,
+ * write the clipboard or reorder the text after it. cli_printable returns
+ * a malloc'd copy.
  */
 char *cli_printable(const char *s, size_t len);
 void cli_print_name(FILE *f, const char *s, size_t len);

@@ -14,14 +14,12 @@
 #include "gpt2/export.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,45 +212,41 @@ int gpt2_export_generation_config_json(char *buf, size_t size,
 	return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
-static int write_small_file(const char *path, const char *data, size_t n,
-                            char *err, size_t errlen)
+/*
+ * Copy file src into the snapshot's temporary folder as name, 64 KiB at a
+ * time (st/atomic.h inside st/snapshot.h's folder: the folder appears
+ * whole at the commit, and a file is never seen half-copied inside it).
+ */
+static int copy_file(const char *src, st_snapshot *snap, const char *name,
+                     char *err, size_t errlen)
 {
-	llmc_outfile *f;
-	if (llmc_outfile_open(&f, path, err, errlen))
+	char dst[4096 + 64];
+	if (gpt2_join(dst, sizeof dst, st_snapshot_temp_path(snap), name, err,
+	              errlen))
 		return -1;
-	if (llmc_outfile_write(f, data, n, err, errlen)) {
-		llmc_outfile_abort(f);
-		return -1;
-	}
-	return llmc_outfile_commit(f, err, errlen);
-}
-
-/* Copy src to dst (atomically), 64 KiB at a time. */
-static int copy_file(const char *src, const char *dst, char *err,
-                     size_t errlen)
-{
 	FILE *in = fopen(src, "rb");
 	if (!in)
 		return gpt2_err(err, errlen, "%s: %s", src, strerror(errno));
-	llmc_outfile *f;
-	if (llmc_outfile_open(&f, dst, err, errlen)) {
+	st_atomic *a;
+	st_error e;
+	if (st_atomic_open(&a, dst, &e) != ST_OK) {
 		fclose(in);
-		return -1;
+		return gpt2_err(err, errlen, "%s", e.message);
 	}
 	char *buf = malloc(1 << 16);
 	int rc = buf ? 0 : gpt2_err(err, errlen, "%s: out of memory", dst);
 	size_t n;
 	while (!rc && (n = fread(buf, 1, 1 << 16, in)) > 0)
-		rc = llmc_outfile_write(f, buf, n, err, errlen);
+		if (st_atomic_write(a, buf, n, &e) != ST_OK)
+			rc = gpt2_err(err, errlen, "%s", e.message);
 	if (!rc && ferror(in))
 		rc = gpt2_err(err, errlen, "%s: read error", src);
 	free(buf);
 	fclose(in);
-	if (rc) {
-		llmc_outfile_abort(f);
-		return -1;
-	}
-	return llmc_outfile_commit(f, err, errlen);
+	if (!rc && st_atomic_commit(a, &e) != ST_OK)
+		rc = gpt2_err(err, errlen, "%s", e.message);
+	st_atomic_close(a);
+	return rc;
 }
 
 /* The tokenizer files a GPT-2 snapshot carries, as transformers saves them. */
@@ -262,10 +256,10 @@ static const char *const tokenizer_files[] = {
 };
 #define N_TOKENIZER_FILES (sizeof tokenizer_files / sizeof tokenizer_files[0])
 
-static int copy_tokenizer(const char *from, const char *dir, char *err,
+static int copy_tokenizer(const char *from, st_snapshot *snap, char *err,
                           size_t errlen)
 {
-	char src[4096], dst[4096];
+	char src[4096];
 	int have[N_TOKENIZER_FILES];
 	for (size_t i = 0; i < N_TOKENIZER_FILES; i++) {
 		if (gpt2_join(src, sizeof src, from, tokenizer_files[i], err, errlen))
@@ -281,8 +275,7 @@ static int copy_tokenizer(const char *from, const char *dir, char *err,
 		if (!have[i])
 			continue;
 		if (gpt2_join(src, sizeof src, from, tokenizer_files[i], err, errlen) ||
-		    gpt2_join(dst, sizeof dst, dir, tokenizer_files[i], err, errlen) ||
-		    copy_file(src, dst, err, errlen))
+		    copy_file(src, snap, tokenizer_files[i], err, errlen))
 			return -1;
 	}
 	return 0;
@@ -395,103 +388,42 @@ static int copy_tensor(const source *s, sink *k, size_t n, size_t rows,
 /* ---- the snapshot folder ------------------------------------------------- */
 
 /*
- * Where a snapshot is written: a new folder is built under a temporary
- * name beside OUT and renamed to OUT at the end, so OUT appears complete
- * or not at all; an existing folder is written into, file by file, each
- * file atomically. Its model.safetensors is written through the sink.
+ * Where a snapshot is written: st/snapshot.h's temporary folder beside
+ * OUT, which receives model.safetensors (through the sink), the JSON
+ * files and the tokenizer files, and what else an existing OUT held; the
+ * commit then puts it in place whole, so OUT is the old snapshot or the
+ * new one at every instant. A run killed before that leaves only the
+ * temporary folder, which the next run into OUT removes.
  */
 typedef struct snapshot_out {
-	char final[4096];
-	char work[4096];
-	int fresh;    /* work is a temporary folder, to be renamed to final */
-	int pending;  /* begun and not committed: snapshot_free cleans up */
-	st_writer *w; /* work/model.safetensors */
+	st_snapshot *snap;
+	st_writer *w; /* model.safetensors of the temporary folder */
 	sink sink;
 } snapshot_out;
 
-/* A name that is in the folder, for remove_entries: all of them. */
-static int any_name(const char *name)
-{
-	return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
-}
-
 /*
- * A file an earlier sharded save left: the index, or a shard
- * ("model-00001-of-00002.safetensors").
+ * The checks of OUT whose messages are gpt2export's own (st_snapshot_open
+ * makes the rest): a name, and a folder when it exists.
  */
-static int is_shard_file(const char *name)
-{
-	unsigned a, b;
-	int end = 0;
-	return strcmp(name, "model.safetensors.index.json") == 0 ||
-	       (strlen(name) == 32 &&
-	        sscanf(name, "model-%5u-of-%5u.safetensors%n", &a, &b, &end) == 2 &&
-	        end == 32);
-}
-
-/* Remove the files of dir whose names which() accepts; best effort. */
-static void remove_entries(const char *dir, int (*which)(const char *name))
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char p[4096 + 256];
-	while ((e = readdir(d)) != NULL) {
-		if (which(e->d_name)) {
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-	}
-	closedir(d);
-}
-
-/* Make out (or find it) and the folder to write in: s->work. */
-static int snapshot_folder(snapshot_out *s, const char *out, char *err,
-                           size_t errlen)
+static int check_out_folder(const char *out, char *err, size_t errlen)
 {
 	size_t n = strlen(out);
 	while (n > 1 && out[n - 1] == '/')
 		n--;
-	if (n == 0 || n >= sizeof s->final - 32)
+	if (n == 0 || n >= 4096 - 32)
 		return gpt2_err(err, errlen, "'%s': not a usable output folder name",
 		                out);
-	memcpy(s->final, out, n);
-	s->final[n] = '\0';
 	struct stat sb;
-	if (stat(s->final, &sb) == 0) {
+	if (stat(out, &sb) == 0) {
 		if (!S_ISDIR(sb.st_mode))
-			return gpt2_err(err, errlen,
-			                "%s: exists and is not a folder", s->final);
-		snprintf(s->work, sizeof s->work, "%s", s->final);
+			return gpt2_err(err, errlen, "%.*s: exists and is not a folder",
+			                (int)n, out);
 		return 0;
 	}
 	if (errno != ENOENT)
-		return gpt2_err(err, errlen, "%s: %s", s->final, strerror(errno));
-	const char *slash = strrchr(s->final, '/');
-	size_t dlen = slash ? (size_t)(slash - s->final) + 1 : 0;
-	for (int attempt = 0; attempt < 100; attempt++) {
-		unsigned char rnd[4];
-		if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
-			uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15u +
-			             (uint64_t)attempt;
-			memcpy(rnd, &x, sizeof rnd);
-		}
-		int k = snprintf(s->work, sizeof s->work,
-		                 "%.*s.%s.tmp-%02x%02x%02x%02x", (int)dlen,
-		                 s->final, s->final + dlen, rnd[0], rnd[1], rnd[2],
-		                 rnd[3]);
-		if (k < 0 || (size_t)k >= sizeof s->work)
-			return gpt2_err(err, errlen, "%s: path too long", s->final);
-		if (mkdir(s->work, 0777) == 0) {
-			s->fresh = 1;
-			return 0;
-		}
-		if (errno != EEXIST)
-			break;
-	}
-	return gpt2_err(err, errlen, "%s: cannot create a temporary folder "
-	                "beside it: %s", s->final, strerror(errno));
+		return gpt2_err(err, errlen, "%.*s: %s", (int)n, out,
+		                strerror(errno));
+	return 0;
 }
 
 /*
@@ -531,7 +463,6 @@ static int snapshot_dtype(st_dtype dtype, char *err, size_t errlen)
 		                "or F16, not %s", st_dtype_name(dtype));
 	return 0;
 }
-
 /*
  * Start the snapshot of cfg in out: the folder, and model.safetensors
  * open for its tensors (st_writer_tensor(s->w, i), in order, through
@@ -543,17 +474,15 @@ static int snapshot_open(snapshot_out *s, const char *out,
                          char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
+	st_error e;
 	if (sink_init(&s->sink, dtype, o, err, errlen) ||
 	    declare_tensors(&s->w, cfg, dtype, err, errlen) ||
-	    snapshot_folder(s, out, err, errlen))
+	    check_out_folder(out, err, errlen))
 		return -1;
-	s->pending = 1;
-	char path[4096 + 64];
-	st_error e;
-	if (gpt2_join(path, sizeof path, s->work, "model.safetensors", err,
-	              errlen))
-		return -1;
-	if (st_writer_open(s->w, path, &e) != ST_OK)
+	/* An existing folder is replaced (keeping what else it holds). */
+	if (st_snapshot_open(&s->snap, out, ST_SNAPSHOT_REPLACE, &e) != ST_OK ||
+	    st_snapshot_open_writer(s->snap, s->w, "model.safetensors", &e) !=
+	    ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	s->sink.st = s->w;
 	uint64_t total = 0;
@@ -564,41 +493,47 @@ static int snapshot_open(snapshot_out *s, const char *out,
 	return 0;
 }
 
+/* Write one small file of the new folder. */
+static int add_file(snapshot_out *s, const char *name, const char *data,
+                    int n, char *err, size_t errlen)
+{
+	st_error e;
+	if (n < 0)
+		return gpt2_err(err, errlen, "%s: too long", name);
+	/* 0666 less the umask, as any new file. */
+	if (st_snapshot_add_file(s->snap, name, data, (size_t)n, 0666, &e) !=
+	    ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	return 0;
+}
+
 /*
  * Finish the snapshot once every tensor is written: model.safetensors,
- * config.json, generation_config.json and the tokenizer files; then the
- * folder renamed into place, or, in an existing folder, an earlier sharded
- * save removed: it would shadow the new model.safetensors (loaders prefer
- * the index), and save_pretrained removes stale shards likewise.
+ * config.json, generation_config.json and the tokenizer files; what else
+ * an existing folder held but an earlier sharded save (it would shadow
+ * the new model.safetensors: loaders prefer the index, and save_pretrained
+ * removes stale shards likewise); then the folder put in place.
  */
 static int snapshot_finish(snapshot_out *s, const gpt2_config *cfg,
                            char *err, size_t errlen)
 {
-	char path[4096 + 64], json[4096];
+	char json[4096];
 	st_error e;
 	if (st_writer_finish(s->w, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
-	int n = gpt2_export_config_json(json, sizeof json, cfg, s->sink.dtype);
-	if (n < 0 ||
-	    gpt2_join(path, sizeof path, s->work, "config.json", err, errlen) ||
-	    write_small_file(path, json, (size_t)n, err, errlen))
-		return -1;
-	n = gpt2_export_generation_config_json(json, sizeof json, cfg);
-	if (n < 0 ||
-	    gpt2_join(path, sizeof path, s->work, "generation_config.json", err,
-	              errlen) ||
-	    write_small_file(path, json, (size_t)n, err, errlen))
+	if (add_file(s, "config.json", json,
+	             gpt2_export_config_json(json, sizeof json, cfg,
+	                                     s->sink.dtype), err, errlen) ||
+	    add_file(s, "generation_config.json", json,
+	             gpt2_export_generation_config_json(json, sizeof json, cfg),
+	             err, errlen))
 		return -1;
 	if (s->sink.o->tokenizer_dir &&
-	    copy_tokenizer(s->sink.o->tokenizer_dir, s->work, err, errlen))
+	    copy_tokenizer(s->sink.o->tokenizer_dir, s->snap, err, errlen))
 		return -1;
-	if (s->fresh && rename(s->work, s->final) != 0)
-		return gpt2_err(err, errlen, "%s: cannot rename the finished "
-		                "temporary folder into place: %s", s->final,
-		                strerror(errno));
-	if (!s->fresh)
-		remove_entries(s->work, is_shard_file);
-	s->pending = 0;
+	if (st_snapshot_keep_old(s->snap, NULL, NULL, NULL, &e) != ST_OK ||
+	    st_snapshot_commit(s->snap, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
 	return 0;
 }
 
@@ -607,10 +542,7 @@ static void snapshot_free(snapshot_out *s)
 {
 	sink_free(&s->sink);
 	st_writer_free(s->w);
-	if (s->pending && s->fresh) {
-		remove_entries(s->work, any_name);
-		rmdir(s->work);
-	}
+	st_snapshot_free(s->snap);
 }
 
 /* Which slot and layer a tensor the writer declared is. */

@@ -5,9 +5,11 @@
  *
  * Every conversion streams: it holds about one tensor (one layer's matrix,
  * which it may have to transpose) in memory, never the model. Outputs are
- * atomic: a new snapshot folder is built under a temporary name beside OUT
- * and renamed into place; each file in an existing folder, and a .bin, is
- * written to a temporary file and renamed over its target.
+ * atomic as a whole: a snapshot folder is built in libst's temporary
+ * folder beside OUT (st/snapshot.h) and swapped in at the end, so an
+ * existing OUT is the old snapshot or the new one at every instant; a .bin
+ * is written to libst's temporary file beside it and renamed over it
+ * (st/atomic.h). What a killed run leaves, the next run into OUT removes.
  *
  * The snapshots hold model.safetensors (HF names without the
  * "transformer." prefix, as openai-community/gpt2 ships them; no

@@ -45,13 +45,13 @@ same_file() { if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; fi
 same_file new-readme "$O/ref/README.md" "$O/old/README.md"
 
 # ---- SIGKILL into an existing snapshot folder ------------------------------------
-# Kill moments spread over the length of a whole run and a quarter more, so
+# Kill moments spread over the length of a whole run and a half more, so
 # that some land in the tensors, some in the small files and the commit,
 # and some after the end.
 n_old=0 n_new=0 n_killed=0 n_beside=0
 for trial in $(seq 1 16); do
   rm -rf "$O/snap"; cp -a "$O/old" "$O/snap"
-  delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 4 + 1)))
+  delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
   "$G" --random "$O/snap" $NEW >/dev/null 2>&1 &
   pid=$!
   sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
@@ -84,7 +84,7 @@ dur=$(($(now_ms) - t0))
 n_killed=0
 for trial in $(seq 1 6); do
   cp "$O/old.bin" "$O/x.bin"
-  delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 4 + 1)))
+  delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
   "$G" "$O/ref" "$O/x.bin" >/dev/null 2>&1 &
   pid=$!
   sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
@@ -109,14 +109,24 @@ done
 mkdir -p "$O/.stale.tmp-$$-Live00"
 echo partial >"$O/.x.bin.tmp-$dead-GhI789"
 cp -a "$O/old" "$O/stale"
+# Inside OUT: what an earlier gpt2export, which wrote an existing OUT file
+# by file, left when it was killed.
+for f in model.safetensors config.json vocab.json; do
+  echo partial >"$O/stale/.$f.tmp-$dead-JkL012"
+done
+echo partial >"$O/stale/.model.safetensors.tmp-$$-Live01"
 run stale 0 "$G" --random "$O/stale" $OLD
 run stale_new 0 "$G" --random "$O/stale_new" $OLD
 run stale_bin 0 "$G" "$O/old" "$O/x.bin"
 for p in ".stale.tmp-$dead-AbC123" ".stale_new.tmp-$dead-AbC123" ".x.bin.tmp-$dead-GhI789"; do
   if [ -e "$O/$p" ]; then fail "stale: $p of dead pid $dead not removed"; else ok; fi
 done
-if [ -d "$O/.stale.tmp-$$-Live00" ]; then ok; else fail "stale: a live process's temporary was removed"; fi
-rmdir "$O/.stale.tmp-$$-Live00"
+for f in model.safetensors config.json vocab.json; do
+  if [ -e "$O/stale/.$f.tmp-$dead-JkL012" ]; then fail "stale: .$f.tmp-$dead-JkL012 inside OUT not removed"; else ok; fi
+done
+if [ -d "$O/.stale.tmp-$$-Live00" ] && [ -f "$O/stale/.model.safetensors.tmp-$$-Live01" ]; then ok
+else fail "stale: a live process's temporary was removed"; fi
+rmdir "$O/.stale.tmp-$$-Live00"; rm "$O/stale/.model.safetensors.tmp-$$-Live01"
 no_temps stale "$O"
 if [ "$(tree_sum "$O/stale")" = "$old_sum" ]; then ok; else fail "stale: OUT is not the snapshot written"; fi
 

@@ -45,10 +45,11 @@ int gpt2_sink_put(gpt2_sink *k, st_dtype t, const void *src, size_t n,
 
 /*
  * A snapshot folder being written: st/snapshot.h's temporary folder beside
- * OUT, which receives model.safetensors (w, fed through sink), the JSON
- * files and the tokenizer files, and what else an existing OUT held; the
- * commit then puts it in place whole, so OUT is the old snapshot or the
- * new one at every instant. A run killed before that leaves only the
+ * OUT, which receives what else an existing OUT held (hard links), then
+ * model.safetensors (w, fed through sink), the JSON files and the
+ * tokenizer files (st/atomic.h inside it, each replacing the old one);
+ * the commit then puts it in place whole, so OUT is the old snapshot or
+ * the new one at every instant. A run killed before that leaves only the
  * temporary folder, which the next run into OUT removes.
  */
 typedef struct gpt2_snapshot_out {
@@ -60,19 +61,19 @@ typedef struct gpt2_snapshot_out {
 /* dtype is one a snapshot is written in (F32, BF16, F16). 0 or -1. */
 int gpt2_snapshot_dtype(st_dtype dtype, char *err, size_t errlen);
 /*
- * Start the snapshot of cfg in out (an existing folder is replaced, what
- * else it holds kept): the folder, and model.safetensors open for its
- * tensors (st_writer_tensor(s->w, i), in order, through s->sink). label
- * names the progress bar. gpt2_snapshot_out_free in any case.
+ * Start the snapshot of cfg in out (an existing folder is replaced; what
+ * it holds but an earlier sharded save is carried over): the folder, and
+ * model.safetensors open for its tensors (st_writer_tensor(s->w, i), in
+ * order, through s->sink). label names the progress bar.
+ * gpt2_snapshot_out_free in any case.
  */
 int gpt2_snapshot_out_open(gpt2_snapshot_out *s, const char *out,
                            const gpt2_config *cfg, st_dtype dtype,
                            const gpt2_export_opts *o, const char *label,
                            char *err, size_t errlen);
 /*
- * Once every tensor is written: config.json, generation_config.json, the
- * tokenizer files of o->tokenizer_dir, what else an existing OUT held but
- * an earlier sharded save; then the folder put in place.
+ * Once every tensor is written: config.json, generation_config.json and
+ * the tokenizer files of o->tokenizer_dir; then the folder put in place.
  */
 int gpt2_snapshot_out_finish(gpt2_snapshot_out *s, const gpt2_config *cfg,
                              char *err, size_t errlen);

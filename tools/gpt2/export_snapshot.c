@@ -130,36 +130,46 @@ int gpt2_export_generation_config_json(char *buf, size_t size,
 }
 
 /*
- * Copy file src into the snapshot's temporary folder as name, 64 KiB at a
- * time (st/atomic.h inside st/snapshot.h's folder: the folder appears
- * whole at the commit, and a file is never seen half-copied inside it).
+ * Write file name of the new folder: the bytes of file from, 64 KiB at a
+ * time, or when from is NULL the n bytes of data. Through st/atomic.h
+ * inside the temporary folder, so it replaces the old file that
+ * st_snapshot_keep_old linked there (keeping its permission bits, as
+ * those of any replaced file are kept), and first removes the temporaries
+ * of that name that a dead process left in OUT (an earlier gpt2export
+ * wrote an existing OUT file by file).
  */
-static int copy_file(const char *src, st_snapshot *snap, const char *name,
-                     char *err, size_t errlen)
+static int put_file(st_snapshot *snap, const char *name, const char *from,
+                    const void *data, size_t n, char *err, size_t errlen)
 {
 	char dst[4096 + 64];
 	if (gpt2_join(dst, sizeof dst, st_snapshot_temp_path(snap), name, err,
 	              errlen))
 		return -1;
-	FILE *in = fopen(src, "rb");
-	if (!in)
-		return gpt2_err(err, errlen, "%s: %s", src, strerror(errno));
+	FILE *in = NULL;
+	if (from && !(in = fopen(from, "rb")))
+		return gpt2_err(err, errlen, "%s: %s", from, strerror(errno));
 	st_atomic *a;
 	st_error e;
 	if (st_atomic_open(&a, dst, &e) != ST_OK) {
-		fclose(in);
+		if (in)
+			fclose(in);
 		return gpt2_err(err, errlen, "%s", e.message);
 	}
-	char *buf = malloc(1 << 16);
-	int rc = buf ? 0 : gpt2_err(err, errlen, "%s: out of memory", dst);
-	size_t n;
-	while (!rc && (n = fread(buf, 1, 1 << 16, in)) > 0)
-		if (st_atomic_write(a, buf, n, &e) != ST_OK)
-			rc = gpt2_err(err, errlen, "%s", e.message);
-	if (!rc && ferror(in))
-		rc = gpt2_err(err, errlen, "%s: read error", src);
-	free(buf);
-	fclose(in);
+	int rc = 0;
+	if (in) {
+		char *buf = malloc(1 << 16);
+		if (!buf)
+			rc = gpt2_err(err, errlen, "%s: out of memory", dst);
+		while (!rc && (n = fread(buf, 1, 1 << 16, in)) > 0)
+			if (st_atomic_write(a, buf, n, &e) != ST_OK)
+				rc = gpt2_err(err, errlen, "%s", e.message);
+		if (!rc && ferror(in))
+			rc = gpt2_err(err, errlen, "%s: read error", from);
+		free(buf);
+		fclose(in);
+	} else if (st_atomic_write(a, data, n, &e) != ST_OK) {
+		rc = gpt2_err(err, errlen, "%s", e.message);
+	}
 	if (!rc && st_atomic_commit(a, &e) != ST_OK)
 		rc = gpt2_err(err, errlen, "%s", e.message);
 	st_atomic_close(a);
@@ -192,7 +202,7 @@ static int copy_tokenizer(const char *from, st_snapshot *snap, char *err,
 		if (!have[i])
 			continue;
 		if (gpt2_join(src, sizeof src, from, tokenizer_files[i], err, errlen) ||
-		    copy_file(src, snap, tokenizer_files[i], err, errlen))
+		    put_file(snap, tokenizer_files[i], src, NULL, 0, err, errlen))
 			return -1;
 	}
 	return 0;
@@ -280,8 +290,14 @@ int gpt2_snapshot_out_open(gpt2_snapshot_out *s, const char *out,
 	    declare_tensors(&s->w, cfg, dtype, err, errlen) ||
 	    check_out_folder(out, err, errlen))
 		return -1;
-	/* An existing folder is replaced (keeping what else it holds). */
+	/*
+	 * An existing folder is replaced. What it holds but an earlier
+	 * sharded save (which would shadow the new model.safetensors: loaders
+	 * prefer the index, and save_pretrained removes stale shards likewise)
+	 * is carried over first, and the files written below replace theirs.
+	 */
 	if (st_snapshot_open(&s->snap, out, ST_SNAPSHOT_REPLACE, &e) != ST_OK ||
+	    st_snapshot_keep_old(s->snap, NULL, NULL, NULL, &e) != ST_OK ||
 	    st_snapshot_open_writer(s->snap, s->w, "model.safetensors", &e) !=
 	    ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
@@ -294,26 +310,19 @@ int gpt2_snapshot_out_open(gpt2_snapshot_out *s, const char *out,
 	return 0;
 }
 
-/* Write one small file of the new folder. */
-static int add_file(gpt2_snapshot_out *s, const char *name, const char *data,
+/* Write JSON file name of the new folder: n bytes of json, or too long. */
+static int put_json(gpt2_snapshot_out *s, const char *name, const char *json,
                     int n, char *err, size_t errlen)
 {
-	st_error e;
 	if (n < 0)
 		return gpt2_err(err, errlen, "%s: too long", name);
-	/* 0666 less the umask, as any new file. */
-	if (st_snapshot_add_file(s->snap, name, data, (size_t)n, 0666, &e) !=
-	    ST_OK)
-		return gpt2_err(err, errlen, "%s", e.message);
-	return 0;
+	return put_file(s->snap, name, NULL, json, (size_t)n, err, errlen);
 }
 
 /*
  * Finish the snapshot once every tensor is written: model.safetensors,
- * config.json, generation_config.json and the tokenizer files; what else
- * an existing folder held but an earlier sharded save (it would shadow
- * the new model.safetensors: loaders prefer the index, and save_pretrained
- * removes stale shards likewise); then the folder put in place.
+ * config.json, generation_config.json and the tokenizer files; then the
+ * folder put in place.
  */
 int gpt2_snapshot_out_finish(gpt2_snapshot_out *s, const gpt2_config *cfg,
                              char *err, size_t errlen)
@@ -322,23 +331,22 @@ int gpt2_snapshot_out_finish(gpt2_snapshot_out *s, const gpt2_config *cfg,
 	st_error e;
 	if (st_writer_finish(s->w, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
-	if (add_file(s, "config.json", json,
+	if (put_json(s, "config.json", json,
 	             gpt2_export_config_json(json, sizeof json, cfg,
 	                                     s->sink.dtype), err, errlen) ||
-	    add_file(s, "generation_config.json", json,
+	    put_json(s, "generation_config.json", json,
 	             gpt2_export_generation_config_json(json, sizeof json, cfg),
 	             err, errlen))
 		return -1;
 	if (s->sink.o->tokenizer_dir &&
 	    copy_tokenizer(s->sink.o->tokenizer_dir, s->snap, err, errlen))
 		return -1;
-	if (st_snapshot_keep_old(s->snap, NULL, NULL, NULL, &e) != ST_OK ||
-	    st_snapshot_commit(s->snap, &e) != ST_OK)
+	if (st_snapshot_commit(s->snap, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	return 0;
 }
 
-/* Free s; before snapshot_finish succeeded, remove what it made. */
+/* Free s; before gpt2_snapshot_out_finish succeeded, remove what it made. */
 void gpt2_snapshot_out_free(gpt2_snapshot_out *s)
 {
 	gpt2_sink_free(&s->sink);

@@ -1,5 +1,6 @@
 # gpt2export killed by SIGKILL at random moments while it replaces an
-# existing OUT: OUT is then the old output byte for byte or the new one
+# existing OUT (a snapshot folder, from random values or a GGUF file, or a
+# .bin): OUT is then the old output byte for byte or the new one
 # complete, never a mix, and holds no temporary; the next run into OUT
 # succeeds and leaves no temporary anywhere. And the libst temporaries
 # (".BASE.tmp-PID-XXXXXX") of a dead gpt2export are removed by the next
@@ -45,36 +46,55 @@ same_file() { if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; fi
 same_file new-readme "$O/ref/README.md" "$O/old/README.md"
 
 # ---- SIGKILL into an existing snapshot folder ------------------------------------
-# Kill moments spread over the length of a whole run and a half more, so
-# that some land in the tensors, some in the small files and the commit,
-# and some after the end.
-n_old=0 n_new=0 n_killed=0 n_beside=0
-for trial in $(seq 1 16); do
-  rm -rf "$O/snap"; cp -a "$O/old" "$O/snap"
-  delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
-  "$G" --random "$O/snap" $NEW >/dev/null 2>&1 &
-  pid=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
-  kill -KILL $pid 2>/dev/null
-  { wait $pid; } 2>/dev/null
-  [ $? = 137 ] && n_killed=$((n_killed + 1))
-  [ -n "$(temps "$O")" ] && n_beside=$((n_beside + 1))
-  s=$(tree_sum "$O/snap")
-  if [ "$s" = "$old_sum" ]; then n_old=$((n_old + 1)); ok
-  elif [ "$s" = "$new_sum" ]; then n_new=$((n_new + 1)); ok
-  else
-    fail "kill trial $trial (after $delay of $dur ms): OUT is neither the old snapshot nor the new one:"
-    (cd "$O/snap" && ls -lA) | sed 's/^/  /' >&2
-  fi
-  # The next run removes what the killed one left, and completes.
-  run "kill_next_$trial" 0 "$G" --random "$O/snap" $NEW
-  no_temps "kill_next_$trial" "$O"
-  no_temps "kill_next_$trial inside OUT" "$O/snap"
-  if [ "$(tree_sum "$O/snap")" = "$new_sum" ]; then ok; else fail "kill_next_$trial: not the new snapshot"; fi
-done
-echo "snapshot kills: $n_killed killed, $n_beside left a temporary beside OUT; OUT old $n_old, new $n_new"
-# Without a run killed half-way the trials proved nothing.
-[ $n_killed -gt 0 ] && [ $n_beside -gt 0 ] && ok || fail "no run was killed while writing ($n_killed killed, $n_beside left a temporary beside OUT)"
+# sleep_ms MS
+sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
+# snapshot_kills NAME TRIALS CMD...: CMD writes NEW into the existing
+# snapshot $O/snap (a fresh copy of OLD each time), which takes about $dur
+# ms; it is killed at random moments spread over a whole run and a half
+# more, so that some land in the tensors, some in the small files and the
+# commit, and some after the end. Then the same CMD runs to completion.
+snapshot_kills() {
+  local name=$1 trials=$2 trial delay s n_old=0 n_new=0 n_killed=0 n_beside=0
+  shift 2
+  for trial in $(seq 1 "$trials"); do
+    rm -rf "$O/snap"; cp -a "$O/old" "$O/snap"
+    delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
+    "$@" >/dev/null 2>&1 &
+    pid=$!
+    sleep_ms $delay
+    kill -KILL $pid 2>/dev/null
+    { wait $pid; } 2>/dev/null
+    [ $? = 137 ] && n_killed=$((n_killed + 1))
+    [ -n "$(temps "$O")" ] && n_beside=$((n_beside + 1))
+    s=$(tree_sum "$O/snap")
+    if [ "$s" = "$old_sum" ]; then n_old=$((n_old + 1)); ok
+    elif [ "$s" = "$new_sum" ]; then n_new=$((n_new + 1)); ok
+    else
+      fail "$name trial $trial (killed after $delay of $dur ms): OUT is neither the old snapshot nor the new one:"
+      (cd "$O/snap" && ls -lA) | sed 's/^/  /' >&2
+    fi
+    # The next run removes what the killed one left, and completes.
+    run "${name}_next_$trial" 0 "$@"
+    no_temps "${name}_next_$trial" "$O"
+    no_temps "${name}_next_$trial inside OUT" "$O/snap"
+    if [ "$(tree_sum "$O/snap")" = "$new_sum" ]; then ok; else fail "${name}_next_$trial: not the new snapshot"; fi
+  done
+  echo "$name: $n_killed of $trials killed, $n_beside left a temporary beside OUT; OUT old $n_old, new $n_new"
+  # Without a run killed half-way the trials proved nothing.
+  [ $n_killed -gt 0 ] && [ $n_beside -gt 0 ] && ok ||
+    fail "$name: no run was killed while writing ($n_killed killed, $n_beside left a temporary beside OUT)"
+}
+snapshot_kills kill 16 "$G" --random "$O/snap" $NEW
+
+# The GGUF import writes its snapshot the same way: the same tensors and
+# config, its tokenizer files rebuilt from the file.
+run gguf 0 "$G" "$O/ref" "$O/ref.gguf"
+cp -a "$O/old" "$O/ref_gguf"
+t0=$(now_ms)
+run gguf_new 0 "$G" "$O/ref.gguf" "$O/ref_gguf"
+dur=$(($(now_ms) - t0))
+new_sum=$(tree_sum "$O/ref_gguf")
+snapshot_kills gguf_kill 6 "$G" "$O/ref.gguf" "$O/snap"
 
 # ---- SIGKILL into an existing .bin ---------------------------------------------------
 cp "$TESTDATA/llmc/tiny_fp32.bin" "$O/old.bin"
@@ -87,7 +107,7 @@ for trial in $(seq 1 6); do
   delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
   "$G" "$O/ref" "$O/x.bin" >/dev/null 2>&1 &
   pid=$!
-  sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+  sleep_ms $delay
   kill -KILL $pid 2>/dev/null
   { wait $pid; } 2>/dev/null
   [ $? = 137 ] && n_killed=$((n_killed + 1))

@@ -410,6 +410,13 @@ int gpt2_export_snapshot_put(gpt2_export_snapshot *s, const float *x,
 	return gpt2_sink_put(&s->s.sink, ST_DTYPE_F32, x, n, err, errlen);
 }
 
+int gpt2_export_snapshot_add(gpt2_export_snapshot *s, const char *name,
+                             const void *data, size_t n, char *err,
+                             size_t errlen)
+{
+	return put_file(s->s.snap, name, NULL, data, n, err, errlen);
+}
+
 int gpt2_export_snapshot_finish(gpt2_export_snapshot *s,
                                 const gpt2_config *cfg, char *err,
                                 size_t errlen)

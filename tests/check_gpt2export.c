@@ -1,5 +1,5 @@
 /*
- * check_gpt2export.c - gpt2export's code (tools/gpt2/llmc.c, export.c):
+ * check_gpt2export.c - gpt2export's code (tools/gpt2/llmc.c, export*.c):
  * llm.c header checks and sizes, every transpose and the vocabulary padding
  * element by element against the independent fixtures of testdata/llmc
  * (gen_llmc.py), both directions run in-process, the random initialisation

@@ -3,7 +3,7 @@
  * Face GPT-2 snapshots, and random snapshots.
  *
  * A thin main: it parses options, picks the direction from IN and calls
- * tools/gpt2/export.c, which does the work; --check loads both sides with
+ * tools/gpt2/export*.c, which do the work; --check loads both sides with
  * tools/gpt2 and compares their logits. It never holds the model except
  * for --check.
  */

@@ -5,9 +5,11 @@
  *
  * Every conversion streams: it holds about one tensor (one layer's matrix,
  * which it may have to transpose) in memory, never the model. Outputs are
- * atomic: a new snapshot folder is built under a temporary name beside OUT
- * and renamed into place; each file in an existing folder, and a .bin, is
- * written to a temporary file and renamed over its target.
+ * atomic as a whole: a snapshot folder is built in libst's temporary
+ * folder beside OUT (st/snapshot.h) and swapped in at the end, so an
+ * existing OUT is the old snapshot or the new one at every instant; a .bin
+ * is written to libst's temporary file beside it and renamed over it
+ * (st/atomic.h). What a killed run leaves, the next run into OUT removes.
  *
  * The snapshots hold model.safetensors (HF names without the
  * "transformer." prefix, as openai-community/gpt2 ships them; no
@@ -159,8 +161,9 @@ int gpt2_export_init(const gpt2_config *cfg, int slot, double *value);
  * file), with the same atomic folder and file handling as the llm.c
  * import: open it for cfg in dtype (F32, BF16 or F16), put each tensor's
  * values as F32 in the writer's order (gpt2_export_snapshot_tensor(s, i)
- * names tensor i), then finish: config.json, generation_config.json and
- * the tokenizer files of o->tokenizer_dir. Each 0, or -1 with a message.
+ * names tensor i) and add its other files, then finish: config.json,
+ * generation_config.json and the tokenizer files of o->tokenizer_dir. Each
+ * 0, or -1 with a message.
  */
 typedef struct gpt2_export_snapshot gpt2_export_snapshot;
 int gpt2_export_snapshot_open(gpt2_export_snapshot **out, const char *dir,
@@ -172,6 +175,13 @@ const st_tensor *gpt2_export_snapshot_tensor(const gpt2_export_snapshot *s,
                                              size_t i);
 int gpt2_export_snapshot_put(gpt2_export_snapshot *s, const float *x,
                              size_t n, char *err, size_t errlen);
+/*
+ * Add file name (a plain name) of n bytes to the folder, written at once
+ * (before the tensors or after them), as the JSON files are. 0 or -1.
+ */
+int gpt2_export_snapshot_add(gpt2_export_snapshot *s, const char *name,
+                             const void *data, size_t n, char *err,
+                             size_t errlen);
 int gpt2_export_snapshot_finish(gpt2_export_snapshot *s,
                                 const gpt2_config *cfg, char *err,
                                 size_t errlen);

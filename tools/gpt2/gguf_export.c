@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/gguf_map.h"
@@ -561,11 +560,20 @@ static int is_pad(const st_gguf_value *t, uint64_t id)
 	return t->n == (uint64_t)n && !memcmp(t->v.s, buf, (size_t)n);
 }
 
+/* The tokenizer files write_tokenizer makes, in memory (malloc'd). */
+static const char *const tokenizer_names[3] = {
+	"vocab.json", "merges.txt", "tokenizer.json",
+};
+struct tokenizer_files {
+	char *data[3];
+	size_t len[3];
+};
+
 /*
- * vocab.json, merges.txt and tokenizer.json in dir, rebuilt from the
+ * vocab.json, merges.txt and tokenizer.json into tf, rebuilt from the
  * tokenizer.ggml arrays as Hugging Face's GPT-2 files hold them.
  */
-static int write_tokenizer(const struct reader *r, const char *dir)
+static int write_tokenizer(const struct reader *r, struct tokenizer_files *tf)
 {
 	const st_gguf_value *toks = get_array(r, "tokenizer.ggml.tokens",
 	                                      ST_GGUF_STRING);
@@ -585,18 +593,13 @@ static int write_tokenizer(const struct reader *r, const char *dir)
 	if (!key_is(r->g, "tokenizer.ggml.model", "gpt2"))
 		return gpt2_err(r->err, r->errlen, "%s: tokenizer.ggml.model is not "
 		                "\"gpt2\" (GPT-2's byte-level BPE)", r->in);
-	char path[4096 + 32];
-	FILE *v = NULL, *m = NULL, *j = NULL;
-	snprintf(path, sizeof path, "%s/vocab.json", dir);
-	v = fopen(path, "w");
-	snprintf(path, sizeof path, "%s/merges.txt", dir);
-	m = fopen(path, "w");
-	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-	j = fopen(path, "w");
+	FILE *v = open_memstream(&tf->data[0], &tf->len[0]);
+	FILE *m = open_memstream(&tf->data[1], &tf->len[1]);
+	FILE *j = open_memstream(&tf->data[2], &tf->len[2]);
 	int rc = -1;
 	if (!v || !m || !j) {
-		gpt2_err(r->err, r->errlen, "%s: cannot write the tokenizer files",
-		         dir);
+		gpt2_err(r->err, r->errlen, "%s: out of memory for the tokenizer "
+		         "files", r->in);
 		goto out;
 	}
 	/* added_tokens: the control and user-defined tokens, but fillers. */
@@ -668,8 +671,8 @@ out:
 	for (int k = 0; k < 3; k++) {
 		FILE *f = k == 0 ? v : k == 1 ? m : j;
 		if (f && (ferror(f) | fclose(f)) && !rc)
-			rc = gpt2_err(r->err, r->errlen, "%s: cannot write the "
-			              "tokenizer files", dir);
+			rc = gpt2_err(r->err, r->errlen, "%s: out of memory for "
+			              "the tokenizer files", r->in);
 	}
 	return rc;
 }
@@ -687,7 +690,7 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	gpt2_config cfg;
 	gpt2_export_snapshot *s = NULL;
 	float *a = NULL, *b = NULL;
-	char tdir[4096] = "";
+	struct tokenizer_files tf = {{NULL}, {0}};
 	int rc = -1;
 	if (read_config(&r, &cfg))
 		goto out;
@@ -721,21 +724,17 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	res->src_dtype = -1;
 	res->dst_dtype = dst;
 	res->exact = 1;
-	/* The tokenizer files, made in a temporary folder and copied in. */
-	const char *tmp = getenv("TMPDIR");
-	snprintf(tdir, sizeof tdir, "%s/gpt2export-tok-XXXXXX",
-	         tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(tdir)) {
-		gpt2_err(err, errlen, "%s: cannot make a temporary folder", tdir);
-		tdir[0] = 0;
-		goto out;
-	}
-	if (write_tokenizer(&r, tdir))
+	/* The tokenizer files, rebuilt from the file, not copied from a folder. */
+	if (write_tokenizer(&r, &tf))
 		goto out;
 	gpt2_export_opts oo = *o;
-	oo.tokenizer_dir = tdir;
+	oo.tokenizer_dir = NULL;
 	if (gpt2_export_snapshot_open(&s, out_dir, &cfg, dst, &oo, err, errlen))
 		goto out;
+	for (int k = 0; k < 3; k++)
+		if (gpt2_export_snapshot_add(s, tokenizer_names[k], tf.data[k],
+		                             tf.len[k], err, errlen))
+			goto out;
 	uint64_t maxn = 0;
 	for (size_t i = 0; i < gpt2_export_snapshot_n_tensors(s); i++) {
 		uint64_t k = gpt2_export_snapshot_tensor(s, i)->n_elements;
@@ -806,16 +805,8 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	rc = 0;
 out:
 	gpt2_export_snapshot_free(s);
-	if (tdir[0]) {
-		static const char *const files[] = {"vocab.json", "merges.txt",
-		                                    "tokenizer.json"};
-		char p[4096 + 32];
-		for (int i = 0; i < 3; i++) {
-			snprintf(p, sizeof p, "%s/%s", tdir, files[i]);
-			unlink(p);
-		}
-		rmdir(tdir);
-	}
+	for (int k = 0; k < 3; k++)
+		free(tf.data[k]);
 	free(a);
 	free(b);
 	st_gguf_close(g);

@@ -1,7 +1,7 @@
 /*
  * llmc.c - llm.c's GPT-2 checkpoint: header checks, a reader that copies
- * one tensor (or part of one) at a time with pread, a writer, and the
- * atomic output files both gpt2export directions use (over st/atomic.h).
+ * one tensor (or part of one) at a time with pread, and a writer whose
+ * file is libst's atomic file (st/atomic.h).
  *
  * It does not convert dtypes or transpose: export.c does that. Every
  * number taken from a file is checked before it sizes, offsets or bounds
@@ -330,70 +330,27 @@ int llmc_read(llmc_reader *r, int slot, uint64_t off, void *buf, size_t n,
 	return 0;
 }
 
-/* ---- atomic output files ---------------------------------------------- */
+/* ---- writing ------------------------------------------------------------ */
 
 /*
- * libst's atomic file (st/atomic.h): a temporary file beside the target,
- * fsync, rename, fsync of the directory; the temporary removed on any
- * failure, and those of killed runs by the next one.
+ * The file is libst's atomic file (st/atomic.h): a temporary file beside
+ * the target, fsync, rename, fsync of the directory; the temporary removed
+ * on any failure, and those of killed runs by the next one.
  */
-struct llmc_outfile {
+struct llmc_writer {
 	st_atomic *a;
-	uint64_t written;
+	uint64_t written, want;
 };
 
-int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
+static int writer_put(llmc_writer *w, const void *buf, size_t n, char *err,
                       size_t errlen)
 {
 	st_error e;
-	*out = NULL;
-	llmc_outfile *f = calloc(1, sizeof *f);
-	if (!f)
-		return gpt2_err(err, errlen, "%s: out of memory", path);
-	if (st_atomic_open(&f->a, path, &e) != ST_OK) {
-		free(f);
+	if (st_atomic_write(w->a, buf, n, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
-	}
-	*out = f;
+	w->written += n;
 	return 0;
 }
-
-int llmc_outfile_write(llmc_outfile *f, const void *buf, size_t n,
-                       char *err, size_t errlen)
-{
-	st_error e;
-	if (st_atomic_write(f->a, buf, n, &e) != ST_OK)
-		return gpt2_err(err, errlen, "%s", e.message);
-	f->written += n;
-	return 0;
-}
-
-uint64_t llmc_outfile_size(const llmc_outfile *f) { return f->written; }
-
-void llmc_outfile_abort(llmc_outfile *f)
-{
-	if (!f)
-		return;
-	st_atomic_close(f->a);
-	free(f);
-}
-
-int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen)
-{
-	st_error e;
-	int rc = st_atomic_commit(f->a, &e);
-	if (rc != ST_OK)
-		gpt2_err(err, errlen, "%s", e.message);
-	llmc_outfile_abort(f);
-	return rc != ST_OK ? -1 : 0;
-}
-
-/* ---- writing ------------------------------------------------------------ */
-
-struct llmc_writer {
-	llmc_outfile *f;
-	uint64_t want;
-};
 
 int llmc_writer_open(llmc_writer **out, const char *path,
                      const llmc_header *h, char *err, size_t errlen)
@@ -405,8 +362,12 @@ int llmc_writer_open(llmc_writer **out, const char *path,
 	w->want = llmc_file_size(h);
 	unsigned char hb[LLMC_HEADER_BYTES];
 	llmc_header_encode(h, hb);
-	if (llmc_outfile_open(&w->f, path, err, errlen) ||
-	    llmc_outfile_write(w->f, hb, sizeof hb, err, errlen)) {
+	st_error e;
+	if (st_atomic_open(&w->a, path, &e) != ST_OK) {
+		free(w);
+		return gpt2_err(err, errlen, "%s", e.message);
+	}
+	if (writer_put(w, hb, sizeof hb, err, errlen)) {
 		llmc_writer_free(w);
 		return -1;
 	}
@@ -417,30 +378,31 @@ int llmc_writer_open(llmc_writer **out, const char *path,
 int llmc_writer_write(llmc_writer *w, const void *buf, size_t n, char *err,
                       size_t errlen)
 {
-	if (llmc_outfile_size(w->f) + n > w->want)
+	if (w->written + n > w->want)
 		return gpt2_err(err, errlen, "more parameter bytes than the header "
 		                "describes (%llu, expected %llu)",
-		                (unsigned long long)(llmc_outfile_size(w->f) + n),
+		                (unsigned long long)(w->written + n),
 		                (unsigned long long)w->want);
-	return llmc_outfile_write(w->f, buf, n, err, errlen);
+	return writer_put(w, buf, n, err, errlen);
 }
 
 int llmc_writer_finish(llmc_writer *w, char *err, size_t errlen)
 {
-	if (llmc_outfile_size(w->f) != w->want)
+	if (w->written != w->want)
 		return gpt2_err(err, errlen, "fewer parameter bytes than the header "
 		                "describes (%llu, expected %llu)",
-		                (unsigned long long)llmc_outfile_size(w->f),
+		                (unsigned long long)w->written,
 		                (unsigned long long)w->want);
-	llmc_outfile *f = w->f;
-	w->f = NULL;
-	return llmc_outfile_commit(f, err, errlen);
+	st_error e;
+	if (st_atomic_commit(w->a, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	return 0;
 }
 
 void llmc_writer_free(llmc_writer *w)
 {
 	if (!w)
 		return;
-	llmc_outfile_abort(w->f);
+	st_atomic_close(w->a);
 	free(w);
 }

@@ -1,6 +1,6 @@
 /*
  * llmc.h - llm.c's GPT-2 checkpoint format (gpt2_124M.bin style), read and
- * written one tensor at a time, and atomic output files.
+ * written one tensor at a time.
  *
  * Layout (karpathy/llm.c: train_gpt2.py write_model / write_tensors,
  * train_gpt2.c gpt2_build_from_checkpoint / fill_in_parameter_sizes):
@@ -102,36 +102,15 @@ st_dtype llmc_reader_dtype(const llmc_reader *r);
 int llmc_read(llmc_reader *r, int slot, uint64_t off, void *buf, size_t n,
               char *err, size_t errlen);
 
-/* ---- atomic output files ---------------------------------------------- */
-
-/*
- * A file written beside its target under a temporary name and renamed over
- * it only when complete (fsync, rename, fsync of the directory): the target
- * is never seen half-written, and an existing target stays untouched on
- * failure. An existing target keeps its permission bits; a new one gets
- * 0666 less the umask.
- */
-typedef struct llmc_outfile llmc_outfile;
-
-int llmc_outfile_open(llmc_outfile **out, const char *path, char *err,
-                      size_t errlen);
-int llmc_outfile_write(llmc_outfile *f, const void *buf, size_t n,
-                       char *err, size_t errlen);
-/* Bytes written so far. */
-uint64_t llmc_outfile_size(const llmc_outfile *f);
-/* fsync, rename over the target, fsync the directory; then frees f. */
-int llmc_outfile_commit(llmc_outfile *f, char *err, size_t errlen);
-/* Remove the temporary file and free f. NULL does nothing. */
-void llmc_outfile_abort(llmc_outfile *f);
-
 /* ---- writing ------------------------------------------------------------ */
 
 /*
  * Recipe: llmc_writer_open(&w, "model.bin", &h) writes the header to a
- * temporary file; llmc_writer_write the parameters in file order (any
- * chunking); llmc_writer_finish checks that exactly llmc_file_size(h)
- * bytes came, then commits; llmc_writer_free before that removes the
- * temporary file.
+ * temporary file beside the target (st/atomic.h: an existing target is
+ * untouched until the commit, and keeps its permission bits);
+ * llmc_writer_write the parameters in file order (any chunking);
+ * llmc_writer_finish checks that exactly llmc_file_size(h) bytes came,
+ * then commits; llmc_writer_free before that removes the temporary file.
  */
 typedef struct llmc_writer llmc_writer;
 

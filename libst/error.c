@@ -1,6 +1,7 @@
 /*
- * error.c - status codes, error records, version, and the small buffer and
- * UTF-8 helpers the rest of libst shares.
+ * error.c - status codes, error records, version, the readers' problem
+ * reports (st__report), and the small buffer and UTF-8 helpers the rest of
+ * libst shares.
  */
 #include "internal.h"
 
@@ -93,6 +94,29 @@ int st__error_sys(st_error *err, int code, int errnum, const char *fmt, ...)
 			         ": %s", strerror(errnum));
 	}
 	return code;
+}
+
+/*
+ * A problem found by a reader: in open mode the first error goes to r->err
+ * and later ones are only counted; in check mode every one goes to r->fn.
+ */
+void st__report(struct st__report *r, int severity, const char *fmt, ...)
+{
+	char msg[480];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (severity == ST_PROBLEM_ERROR) {
+		r->n_errors++;
+		if (!r->fn && r->n_errors == 1)
+			st__error(r->err, ST_EFORMAT, "%s: %s", r->path, msg);
+	}
+	if (r->fn) {
+		char line[512 + 480];
+		snprintf(line, sizeof line, "%s: %s", r->path, msg);
+		r->fn(r->ctx, severity, line);
+	}
 }
 
 int st__utf8_valid(const char *str, size_t len, size_t *bad_at)

@@ -11,7 +11,6 @@
 #include "internal.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +23,6 @@
  * made a 100 MB header cost gigabytes.
  */
 #define MAX_WARNINGS 1000
-
-void st__report(struct st__report *r, int severity, const char *fmt, ...)
-{
-	char msg[480];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	if (severity == ST_PROBLEM_ERROR) {
-		r->n_errors++;
-		if (!r->fn && r->n_errors == 1)
-			st__error(r->err, ST_EFORMAT, "%s: %s", r->path, msg);
-	}
-	if (r->fn) {
-		char line[512 + 480];
-		snprintf(line, sizeof line, "%s: %s", r->path, msg);
-		r->fn(r->ctx, severity, line);
-	}
-}
 
 /* ---- the 8-byte prefix and broken downloads ------------------------------ */
 

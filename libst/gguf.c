@@ -1,10 +1,11 @@
 /*
  * gguf.c - read one GGUF file (llama.cpp's format, versions 2 and 3): its
  * metadata, its tensor infos with their ggml types, and the tensor data as
- * borrowed views into a read-only mapping. Also the row codecs for the
- * ggml types libst converts (F32, F16, BF16, Q8_0).
+ * borrowed views into a read-only mapping.
  *
- * It does not write GGUF files and knows nothing of any architecture.
+ * It does not write GGUF files (gguf_write.c) and knows nothing of any
+ * architecture; the ggml type table and the row codecs are in
+ * ggml_types.c.
  *
  * The whole file is mapped at open and the header is parsed in place, so
  * opening touches only the header's pages: a 300 GB file opens as fast as
@@ -18,175 +19,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- ggml types ------------------------------------------------------------ */
-
-struct ggml_traits {
-	const char *name;
-	unsigned block, bytes;
-};
-
-/* Block sizes of ggml.c's type_traits (QK_K = 256). */
-static const struct ggml_traits traits[ST_GGML_TYPE_COUNT] = {
-	[ST_GGML_F32] = {"F32", 1, 4},
-	[ST_GGML_F16] = {"F16", 1, 2},
-	[ST_GGML_Q4_0] = {"Q4_0", 32, 18},
-	[ST_GGML_Q4_1] = {"Q4_1", 32, 20},
-	[ST_GGML_Q5_0] = {"Q5_0", 32, 22},
-	[ST_GGML_Q5_1] = {"Q5_1", 32, 24},
-	[ST_GGML_Q8_0] = {"Q8_0", 32, 34},
-	[ST_GGML_Q8_1] = {"Q8_1", 32, 36},
-	[ST_GGML_Q2_K] = {"Q2_K", 256, 84},
-	[ST_GGML_Q3_K] = {"Q3_K", 256, 110},
-	[ST_GGML_Q4_K] = {"Q4_K", 256, 144},
-	[ST_GGML_Q5_K] = {"Q5_K", 256, 176},
-	[ST_GGML_Q6_K] = {"Q6_K", 256, 210},
-	[ST_GGML_Q8_K] = {"Q8_K", 256, 292},
-	[ST_GGML_IQ2_XXS] = {"IQ2_XXS", 256, 66},
-	[ST_GGML_IQ2_XS] = {"IQ2_XS", 256, 74},
-	[ST_GGML_IQ3_XXS] = {"IQ3_XXS", 256, 98},
-	[ST_GGML_IQ1_S] = {"IQ1_S", 256, 50},
-	[ST_GGML_IQ4_NL] = {"IQ4_NL", 32, 18},
-	[ST_GGML_IQ3_S] = {"IQ3_S", 256, 110},
-	[ST_GGML_IQ2_S] = {"IQ2_S", 256, 82},
-	[ST_GGML_IQ4_XS] = {"IQ4_XS", 256, 136},
-	[ST_GGML_I8] = {"I8", 1, 1},
-	[ST_GGML_I16] = {"I16", 1, 2},
-	[ST_GGML_I32] = {"I32", 1, 4},
-	[ST_GGML_I64] = {"I64", 1, 8},
-	[ST_GGML_F64] = {"F64", 1, 8},
-	[ST_GGML_IQ1_M] = {"IQ1_M", 256, 56},
-	[ST_GGML_BF16] = {"BF16", 1, 2},
-	[ST_GGML_TQ1_0] = {"TQ1_0", 256, 54},
-	[ST_GGML_TQ2_0] = {"TQ2_0", 256, 66},
-	[ST_GGML_MXFP4] = {"MXFP4", 32, 17},
-};
-
-const char *st_ggml_type_name(unsigned type)
-{
-	return type < ST_GGML_TYPE_COUNT ? traits[type].name : NULL;
-}
-
-int st_ggml_type_from_name(const char *name, unsigned *type)
-{
-	for (unsigned t = 0; t < ST_GGML_TYPE_COUNT; t++)
-		if (traits[t].name && !strcmp(traits[t].name, name)) {
-			*type = t;
-			return ST_OK;
-		}
-	return ST_ENOTFOUND;
-}
-
-int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes)
-{
-	if (type >= ST_GGML_TYPE_COUNT || !traits[type].name)
-		return ST_ENOTFOUND;
-	if (block)
-		*block = traits[type].block;
-	if (bytes)
-		*bytes = traits[type].bytes;
-	return ST_OK;
-}
-
-int st_ggml_type_dtype(unsigned type, st_dtype *out)
-{
-	switch (type) {
-	case ST_GGML_F32: *out = ST_DTYPE_F32; return ST_OK;
-	case ST_GGML_F16: *out = ST_DTYPE_F16; return ST_OK;
-	case ST_GGML_BF16: *out = ST_DTYPE_BF16; return ST_OK;
-	case ST_GGML_F64: *out = ST_DTYPE_F64; return ST_OK;
-	case ST_GGML_I8: *out = ST_DTYPE_I8; return ST_OK;
-	case ST_GGML_I16: *out = ST_DTYPE_I16; return ST_OK;
-	case ST_GGML_I32: *out = ST_DTYPE_I32; return ST_OK;
-	case ST_GGML_I64: *out = ST_DTYPE_I64; return ST_OK;
-	default: return ST_ENOTFOUND;
-	}
-}
-
-/* ---- row codecs ------------------------------------------------------------ */
-
-#define QK8_0 32
-
-int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
-{
-	const unsigned char *s = src;
-	switch (type) {
-	case ST_GGML_F32:
-	case ST_GGML_F16:
-	case ST_GGML_BF16: {
-		st_dtype d = ST_DTYPE_F32;
-		st_ggml_type_dtype(type, &d);
-		if (n > SIZE_MAX)
-			return ST_EINVAL;
-		return st_convert(ST_DTYPE_F32, dst, d, src, (size_t)n, NULL);
-	}
-	case ST_GGML_Q8_0:
-		if (n % QK8_0)
-			return ST_EINVAL;
-		for (uint64_t b = 0; b < n / QK8_0; b++, s += 2 + QK8_0) {
-			st_f16 h = {(uint16_t)(s[0] | s[1] << 8)};
-			float d = st_f16_to_f32(h);
-			for (int j = 0; j < QK8_0; j++)
-				dst[b * QK8_0 + (uint64_t)j] = (float)(int8_t)s[2 + j] * d;
-		}
-		return ST_OK;
-	default:
-		return ST_EUNSUPPORTED;
-	}
-}
-
-int st_ggml_from_f32(unsigned type, const float *src, void *dst, uint64_t n)
-{
-	unsigned char *o = dst;
-	switch (type) {
-	case ST_GGML_F32:
-	case ST_GGML_F16:
-	case ST_GGML_BF16: {
-		st_dtype d = ST_DTYPE_F32;
-		st_ggml_type_dtype(type, &d);
-		if (n > SIZE_MAX)
-			return ST_EINVAL;
-		return st_convert(d, dst, ST_DTYPE_F32, src, (size_t)n, NULL);
-	}
-	case ST_GGML_Q8_0:
-		if (n % QK8_0)
-			return ST_EINVAL;
-		for (uint64_t b = 0; b < n / QK8_0; b++, o += 2 + QK8_0) {
-			const float *x = src + b * QK8_0;
-			float amax = 0.0f;
-			for (int j = 0; j < QK8_0; j++) {
-				const float v = fabsf(x[j]);
-				amax = amax > v ? amax : v;
-			}
-			/*
-			 * Multiplied by the reciprocal, not divided: x / d and
-			 * x * (1 / d) round differently in a few blocks, and the
-			 * reference quantizer multiplies.
-			 */
-			const float d = amax / 127.0f;
-			const float id = d != 0.0f ? 1.0f / d : 0.0f;
-			st_f16 h = st_f32_to_f16(d);
-			o[0] = (unsigned char)(h.bits & 0xff);
-			o[1] = (unsigned char)(h.bits >> 8);
-			for (int j = 0; j < QK8_0; j++) {
-				/* |x * id| <= 127 unless the block holds Inf or NaN. */
-				const float q = roundf(x[j] * id);
-				o[2 + j] = (unsigned char)(q >= -128.0f && q <= 127.0f
-				                               ? (int8_t)q : 0);
-			}
-		}
-		return ST_OK;
-	default:
-		return ST_EUNSUPPORTED;
-	}
-}
 
 /* ---- the handle ------------------------------------------------------------ */
 
@@ -829,7 +667,7 @@ static int check_tensors(struct parser *ps)
 			if (st__report_stop(ps->r))
 				goto stop;
 		}
-		if (t->type >= ST_GGML_TYPE_COUNT || !traits[t->type].name)
+		if (!st_ggml_type_name(t->type))
 			continue; /* reported: no size known */
 		if (t->offset > data_size || t->n_bytes > data_size - t->offset) {
 			st__report(ps->r, ST_PROBLEM_ERROR,

@@ -53,33 +53,55 @@ sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 # ms; it is killed at random moments spread over a whole run and a half
 # more, so that some land in the tensors, some in the small files and the
 # commit, and some after the end. Then the same CMD runs to completion.
+# kill_trial NAME TRIAL DELAY CMD...: one trial of snapshot_kills, killed
+# after DELAY ms; counts into n_old, n_new, n_killed, n_beside.
+kill_trial() {
+  local name=$1 trial=$2 delay=$3 s
+  shift 3
+  rm -rf "$O/snap"; cp -a "$O/old" "$O/snap"
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  sleep_ms "$delay"
+  kill -KILL $pid 2>/dev/null
+  { wait $pid; } 2>/dev/null
+  [ $? = 137 ] && n_killed=$((n_killed + 1))
+  [ -n "$(temps "$O")" ] && n_beside=$((n_beside + 1))
+  s=$(tree_sum "$O/snap")
+  if [ "$s" = "$old_sum" ]; then n_old=$((n_old + 1)); ok
+  elif [ "$s" = "$new_sum" ]; then n_new=$((n_new + 1)); ok
+  else
+    fail "$name trial $trial (killed after $delay of $dur ms): OUT is neither the old snapshot nor the new one:"
+    (cd "$O/snap" && ls -lA) | sed 's/^/  /' >&2
+  fi
+  # The next run removes what the killed one left, and completes.
+  run "${name}_next_$trial" 0 "$@"
+  no_temps "${name}_next_$trial" "$O"
+  no_temps "${name}_next_$trial inside OUT" "$O/snap"
+  if [ "$(tree_sum "$O/snap")" = "$new_sum" ]; then ok; else fail "${name}_next_$trial: not the new snapshot"; fi
+}
+
+# snapshot_kills NAME TRIALS CMD...: CMD writes NEW into the existing
+# snapshot $O/snap (a fresh copy of OLD each time), which takes about $dur
+# ms; it is killed at random moments spread over a whole run and a half
+# more, so that some land in the tensors, some in the small files and the
+# commit, and some after the end. Then the same CMD runs to completion.
+# On a busy machine every kill may miss the writing; then more trials
+# aim inside the run (a tenth to four fifths of it), up to 30, until one
+# lands there.
 snapshot_kills() {
-  local name=$1 trials=$2 trial delay s n_old=0 n_new=0 n_killed=0 n_beside=0
+  local name=$1 trials=$2 trial delay extra=0
+  n_old=0 n_new=0 n_killed=0 n_beside=0
   shift 2
   for trial in $(seq 1 "$trials"); do
-    rm -rf "$O/snap"; cp -a "$O/old" "$O/snap"
     delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
-    "$@" >/dev/null 2>&1 &
-    pid=$!
-    sleep_ms $delay
-    kill -KILL $pid 2>/dev/null
-    { wait $pid; } 2>/dev/null
-    [ $? = 137 ] && n_killed=$((n_killed + 1))
-    [ -n "$(temps "$O")" ] && n_beside=$((n_beside + 1))
-    s=$(tree_sum "$O/snap")
-    if [ "$s" = "$old_sum" ]; then n_old=$((n_old + 1)); ok
-    elif [ "$s" = "$new_sum" ]; then n_new=$((n_new + 1)); ok
-    else
-      fail "$name trial $trial (killed after $delay of $dur ms): OUT is neither the old snapshot nor the new one:"
-      (cd "$O/snap" && ls -lA) | sed 's/^/  /' >&2
-    fi
-    # The next run removes what the killed one left, and completes.
-    run "${name}_next_$trial" 0 "$@"
-    no_temps "${name}_next_$trial" "$O"
-    no_temps "${name}_next_$trial inside OUT" "$O/snap"
-    if [ "$(tree_sum "$O/snap")" = "$new_sum" ]; then ok; else fail "${name}_next_$trial: not the new snapshot"; fi
+    kill_trial "$name" "$trial" "$delay" "$@"
   done
-  echo "$name: $n_killed of $trials killed, $n_beside left a temporary beside OUT; OUT old $n_old, new $n_new"
+  while [ $n_beside = 0 ] && [ $extra -lt 30 ]; do
+    extra=$((extra + 1))
+    delay=$((dur / 10 + (RANDOM * 32768 + RANDOM) % (dur * 7 / 10 + 1)))
+    kill_trial "$name" "extra_$extra" "$delay" "$@"
+  done
+  echo "$name: $n_killed of $((trials + extra)) killed, $n_beside left a temporary beside OUT; OUT old $n_old, new $n_new"
   # Without a run killed half-way the trials proved nothing.
   [ $n_killed -gt 0 ] && [ $n_beside -gt 0 ] && ok ||
     fail "$name: no run was killed while writing ($n_killed killed, $n_beside left a temporary beside OUT)"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/compare.h"
-#include "common/pipeline.h"
+#include <st.h>
 
 #define DIR ST_TESTDATA "/stdiff/"
 
@@ -45,7 +45,7 @@ static compare_stats run(const compare_spec *spec, const void *a, const void *b,
 {
 	double sum = 0;
 	unsigned gb, ge;
-	pipeline_dtype_group(spec->a, &gb, &ge);
+	st_dtype_group(spec->a, &gb, &ge);
 	compare_stats s = chunk(spec, a, b, n_groups, 0, n_groups * ge, &sum);
 	if (mean)
 		*mean = s.n_num ? sum / (double)s.n_num : 0;
@@ -334,8 +334,8 @@ static void check_fixture(const struct fixture *fx, uint64_t chunk_groups)
 			                  fx->rtol >= 0 ? &fx->rtol : NULL,
 			                  fx->atol >= 0 ? &fx->atol : NULL);
 			unsigned ga, gb, ea;
-			pipeline_dtype_group(ta->dtype, &ga, &ea);
-			pipeline_dtype_group(tb->dtype, &gb, &ea);
+			st_dtype_group(ta->dtype, &ga, &ea);
+			st_dtype_group(tb->dtype, &gb, &ea);
 			unsigned char *a = read_all(ca, (size_t)ia);
 			unsigned char *b = read_all(cb, (size_t)ib);
 			uint64_t groups = ta->n_elements / ea;

@@ -19,7 +19,7 @@
  * It is not a validator (stinfo --check is). This file is options,
  * matching names, policy and output: the kernels (tolerance, rounding
  * check, NaN rules) are common/compare.c, and the data is streamed by
- * common/pipeline.c, both checkpoints read in lockstep through one handle
+ * st_stream_run (st/stream.h), both checkpoints read in lockstep through one handle
  * each, in chunks of 256 KiB, so memory stays bounded whatever their
  * size. Chunk results are merged in chunk order, so the output does not
  * depend on threading.
@@ -32,7 +32,7 @@
 #include "common/inventory.h"
 #include "common/order.h"
 #include "common/gguf_diff.h"
-#include "common/pipeline.h"
+#include <st.h>
 
 #include <fnmatch.h>
 #include <getopt.h>
@@ -72,7 +72,7 @@ struct pair {
 	bool compared;   /* values compared (comparable, same shape, not --names-only) */
 	bool has_stats;  /* abs/rel/mean are meaningful (not COMPARE_RAW) */
 	compare_spec spec;
-	unsigned g_elems; /* elements per group of bytes (pipeline_dtype_group) */
+	unsigned g_elems; /* elements per group of bytes (st_dtype_group) */
 	compare_stats st;
 	double sum_abs;
 	double group_sum;        /* block sums of the current sum group */
@@ -113,7 +113,7 @@ _Static_assert(SUM_GROUP_BYTES % CHUNK_BYTES == 0,
 #define DQ_BUF_BYTES CHUNK_BYTES
 
 struct diff_run {
-	struct pair **pairs; /* per pipeline item */
+	struct pair **pairs; /* per stream item */
 	cli_progress progress;
 };
 
@@ -124,10 +124,10 @@ struct chunk_result {
 	double sums[MAX_BLOCKS];
 };
 
-static int diff_work(void *ctx, const pipeline_chunk *c, st_error *err)
+static int diff_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct diff_run *r = ctx;
-	const pipeline_piece *pc = &c->pieces[0]; /* not packed: one piece */
+	const st_stream_piece *pc = &c->pieces[0]; /* not packed: one piece */
 	struct pair *p = r->pairs[pc->item];
 	struct chunk_result *res = c->out;
 	compare_stats_init(&res->st);
@@ -151,7 +151,7 @@ static int diff_work(void *ctx, const pipeline_chunk *c, st_error *err)
 }
 
 /* In chunk order: the sums behind the mean are added in a fixed order. */
-static int diff_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int diff_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct diff_run *r = ctx;
 	struct pair *p = r->pairs[c->pieces[0].item];
@@ -168,7 +168,7 @@ static int diff_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void diff_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void diff_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	(void)c;
 	cli_progress_add(&((struct diff_run *)ctx)->progress, bytes);
@@ -185,7 +185,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	struct diff_run r;
 	memset(&r, 0, sizeof r);
 	r.pairs = cli_xmalloc(n_pairs * sizeof *r.pairs);
-	pipeline_item *items = cli_xcalloc(n_pairs, sizeof *items);
+	st_stream_item *items = cli_xcalloc(n_pairs, sizeof *items);
 	size_t m = 0;
 	uint64_t total_bytes = 0;
 	size_t dq_row = 0;
@@ -195,8 +195,8 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		if (!p->compared)
 			continue;
 		unsigned ga, gb, ea, eb, cost = 0;
-		pipeline_dtype_group(p->a->t->dtype, &ga, &ea);
-		pipeline_dtype_group(p->b->t->dtype, &gb, &eb);
+		st_dtype_group(p->a->t->dtype, &ga, &ea);
+		st_dtype_group(p->b->t->dtype, &gb, &eb);
 		if (p->dq) {
 			/* The other side is a wide float: one element a group.
 			 * FP8 codes are read (a byte each); MXFP4 is read by
@@ -216,7 +216,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		p->sum_abs = p->group_sum = 0;
 		p->done = 0;
 		p->group_elems = SUM_GROUP_BYTES / (cost ? cost : ga > gb ? ga : gb) * ea;
-		items[m] = (pipeline_item){{p->a->idx, p->b->idx},
+		items[m] = (st_stream_item){{p->a->idx, p->b->idx},
 		                           p->a->t->n_elements / ea, {ga, gb}, cost};
 		r.pairs[m++] = p;
 		total_bytes += (uint64_t)items[m - 1].n_groups * (ga + gb);
@@ -227,7 +227,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	                                        : cli_default_threads(MAX_THREADS));
 	/* The sink only merges, so a finished chunk seldom waits for its
 	 * turn: one buffer per thread is enough. */
-	pipeline_config cfg = {
+	st_stream_config cfg = {
 		.src = {ca, cb}, .items = items, .n_items = m,
 		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt,
 		.out_size = sizeof(struct chunk_result),
@@ -238,7 +238,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	};
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int rc = pipeline_run(&cfg, &err);
+	int rc = st_stream_run(&cfg, &err);
 	cli_progress_done(&r.progress);
 	free(items);
 	free(r.pairs);

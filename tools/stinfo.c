@@ -7,7 +7,7 @@
  * This file is the tool only: parsing, validation, shard indexes and dtype
  * conversion are libst's (st_checkpoint_open, st_check_path, st_convert);
  * the compaction of repeated layers is common/layers.c, the statistics
- * common/stats.c, streamed through bounded buffers by common/pipeline.c.
+ * common/stats.c, streamed through bounded buffers by st_stream_run (st/stream.h).
  * What lives here is options and presentation (tables, JSON). The summary
  * and --json read only the headers, so a 300 GB checkpoint answers in
  * milliseconds.
@@ -17,7 +17,7 @@
 #include "common/gguf_info.h"
 #include "common/inventory.h"
 #include "common/layers.h"
-#include "common/pipeline.h"
+#include <st.h>
 #include "common/quant_info.h"
 #include "common/stats.h"
 #include "common/table.h"
@@ -133,20 +133,20 @@ static void compute_totals(const st_checkpoint *ck, struct totals *t)
 
 struct stats_run {
 	const st_checkpoint *ck;
-	const pipeline_item *items;
+	const st_stream_item *items;
 	stats_acc *accs; /* per tensor */
 	cli_progress progress;
 };
 
-/* A chunk (one piece: the pipeline does not pack) into its own result. */
-static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
+/* A chunk (one piece: the stream does not pack) into its own result. */
+static int stats_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct stats_run *r = ctx;
-	const pipeline_piece *p = &c->pieces[0];
+	const st_stream_piece *p = &c->pieces[0];
 	const st_tensor *t = st_checkpoint_tensor(r->ck, r->items[p->item].tensor[0],
 	                                          NULL);
 	unsigned gb, ge; /* a group's bytes and elements (F4: 1 and 2) */
-	pipeline_dtype_group(t->dtype, &gb, &ge);
+	st_dtype_group(t->dtype, &gb, &ge);
 	double *wide = c->scratch;
 	stats_acc *a = c->out;
 	memset(a, 0, sizeof *a);
@@ -160,14 +160,14 @@ static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
 }
 
 /* Chunks arrive in order: merges in element order, whatever the threads. */
-static int stats_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int stats_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct stats_run *r = ctx;
 	stats_merge(&r->accs[r->items[c->pieces[0].item].tensor[0]], c->out);
 	return 0;
 }
 
-static void stats_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void stats_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	(void)c;
 	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
@@ -189,14 +189,14 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 		chunk = (size_t)v;
 
 	struct stats_run r = {ck, NULL, accs, {0}};
-	pipeline_item *items = cli_xcalloc(n, sizeof *items);
+	st_stream_item *items = cli_xcalloc(n, sizeof *items);
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		unsigned gb, ge;
 		if (!ckpt_has_values(t->dtype))
 			continue;
-		pipeline_dtype_group(t->dtype, &gb, &ge);
+		st_dtype_group(t->dtype, &gb, &ge);
 		items[m].tensor[0] = i;
 		items[m].n_groups = t->n_elements / ge; /* the format: whole bytes */
 		items[m].group_bytes[0] = gb;
@@ -208,7 +208,7 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 	unsigned nt = (unsigned)(threads > 0 ? threads : 1);
 	/* The sink only merges, so a finished chunk seldom waits for its
 	 * turn: one buffer per thread is enough. */
-	pipeline_config cfg = {
+	st_stream_config cfg = {
 		.src = {ck, NULL}, .items = items, .n_items = m,
 		.chunk_size = chunk, .threads = nt, .buffers = nt,
 		.out_size = sizeof(stats_acc), .scratch_size = STATS_SUB * sizeof(double),
@@ -218,7 +218,7 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 	st_error err;
 	memset(&err, 0, sizeof err);
 	cli_progress_start(&r.progress, "stats", total);
-	int rc = pipeline_run(&cfg, &err);
+	int rc = st_stream_run(&cfg, &err);
 	cli_progress_done(&r.progress);
 	free(items);
 	if (rc != ST_OK) {

@@ -131,6 +131,17 @@ typedef struct st_convert_stats {
 ST_API int st_convert(st_dtype dst_type, void *dst, st_dtype src_type,
                       const void *src, size_t n, st_convert_stats *stats);
 
+/* ---- values of a dtype's bytes (libst/dtype_values.c) ---------------- */
+
+/*
+ * The smallest run of elements of dtype d that fills whole bytes: *bytes
+ * bytes holding *elems elements. One element of a whole-byte dtype; two
+ * elements in one byte for F4; four in three bytes for the F6 types
+ * (element e holds bits [e*bits, (e+1)*bits) of the group, LSB first).
+ * st/stream.h reads tensors in whole groups.
+ */
+ST_API void st_dtype_group(st_dtype d, unsigned *bytes, unsigned *elems);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/pipeline.h"
+#include <st.h>
 
 /* Elements decoded to double at a time: keeps the decode buffers in L2. */
 #define SUB COMPARE_BLOCK
@@ -251,7 +251,7 @@ static void compare_raw(compare_stats *s, st_dtype d, const unsigned char *a,
                         uint64_t base)
 {
 	unsigned gbytes, gelems;
-	pipeline_dtype_group(d, &gbytes, &gelems);
+	st_dtype_group(d, &gbytes, &gelems);
 	unsigned bits = st_dtype_bits(d);
 	for (uint64_t g = 0; g < n_groups; g++) {
 		const unsigned char *pa = a + g * gbytes, *pb = b + g * gbytes;
@@ -374,8 +374,8 @@ void compare_chunk(const compare_spec *spec, const unsigned char *a,
                    void *scratch, compare_stats *s, double *sums)
 {
 	unsigned ga, gb, elems;
-	pipeline_dtype_group(spec->a, &ga, &elems);
-	pipeline_dtype_group(spec->b, &gb, &elems);
+	st_dtype_group(spec->a, &ga, &elems);
+	st_dtype_group(spec->b, &gb, &elems);
 	size_t ne = (size_t)(n_groups * elems);
 	if (spec->a == spec->b) {
 		/* Fast path: identical bytes need no arithmetic, only NaNs counted. */

@@ -80,7 +80,7 @@ void compare_stats_merge(compare_stats *t, const compare_stats *c);
 #define COMPARE_SCRATCH_BYTES ((size_t)COMPARE_BLOCK * (2 * 8 + 2 * 16 + 8))
 
 /*
- * Compare n_groups whole groups (pipeline_dtype_group) of A's bytes a
+ * Compare n_groups whole groups (st_dtype_group) of A's bytes a
  * with B's bytes b, whose first element is element first of the tensor,
  * into s. sums has one entry per COMPARE_BLOCK elements of the chunk
  * (the last block may be shorter), zeroed by the caller: entry j gains

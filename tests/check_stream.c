@@ -274,7 +274,7 @@ static void items_for(st_stream_item *items, struct rec *r, st_checkpoint *c,
 }
 
 static st_stream_config config(st_checkpoint *c, const st_stream_item *items,
-                              size_t n, struct rec *r)
+                               size_t n, struct rec *r)
 {
 	st_stream_config cfg;
 	memset(&cfg, 0, sizeof cfg);

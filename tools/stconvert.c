@@ -24,7 +24,6 @@
  */
 #include "common/cli.h"
 #include "common/dequant.h"
-#include <st.h>
 #include "common/quantize.h"
 #include "common/signals.h"
 

@@ -51,6 +51,35 @@ static st_compare_stats run(const st_compare_spec *spec, const void *a, const vo
 	return s;
 }
 
+/* Which dtypes are compared as floats, exactly as integers, or by bits. */
+START_TEST(kind_groups_dtypes_by_how_they_compare)
+{
+	/* Every dtype, by the list in st/compare.h. */
+	static const struct {
+		st_dtype d;
+		enum st_compare_kind k;
+	} want[] = {
+		{ST_DTYPE_F64, ST_COMPARE_FLOAT}, {ST_DTYPE_F32, ST_COMPARE_FLOAT},
+		{ST_DTYPE_F16, ST_COMPARE_FLOAT}, {ST_DTYPE_BF16, ST_COMPARE_FLOAT},
+		{ST_DTYPE_BOOL, ST_COMPARE_INT}, {ST_DTYPE_U8, ST_COMPARE_INT},
+		{ST_DTYPE_I8, ST_COMPARE_INT}, {ST_DTYPE_U16, ST_COMPARE_INT},
+		{ST_DTYPE_I16, ST_COMPARE_INT}, {ST_DTYPE_U32, ST_COMPARE_INT},
+		{ST_DTYPE_I32, ST_COMPARE_INT}, {ST_DTYPE_U64, ST_COMPARE_INT},
+		{ST_DTYPE_I64, ST_COMPARE_INT},
+		{ST_DTYPE_F8_E5M2, ST_COMPARE_RAW}, {ST_DTYPE_F8_E4M3, ST_COMPARE_RAW},
+		{ST_DTYPE_F8_E8M0, ST_COMPARE_RAW},
+		{ST_DTYPE_F8_E4M3FNUZ, ST_COMPARE_RAW},
+		{ST_DTYPE_F8_E5M2FNUZ, ST_COMPARE_RAW},
+		{ST_DTYPE_F6_E2M3, ST_COMPARE_RAW}, {ST_DTYPE_F6_E3M2, ST_COMPARE_RAW},
+		{ST_DTYPE_F4, ST_COMPARE_RAW}, {ST_DTYPE_C64, ST_COMPARE_RAW},
+	};
+	ck_assert_int_eq(sizeof want / sizeof want[0], ST_DTYPE_COUNT);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_msg(st_compare_kind(want[i].d) == want[i].k, "%s",
+		              st_dtype_name(want[i].d));
+}
+END_TEST
+
 START_TEST(default_tolerances_are_torch_testing)
 {
 	/* torch/testing/_comparison.py, _DTYPE_PRECISIONS. */
@@ -471,6 +500,7 @@ int main(void)
 	Suite *s = suite_create("compare");
 	TCase *tc = tcase_create("core");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, kind_groups_dtypes_by_how_they_compare);
 	tcase_add_test(tc, default_tolerances_are_torch_testing);
 	tcase_add_test(tc, tolerance_is_atol_plus_rtol_b);
 	tcase_add_test(tc, nan_inf_and_signed_zero);

@@ -338,6 +338,31 @@ START_TEST(dtype_tally_lines)
 }
 END_TEST
 
+/*
+ * The tally holds ST_DIAGNOSE_MAX_DTYPE_PAIRS distinct pairs; a pair past
+ * them is not counted, and the pairs it holds go on counting.
+ */
+START_TEST(dtype_tally_ignores_pairs_past_its_capacity)
+{
+	st_diagnose_dtype_tally t = {0};
+	int added = 0;
+	for (int a = 0; a < ST_DTYPE_COUNT && added <= ST_DIAGNOSE_MAX_DTYPE_PAIRS; a++)
+		for (int b = 0; b < ST_DTYPE_COUNT && added <= ST_DIAGNOSE_MAX_DTYPE_PAIRS;
+		     b++, added++)
+			st_diagnose_dtype_add(&t, (st_dtype)a, (st_dtype)b, 0, 0);
+	ck_assert_int_eq(added, ST_DIAGNOSE_MAX_DTYPE_PAIRS + 1);
+	ck_assert_uint_eq(t.n, ST_DIAGNOSE_MAX_DTYPE_PAIRS);
+	for (size_t i = 0; i < t.n; i++)
+		ck_assert_uint_eq(t.pair[i].tensors, 1);
+	/* The first pair is still there and counts on. */
+	st_diagnose_dtype_add(&t, (st_dtype)0, (st_dtype)0, 1, 1);
+	ck_assert_uint_eq(t.n, ST_DIAGNOSE_MAX_DTYPE_PAIRS);
+	ck_assert_uint_eq(t.pair[0].tensors, 2);
+	ck_assert_uint_eq(t.pair[0].rounded, 1);
+	ck_assert_uint_eq(t.pair[0].differ, 1);
+}
+END_TEST
+
 START_TEST(checkpoint_pair_diagnosed)
 {
 	/* testdata/trace/trap-cproj holds tiny-f32 with h.1's c_proj transposed. */
@@ -378,6 +403,7 @@ int main(void)
 	tcase_add_test(tc, bf16_bytes_labelled_f16);
 	tcase_add_test(tc, f16_bytes_labelled_bf16);
 	tcase_add_test(tc, dtype_tally_lines);
+	tcase_add_test(tc, dtype_tally_ignores_pairs_past_its_capacity);
 	tcase_add_test(tc, checkpoint_pair_diagnosed);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("limits");

@@ -27,6 +27,10 @@
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
  *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
+ *   st/stream.h  streaming tensor data in chunks on N threads
+ *   st/compare.h comparing two tensors' values: tolerances, rounding
+ *   st/stats.h   value statistics of a tensor (min, max, mean, std, counts)
+ *   st/diagnose.h naming how two same-shape tensors differ (transposed...)
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -61,6 +65,10 @@
 #include "st/hash.h"
 #include "st/verify.h"
 #include "st/quant.h"
+#include "st/stream.h"
+#include "st/compare.h"
+#include "st/stats.h"
+#include "st/diagnose.h"
 
 #ifdef __cplusplus
 extern "C" {

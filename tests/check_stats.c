@@ -1,5 +1,5 @@
 /*
- * check_stats.c - value statistics (tools/common/stats): small cases
+ * check_stats.c - value statistics (st/stats.h, libst/stats.c): small cases
  * worked out by hand, values far from zero where a naive sum of squares
  * loses every digit, chunk splits that must not change the answer, and
  * every tensor of testdata/stinfo/stats.safetensors against numpy's
@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/ckpt.h"
-#include "common/stats.h"
+#include <st.h>
 
 #define DIR ST_TESTDATA "/stinfo/"
 
@@ -24,23 +23,23 @@ static void close_to(double got, double want, double rel)
 
 START_TEST(empty_is_zero)
 {
-	stats_acc a = {0};
-	stats_add(&a, NULL, 0);
+	st_stats a = {0};
+	st_stats_add(&a, NULL, 0);
 	ck_assert_uint_eq(a.n, 0);
-	ck_assert(stats_mean(&a) == 0 && stats_std(&a) == 0);
+	ck_assert(st_stats_mean(&a) == 0 && st_stats_std(&a) == 0);
 }
 END_TEST
 
 START_TEST(one_to_four)
 {
 	const double x[] = {1, 2, 3, 4};
-	stats_acc a = {0};
-	stats_add(&a, x, 4);
+	st_stats a = {0};
+	st_stats_add(&a, x, 4);
 	ck_assert_uint_eq(a.n, 4);
 	ck_assert(a.min == 1 && a.max == 4);
-	ck_assert(stats_mean(&a) == 2.5);
+	ck_assert(st_stats_mean(&a) == 2.5);
 	/* Deviations -1.5 -0.5 0.5 1.5: squares sum to 5, 5 / 4 = 1.25. */
-	close_to(stats_std(&a), sqrt(1.25), 1e-15);
+	close_to(st_stats_std(&a), sqrt(1.25), 1e-15);
 	ck_assert_uint_eq(a.zeros, 0);
 }
 END_TEST
@@ -48,28 +47,28 @@ END_TEST
 START_TEST(nan_inf_and_zeros_counted_apart)
 {
 	const double x[] = {0.0, -0.0, NAN, INFINITY, -INFINITY, 5};
-	stats_acc a = {0};
-	stats_add(&a, x, 6);
+	st_stats a = {0};
+	st_stats_add(&a, x, 6);
 	ck_assert_uint_eq(a.n, 3);
 	ck_assert_uint_eq(a.nan, 1);
 	ck_assert_uint_eq(a.inf, 2);
 	ck_assert_uint_eq(a.zeros, 2);
 	ck_assert(a.min == 0 && a.max == 5);
 	/* 0, 0, 5: mean 5/3, variance (2 * 25/9 + 100/9) / 3 = 50/9. */
-	close_to(stats_mean(&a), 5.0 / 3, 1e-15);
-	close_to(stats_std(&a), sqrt(50.0) / 3, 1e-15);
+	close_to(st_stats_mean(&a), 5.0 / 3, 1e-15);
+	close_to(st_stats_std(&a), sqrt(50.0) / 3, 1e-15);
 }
 END_TEST
 
 START_TEST(no_finite_value)
 {
 	const double x[] = {NAN, INFINITY, NAN};
-	stats_acc a = {0};
-	stats_add(&a, x, 3);
+	st_stats a = {0};
+	st_stats_add(&a, x, 3);
 	ck_assert_uint_eq(a.n, 0);
 	ck_assert_uint_eq(a.nan, 2);
 	ck_assert_uint_eq(a.inf, 1);
-	ck_assert(stats_mean(&a) == 0 && stats_std(&a) == 0);
+	ck_assert(st_stats_mean(&a) == 0 && st_stats_std(&a) == 0);
 }
 END_TEST
 
@@ -80,19 +79,19 @@ START_TEST(far_from_zero_keeps_the_spread)
 	double x[4];
 	for (int i = 0; i < 4; i++)
 		x[i] = 1e12 + (i + 1);
-	stats_acc a = {0};
-	stats_add(&a, x, 4);
-	ck_assert(stats_mean(&a) == 1e12 + 2.5);
-	close_to(stats_std(&a), sqrt(1.25), 1e-9);
+	st_stats a = {0};
+	st_stats_add(&a, x, 4);
+	ck_assert(st_stats_mean(&a) == 1e12 + 2.5);
+	close_to(st_stats_std(&a), sqrt(1.25), 1e-9);
 	/* The same, one value per chunk, merged in order. */
-	stats_acc b = {0};
+	st_stats b = {0};
 	for (int i = 0; i < 4; i++) {
-		stats_acc c = {0};
-		stats_add(&c, &x[i], 1);
-		stats_merge(&b, &c);
+		st_stats c = {0};
+		st_stats_add(&c, &x[i], 1);
+		st_stats_merge(&b, &c);
 	}
-	ck_assert(stats_mean(&b) == 1e12 + 2.5);
-	close_to(stats_std(&b), sqrt(1.25), 1e-9);
+	ck_assert(st_stats_mean(&b) == 1e12 + 2.5);
+	close_to(st_stats_std(&b), sqrt(1.25), 1e-9);
 }
 END_TEST
 
@@ -105,21 +104,21 @@ START_TEST(splits_do_not_change_the_answer)
 	static const size_t splits[][4] = {{10}, {3, 3, 4}, {1, 9}, {9, 1}, {5, 5}};
 	static const size_t nsplit[] = {1, 3, 2, 2, 2};
 	for (size_t s = 0; s < 5; s++) {
-		stats_acc merged = {0}, running = {0};
+		st_stats merged = {0}, running = {0};
 		size_t off = 0;
 		for (size_t k = 0; k < nsplit[s]; k++) {
-			stats_acc c = {0};
-			stats_add(&c, x + off, splits[s][k]);
-			stats_merge(&merged, &c);
-			stats_add(&running, x + off, splits[s][k]);
+			st_stats c = {0};
+			st_stats_add(&c, x + off, splits[s][k]);
+			st_stats_merge(&merged, &c);
+			st_stats_add(&running, x + off, splits[s][k]);
 			off += splits[s][k];
 		}
-		const stats_acc *both[] = {&merged, &running};
+		const st_stats *both[] = {&merged, &running};
 		for (int w = 0; w < 2; w++) {
 			ck_assert_uint_eq(both[w]->n, 10);
 			ck_assert(both[w]->min == 1 && both[w]->max == 10);
-			close_to(stats_mean(both[w]), 5.5, 1e-15);
-			close_to(stats_std(both[w]), sqrt(8.25), 1e-15);
+			close_to(st_stats_mean(both[w]), 5.5, 1e-15);
+			close_to(st_stats_std(both[w]), sqrt(8.25), 1e-15);
 		}
 	}
 }
@@ -157,20 +156,20 @@ static int parse_line(const char *line, struct want *w)
 }
 
 /* Stats of tensor i of c, chunk elements at a time, merged in order. */
-static stats_acc tensor_stats(st_checkpoint *c, size_t i, size_t chunk)
+static st_stats tensor_stats(st_checkpoint *c, size_t i, size_t chunk)
 {
 	const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 	unsigned char *raw = malloc(t->n_bytes ? t->n_bytes : 1);
 	double *x = malloc((t->n_elements ? t->n_elements : 1) * sizeof *x);
 	st_error err;
 	ck_assert_int_eq(st_checkpoint_read(c, i, 0, raw, t->n_bytes, &err), ST_OK);
-	ckpt_widen(t->dtype, raw, x, t->n_elements);
-	stats_acc a = {0};
+	st_dtype_widen(t->dtype, raw, x, t->n_elements);
+	st_stats a = {0};
 	for (uint64_t e = 0; e < t->n_elements; e += chunk) {
 		size_t n = t->n_elements - e < chunk ? t->n_elements - e : chunk;
-		stats_acc part = {0};
-		stats_add(&part, x + e, n);
-		stats_merge(&a, &part);
+		st_stats part = {0};
+		st_stats_add(&part, x + e, n);
+		st_stats_merge(&a, &part);
 	}
 	free(raw);
 	free(x);
@@ -195,11 +194,11 @@ START_TEST(numpy_figures)
 		ck_assert_int_ge(i, 0);
 		if (w.skip) {
 			const st_tensor *t = st_checkpoint_tensor(c, (size_t)i, NULL);
-			ck_assert(!ckpt_has_values(t->dtype));
+			ck_assert(!st_dtype_has_values(t->dtype));
 			continue;
 		}
 		for (size_t k = 0; k < sizeof chunks / sizeof chunks[0]; k++) {
-			stats_acc a = tensor_stats(c, (size_t)i, chunks[k]);
+			st_stats a = tensor_stats(c, (size_t)i, chunks[k]);
 			ck_assert_uint_eq(a.nan, w.nan);
 			ck_assert_uint_eq(a.inf, w.inf);
 			ck_assert_uint_eq(a.zeros, w.zeros);
@@ -211,12 +210,12 @@ START_TEST(numpy_figures)
 			              w.name);
 			/* Relative to the spread, as the CLI test has it. */
 			double scale = fabs(w.mean) + w.std + 1e-300;
-			ck_assert_msg(fabs(stats_mean(&a) - w.mean) <= 1e-10 * scale,
+			ck_assert_msg(fabs(st_stats_mean(&a) - w.mean) <= 1e-10 * scale,
 			              "%s: mean %.17g vs numpy %.17g", w.name,
-			              stats_mean(&a), w.mean);
-			ck_assert_msg(fabs(stats_std(&a) - w.std) <= 1e-10 * scale,
+			              st_stats_mean(&a), w.mean);
+			ck_assert_msg(fabs(st_stats_std(&a) - w.std) <= 1e-10 * scale,
 			              "%s: std %.17g vs numpy %.17g", w.name,
-			              stats_std(&a), w.std);
+			              st_stats_std(&a), w.std);
 		}
 		checked++;
 	}

@@ -24,7 +24,6 @@
  */
 #include "common/cli.h"
 #include "common/dequant.h"
-#include "common/pipeline.h"
 #include "common/quantize.h"
 #include "common/signals.h"
 
@@ -563,15 +562,15 @@ static unsigned keep_shards(st_checkpoint *c, item *items, size_t n, int verbose
 /* ---- the data path --------------------------------------------------------- */
 
 /*
- * The tensors of one output file stream through the tools' pipeline
- * (common/pipeline.h, recipe 1): one item per output tensor in write
+ * The tensors of one output file stream through st_stream_run
+ * (st/stream.h, recipe 1): one item per output tensor in write
  * order, cut into chunks of at most CHUNK bytes (a chunk may hold the ends
  * of several small tensors), read and converted on the worker threads, and
  * appended to the writer in chunk order by the sink.
  */
 typedef struct job {
 	st_writer *w;
-	item **items;             /* in write order, one per pipeline item */
+	item **items;             /* in write order, one per stream item */
 	unsigned n_workers;
 	st_convert_stats *stats;  /* n_workers x n_items, per worker and item */
 	size_t n_items;
@@ -589,7 +588,7 @@ static uint64_t piece_out_bytes(const item *it, uint64_t n_groups)
 }
 
 /* Read pieces -> chunk->out: copy, or convert (any worker, concurrently). */
-static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
+static int convert_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	job *j = ctx;
 	if (signals_caught()) {
@@ -601,7 +600,7 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	}
 	unsigned char *out = c->out;
 	for (size_t k = 0; k < c->n_pieces; k++) {
-		const pipeline_piece *p = &c->pieces[k];
+		const st_stream_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
 			if (qz_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
@@ -622,7 +621,7 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 }
 
 /* chunk->out -> the writer, in chunk order. */
-static int convert_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int convert_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	job *j = ctx;
 	uint64_t n = 0;
@@ -636,15 +635,15 @@ static int convert_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 }
 
 /*
- * Progress in input bytes: what the pipeline read, and what the work read
+ * Progress in input bytes: what the stream read, and what the work read
  * itself (a quantized weight's block rows; MXFP4 blocks, two values a
  * byte, through their mapping).
  */
-static void convert_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void convert_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	job *j = ctx;
 	for (size_t k = 0; k < c->n_pieces; k++) {
-		const pipeline_piece *p = &c->pieces[k];
+		const st_stream_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT)
 			bytes += p->n_groups * (st_dtype_bits(it->t->dtype) / 8);
@@ -659,7 +658,7 @@ static void convert_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 static int run_job(job *j, st_checkpoint *c, st_error *err)
 {
 	size_t n = j->n_items;
-	pipeline_item *pi = cli_xcalloc(n ? n : 1, sizeof *pi);
+	st_stream_item *pi = cli_xcalloc(n ? n : 1, sizeof *pi);
 	for (size_t i = 0; i < n; i++) {
 		const item *it = j->items[i];
 		pi[i].tensor[0] = it->src;
@@ -670,7 +669,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 			pi[i].group_bytes[0] = 0;
 			pi[i].cost = it->action == ACT_QUANT ? 1 : 4;
 		} else if (it->action == ACT_DEQUANT) {
-			/* FP8: a code a byte, read by the pipeline; MXFP4: read
+			/* FP8: a code a byte, read by the stream; MXFP4: read
 			 * through its mapping by dequant.c. */
 			pi[i].n_groups = it->dq->n_out;
 			pi[i].group_bytes[0] = it->dq->role == DQ_FP8 ? 1 : 0;
@@ -688,7 +687,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		}
 	}
 	j->stats = cli_xcalloc((size_t)j->n_workers * (n ? n : 1), sizeof *j->stats);
-	pipeline_config cfg = {
+	st_stream_config cfg = {
 		.src = {c, NULL},
 		.items = pi,
 		.n_items = n,
@@ -703,7 +702,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.progress = convert_progress,
 		.ctx = j,
 	};
-	int rc = pipeline_run(&cfg, err);
+	int rc = st_stream_run(&cfg, err);
 	if (rc == ST_OK) {
 		for (unsigned w = 0; w < j->n_workers; w++) {
 			for (size_t k = 0; k < n; k++) {

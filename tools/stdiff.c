@@ -18,21 +18,19 @@
  *
  * It is not a validator (stinfo --check is). This file is options,
  * matching names, policy and output: the kernels (tolerance, rounding
- * check, NaN rules) are common/compare.c, and the data is streamed by
- * common/pipeline.c, both checkpoints read in lockstep through one handle
- * each, in chunks of 256 KiB, so memory stays bounded whatever their
- * size. Chunk results are merged in chunk order, so the output does not
+ * check, NaN rules) are libst's (st/compare.h), and the data is streamed
+ * by st_stream_run (st/stream.h), both checkpoints read in lockstep
+ * through one handle each, in chunks of 256 KiB, so memory stays bounded
+ * whatever their size. Chunk results are merged in chunk order, so the output does not
  * depend on threading.
  */
 #include "common/cli.h"
 #include "common/ckpt.h"
-#include "common/compare.h"
 #include "common/dequant.h"
-#include "common/diagnose.h"
 #include "common/inventory.h"
 #include "common/order.h"
 #include "common/gguf_diff.h"
-#include "common/pipeline.h"
+#include <st.h>
 
 #include <fnmatch.h>
 #include <getopt.h>
@@ -68,17 +66,17 @@ struct entry {
 struct pair {
 	const struct entry *a, *b;
 	bool same_shape, same_dtype;
-	bool comparable; /* same dtype, or neither is COMPARE_RAW */
+	bool comparable; /* same dtype, or neither is ST_COMPARE_RAW */
 	bool compared;   /* values compared (comparable, same shape, not --names-only) */
-	bool has_stats;  /* abs/rel/mean are meaningful (not COMPARE_RAW) */
-	compare_spec spec;
-	unsigned g_elems; /* elements per group of bytes (pipeline_dtype_group) */
-	compare_stats st;
+	bool has_stats;  /* abs/rel/mean are meaningful (not ST_COMPARE_RAW) */
+	st_compare_spec spec;
+	unsigned g_elems; /* elements per group of bytes (st_dtype_group) */
+	st_compare_stats st;
 	double sum_abs;
 	double group_sum;        /* block sums of the current sum group */
 	uint64_t group_elems;    /* elements per sum group */
 	uint64_t done;           /* elements merged so far */
-	diagnose_result diag; /* for a pair that differs: the trap, if any */
+	st_diagnose_result diag; /* for a pair that differs: the trap, if any */
 	/* One side a quantized weight: it is dequantized to dq_to (F32, or
 	 * the other side's dtype with --exact, F64 against F64) first. */
 	const dq_tensor *dq;
@@ -102,7 +100,7 @@ struct pair {
  */
 #define SUM_GROUP_BYTES ((size_t)4 << 20)
 /* Block sums a chunk can hold: two elements a byte at most (F4). */
-#define MAX_BLOCKS (2 * CHUNK_BYTES / COMPARE_BLOCK + 1)
+#define MAX_BLOCKS (2 * CHUNK_BYTES / ST_COMPARE_BLOCK + 1)
 _Static_assert(SUM_GROUP_BYTES % CHUNK_BYTES == 0,
                "a sum group must be whole chunks");
 /*
@@ -113,31 +111,31 @@ _Static_assert(SUM_GROUP_BYTES % CHUNK_BYTES == 0,
 #define DQ_BUF_BYTES CHUNK_BYTES
 
 struct diff_run {
-	struct pair **pairs; /* per pipeline item */
+	struct pair **pairs; /* per stream item */
 	cli_progress progress;
 };
 
 /* A chunk's result, from work to sink. */
 struct chunk_result {
-	compare_stats st;
+	st_compare_stats st;
 	uint64_t elems;
 	double sums[MAX_BLOCKS];
 };
 
-static int diff_work(void *ctx, const pipeline_chunk *c, st_error *err)
+static int diff_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct diff_run *r = ctx;
-	const pipeline_piece *pc = &c->pieces[0]; /* not packed: one piece */
+	const st_stream_piece *pc = &c->pieces[0]; /* not packed: one piece */
 	struct pair *p = r->pairs[pc->item];
 	struct chunk_result *res = c->out;
-	compare_stats_init(&res->st);
+	st_compare_stats_init(&res->st);
 	res->elems = pc->n_groups * p->g_elems;
 	memset(res->sums, 0, sizeof res->sums);
 	const unsigned char *a = pc->data[0], *b = pc->data[1];
 	if (p->dq) {
 		/* The quantized side's elements, dequantized, in the scratch
-		 * after compare_chunk's (DQ_BUF_BYTES, then dq_range's own). */
-		unsigned char *deq = (unsigned char *)c->scratch + COMPARE_SCRATCH_BYTES;
+		 * after st_compare_chunk's (DQ_BUF_BYTES, then dq_range's own). */
+		unsigned char *deq = (unsigned char *)c->scratch + ST_COMPARE_SCRATCH_BYTES;
 		dq_range(p->dq, p->dq_to, deq, p->dq_b ? b : a, pc->group, pc->n_groups,
 		         deq + DQ_BUF_BYTES);
 		if (p->dq_b)
@@ -145,19 +143,19 @@ static int diff_work(void *ctx, const pipeline_chunk *c, st_error *err)
 		else
 			a = deq;
 	}
-	compare_chunk(&p->spec, a, b, pc->n_groups, pc->group * p->g_elems,
-	              c->scratch, &res->st, res->sums);
+	st_compare_chunk(&p->spec, a, b, pc->n_groups, pc->group * p->g_elems,
+	                 c->scratch, &res->st, res->sums);
 	return 0;
 }
 
 /* In chunk order: the sums behind the mean are added in a fixed order. */
-static int diff_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int diff_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct diff_run *r = ctx;
 	struct pair *p = r->pairs[c->pieces[0].item];
 	const struct chunk_result *res = c->out;
-	compare_stats_merge(&p->st, &res->st);
-	uint64_t nb = (res->elems + COMPARE_BLOCK - 1) / COMPARE_BLOCK;
+	st_compare_stats_merge(&p->st, &res->st);
+	uint64_t nb = (res->elems + ST_COMPARE_BLOCK - 1) / ST_COMPARE_BLOCK;
 	for (uint64_t j = 0; j < nb; j++)
 		p->group_sum += res->sums[j];
 	p->done += res->elems;
@@ -168,7 +166,7 @@ static int diff_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void diff_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void diff_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	(void)c;
 	cli_progress_add(&((struct diff_run *)ctx)->progress, bytes);
@@ -185,7 +183,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	struct diff_run r;
 	memset(&r, 0, sizeof r);
 	r.pairs = cli_xmalloc(n_pairs * sizeof *r.pairs);
-	pipeline_item *items = cli_xcalloc(n_pairs, sizeof *items);
+	st_stream_item *items = cli_xcalloc(n_pairs, sizeof *items);
 	size_t m = 0;
 	uint64_t total_bytes = 0;
 	size_t dq_row = 0;
@@ -195,8 +193,8 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		if (!p->compared)
 			continue;
 		unsigned ga, gb, ea, eb, cost = 0;
-		pipeline_dtype_group(p->a->t->dtype, &ga, &ea);
-		pipeline_dtype_group(p->b->t->dtype, &gb, &eb);
+		st_dtype_group(p->a->t->dtype, &ga, &ea);
+		st_dtype_group(p->b->t->dtype, &gb, &eb);
 		if (p->dq) {
 			/* The other side is a wide float: one element a group.
 			 * FP8 codes are read (a byte each); MXFP4 is read by
@@ -212,11 +210,11 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 				dq_row = (size_t)p->dq->row_len;
 		}
 		p->g_elems = ea; /* equal: same dtype, or both byte-aligned */
-		compare_stats_init(&p->st);
+		st_compare_stats_init(&p->st);
 		p->sum_abs = p->group_sum = 0;
 		p->done = 0;
 		p->group_elems = SUM_GROUP_BYTES / (cost ? cost : ga > gb ? ga : gb) * ea;
-		items[m] = (pipeline_item){{p->a->idx, p->b->idx},
+		items[m] = (st_stream_item){{p->a->idx, p->b->idx},
 		                           p->a->t->n_elements / ea, {ga, gb}, cost};
 		r.pairs[m++] = p;
 		total_bytes += (uint64_t)items[m - 1].n_groups * (ga + gb);
@@ -227,18 +225,18 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 	                                        : cli_default_threads(MAX_THREADS));
 	/* The sink only merges, so a finished chunk seldom waits for its
 	 * turn: one buffer per thread is enough. */
-	pipeline_config cfg = {
+	st_stream_config cfg = {
 		.src = {ca, cb}, .items = items, .n_items = m,
 		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt,
 		.out_size = sizeof(struct chunk_result),
-		.scratch_size = COMPARE_SCRATCH_BYTES +
+		.scratch_size = ST_COMPARE_SCRATCH_BYTES +
 		                (any_dq ? DQ_BUF_BYTES + DQ_SCRATCH(dq_row) : 0),
 		.work = diff_work, .sink = diff_sink, .progress = diff_progress,
 		.ctx = &r,
 	};
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int rc = pipeline_run(&cfg, &err);
+	int rc = st_stream_run(&cfg, &err);
 	cli_progress_done(&r.progress);
 	free(items);
 	free(r.pairs);
@@ -528,31 +526,31 @@ static bool pair_faithful(const struct pair *p, bool exact, bool dq_b)
  * The trap a differing pair was found to be (diagnose.h), or null:
  * {"kind", "exact", "description"} and the kind's own figures.
  */
-static void json_diagnosis(const diagnose_result *d)
+static void json_diagnosis(const st_diagnose_result *d)
 {
 	static const char *const kinds[] = {
-		[DIAGNOSE_NEGATED] = "negated", [DIAGNOSE_SCALED] = "scaled",
-		[DIAGNOSE_TRANSPOSED] = "transposed", [DIAGNOSE_PERMUTED] = "permuted",
-		[DIAGNOSE_REINTERPRETED] = "reinterpreted",
+		[ST_DIAGNOSE_NEGATED] = "negated", [ST_DIAGNOSE_SCALED] = "scaled",
+		[ST_DIAGNOSE_TRANSPOSED] = "transposed", [ST_DIAGNOSE_PERMUTED] = "permuted",
+		[ST_DIAGNOSE_REINTERPRETED] = "reinterpreted",
 	};
-	if (d->kind == DIAGNOSE_NONE) {
+	if (d->kind == ST_DIAGNOSE_NONE) {
 		fputs("null", stdout);
 		return;
 	}
 	char buf[512];
 	printf("{\"kind\": \"%s\", \"exact\": %s, \"description\": ", kinds[d->kind],
 	       d->exact ? "true" : "false");
-	diagnose_describe(d, buf, sizeof buf);
+	st_diagnose_describe(d, buf, sizeof buf);
 	json_name(buf, strlen(buf));
-	if (d->kind == DIAGNOSE_SCALED) {
+	if (d->kind == ST_DIAGNOSE_SCALED) {
 		fputs(", \"scale\": ", stdout);
 		cli_json_double(stdout, d->scale);
-	} else if (d->kind == DIAGNOSE_PERMUTED) {
+	} else if (d->kind == ST_DIAGNOSE_PERMUTED) {
 		printf(", \"block_width\": %llu, \"order\": [", (unsigned long long)d->block_width);
 		for (int j = 0; j < d->n_blocks; j++)
 			printf("%s%d", j ? ", " : "", d->perm[j] + 1);
 		putchar(']');
-	} else if (d->kind == DIAGNOSE_REINTERPRETED) {
+	} else if (d->kind == ST_DIAGNOSE_REINTERPRETED) {
 		printf(", \"read_as\": \"%s\"", st_dtype_name(d->read_as));
 	}
 	putchar('}');
@@ -725,7 +723,7 @@ static void print_coords(const st_tensor *t, uint64_t flat)
 
 static void print_pair_line(const struct pair *p)
 {
-	const compare_stats *s = &p->st;
+	const st_compare_stats *s = &p->st;
 	bool ident = s->identical && p->same_dtype;
 	const char *status = ident ? "identical"
 	                     : s->mismatched ? "differs" : "within tolerance";
@@ -774,9 +772,9 @@ static void print_pair_line(const struct pair *p)
 		       st_dtype_name(tn));
 	}
 	putchar('\n');
-	if (p->diag.kind != DIAGNOSE_NONE) {
+	if (p->diag.kind != ST_DIAGNOSE_NONE) {
 		char buf[512];
-		printf("  %s\n", diagnose_describe(&p->diag, buf, sizeof buf));
+		printf("  %s\n", st_diagnose_describe(&p->diag, buf, sizeof buf));
 	}
 }
 
@@ -858,7 +856,7 @@ static void print_human(const struct result *r)
 	 * hold A's values (rounded, or within tolerance) are one line per pair
 	 * of dtypes.
 	 */
-	diagnose_dtype_tally tally;
+	st_diagnose_dtype_tally tally;
 	memset(&tally, 0, sizeof tally);
 	struct dq_tally dqt[DQ_TALLY_MAX];
 	size_t n_dqt = 0;
@@ -880,8 +878,8 @@ static void print_human(const struct result *r)
 				dqt[k].exact += dq_exactly(p);
 			}
 		} else if (!r->verbose && !p->same_dtype && !differs)
-			diagnose_dtype_add(&tally, p->a->t->dtype, p->b->t->dtype,
-			                   p->spec.check_rounded && p->st.rounded, 1);
+			st_diagnose_dtype_add(&tally, p->a->t->dtype, p->b->t->dtype,
+			                      p->spec.check_rounded && p->st.rounded, 1);
 		if (r->verbose || differs)
 			print_pair_line(p);
 	}
@@ -889,7 +887,7 @@ static void print_human(const struct result *r)
 		print_dq_tally(&dqt[i]);
 	for (size_t i = 0; i < tally.n; i++) {
 		char buf[160];
-		printf("%s\n", diagnose_dtype_line(&tally, i, buf, sizeof buf));
+		printf("%s\n", st_diagnose_dtype_line(&tally, i, buf, sizeof buf));
 	}
 	if (r->dq_exact)
 		printf("%s is exactly %s dequantized to %s\n", r->dq_side ? "A" : "B",
@@ -926,8 +924,8 @@ static void diagnose_pairs(st_checkpoint *ca, st_checkpoint *cb,
 			continue;
 		st_error err;
 		memset(&err, 0, sizeof err);
-		if (diagnose_checkpoints(ca, p->a->idx, cb, p->b->idx, p->spec.rtol,
-		                         p->spec.atol, &p->diag, &err) != ST_OK)
+		if (st_diagnose_checkpoints(ca, p->a->idx, cb, p->b->idx, p->spec.rtol,
+		                            p->spec.atol, &p->diag, &err) != ST_OK)
 			cli_die(CLI_ERROR, "%s", err.message);
 	}
 }
@@ -992,9 +990,9 @@ static int print_first(st_checkpoint *ca, st_checkpoint *cb,
 				st_error err;
 				memset(&err, 0, sizeof err);
 				if (q.st.mismatched && !q.dq &&
-				    diagnose_checkpoints(ca, q.a->idx, cb, q.b->idx,
-				                         q.spec.rtol, q.spec.atol, &q.diag,
-				                         &err) != ST_OK)
+				    st_diagnose_checkpoints(ca, q.a->idx, cb, q.b->idx,
+				                            q.spec.rtol, q.spec.atol, &q.diag,
+				                            &err) != ST_OK)
 					cli_die(CLI_ERROR, "%s", err.message);
 				print_pair_line(&q);
 			}
@@ -1170,12 +1168,12 @@ static void dq_verdict(struct result *r)
 static void plan_pair(const struct opts *o, struct pair *p)
 {
 	st_dtype ta = p->a->t->dtype, tb = p->b->t->dtype;
-	enum compare_kind ka = compare_kind(ta), kb = compare_kind(tb);
+	enum st_compare_kind ka = st_compare_kind(ta), kb = st_compare_kind(tb);
 	p->same_shape = same_shape(p->a->t, p->b->t);
 	p->same_dtype = ta == tb;
-	p->comparable = p->same_dtype || (ka != COMPARE_RAW && kb != COMPARE_RAW);
+	p->comparable = p->same_dtype || (ka != ST_COMPARE_RAW && kb != ST_COMPARE_RAW);
 	p->compared = !o->names_only && p->same_shape && p->comparable;
-	p->has_stats = ka != COMPARE_RAW;
+	p->has_stats = ka != ST_COMPARE_RAW;
 	const struct entry *qe = p->a->dq ? p->a : p->b->dq ? p->b : NULL;
 	if (qe) {
 		/* A quantized weight against a plain tensor: its values are
@@ -1186,9 +1184,9 @@ static void plan_pair(const struct opts *o, struct pair *p)
 		p->dq = qe->dq;
 		p->dq_b = qe == p->b;
 		p->dq_to = other == ST_DTYPE_F64 ? ST_DTYPE_F64
-		           : o->exact && compare_kind(other) == COMPARE_FLOAT ? other
+		           : o->exact && st_compare_kind(other) == ST_COMPARE_FLOAT ? other
 		                                                              : ST_DTYPE_F32;
-		p->comparable = compare_kind(other) == COMPARE_FLOAT;
+		p->comparable = st_compare_kind(other) == ST_COMPARE_FLOAT;
 		p->compared = !o->names_only && p->same_shape && p->comparable;
 		p->has_stats = true;
 		if (p->dq_b)
@@ -1196,9 +1194,9 @@ static void plan_pair(const struct opts *o, struct pair *p)
 		else
 			ta = p->dq_to;
 	}
-	compare_spec_init(&p->spec, ta, tb, o->exact,
-	                  o->have_rtol ? &o->rtol : NULL,
-	                  o->have_atol ? &o->atol : NULL);
+	st_compare_spec_init(&p->spec, ta, tb, o->exact,
+	                     o->have_rtol ? &o->rtol : NULL,
+	                     o->have_atol ? &o->atol : NULL);
 }
 
 /* ---- a quantized side ----------------------------------------------------- */

@@ -6,8 +6,9 @@
  *
  * This file is the tool only: parsing, validation, shard indexes and dtype
  * conversion are libst's (st_checkpoint_open, st_check_path, st_convert);
- * the compaction of repeated layers is common/layers.c, the statistics
- * common/stats.c, streamed through bounded buffers by common/pipeline.c.
+ * the compaction of repeated layers is common/layers.c; the statistics
+ * are st/stats.h, streamed through bounded buffers by st_stream_run
+ * (st/stream.h).
  * What lives here is options and presentation (tables, JSON). The summary
  * and --json read only the headers, so a 300 GB checkpoint answers in
  * milliseconds.
@@ -17,9 +18,7 @@
 #include "common/gguf_info.h"
 #include "common/inventory.h"
 #include "common/layers.h"
-#include "common/pipeline.h"
 #include "common/quant_info.h"
-#include "common/stats.h"
 #include "common/table.h"
 
 #include <getopt.h>
@@ -133,41 +132,41 @@ static void compute_totals(const st_checkpoint *ck, struct totals *t)
 
 struct stats_run {
 	const st_checkpoint *ck;
-	const pipeline_item *items;
-	stats_acc *accs; /* per tensor */
+	const st_stream_item *items;
+	st_stats *accs; /* per tensor */
 	cli_progress progress;
 };
 
-/* A chunk (one piece: the pipeline does not pack) into its own result. */
-static int stats_work(void *ctx, const pipeline_chunk *c, st_error *err)
+/* A chunk (one piece: the stream does not pack) into its own result. */
+static int stats_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct stats_run *r = ctx;
-	const pipeline_piece *p = &c->pieces[0];
+	const st_stream_piece *p = &c->pieces[0];
 	const st_tensor *t = st_checkpoint_tensor(r->ck, r->items[p->item].tensor[0],
 	                                          NULL);
 	unsigned gb, ge; /* a group's bytes and elements (F4: 1 and 2) */
-	pipeline_dtype_group(t->dtype, &gb, &ge);
+	st_dtype_group(t->dtype, &gb, &ge);
 	double *wide = c->scratch;
-	stats_acc *a = c->out;
+	st_stats *a = c->out;
 	memset(a, 0, sizeof *a);
 	const uint64_t ne = p->n_groups * ge; /* STATS_SUB is a multiple of ge */
 	for (uint64_t e = 0; e < ne; e += STATS_SUB) {
 		size_t n = (size_t)(ne - e < STATS_SUB ? ne - e : STATS_SUB);
-		ckpt_widen(t->dtype, p->data[0] + e / ge * gb, wide, n);
-		stats_add(a, wide, n);
+		st_dtype_widen(t->dtype, p->data[0] + e / ge * gb, wide, n);
+		st_stats_add(a, wide, n);
 	}
 	return 0;
 }
 
 /* Chunks arrive in order: merges in element order, whatever the threads. */
-static int stats_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int stats_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct stats_run *r = ctx;
-	stats_merge(&r->accs[r->items[c->pieces[0].item].tensor[0]], c->out);
+	st_stats_merge(&r->accs[r->items[c->pieces[0].item].tensor[0]], c->out);
 	return 0;
 }
 
-static void stats_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void stats_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	(void)c;
 	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
@@ -179,7 +178,7 @@ static void stats_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
  * chunks smaller, for the tests of chunk merges. Returns 0, or -1 after
  * printing an error.
  */
-static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
+static int compute_stats(st_checkpoint *ck, int threads, st_stats *accs)
 {
 	size_t n = st_checkpoint_n_tensors(ck), m = 0;
 	size_t chunk = STATS_CHUNK_ELEMS;
@@ -189,14 +188,14 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 		chunk = (size_t)v;
 
 	struct stats_run r = {ck, NULL, accs, {0}};
-	pipeline_item *items = cli_xcalloc(n, sizeof *items);
+	st_stream_item *items = cli_xcalloc(n, sizeof *items);
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		unsigned gb, ge;
-		if (!ckpt_has_values(t->dtype))
+		if (!st_dtype_has_values(t->dtype))
 			continue;
-		pipeline_dtype_group(t->dtype, &gb, &ge);
+		st_dtype_group(t->dtype, &gb, &ge);
 		items[m].tensor[0] = i;
 		items[m].n_groups = t->n_elements / ge; /* the format: whole bytes */
 		items[m].group_bytes[0] = gb;
@@ -208,17 +207,17 @@ static int compute_stats(st_checkpoint *ck, int threads, stats_acc *accs)
 	unsigned nt = (unsigned)(threads > 0 ? threads : 1);
 	/* The sink only merges, so a finished chunk seldom waits for its
 	 * turn: one buffer per thread is enough. */
-	pipeline_config cfg = {
+	st_stream_config cfg = {
 		.src = {ck, NULL}, .items = items, .n_items = m,
 		.chunk_size = chunk, .threads = nt, .buffers = nt,
-		.out_size = sizeof(stats_acc), .scratch_size = STATS_SUB * sizeof(double),
+		.out_size = sizeof(st_stats), .scratch_size = STATS_SUB * sizeof(double),
 		.work = stats_work, .sink = stats_sink, .progress = stats_progress,
 		.ctx = &r,
 	};
 	st_error err;
 	memset(&err, 0, sizeof err);
 	cli_progress_start(&r.progress, "stats", total);
-	int rc = pipeline_run(&cfg, &err);
+	int rc = st_stream_run(&cfg, &err);
 	cli_progress_done(&r.progress);
 	free(items);
 	if (rc != ST_OK) {
@@ -412,7 +411,7 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 	free(ts);
 }
 
-static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
+static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
 {
 	size_t n = st_checkpoint_n_tensors(ck);
 	struct table tab;
@@ -422,9 +421,9 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 	                                      "std", "nan", "inf", "zeros"});
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		const stats_acc *a = &accs[i];
+		const st_stats *a = &accs[i];
 		char *name = display_name(t->name, t->name_len);
-		if (!ckpt_has_values(t->dtype)) {
+		if (!st_dtype_has_values(t->dtype)) {
 			table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype),
 			                                      "-", "-", "-", "-", "-", "-", "-"});
 			free(name);
@@ -441,7 +440,7 @@ static void print_stats_table(const st_checkpoint *ck, const stats_acc *accs)
 	int skipped[ST_DTYPE_COUNT] = {0};
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!ckpt_has_values(t->dtype))
+		if (!st_dtype_has_values(t->dtype))
 			skipped[t->dtype] = 1;
 	}
 	int any = 0;
@@ -505,7 +504,7 @@ static void print_quant(const st_checkpoint *ck, int json)
 }
 
 static void print_summary(const char *path, const st_checkpoint *ck,
-                          const struct options *o, const stats_acc *accs)
+                          const struct options *o, const st_stats *accs)
 {
 	struct totals t;
 	compute_totals(ck, &t);
@@ -569,7 +568,7 @@ static void json_torch(const st_torch_info *ti)
  * output stays greppable; with --stats each tensor gains a "stats" object
  * (null for a dtype without statistics).
  */
-static void print_json(const st_checkpoint *ck, const stats_acc *accs)
+static void print_json(const st_checkpoint *ck, const st_stats *accs)
 {
 	struct totals t;
 	compute_totals(ck, &t);
@@ -612,7 +611,7 @@ static void print_json(const st_checkpoint *ck, const stats_acc *accs)
 		printf(", \"data_offsets\": [%llu, %llu]", (unsigned long long)x->begin,
 		       (unsigned long long)x->end);
 		if (accs) {
-			if (ckpt_has_values(x->dtype))
+			if (st_dtype_has_values(x->dtype))
 				json_stats(&accs[i]);
 			else
 				printf(", \"stats\": null");
@@ -719,7 +718,7 @@ static int describe_path(const char *path, const struct options *o,
 	st_checkpoint *ck;
 	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;
-	stats_acc *accs = NULL;
+	st_stats *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
 		if (compute_stats(ck, o->threads, accs) != 0) {

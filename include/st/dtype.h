@@ -131,6 +131,43 @@ typedef struct st_convert_stats {
 ST_API int st_convert(st_dtype dst_type, void *dst, st_dtype src_type,
                       const void *src, size_t n, st_convert_stats *stats);
 
+/* ---- values of a dtype's bytes (libst/dtype_values.c) ---------------- */
+
+/*
+ * The smallest run of elements of dtype d that fills whole bytes: *bytes
+ * bytes holding *elems elements. One element of a whole-byte dtype; two
+ * elements in one byte for F4; four in three bytes for the F6 types
+ * (element e holds bits [e*bits, (e+1)*bits) of the group, LSB first).
+ * st/stream.h reads tensors in whole groups.
+ */
+ST_API void st_dtype_group(st_dtype d, unsigned *bytes, unsigned *elems);
+
+/*
+ * 1 for the dtypes whose elements are whole bytes and compare as numbers
+ * (st/compare.h): the floats of 16 bits or more, the integers and BOOL;
+ * else 0 (the F8, F6 and F4 types, C64).
+ */
+ST_API int st_dtype_is_numeric(st_dtype d);
+
+/*
+ * 1 for the dtypes st_dtype_widen takes: st_dtype_is_numeric's, and the
+ * 8- and 4-bit floats (the five F8 types and F4), decoded; else 0 (F6,
+ * C64).
+ */
+ST_API int st_dtype_has_values(st_dtype d);
+
+/*
+ * Widen n little-endian elements of an st_dtype_has_values dtype to
+ * double (another dtype leaves dst as it is). Floats go through
+ * st_convert (exact: an F8 or F4 code decodes to the value the OCP
+ * specification gives it; F4 packs two elements a byte, element 2i in
+ * the low nibble, and n must be even); integers are read byte by byte, so
+ * the host's endianness does not matter, and I64/U64 beyond 2^53 round to
+ * nearest; a BOOL byte is 1 when it is not zero, as numpy casts it.
+ */
+ST_API void st_dtype_widen(st_dtype d, const void *src, double *dst,
+                           size_t n);
+
 #ifdef __cplusplus
 }
 #endif

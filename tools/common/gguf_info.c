@@ -13,7 +13,6 @@
 #include "common/ckpt.h"
 #include "common/cli.h"
 #include "common/layers.h"
-#include "common/stats.h"
 #include "common/table.h"
 
 /* Arrays longer than this are shown as their type and length. */
@@ -236,10 +235,10 @@ static int decodable(unsigned type)
 {
 	st_dtype d;
 	return type == ST_GGML_Q8_0 || (!st_ggml_type_dtype(type, &d) &&
-	                                ckpt_is_numeric(d));
+	                                st_dtype_is_numeric(d));
 }
 
-static void tensor_stats(const st_gguf *g, size_t i, stats_acc *acc,
+static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
                          float *f, double *x)
 {
 	const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
@@ -253,23 +252,23 @@ static void tensor_stats(const st_gguf *g, size_t i, stats_acc *acc,
 		                                               : STATS_CHUNK;
 		const unsigned char *src = p + at / blk * bytes;
 		if (plain) {
-			ckpt_widen(d, src, x, (size_t)n);
+			st_dtype_widen(d, src, x, (size_t)n);
 		} else {
 			st_ggml_to_f32(t->type, src, f, n);
 			for (uint64_t k = 0; k < n; k++)
 				x[k] = f[k];
 		}
-		stats_acc part;
+		st_stats part;
 		memset(&part, 0, sizeof part);
-		stats_add(&part, x, (size_t)n);
-		stats_merge(acc, &part);
+		st_stats_add(&part, x, (size_t)n);
+		st_stats_merge(acc, &part);
 	}
 }
 
-static stats_acc *compute_stats(const st_gguf *g)
+static st_stats *compute_stats(const st_gguf *g)
 {
 	size_t n = st_gguf_n_tensors(g);
-	stats_acc *accs = cli_xcalloc(n ? n : 1, sizeof *accs);
+	st_stats *accs = cli_xcalloc(n ? n : 1, sizeof *accs);
 	float *f = cli_xmalloc(STATS_CHUNK * sizeof *f);
 	double *x = cli_xmalloc(STATS_CHUNK * sizeof *x);
 	for (size_t i = 0; i < n; i++)
@@ -280,7 +279,7 @@ static stats_acc *compute_stats(const st_gguf *g)
 	return accs;
 }
 
-static void print_stats_table(const st_gguf *g, const stats_acc *accs)
+static void print_stats_table(const st_gguf *g, const st_stats *accs)
 {
 	struct table tab;
 	char c[7][48];
@@ -291,7 +290,7 @@ static void print_stats_table(const st_gguf *g, const stats_acc *accs)
 	int skipped[ST_GGML_TYPE_COUNT] = {0};
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
-		const stats_acc *a = &accs[i];
+		const st_stats *a = &accs[i];
 		char *name = display_name(t->name, t->name_len);
 		const char *type = st_ggml_type_name(t->type);
 		if (!decodable(t->type)) {
@@ -321,7 +320,7 @@ static void print_stats_table(const st_gguf *g, const stats_acc *accs)
 /* ---- the summary ------------------------------------------------------- */
 
 static void print_summary(const char *path, const st_gguf *g, int all,
-                          const stats_acc *accs)
+                          const st_stats *accs)
 {
 	char buf[128];
 	char *p = cli_printable(path, strlen(path));
@@ -432,7 +431,7 @@ static void json_metadata(const st_gguf *g, int all)
 }
 
 static void print_json(const char *path, const st_gguf *g, int all,
-                       const stats_acc *accs)
+                       const st_stats *accs)
 {
 	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n    {\"path\": ");
 	cli_json_string(stdout, path, strlen(path));
@@ -499,7 +498,7 @@ int gguf_info_describe(const char *path, int all, int json, int stats,
 		cli_error_path(path, &err);
 		return CLI_ERROR;
 	}
-	stats_acc *accs = stats ? compute_stats(g) : NULL;
+	st_stats *accs = stats ? compute_stats(g) : NULL;
 	if (!json && *printed)
 		putchar('\n');
 	if (json && *printed)

@@ -177,13 +177,13 @@ void fmt_stat(char *buf, size_t size, double v)
 	snprintf(buf, size, "%.6g", v);
 }
 
-void stats_cells(const stats_acc *a, char c[7][48])
+void stats_cells(const st_stats *a, char c[7][48])
 {
 	if (a->n) {
 		fmt_stat(c[0], sizeof c[0], a->min);
 		fmt_stat(c[1], sizeof c[1], a->max);
-		fmt_stat(c[2], sizeof c[2], stats_mean(a));
-		fmt_stat(c[3], sizeof c[3], stats_std(a));
+		fmt_stat(c[2], sizeof c[2], st_stats_mean(a));
+		fmt_stat(c[3], sizeof c[3], st_stats_std(a));
 	} else {
 		for (int k = 0; k < 4; k++)
 			snprintf(c[k], sizeof c[k], "-");
@@ -193,7 +193,7 @@ void stats_cells(const stats_acc *a, char c[7][48])
 	snprintf(c[6], sizeof c[6], "%llu", (unsigned long long)a->zeros);
 }
 
-void json_stats(const stats_acc *a)
+void json_stats(const st_stats *a)
 {
 	printf(", \"stats\": {\"min\": ");
 	if (a->n) {
@@ -201,9 +201,9 @@ void json_stats(const stats_acc *a)
 		printf(", \"max\": ");
 		cli_json_double(stdout, a->max);
 		printf(", \"mean\": ");
-		cli_json_double(stdout, stats_mean(a));
+		cli_json_double(stdout, st_stats_mean(a));
 		printf(", \"std\": ");
-		cli_json_double(stdout, stats_std(a));
+		cli_json_double(stdout, st_stats_std(a));
 	} else {
 		printf("null, \"max\": null, \"mean\": null, \"std\": null");
 	}

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common/stats.h"
+#include <st.h>
 
 /* Decimal with thousands separators: 124439808 -> "124,439,808". */
 void fmt_group(char *buf, size_t size, uint64_t n);
@@ -54,8 +54,8 @@ void print_totals(uint64_t tensors, uint64_t params, uint64_t bytes);
 void fmt_stat(char *buf, size_t size, double v);
 /* A statistics row's cells: min, max, mean, std ("-" when no finite
  * values), then the NaN, Inf and zero counts. */
-void stats_cells(const stats_acc *a, char cells[7][48]);
+void stats_cells(const st_stats *a, char cells[7][48]);
 /* A tensor's ", \"stats\": {...}" in --json, on stdout. */
-void json_stats(const stats_acc *a);
+void json_stats(const st_stats *a);
 
 #endif

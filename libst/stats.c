@@ -1,13 +1,13 @@
 /*
- * stats.c - value statistics (see stats.h). Each chunk is summed in two
+ * stats.c - value statistics (see st/stats.h). Each chunk is summed in two
  * passes, and chunks are merged pairwise, so neither a long tensor nor
  * values far from zero lose the digits of the spread to cancellation.
  */
-#include "common/stats.h"
+#include "internal.h"
 
 #include <math.h>
 
-void stats_merge(stats_acc *a, const stats_acc *b)
+void st_stats_merge(st_stats *a, const st_stats *b)
 {
 	if (b->n && a->n == 0) {
 		a->shift = b->shift;
@@ -37,9 +37,9 @@ void stats_merge(stats_acc *a, const stats_acc *b)
  * first mean's rounding error. Squared deviations overflow to Inf only for
  * spreads beyond about 1e154, which only F64 tensors can hold.
  */
-void stats_add(stats_acc *a, const double *x, size_t n)
+void st_stats_add(st_stats *a, const double *x, size_t n)
 {
-	stats_acc c = {0};
+	st_stats c = {0};
 	double sum = 0;
 	int have_shift = a->n > 0;
 	c.shift = a->shift;
@@ -79,15 +79,15 @@ void stats_add(stats_acc *a, const double *x, size_t n)
 		if (c.m2 < 0)
 			c.m2 = 0;
 	}
-	stats_merge(a, &c);
+	st_stats_merge(a, &c);
 }
 
-double stats_mean(const stats_acc *a)
+double st_stats_mean(const st_stats *a)
 {
 	return a->n ? a->shift + a->mean : 0;
 }
 
-double stats_std(const stats_acc *a)
+double st_stats_std(const st_stats *a)
 {
 	return a->n ? sqrt(a->m2 / (double)a->n) : 0;
 }

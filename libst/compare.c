@@ -1,33 +1,30 @@
 /*
- * compare.c - the comparison kernels (see compare.h). Byte-identical runs
+ * compare.c - the comparison kernels (see st/compare.h). Byte-identical runs
  * take a memcmp fast path that only counts NaNs; other runs are decoded
  * SUB elements at a time, so the decode buffers stay in L2. Floats are
  * widened with st_convert and "rounded to B's dtype" is st_convert's own
  * rounding, so the answer matches stconvert bit for bit.
  */
-#include "common/compare.h"
+#include "internal.h"
 
 #include <endian.h>
 #include <math.h>
 #include <string.h>
 
-#include "common/ckpt.h"
-#include "common/pipeline.h"
-
 /* Elements decoded to double at a time: keeps the decode buffers in L2. */
-#define SUB COMPARE_BLOCK
+#define SUB ST_COMPARE_BLOCK
 
 __extension__ typedef __int128 wide_int;
 
 /* ---- dtypes --------------------------------------------------------------- */
 
-enum compare_kind compare_kind(st_dtype d)
+enum st_compare_kind st_compare_kind(st_dtype d)
 {
-	return st_dtype_is_wide_float(d) ? COMPARE_FLOAT
-	       : ckpt_is_numeric(d) ? COMPARE_INT : COMPARE_RAW;
+	return st_dtype_is_wide_float(d) ? ST_COMPARE_FLOAT
+	       : st_dtype_is_numeric(d) ? ST_COMPARE_INT : ST_COMPARE_RAW;
 }
 
-void compare_default_tol(st_dtype d, double *rtol, double *atol)
+void st_compare_default_tol(st_dtype d, double *rtol, double *atol)
 {
 	switch (d) {
 	case ST_DTYPE_F64: *rtol = 1e-7; *atol = 1e-7; break;
@@ -44,18 +41,18 @@ static int float_rank(st_dtype d)
 	return d == ST_DTYPE_F64 ? 3 : d == ST_DTYPE_F32 ? 2 : 1;
 }
 
-void compare_spec_init(compare_spec *s, st_dtype a, st_dtype b, bool exact,
-                       const double *rtol, const double *atol)
+void st_compare_spec_init(st_compare_spec *s, st_dtype a, st_dtype b, bool exact,
+                          const double *rtol, const double *atol)
 {
 	double ra, aa, rb, ab;
 	s->a = a;
 	s->b = b;
 	s->exact = exact;
-	s->check_rounded = a != b && compare_kind(a) == COMPARE_FLOAT &&
-	                   compare_kind(b) == COMPARE_FLOAT;
+	s->check_rounded = a != b && st_compare_kind(a) == ST_COMPARE_FLOAT &&
+	                   st_compare_kind(b) == ST_COMPARE_FLOAT;
 	s->a_is_wide = float_rank(a) >= float_rank(b);
-	compare_default_tol(a, &ra, &aa);
-	compare_default_tol(b, &rb, &ab);
+	st_compare_default_tol(a, &ra, &aa);
+	st_compare_default_tol(b, &rb, &ab);
 	s->rtol = rtol ? *rtol : exact ? 0 : ra > rb ? ra : rb;
 	s->atol = atol ? *atol : exact ? 0 : aa > ab ? aa : ab;
 }
@@ -112,7 +109,7 @@ static void decode_int(st_dtype d, const unsigned char *p, wide_int *out,
 	}
 }
 
-void compare_stats_init(compare_stats *s)
+void st_compare_stats_init(st_compare_stats *s)
 {
 	memset(s, 0, sizeof *s);
 	s->worst_rank = -1;
@@ -121,7 +118,7 @@ void compare_stats_init(compare_stats *s)
 }
 
 /* Is (rank, diff, index) worse than s's worst? Ties go to the lower index. */
-static bool worse(const compare_stats *s, int rank, double diff, uint64_t idx)
+static bool worse(const st_compare_stats *s, int rank, double diff, uint64_t idx)
 {
 	if (rank != s->worst_rank)
 		return rank > s->worst_rank;
@@ -130,7 +127,7 @@ static bool worse(const compare_stats *s, int rank, double diff, uint64_t idx)
 	return idx < s->worst_index;
 }
 
-static void note_worst(compare_stats *s, int rank, double diff, uint64_t idx)
+static void note_worst(st_compare_stats *s, int rank, double diff, uint64_t idx)
 {
 	if (worse(s, rank, diff, idx)) {
 		s->worst_rank = rank;
@@ -140,7 +137,7 @@ static void note_worst(compare_stats *s, int rank, double diff, uint64_t idx)
 }
 
 /* Order-independent part of merging chunk statistics into a tensor's. */
-void compare_stats_merge(compare_stats *t, const compare_stats *s)
+void st_compare_stats_merge(st_compare_stats *t, const st_compare_stats *s)
 {
 	t->mismatched += s->mismatched;
 	t->nan_equal += s->nan_equal;
@@ -157,14 +154,42 @@ void compare_stats_merge(compare_stats *t, const compare_stats *s)
 }
 
 /*
- * Compare n widened pairs. A NaN on both sides is equal (counted); a NaN on
- * one side is a mismatch that ranks worst. Equal values (Inf included)
- * differ by 0; an Inf against anything else differs by Inf and is outside
- * every tolerance, as torch.isclose has it. The relative difference skips
- * b == 0, where only atol can decide. With --exact (and the same dtype) an
- * element whose bits differ is a mismatch even when the values are equal
- * (-0 vs +0, NaN payloads); ra/rb/es give the raw bytes for that.
+ * One pair (see st/compare.h for the rule). Inline, so compare_float's
+ * loop pays no call; st_compare_values is the same kernel for callers
+ * outside this file.
  */
+static inline st_compare_verdict value_verdict(double x, double y,
+                                               double rtol, double atol,
+                                               double *dp, double *rp)
+{
+	*dp = *rp = 0;
+	if (isnan(x) || isnan(y))
+		return isnan(x) && isnan(y) ? ST_COMPARE_NAN_EQUAL
+		                            : ST_COMPARE_NAN_MISMATCH;
+	if (x == y)
+		return ST_COMPARE_EQUAL;
+	double d = fabs(x - y);
+	*dp = d;
+	if (y != 0)
+		*rp = isinf(y) ? INFINITY : d / fabs(y);
+	if (isinf(x) || isinf(y) || !(d <= atol + rtol * fabs(y)))
+		return ST_COMPARE_FAR;
+	return ST_COMPARE_CLOSE;
+}
+
+st_compare_verdict st_compare_values(double a, double b, double rtol,
+                                     double atol, double *abs_diff,
+                                     double *rel_diff)
+{
+	double d, r;
+	st_compare_verdict v = value_verdict(a, b, rtol, atol, &d, &r);
+	if (abs_diff)
+		*abs_diff = d;
+	if (rel_diff)
+		*rel_diff = r;
+	return v;
+}
+
 /* Whether element i's raw bytes differ (NULL ra: no raw bytes). Only
  * --exact asks, so the other paths never pay for the memcmp. */
 static inline bool bits_differ(const unsigned char *ra, const unsigned char *rb, unsigned es,
@@ -173,7 +198,15 @@ static inline bool bits_differ(const unsigned char *ra, const unsigned char *rb,
 	return ra && memcmp(ra + (size_t)es * i, rb + (size_t)es * i, es) != 0;
 }
 
-static void compare_float(compare_stats *s, double *sum, const double *da,
+/*
+ * Compare n widened pairs. A NaN on both sides is equal (counted); a NaN on
+ * one side is a mismatch that ranks worst. Equal values (Inf included)
+ * differ by 0; an Inf against anything else differs by Inf and is outside
+ * every tolerance, as torch.isclose has it. With exact (and the same
+ * dtype) an element whose bits differ is a mismatch even when the values
+ * are equal (-0 vs +0, NaN payloads); ra/rb/es give the raw bytes for that.
+ */
+static void compare_float(st_compare_stats *s, double *sum, const double *da,
                           const double *db, size_t n, uint64_t base,
                           double rtol, double atol, bool exact,
                           const unsigned char *ra, const unsigned char *rb,
@@ -181,47 +214,40 @@ static void compare_float(compare_stats *s, double *sum, const double *da,
 {
 	double acc = 0;
 	for (size_t i = 0; i < n; i++) {
-		double x = da[i], y = db[i];
-		if (isnan(x) || isnan(y)) {
-			if (isnan(x) && isnan(y)) {
-				s->nan_equal++;
-				if (exact && bits_differ(ra, rb, es, i)) {
-					s->mismatched++;
-					note_worst(s, 0, 0, base + i);
-				}
-			} else {
-				s->nan_mismatch++;
-				s->mismatched++;
-				note_worst(s, 2, 0, base + i);
-			}
+		double d, r;
+		st_compare_verdict v = value_verdict(da[i], db[i], rtol, atol, &d, &r);
+		if (v == ST_COMPARE_NAN_MISMATCH) {
+			s->nan_mismatch++;
+			s->mismatched++;
+			note_worst(s, 2, 0, base + i);
 			continue;
 		}
-		s->n_num++;
-		if (x == y) {
+		if (v == ST_COMPARE_NAN_EQUAL || v == ST_COMPARE_EQUAL) {
+			if (v == ST_COMPARE_NAN_EQUAL)
+				s->nan_equal++;
+			else
+				s->n_num++;
 			if (exact && bits_differ(ra, rb, es, i)) {
 				s->mismatched++;
 				note_worst(s, 0, 0, base + i);
 			}
 			continue;
 		}
-		double d = fabs(x - y);
+		if (exact || v == ST_COMPARE_FAR)
+			s->mismatched++;
+		s->n_num++;
 		acc += d;
 		if (d > s->max_abs)
 			s->max_abs = d;
-		if (y != 0) {
-			double r = isinf(y) ? INFINITY : d / fabs(y);
-			if (r > s->max_rel)
-				s->max_rel = r;
-		}
-		if (exact || isinf(x) || isinf(y) || !(d <= atol + rtol * fabs(y)))
-			s->mismatched++;
+		if (r > s->max_rel)
+			s->max_rel = r;
 		note_worst(s, 1, d, base + i);
 	}
 	*sum += acc;
 }
 
 /* The same for integer pairs, exactly (differences up to 2^65 fit). */
-static void compare_int(compare_stats *s, double *sum, const wide_int *ia,
+static void compare_int(st_compare_stats *s, double *sum, const wide_int *ia,
                         const wide_int *ib, size_t n, uint64_t base,
                         double rtol, double atol, bool exact)
 {
@@ -246,12 +272,12 @@ static void compare_int(compare_stats *s, double *sum, const wide_int *ia,
 }
 
 /* Bytes-only comparison (F8, F6, F4, C64): elements whose bits differ. */
-static void compare_raw(compare_stats *s, st_dtype d, const unsigned char *a,
+static void compare_raw(st_compare_stats *s, st_dtype d, const unsigned char *a,
                         const unsigned char *b, uint64_t n_groups,
                         uint64_t base)
 {
 	unsigned gbytes, gelems;
-	pipeline_dtype_group(d, &gbytes, &gelems);
+	st_dtype_group(d, &gbytes, &gelems);
 	unsigned bits = st_dtype_bits(d);
 	for (uint64_t g = 0; g < n_groups; g++) {
 		const unsigned char *pa = a + g * gbytes, *pb = b + g * gbytes;
@@ -284,19 +310,19 @@ struct scratch {
 	unsigned char rb[SUB * 8];
 };
 
-_Static_assert(sizeof(struct scratch) <= COMPARE_SCRATCH_BYTES,
-               "COMPARE_SCRATCH_BYTES too small");
+_Static_assert(sizeof(struct scratch) <= ST_COMPARE_SCRATCH_BYTES,
+               "ST_COMPARE_SCRATCH_BYTES too small");
 
 /* Same dtype on both sides, not byte-identical as a whole. */
-static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
+static void chunk_same_dtype(const st_compare_spec *spec, const unsigned char *a,
                              const unsigned char *b, uint64_t n_groups,
                              size_t ne, uint64_t e0, struct scratch *w,
-                             compare_stats *s, double *sums)
+                             st_compare_stats *s, double *sums)
 {
 	st_dtype ta = spec->a;
-	enum compare_kind ka = compare_kind(ta);
+	enum st_compare_kind ka = st_compare_kind(ta);
 	s->identical = false;
-	if (ka == COMPARE_RAW) {
+	if (ka == ST_COMPARE_RAW) {
 		compare_raw(s, ta, a, b, n_groups, e0);
 		return;
 	}
@@ -305,14 +331,14 @@ static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
 		size_t m = ne - off < SUB ? ne - off : SUB;
 		const unsigned char *ra = a + off * es, *rb = b + off * es;
 		if (memcmp(ra, rb, m * es) == 0) {
-			uint64_t nan = ka == COMPARE_FLOAT ? count_nan(ta, ra, m) : 0;
+			uint64_t nan = ka == ST_COMPARE_FLOAT ? count_nan(ta, ra, m) : 0;
 			s->nan_equal += nan;
 			s->n_num += m - nan;
 			continue;
 		}
-		if (ka == COMPARE_FLOAT) {
-			ckpt_widen(ta, ra, w->da, m);
-			ckpt_widen(ta, rb, w->db, m);
+		if (ka == ST_COMPARE_FLOAT) {
+			st_dtype_widen(ta, ra, w->da, m);
+			st_dtype_widen(ta, rb, w->db, m);
 			compare_float(s, &sums[off / SUB], w->da, w->db, m, e0 + off,
 			              spec->rtol, spec->atol, spec->exact, ra, rb, es);
 		} else {
@@ -325,26 +351,26 @@ static void chunk_same_dtype(const compare_spec *spec, const unsigned char *a,
 }
 
 /* Different dtypes: never identical; values compared after widening. */
-static void chunk_two_dtypes(const compare_spec *spec, const unsigned char *a,
+static void chunk_two_dtypes(const st_compare_spec *spec, const unsigned char *a,
                              const unsigned char *b, size_t ne, uint64_t e0,
-                             struct scratch *w, compare_stats *s, double *sums)
+                             struct scratch *w, st_compare_stats *s, double *sums)
 {
 	st_dtype ta = spec->a, tb = spec->b;
-	enum compare_kind ka = compare_kind(ta), kb = compare_kind(tb);
+	enum st_compare_kind ka = st_compare_kind(ta), kb = st_compare_kind(tb);
 	unsigned ga = st_dtype_bits(ta) / 8, gb = st_dtype_bits(tb) / 8;
 	s->identical = false;
 	for (size_t off = 0; off < ne; off += SUB) {
 		size_t m = ne - off < SUB ? ne - off : SUB;
 		const unsigned char *ra = a + off * ga, *rb = b + off * gb;
-		if (ka == COMPARE_INT && kb == COMPARE_INT) {
+		if (ka == ST_COMPARE_INT && kb == ST_COMPARE_INT) {
 			decode_int(ta, ra, w->ia, m);
 			decode_int(tb, rb, w->ib, m);
 			compare_int(s, &sums[off / SUB], w->ia, w->ib, m, e0 + off,
 			            spec->rtol, spec->atol, spec->exact);
 			continue;
 		}
-		ckpt_widen(ta, ra, w->da, m);
-		ckpt_widen(tb, rb, w->db, m);
+		st_dtype_widen(ta, ra, w->da, m);
+		st_dtype_widen(tb, rb, w->db, m);
 		compare_float(s, &sums[off / SUB], w->da, w->db, m, e0 + off,
 		              spec->rtol, spec->atol, spec->exact, NULL, NULL, 0);
 		if (!spec->check_rounded || !s->rounded)
@@ -369,19 +395,19 @@ static void chunk_two_dtypes(const compare_spec *spec, const unsigned char *a,
 	}
 }
 
-void compare_chunk(const compare_spec *spec, const unsigned char *a,
-                   const unsigned char *b, uint64_t n_groups, uint64_t first,
-                   void *scratch, compare_stats *s, double *sums)
+void st_compare_chunk(const st_compare_spec *spec, const unsigned char *a,
+                      const unsigned char *b, uint64_t n_groups, uint64_t first,
+                      void *scratch, st_compare_stats *s, double *sums)
 {
 	unsigned ga, gb, elems;
-	pipeline_dtype_group(spec->a, &ga, &elems);
-	pipeline_dtype_group(spec->b, &gb, &elems);
+	st_dtype_group(spec->a, &ga, &elems);
+	st_dtype_group(spec->b, &gb, &elems);
 	size_t ne = (size_t)(n_groups * elems);
 	if (spec->a == spec->b) {
 		/* Fast path: identical bytes need no arithmetic, only NaNs counted. */
 		size_t la = (size_t)(n_groups * ga);
 		if (memcmp(a, b, la) == 0) {
-			uint64_t nan = compare_kind(spec->a) == COMPARE_FLOAT
+			uint64_t nan = st_compare_kind(spec->a) == ST_COMPARE_FLOAT
 			                   ? count_nan(spec->a, a, ne) : 0;
 			s->nan_equal += nan;
 			s->n_num += ne - nan;

@@ -1,5 +1,5 @@
 /*
- * check_pipeline.c - the tools' streaming reader (tools/common/pipeline):
+ * check_stream.c - the streaming reader (st/stream.h, libst/stream.c):
  * every byte read is the file's byte at that place (the files are built
  * here byte by byte, so the expected values do not come from libst), each
  * group reaches work exactly once, sinks run in chunk order whatever the
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/pipeline.h"
+#include <st.h>
 
 /* A tensor of the test files: name, dtype, element count; data byte j of
  * tensor t is (t * 37 + j * 11 + j / 251) & 0xff. */
@@ -36,7 +36,7 @@ static char *tmp_path(const char *stem)
 {
 	char *p = malloc(256);
 	const char *dir = getenv("TMPDIR");
-	snprintf(p, 256, "%s/check_pipeline_%ld_%s.safetensors", dir ? dir : "/tmp",
+	snprintf(p, 256, "%s/check_stream_%ld_%s.safetensors", dir ? dir : "/tmp",
 	         (long)getpid(), stem);
 	return p;
 }
@@ -102,9 +102,9 @@ static const size_t ident[N_SPECS] = {0, 1, 2, 3, 4, 5};
 /* What the callbacks record. */
 struct rec {
 	pthread_mutex_t mu;
-	const pipeline_item *items;
+	const st_stream_item *items;
 	size_t n_items;
-	size_t ids[16][PIPELINE_SIDES]; /* spec of each item's tensors */
+	size_t ids[16][ST_STREAM_SIDES]; /* spec of each item's tensors */
 	uint64_t *seen;            /* per item: groups seen, in order */
 	unsigned char *bad;        /* any byte that was not the file's */
 	uint64_t n_worked, n_sunk, next_sink;
@@ -127,7 +127,7 @@ struct rec {
 	int unblocked;        /* a helper thread that would take SIGINT */
 };
 
-static void rec_init(struct rec *r, const pipeline_item *items, size_t n)
+static void rec_init(struct rec *r, const st_stream_item *items, size_t n)
 {
 	memset(r, 0, sizeof *r);
 	pthread_mutex_init(&r->mu, NULL);
@@ -150,7 +150,7 @@ static void jitter(uint64_t k)
 	nanosleep(&ts, NULL);
 }
 
-static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
+static int rec_work(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct rec *r = ctx;
 	if (r->jitter)
@@ -170,11 +170,11 @@ static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	uint64_t cost = 0;
 	int bad = 0;
 	for (size_t p = 0; p < c->n_pieces; p++) {
-		const pipeline_piece *pc = &c->pieces[p];
-		const pipeline_item *it = &r->items[pc->item];
+		const st_stream_piece *pc = &c->pieces[p];
+		const st_stream_item *it = &r->items[pc->item];
 		unsigned cst = it->cost ? it->cost : it->group_bytes[0];
 		cost += pc->n_groups * cst;
-		for (int s = 0; s < PIPELINE_SIDES; s++) {
+		for (int s = 0; s < ST_STREAM_SIDES; s++) {
 			uint64_t gb = it->group_bytes[s];
 			if (!gb)
 				continue;
@@ -187,7 +187,7 @@ static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	memcpy(c->out, &c->index, sizeof c->index);
 	pthread_mutex_lock(&r->mu);
 	for (size_t p = 0; p < c->n_pieces; p++) {
-		const pipeline_piece *pc = &c->pieces[p];
+		const st_stream_piece *pc = &c->pieces[p];
 		/* Pieces of an item arrive in group order only with a sink; here
 		 * check coverage by counting, order in rec_sink. */
 		r->seen[pc->item] += pc->n_groups;
@@ -219,7 +219,7 @@ static int rec_work(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static int rec_sink(void *ctx, const pipeline_chunk *c, st_error *err)
+static int rec_sink(void *ctx, const st_stream_chunk *c, st_error *err)
 {
 	struct rec *r = ctx;
 	uint64_t k;
@@ -243,7 +243,7 @@ static int rec_sink(void *ctx, const pipeline_chunk *c, st_error *err)
 	return 0;
 }
 
-static void rec_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
+static void rec_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 {
 	(void)c;
 	((struct rec *)ctx)->progress_bytes += bytes;
@@ -260,7 +260,7 @@ static size_t find(st_checkpoint *c, const char *name)
  * Item i reads specs[i] (found by name: the file's tensor order is its
  * data order), side 0 only; cost per group as given (0: bytes).
  */
-static void items_for(pipeline_item *items, struct rec *r, st_checkpoint *c,
+static void items_for(st_stream_item *items, struct rec *r, st_checkpoint *c,
                       size_t n, unsigned cost)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -273,10 +273,10 @@ static void items_for(pipeline_item *items, struct rec *r, st_checkpoint *c,
 	}
 }
 
-static pipeline_config config(st_checkpoint *c, const pipeline_item *items,
-                              size_t n, struct rec *r)
+static st_stream_config config(st_checkpoint *c, const st_stream_item *items,
+                               size_t n, struct rec *r)
 {
-	pipeline_config cfg;
+	st_stream_config cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.src[0] = c;
 	cfg.items = items;
@@ -312,16 +312,16 @@ START_TEST(ordered_sinks_in_chunk_order)
 {
 	char *path = write_file("order", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	r.jitter = 1;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 256;
 	cfg.threads = 4;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	check_covered(&r);
 	ck_assert_uint_eq(r.out_of_order, 0);
 	ck_assert_uint_eq(r.n_sunk, r.n_worked);
@@ -340,17 +340,17 @@ START_TEST(unordered_covers_every_group)
 {
 	char *path = write_file("unordered", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 1);
 	r.jitter = 1;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.sink = NULL;
 	cfg.chunk_size = 100;
 	cfg.threads = 3;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	check_covered(&r);
 	ck_assert_uint_eq(r.n_sunk, 0);
 	/* 10 + 31 + 1 + 50 + 1 chunks of at most 100 elements. */
@@ -366,17 +366,17 @@ START_TEST(pack_fills_chunks_across_items)
 {
 	char *path = write_file("pack", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.pack = 1;
 	cfg.chunk_size = 4096;
 	r.chunk_size = cfg.chunk_size;
 	cfg.threads = 2;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	check_covered(&r);
 	ck_assert_uint_eq(r.over_budget, 0);
 	ck_assert_uint_gt(r.mixed, 0);
@@ -397,15 +397,15 @@ START_TEST(group_larger_than_chunk_still_progresses)
 {
 	char *path = write_file("big", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 1; /* below every group but U8's */
 	cfg.threads = 2;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	check_covered(&r);
 	/* One group per chunk: every element is a chunk. */
 	ck_assert_uint_eq(r.n_worked, 1000 + 3001 + 17 + 5000 + 1);
@@ -420,18 +420,18 @@ START_TEST(buffers_bound_chunks_in_flight)
 {
 	char *path = write_file("bounded", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	r.jitter = 1;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 128;
 	cfg.threads = 3;
 	cfg.buffers = 4;
 	r.buffers = 4;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	check_covered(&r);
 	ck_assert_uint_gt(r.n_worked, 400);
 	/* Never a chunk claimed beyond the 4 buffers, and 4 buffers reused. */
@@ -451,7 +451,7 @@ START_TEST(lockstep_reads_both_sides)
 	char *pa = write_file("side0", specs, ident, N_SPECS);
 	char *pb = write_file("side1", specs, rev, N_SPECS);
 	st_checkpoint *a = open_ck(pa), *b = open_ck(pb);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, a, N_SPECS, 0);
@@ -460,12 +460,12 @@ START_TEST(lockstep_reads_both_sides)
 		items[i].group_bytes[1] = specs[i].esize;
 		r.ids[i][1] = i;
 	}
-	pipeline_config cfg = config(a, items, N_SPECS, &r);
+	st_stream_config cfg = config(a, items, N_SPECS, &r);
 	cfg.src[1] = b;
 	cfg.chunk_size = 1000;
 	cfg.threads = 2;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_OK);
 	for (size_t i = 0; i < N_SPECS; i++)
 		ck_assert_uint_eq(r.seen[i], specs[i].n);
 	ck_assert_ptr_null(r.bad);
@@ -485,20 +485,20 @@ START_TEST(helpers_block_signals_caller_is_worker_0)
 {
 	char *path = write_file("threads", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	r.jitter = 1;
 	r.caller = pthread_self();
 	r.threads = 3;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 1024;
 	cfg.threads = 3;
 	/* Signals reach the caller, whose mask is as it was. */
 	sigset_t before, after;
 	pthread_sigmask(SIG_BLOCK, NULL, &before);
-	ck_assert_int_eq(pipeline_run(&cfg, NULL), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, NULL), ST_OK);
 	pthread_sigmask(SIG_BLOCK, NULL, &after);
 	ck_assert_int_eq(sigismember(&before, SIGINT), sigismember(&after, SIGINT));
 	check_covered(&r);
@@ -515,16 +515,16 @@ START_TEST(nothing_to_read_calls_nothing)
 {
 	char *path = write_file("none", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	items[0] = items[2]; /* "empty": 0 elements */
-	pipeline_config cfg = config(c, items, 1, &r);
+	st_stream_config cfg = config(c, items, 1, &r);
 	cfg.threads = 4;
-	ck_assert_int_eq(pipeline_run(&cfg, NULL), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, NULL), ST_OK);
 	cfg.n_items = 0;
-	ck_assert_int_eq(pipeline_run(&cfg, NULL), ST_OK);
+	ck_assert_int_eq(st_stream_run(&cfg, NULL), ST_OK);
 	ck_assert_uint_eq(r.n_worked, 0);
 	ck_assert_uint_eq(r.n_sunk, 0);
 	rec_free(&r);
@@ -537,15 +537,15 @@ END_TEST
 START_TEST(dtype_groups)
 {
 	unsigned b, e;
-	pipeline_dtype_group(ST_DTYPE_F32, &b, &e);
+	st_dtype_group(ST_DTYPE_F32, &b, &e);
 	ck_assert(b == 4 && e == 1);
-	pipeline_dtype_group(ST_DTYPE_BOOL, &b, &e);
+	st_dtype_group(ST_DTYPE_BOOL, &b, &e);
 	ck_assert(b == 1 && e == 1);
-	pipeline_dtype_group(ST_DTYPE_F4, &b, &e);
+	st_dtype_group(ST_DTYPE_F4, &b, &e);
 	ck_assert(b == 1 && e == 2);
-	pipeline_dtype_group(ST_DTYPE_F6_E2M3, &b, &e);
+	st_dtype_group(ST_DTYPE_F6_E2M3, &b, &e);
 	ck_assert(b == 3 && e == 4);
-	pipeline_dtype_group(ST_DTYPE_C64, &b, &e);
+	st_dtype_group(ST_DTYPE_C64, &b, &e);
 	ck_assert(b == 8 && e == 1);
 }
 END_TEST
@@ -554,18 +554,18 @@ START_TEST(work_error_stops_and_wins)
 {
 	char *path = write_file("workerr", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	r.jitter = 1;
 	r.fail_work_at = 20;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 256;
 	cfg.threads = 4;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_EFORMAT);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_EFORMAT);
 	ck_assert_int_eq(err.code, ST_EFORMAT);
 	ck_assert_str_eq(err.message, "work failed at 20");
 	/* No chunk at or after the failed one is sunk; few more are worked. */
@@ -583,16 +583,16 @@ START_TEST(sink_error_stops_later_sinks)
 {
 	char *path = write_file("sinkerr", specs, ident, N_SPECS);
 	st_checkpoint *c = open_ck(path);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
 	r.fail_sink_at = 7;
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 256;
 	cfg.threads = 3;
 	st_error err;
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_EIO);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_EIO);
 	ck_assert_str_eq(err.message, "sink failed at 7");
 	ck_assert_uint_eq(r.n_sunk, 8);
 	ck_assert_uint_eq(r.sink_after_fail, 0);
@@ -615,16 +615,16 @@ START_TEST(read_error_names_file_and_tensor)
 	ck_assert_uint_eq(fread(len, 1, 8, f), 8);
 	fclose(f);
 	ck_assert_int_eq(truncate(path, 8 + len[0] + 256 * len[1] + 1000), 0);
-	pipeline_item items[N_SPECS];
+	st_stream_item items[N_SPECS];
 	struct rec r;
 	rec_init(&r, items, N_SPECS);
 	items_for(items, &r, c, N_SPECS, 0);
-	pipeline_config cfg = config(c, items, N_SPECS, &r);
+	st_stream_config cfg = config(c, items, N_SPECS, &r);
 	cfg.chunk_size = 512;
 	cfg.threads = 2;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(pipeline_run(&cfg, &err), ST_EIO);
+	ck_assert_int_eq(st_stream_run(&cfg, &err), ST_EIO);
 	ck_assert_ptr_nonnull(strstr(err.message, path));
 	ck_assert_ptr_nonnull(strstr(err.message, "tensor 'b'"));
 	/* Tensor a (the first 1000 bytes) was whole: its chunks were sunk. */
@@ -640,7 +640,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pipeline");
+	Suite *s = suite_create("stream");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, ordered_sinks_in_chunk_order);
 	tcase_add_test(tc, unordered_covers_every_group);

@@ -1,5 +1,5 @@
 /*
- * pipeline.c - the tools' streaming reader (see pipeline.h): cuts the
+ * stream.c - the streaming reader (see st/stream.h): cuts the
  * chunks, runs the workers, keeps sinks in chunk order. It does no
  * arithmetic on tensor data; the callbacks do.
  *
@@ -10,11 +10,10 @@
  * worker that finishes chunk next_sink drains: it sinks every parked
  * chunk in turn while the others keep working.
  */
-#include "common/pipeline.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,19 +29,19 @@ struct cursor {
 struct plan {
 	uint64_t n_chunks;
 	size_t max_pieces;                 /* per chunk */
-	size_t max_bytes[PIPELINE_SIDES];  /* per chunk and side */
+	size_t max_bytes[ST_STREAM_SIDES];  /* per chunk and side */
 };
 
 struct slot {
-	unsigned char *buf[PIPELINE_SIDES];
-	pipeline_piece *pieces;
-	pipeline_chunk chunk;
+	unsigned char *buf[ST_STREAM_SIDES];
+	st_stream_piece *pieces;
+	st_stream_chunk chunk;
 	uint64_t read_bytes;
 	struct slot *next_free;
 };
 
 struct run {
-	const pipeline_config *cfg;
+	const st_stream_config *cfg;
 	struct plan plan;
 	struct cursor cursor; /* under mu: the cut of the next chunk claimed */
 	struct slot *slots, *free;
@@ -63,32 +62,12 @@ struct worker {
 	pthread_t thread;
 };
 
-void pipeline_dtype_group(st_dtype d, unsigned *bytes, unsigned *elems)
-{
-	unsigned bits = st_dtype_bits(d);
-	if (bits % 8 == 0) {
-		*bytes = bits / 8;
-		*elems = 1;
-	} else if (bits == 4) {
-		*bytes = 1;
-		*elems = 2;
-	} else { /* 6 bits: four elements in three bytes */
-		*bytes = 3;
-		*elems = 4;
-	}
-}
-
 static int oom(st_error *err)
 {
-	if (err) {
-		err->code = ST_ENOMEM;
-		snprintf(err->message, sizeof err->message,
-		         "out of memory for the read buffers");
-	}
-	return ST_ENOMEM;
+	return st__error(err, ST_ENOMEM, "out of memory for the read buffers");
 }
 
-static unsigned item_cost(const pipeline_item *it)
+static unsigned item_cost(const st_stream_item *it)
 {
 	if (it->cost)
 		return it->cost;
@@ -106,15 +85,15 @@ static unsigned item_cost(const pipeline_item *it)
  * once to size the buffers and once while claiming, so no list of chunks
  * is kept whatever the checkpoint's size.
  */
-static size_t next_chunk(const pipeline_config *cfg, struct cursor *cur,
-                         pipeline_piece *out, uint64_t bytes[PIPELINE_SIDES])
+static size_t next_chunk(const st_stream_config *cfg, struct cursor *cur,
+                         st_stream_piece *out, uint64_t bytes[ST_STREAM_SIDES])
 {
 	uint64_t budget = cfg->chunk_size ? cfg->chunk_size : DEFAULT_CHUNK;
 	uint64_t used = 0;
 	size_t np = 0;
 	bytes[0] = bytes[1] = 0;
 	while (cur->item < cfg->n_items) {
-		const pipeline_item *it = &cfg->items[cur->item];
+		const st_stream_item *it = &cfg->items[cur->item];
 		if (cur->group >= it->n_groups) {
 			cur->item++;
 			cur->group = 0;
@@ -131,27 +110,27 @@ static size_t next_chunk(const pipeline_config *cfg, struct cursor *cur,
 		uint64_t left = it->n_groups - cur->group;
 		uint64_t n = left < room ? left : room;
 		if (out)
-			out[np] = (pipeline_piece){cur->item, cur->group, n, {NULL, NULL}};
+			out[np] = (st_stream_piece){cur->item, cur->group, n, {NULL, NULL}};
 		np++;
 		used += n * cost;
-		for (int s = 0; s < PIPELINE_SIDES; s++)
+		for (int s = 0; s < ST_STREAM_SIDES; s++)
 			bytes[s] += n * it->group_bytes[s];
 		cur->group += n;
 	}
 	return np;
 }
 
-static void plan_make(const pipeline_config *cfg, struct plan *p)
+static void plan_make(const st_stream_config *cfg, struct plan *p)
 {
 	struct cursor cur = {0, 0};
-	uint64_t bytes[PIPELINE_SIDES];
+	uint64_t bytes[ST_STREAM_SIDES];
 	size_t np;
 	memset(p, 0, sizeof *p);
 	while ((np = next_chunk(cfg, &cur, NULL, bytes)) != 0) {
 		p->n_chunks++;
 		if (np > p->max_pieces)
 			p->max_pieces = np;
-		for (int s = 0; s < PIPELINE_SIDES; s++)
+		for (int s = 0; s < ST_STREAM_SIDES; s++)
 			if (bytes[s] > p->max_bytes[s])
 				p->max_bytes[s] = (size_t)bytes[s];
 	}
@@ -172,13 +151,13 @@ static void fail(struct run *r, const st_error *err)
 static int read_chunk(struct run *r, struct slot *s, uint64_t k, size_t n,
                       st_error *err)
 {
-	const pipeline_config *cfg = r->cfg;
-	size_t off[PIPELINE_SIDES] = {0, 0};
+	const st_stream_config *cfg = r->cfg;
+	size_t off[ST_STREAM_SIDES] = {0, 0};
 	s->read_bytes = 0;
 	for (size_t j = 0; j < n; j++) {
-		pipeline_piece *pc = &s->pieces[j];
-		const pipeline_item *it = &cfg->items[pc->item];
-		for (int side = 0; side < PIPELINE_SIDES; side++) {
+		st_stream_piece *pc = &s->pieces[j];
+		const st_stream_item *it = &cfg->items[pc->item];
+		for (int side = 0; side < ST_STREAM_SIDES; side++) {
 			size_t len = (size_t)(pc->n_groups * it->group_bytes[side]);
 			if (!it->group_bytes[side] || !cfg->src[side]) {
 				pc->data[side] = NULL;
@@ -231,7 +210,7 @@ static void *work_loop(void *arg)
 {
 	struct worker *w = arg;
 	struct run *r = w->r;
-	const pipeline_config *cfg = r->cfg;
+	const st_stream_config *cfg = r->cfg;
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		while (!r->failed && r->next_claim < r->plan.n_chunks && !r->free)
@@ -241,7 +220,7 @@ static void *work_loop(void *arg)
 		struct slot *s = r->free;
 		r->free = s->next_free;
 		uint64_t k = r->next_claim++;
-		uint64_t bytes[PIPELINE_SIDES];
+		uint64_t bytes[ST_STREAM_SIDES];
 		size_t np = next_chunk(cfg, &r->cursor, s->pieces, bytes);
 		pthread_mutex_unlock(&r->mu);
 
@@ -276,7 +255,7 @@ static void *work_loop(void *arg)
 static void run_free(struct run *r, struct worker *ws, unsigned nw)
 {
 	for (unsigned i = 0; i < r->n_slots && r->slots; i++) {
-		for (int s = 0; s < PIPELINE_SIDES; s++)
+		for (int s = 0; s < ST_STREAM_SIDES; s++)
 			free(r->slots[i].buf[s]);
 		free(r->slots[i].pieces);
 		free(r->slots[i].chunk.out);
@@ -288,7 +267,7 @@ static void run_free(struct run *r, struct worker *ws, unsigned nw)
 	free(r->parked);
 }
 
-int pipeline_run(const pipeline_config *cfg, st_error *err)
+int st_stream_run(const st_stream_config *cfg, st_error *err)
 {
 	struct run r;
 	memset(&r, 0, sizeof r);
@@ -312,7 +291,7 @@ int pipeline_run(const pipeline_config *cfg, st_error *err)
 	int nomem = !r.slots || !r.parked || !ws;
 	for (unsigned i = 0; !nomem && i < ns; i++) {
 		struct slot *s = &r.slots[i];
-		for (int side = 0; side < PIPELINE_SIDES; side++)
+		for (int side = 0; side < ST_STREAM_SIDES; side++)
 			if (r.plan.max_bytes[side] &&
 			    !(s->buf[side] = malloc(r.plan.max_bytes[side])))
 				nomem = 1;

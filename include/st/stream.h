@@ -1,21 +1,24 @@
 /*
- * pipeline.h - the tools' one streaming reader: tensor data of one
- * checkpoint handle (or of two, in lockstep) read in chunks on N threads,
- * handed to a per-chunk callback, and, where order matters, to a second
- * callback in chunk order. Not part of libst.
+ * st/stream.h - streaming a checkpoint's tensor data: the tensors of one
+ * st_checkpoint (or of two, side by side, in lockstep) read in chunks on
+ * N threads, handed to a per-chunk callback and, where order matters, to
+ * a second callback in chunk order. It is the engine under stconvert's
+ * writes, stinfo --stats and stdiff's value pass.
  *
- * Why tools/common and not libst: the pipeline owns threads and calls
- * back into the caller's arithmetic (conversion, statistics, comparison),
- * and libst keeps tensor math and thread pools out of its API (STYLE.md
- * section 1). What it needs from libst is only that st_checkpoint_read
- * may be called from many threads on one handle; everything here is
- * policy a tool chooses (chunk size, threads, buffers).
+ * What it is not: it does no arithmetic on tensor data (the callbacks
+ * convert, reduce or compare) and it writes nothing. Threads are allowed
+ * in libst where a library job needs them (st/verify.h runs its own
+ * readers); this module's job is reading big checkpoints in bounded
+ * memory, and what it needs from the rest of libst is only that
+ * st_checkpoint_read may be called from many threads on one handle.
+ * Chunk size, threads and buffers are the caller's policy.
  *
  * Model. The caller lists items, each a tensor of side 0 (and the tensor
- * of side 1 it is read beside, for stdiff). An item is read in whole
- * groups of elements: a group is the smallest run of elements that fills
- * whole bytes (one element; two of a 4-bit dtype; four of a 6-bit one,
- * pipeline_dtype_group). The pipeline cuts the items, in order, into
+ * of side 1 it is read beside, for a comparison). An item is read in
+ * whole groups of elements: a group is the smallest run of elements that
+ * fills whole bytes (one element; two of a 4-bit dtype; four of a 6-bit
+ * one: st_dtype_group, which lives in st/dtype.h because it is dtype
+ * knowledge). st_stream_run cuts the items, in order, into
  * chunks of at most chunk_size cost units (bytes of the wider side
  * unless the item says otherwise), reads each chunk's pieces into one of
  * a fixed number of buffers, and calls work on it from any worker
@@ -28,7 +31,7 @@
  *
  * Errors: a failed read or a callback returning non-zero records its
  * st_error; the first one wins, no further chunk is claimed and no
- * further sink runs, and pipeline_run returns that error once every
+ * further sink runs, and st_stream_run returns that error once every
  * thread has stopped. A thread that cannot be started only means fewer
  * workers; the calling thread is always one of them.
  *
@@ -45,58 +48,66 @@
  *  3. Compare two checkpoints (stdiff): src[1] set, one item per tensor
  *     pair with tensor[0] from A and tensor[1] from B and equal element
  *     counts; work compares piece->data[0] with piece->data[1] into
- *     chunk->out, sink merges in order as in 2.
+ *     chunk->out, sink merges in order as in 2 (st/compare.h).
  */
-#ifndef ST_PIPELINE_H
-#define ST_PIPELINE_H
+#ifndef ST_STREAM_H
+#define ST_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include <st.h>
+#include "dtype.h"
+#include "error.h"
+#include "index.h"
 
-enum { PIPELINE_SIDES = 2 };
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Side 0 and side 1 (the second checkpoint of a comparison). */
+enum { ST_STREAM_SIDES = 2 };
 
 /* One tensor (pair) to stream. */
-typedef struct pipeline_item {
-	size_t tensor[PIPELINE_SIDES];   /* tensor index in each side's handle */
+typedef struct st_stream_item {
+	size_t tensor[ST_STREAM_SIDES]; /* tensor index in each side's handle */
 	uint64_t n_groups;               /* groups to read, from the start */
-	unsigned group_bytes[PIPELINE_SIDES]; /* bytes of a group per side; 0
+	unsigned group_bytes[ST_STREAM_SIDES]; /* bytes of a group per side; 0
 	                                    for a side not read */
 	unsigned cost;                   /* chunk_size units per group; 0:
 	                                    the largest group_bytes */
-} pipeline_item;
+} st_stream_item;
 
 /* A run of groups of one item inside a chunk. */
-typedef struct pipeline_piece {
+typedef struct st_stream_piece {
 	size_t item;                     /* index into the items */
 	uint64_t group;                  /* first group, from the item's start */
 	uint64_t n_groups;
-	const unsigned char *data[PIPELINE_SIDES]; /* n_groups * group_bytes */
-} pipeline_piece;
+	const unsigned char *data[ST_STREAM_SIDES]; /* n_groups * group_bytes */
+} st_stream_piece;
 
 /* What a callback sees. The pointers are valid during the call only. */
-typedef struct pipeline_chunk {
+typedef struct st_stream_chunk {
 	uint64_t index;                  /* 0, 1, ... in item order */
-	const pipeline_piece *pieces;    /* in item and group order */
+	const st_stream_piece *pieces;   /* in item and group order */
 	size_t n_pieces;
 	void *out;                       /* out_size bytes of this chunk's
 	                                    buffer: from work to sink */
 	void *scratch;                   /* scratch_size bytes of the calling
 	                                    worker's own, zeroed at the start */
 	unsigned worker;                 /* 0 .. threads-1; 0 is the caller */
-} pipeline_chunk;
+} st_stream_chunk;
 
 /*
  * A callback returns 0, or non-zero after filling err (code and a message
- * naming file and tensor); the pipeline then stops.
+ * naming file and tensor); the run then stops.
  */
-typedef int (*pipeline_fn)(void *ctx, const pipeline_chunk *chunk,
-                           st_error *err);
+typedef int (*st_stream_fn)(void *ctx, const st_stream_chunk *chunk,
+                            st_error *err);
 
-typedef struct pipeline_config {
-	st_checkpoint *src[PIPELINE_SIDES]; /* src[1] NULL: one side */
-	const pipeline_item *items;
+/* A run: what to read, how, and the callbacks. */
+typedef struct st_stream_config {
+	st_checkpoint *src[ST_STREAM_SIDES]; /* src[1] NULL: one side */
+	const st_stream_item *items;
 	size_t n_items;
 	uint64_t chunk_size;  /* cost units per chunk; 0: 4 MiB */
 	int pack;             /* let a chunk hold pieces of several items */
@@ -105,25 +116,26 @@ typedef struct pipeline_config {
 	                         with a sink; never fewer than threads */
 	size_t out_size;      /* bytes of chunk->out per buffer (may be 0) */
 	size_t scratch_size;  /* bytes of chunk->scratch per worker (may be 0) */
-	pipeline_fn work;     /* any worker, concurrently; required */
-	pipeline_fn sink;     /* chunk order, one at a time; NULL for none */
+	st_stream_fn work;    /* any worker, concurrently; required */
+	st_stream_fn sink;    /* chunk order, one at a time; NULL for none */
 	/*
 	 * After each chunk's work, serialized: the chunk and the bytes the
-	 * pipeline read for it (a tool whose work reads more, through a
+	 * stream read for it (a tool whose work reads more, through a
 	 * mapping, counts that itself from the pieces). May be NULL.
 	 */
-	void (*progress)(void *ctx, const pipeline_chunk *c, uint64_t bytes);
+	void (*progress)(void *ctx, const st_stream_chunk *c, uint64_t bytes);
 	void *ctx;
-} pipeline_config;
+} st_stream_config;
 
 /*
  * Stream every item through work (and sink). Returns ST_OK, the first
  * error's code (err filled, when not NULL), or ST_ENOMEM. Helper threads
  * block every signal, so signals reach the calling thread.
  */
-int pipeline_run(const pipeline_config *cfg, st_error *err);
+ST_API int st_stream_run(const st_stream_config *cfg, st_error *err);
 
-/* Bytes and elements of one group of dtype d (see above). */
-void pipeline_dtype_group(st_dtype d, unsigned *bytes, unsigned *elems);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * diagnose.c - which simple transformation of A tensor B is (see
- * diagnose.h for the list and the order they are tried in).
+ * st/diagnose.h for the list and the order they are tried in).
  *
  * Every hypothesis is a map from B's element index to a value computed
  * from A (A's element at another index, times a constant, or A rounded to
@@ -15,8 +15,7 @@
  * It is not a comparison tool: it only answers "is B this function of A",
  * never how far apart they are (stdiff's statistics do that).
  */
-#include "common/diagnose.h"
-#include "common/ckpt.h"
+#include "internal.h"
 
 #include <assert.h>
 #include <math.h>
@@ -28,7 +27,7 @@
 #define MAX_VERIFY 4
 
 /* Element i of t, widened to double. */
-static double get(const diagnose_tensor *t, uint64_t i)
+static double get(const st_diagnose_tensor *t, uint64_t i)
 {
 	const unsigned char *p = t->data;
 	switch (t->dtype) {
@@ -55,7 +54,7 @@ static double get(const diagnose_tensor *t, uint64_t i)
 	default: {
 		double d;
 		size_t es = st_dtype_bits(t->dtype) / 8;
-		ckpt_widen(t->dtype, p + es * i, &d, 1);
+		st_dtype_widen(t->dtype, p + es * i, &d, 1);
 		return d;
 	}
 	}
@@ -79,11 +78,17 @@ static double round_to(double x, st_dtype d)
  */
 static int match(double x, double y, double rtol, double atol, int *exact)
 {
-	if (x == y || (isnan(x) && isnan(y)))
+	switch (st_compare_values(x, y, rtol, atol, NULL, NULL)) {
+	case ST_COMPARE_EQUAL:
+	case ST_COMPARE_NAN_EQUAL:
 		return 1;
-	*exact = 0;
-	double d = fabs(x - y);
-	return d <= atol + rtol * fabs(y); /* false for NaN and infinities */
+	case ST_COMPARE_CLOSE:
+		*exact = 0;
+		return 1;
+	default:
+		*exact = 0;
+		return 0;
+	}
 }
 
 /* ---- sequential hypotheses: B[i] vs f(A[i]) ------------------------------ */
@@ -100,8 +105,8 @@ static double seq_value(enum seq h, double a, double scale, st_dtype bt)
 }
 
 /* 1 when every element (samples first) fits; *exact as match() leaves it. */
-static int seq_holds(enum seq h, const diagnose_tensor *a,
-                     const diagnose_tensor *b, double scale, double rtol,
+static int seq_holds(enum seq h, const st_diagnose_tensor *a,
+                     const st_diagnose_tensor *b, double scale, double rtol,
                      double atol, int *exact)
 {
 	uint64_t n = b->n;
@@ -120,8 +125,8 @@ static int seq_holds(enum seq h, const diagnose_tensor *a,
 }
 
 /* The least-squares factor c of B ~ c * A; 0 when there is none. */
-static double estimate_scale(const diagnose_tensor *a,
-                             const diagnose_tensor *b)
+static double estimate_scale(const st_diagnose_tensor *a,
+                             const st_diagnose_tensor *b)
 {
 	double sab = 0, saa = 0;
 	for (uint64_t i = 0; i < b->n; i++) {
@@ -141,7 +146,7 @@ static double estimate_scale(const diagnose_tensor *a,
  * Whether the sampled elements fit one factor (within 1e-3, or rtol when
  * looser): the full least-squares pass runs only then.
  */
-static int scale_plausible(const diagnose_tensor *a, const diagnose_tensor *b,
+static int scale_plausible(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
                            double rtol)
 {
 	uint64_t n = b->n;
@@ -170,7 +175,7 @@ static int scale_plausible(const diagnose_tensor *a, const diagnose_tensor *b,
 
 /* ---- the transpose -------------------------------------------------------- */
 
-static int transposed(const diagnose_tensor *a, const diagnose_tensor *b,
+static int transposed(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
                       double rtol, double atol, int *exact)
 {
 	if (b->ndim != 2 || b->shape[0] != b->shape[1] || b->shape[0] < 2)
@@ -197,8 +202,8 @@ static int transposed(const diagnose_tensor *a, const diagnose_tensor *b,
 /* ---- last-axis blocks permuted -------------------------------------------- */
 
 /* Does B's block j look like A's block i on a few sampled elements? */
-static int blocks_sample_match(const diagnose_tensor *a,
-                               const diagnose_tensor *b, uint64_t rows,
+static int blocks_sample_match(const st_diagnose_tensor *a,
+                               const st_diagnose_tensor *b, uint64_t rows,
                                uint64_t cols, uint64_t bw, int i, int j,
                                double rtol, double atol)
 {
@@ -217,7 +222,7 @@ static int blocks_sample_match(const diagnose_tensor *a,
 	return 1;
 }
 
-static int permuted_holds(const diagnose_tensor *a, const diagnose_tensor *b,
+static int permuted_holds(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
                           uint64_t rows, uint64_t cols, uint64_t bw,
                           const int *perm, double rtol, double atol,
                           int *exact)
@@ -233,18 +238,18 @@ static int permuted_holds(const diagnose_tensor *a, const diagnose_tensor *b,
 	return 1;
 }
 
-static int permuted(const diagnose_tensor *a, const diagnose_tensor *b,
-                    double rtol, double atol, diagnose_result *r)
+static int permuted(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                    double rtol, double atol, st_diagnose_result *r)
 {
 	if (b->ndim < 1 || b->n == 0)
 		return 0;
 	uint64_t cols = b->shape[b->ndim - 1], rows = b->n / cols;
 	int verified = 0;
-	for (uint64_t k = 2; k <= DIAGNOSE_MAX_BLOCKS && k <= cols; k++) {
+	for (uint64_t k = 2; k <= ST_DIAGNOSE_MAX_BLOCKS && k <= cols; k++) {
 		if (cols % k)
 			continue;
 		uint64_t bw = cols / k;
-		int perm[DIAGNOSE_MAX_BLOCKS], used[DIAGNOSE_MAX_BLOCKS] = {0};
+		int perm[ST_DIAGNOSE_MAX_BLOCKS], used[ST_DIAGNOSE_MAX_BLOCKS] = {0};
 		int ok = 1, identity = 1;
 		for (int j = 0; j < (int)k && ok; j++) {
 			int found = -1;
@@ -292,18 +297,18 @@ static double dtype_eps(st_dtype d)
 	}
 }
 
-static int reinterpreted(const diagnose_tensor *a, const diagnose_tensor *b,
-                         double rtol, double atol, diagnose_result *r)
+static int reinterpreted(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                         double rtol, double atol, st_diagnose_result *r)
 {
 	unsigned bits = st_dtype_bits(b->dtype);
 	for (int x = 0; x < ST_DTYPE_COUNT; x++) {
 		st_dtype X = (st_dtype)x;
-		if (X == b->dtype || X == ST_DTYPE_BOOL || !ckpt_is_numeric(X) ||
+		if (X == b->dtype || X == ST_DTYPE_BOOL || !st_dtype_is_numeric(X) ||
 		    st_dtype_bits(X) != bits)
 			continue;
 		if (!st_dtype_is_wide_float(X) && !st_dtype_is_wide_float(b->dtype))
 			continue;
-		diagnose_tensor bx = *b;
+		st_diagnose_tensor bx = *b;
 		bx.dtype = X;
 		double rt = rtol > dtype_eps(X) ? rtol : dtype_eps(X);
 		int exact = 1, ok = 1;
@@ -326,49 +331,49 @@ static int reinterpreted(const diagnose_tensor *a, const diagnose_tensor *b,
 
 /* ---- the entry points ----------------------------------------------------- */
 
-enum diagnose_kind diagnose_pair(const diagnose_tensor *a,
-                                 const diagnose_tensor *b, double rtol,
-                                 double atol, diagnose_result *r)
+enum st_diagnose_kind st_diagnose_pair(const st_diagnose_tensor *a,
+                                       const st_diagnose_tensor *b, double rtol,
+                                       double atol, st_diagnose_result *r)
 {
 	assert(a->n == b->n && a->ndim == b->ndim);
 	memset(r, 0, sizeof *r);
-	r->kind = DIAGNOSE_NONE;
-	if (!ckpt_is_numeric(a->dtype) || !ckpt_is_numeric(b->dtype) ||
+	r->kind = ST_DIAGNOSE_NONE;
+	if (!st_dtype_is_numeric(a->dtype) || !st_dtype_is_numeric(b->dtype) ||
 	    b->n < 2)
 		return r->kind;
 	int exact;
 	if (seq_holds(SEQ_SAME, a, b, 0, rtol, atol, &exact))
 		return r->kind; /* nothing to diagnose */
 	if (seq_holds(SEQ_NEG, a, b, 0, rtol, atol, &exact)) {
-		r->kind = DIAGNOSE_NEGATED;
+		r->kind = ST_DIAGNOSE_NEGATED;
 		r->exact = exact;
 		return r->kind;
 	}
 	double c = scale_plausible(a, b, rtol) ? estimate_scale(a, b) : 0;
 	if (c != 0 && c != 1 && c != -1 &&
 	    seq_holds(SEQ_SCALE, a, b, c, rtol, atol, &exact)) {
-		r->kind = DIAGNOSE_SCALED;
+		r->kind = ST_DIAGNOSE_SCALED;
 		r->scale = c;
 		r->exact = exact;
 		return r->kind;
 	}
 	if (transposed(a, b, rtol, atol, &exact)) {
-		r->kind = DIAGNOSE_TRANSPOSED;
+		r->kind = ST_DIAGNOSE_TRANSPOSED;
 		r->exact = exact;
 		return r->kind;
 	}
 	if (permuted(a, b, rtol, atol, r)) {
-		r->kind = DIAGNOSE_PERMUTED;
+		r->kind = ST_DIAGNOSE_PERMUTED;
 		return r->kind;
 	}
 	if (reinterpreted(a, b, rtol, atol, r)) {
-		r->kind = DIAGNOSE_REINTERPRETED;
+		r->kind = ST_DIAGNOSE_REINTERPRETED;
 		return r->kind;
 	}
 	return r->kind;
 }
 
-char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
+char *st_diagnose_describe(const st_diagnose_result *r, char *buf, size_t size)
 {
 	const char *how = r->exact ? "exactly" : "within tolerance";
 	size_t n = 0;
@@ -383,19 +388,19 @@ char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
 		return buf;
 	buf[0] = '\0';
 	switch (r->kind) {
-	case DIAGNOSE_NONE:
+	case ST_DIAGNOSE_NONE:
 		break;
-	case DIAGNOSE_NEGATED:
+	case ST_DIAGNOSE_NEGATED:
 		PUT("B is A with the sign flipped (%s)", how);
 		break;
-	case DIAGNOSE_SCALED:
+	case ST_DIAGNOSE_SCALED:
 		PUT("B is A scaled by %.6g (%s)", r->scale, how);
 		break;
-	case DIAGNOSE_TRANSPOSED:
+	case ST_DIAGNOSE_TRANSPOSED:
 		PUT("B is A transposed (%s): a square matrix copied without its "
 		    "transpose passes every shape check", how);
 		break;
-	case DIAGNOSE_PERMUTED:
+	case ST_DIAGNOSE_PERMUTED:
 		PUT("B is A with its %d column blocks of %llu in the order ",
 		    r->n_blocks, (unsigned long long)r->block_width);
 		if (r->n_blocks <= 16) {
@@ -423,7 +428,7 @@ char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
 			PUT(": heads of a packed Q, K, V reordered?");
 		}
 		break;
-	case DIAGNOSE_REINTERPRETED:
+	case ST_DIAGNOSE_REINTERPRETED:
 		PUT("B's bytes are A %s %s (%s), read as %s: %s mislabelled %s",
 		    st_dtype_is_wide_float(r->read_as) ? "rounded to" : "as",
 		    st_dtype_name(r->read_as), how, st_dtype_name(r->b_dtype),
@@ -434,9 +439,9 @@ char *diagnose_describe(const diagnose_result *r, char *buf, size_t size)
 	return buf;
 }
 
-int diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
-                         size_t ib, double rtol, double atol,
-                         diagnose_result *r, st_error *err)
+int st_diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
+                            size_t ib, double rtol, double atol,
+                            st_diagnose_result *r, st_error *err)
 {
 	const st_tensor *ta = st_checkpoint_tensor(ca, ia, NULL);
 	const st_tensor *tb = st_checkpoint_tensor(cb, ib, NULL);
@@ -446,30 +451,30 @@ int diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
 		rc = st_checkpoint_data(cb, ib, &db, err);
 	if (rc != ST_OK)
 		return rc;
-	diagnose_tensor a = {ta->dtype, ta->ndim, ta->shape, ta->n_elements, da};
-	diagnose_tensor b = {tb->dtype, tb->ndim, tb->shape, tb->n_elements, db};
+	st_diagnose_tensor a = {ta->dtype, ta->ndim, ta->shape, ta->n_elements, da};
+	st_diagnose_tensor b = {tb->dtype, tb->ndim, tb->shape, tb->n_elements, db};
 	memset(r, 0, sizeof *r);
 	if (ta->n_elements != tb->n_elements || ta->ndim != tb->ndim)
-		return ST_OK; /* DIAGNOSE_NONE */
-	diagnose_pair(&a, &b, rtol, atol, r);
+		return ST_OK; /* ST_DIAGNOSE_NONE */
+	st_diagnose_pair(&a, &b, rtol, atol, r);
 	return ST_OK;
 }
 
-void diagnose_dtype_add(diagnose_dtype_tally *t, st_dtype a, st_dtype b,
-                        int rounded, int within)
+void st_diagnose_dtype_add(st_diagnose_dtype_tally *t, st_dtype a, st_dtype b,
+                           int rounded, int within)
 {
 	size_t i = 0;
 	while (i < t->n && (t->pair[i].a != a || t->pair[i].b != b))
 		i++;
 	if (i == t->n) {
-		if (t->n == DIAGNOSE_MAX_DTYPE_PAIRS)
+		if (t->n == ST_DIAGNOSE_MAX_DTYPE_PAIRS)
 			return;
 		memset(&t->pair[i], 0, sizeof t->pair[i]);
 		t->pair[i].a = a;
 		t->pair[i].b = b;
 		t->n++;
 	}
-	struct diagnose_dtype_pair *p = &t->pair[i];
+	struct st_diagnose_dtype_pair *p = &t->pair[i];
 	p->tensors++;
 	if (rounded)
 		p->rounded++;
@@ -479,10 +484,10 @@ void diagnose_dtype_add(diagnose_dtype_tally *t, st_dtype a, st_dtype b,
 		p->differ++;
 }
 
-char *diagnose_dtype_line(const diagnose_dtype_tally *t, size_t i, char *buf,
-                          size_t size)
+char *st_diagnose_dtype_line(const st_diagnose_dtype_tally *t, size_t i, char *buf,
+                             size_t size)
 {
-	const struct diagnose_dtype_pair *p = &t->pair[i];
+	const struct st_diagnose_dtype_pair *p = &t->pair[i];
 	int n = snprintf(buf, size, "%llu tensor%s %s \xe2\x86\x92 %s",
 	                 (unsigned long long)p->tensors, p->tensors == 1 ? "" : "s",
 	                 st_dtype_name(p->a), st_dtype_name(p->b));

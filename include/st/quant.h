@@ -36,6 +36,7 @@
 #ifndef ST_QUANT_H
 #define ST_QUANT_H
 
+#include "config.h"
 #include "file.h"
 
 #ifdef __cplusplus
@@ -141,38 +142,6 @@ ST_API int st_quant_mxfp4_layout(st_quant_mxfp4 *l, const st_tensor *blocks,
 ST_API int st_quant_mxfp4_dequant(const st_quant_mxfp4 *l, st_dtype dst_type, void *dst,
                                   const void *blocks, const void *scales, uint64_t row0,
                                   uint64_t row1);
-
-/*
- * The block size a config.json gives: quantization_config's
- * weight_block_size (as st_quant_parse_block_size reads it), *found 1; or
- * ST_QUANT_DEFAULT_BLOCK on both sides, *found 0, when it has none.
- * Returns ST_OK, ST_EFORMAT (not a JSON object), ST_EINVAL (a hostile
- * weight_block_size, in one line).
- */
-ST_API int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_rows,
-                                      uint64_t *block_cols, int *found, st_error *err);
-
-/*
- * A config.json for the dequantized checkpoint: torch_dtype set as
- * st_config_set_dtype does, and the top-level quantization_config member
- * removed (the loaders would otherwise take the weights for quantized
- * ones); every other byte kept. torch_dtype NULL keeps torch_dtype as
- * it is. *out is malloc'd. Returns ST_OK, ST_EFORMAT, ST_ENOMEM.
- */
-ST_API int st_quant_config_dequantized(const char *config, size_t len, const char *torch_dtype,
-                                       char **out, size_t *out_len, st_error *err);
-
-/*
- * A config.json for a checkpoint quantized by st_quant_fp8_quantize with
- * b0 x b1 blocks: any top-level quantization_config removed, and
- * DeepSeek's {"activation_scheme": "dynamic", "fmt": "e4m3",
- * "quant_method": "fp8", "weight_block_size": [b0, b1]} added as the last
- * member; every other byte kept. *out is malloc'd. Returns ST_OK,
- * ST_EFORMAT (not a JSON object), ST_EINVAL (a block side 0 or above
- * ST_QUANT_MAX_BLOCK), ST_ENOMEM.
- */
-ST_API int st_quant_config_fp8(const char *config, size_t len, uint64_t b0, uint64_t b1,
-                               char **out, size_t *out_len, st_error *err);
 
 #ifdef __cplusplus
 }

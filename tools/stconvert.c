@@ -809,45 +809,44 @@ static void snapshot_note(void *ctx, int severity, const char *message)
 
 /* ---- dequantization ----------------------------------------------------------- */
 
-/* IN/config.json's text, or NULL when there is none. */
-static char *read_config(const char *dir, size_t *len)
+/*
+ * The config.json in the folder of IN's files (st_config_read), read once
+ * for the run: the FP8 block size comes from it, and the one a directory
+ * OUT gets is made from it. NULL when there is none; exits 2 on an
+ * unreadable one.
+ */
+static char *g_config, *g_config_file;
+static size_t g_config_len;
+static int g_config_read;
+
+static const char *in_config(const st_checkpoint *c, size_t *len)
 {
-	size_t n = strlen(dir) + 16;
-	char *path = cli_xmalloc(n);
-	snprintf(path, n, "%s/config.json", dir);
-	FILE *f = fopen(path, "rb");
-	free(path);
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t cap = 0, got = 0, r;
-	do {
-		if (got == cap) {
-			if (cap >= (64u << 20)) /* not a config: libst copies it as is */
-				break;
-			cap = cap ? 2 * cap : 1 << 16;
-			text = realloc(text, cap);
-			if (!text)
-				cli_die(CLI_ERROR, "out of memory");
-		}
-		r = fread(text + got, 1, cap - got, f);
-		got += r;
-	} while (r > 0);
-	fclose(f);
-	*len = got;
-	return text;
+	if (!g_config_read) {
+		st_error err;
+		int rc = st_config_read(st_checkpoint_dir(c), &g_config, &g_config_len, &g_config_file,
+		                        &err);
+		if (rc != ST_OK && rc != ST_ENOTFOUND)
+			cli_die(CLI_ERROR, "%s", err.message);
+		g_config_read = 1;
+	}
+	*len = g_config_len;
+	return g_config;
 }
 
 /*
- * The FP8 block size the config.json in the folder of IN's files names
- * (the default without one), as stinfo and stdiff read it: a file inside
- * a snapshot counts too. Returns whether it names one; exits 2 on a
- * hostile or unreadable one.
+ * The FP8 block size IN's config.json names (the default without one), as
+ * stinfo and stdiff read it: a file inside a snapshot counts too. Returns
+ * whether it names one; exits 2 on a hostile or unreadable one.
  */
 static int in_block_size(const st_checkpoint *c, uint64_t *b0, uint64_t *b1)
 {
 	st_error err;
-	int found = dq_config_block_size(st_checkpoint_dir(c), b0, b1, &err);
+	size_t len;
+	const char *text = in_config(c, &len);
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	if (!text)
+		return 0;
+	int found = dq_config_text_block_size(text, len, g_config_file, b0, b1, &err);
 	if (found < 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return found;
@@ -865,23 +864,32 @@ static void dequant_plan(st_checkpoint *c, const struct options *o)
 	}
 }
 
-/* The new config.json: no quantization_config, the target's torch_dtype. */
-static void dequant_config(st_snapshot *snap, const struct options *o)
+/*
+ * The config.json a directory OUT gets, made from IN's text (in_config)
+ * and added before st_snapshot_copy_dir, which then leaves IN's alone:
+ * --to f8_e4m3's quantization_config, or, when weights are dequantized,
+ * none and the target's torch_dtype. Nothing is added when there is
+ * nothing to change or IN's is not a JSON object (copy_dir then copies it
+ * and says so).
+ */
+static void given_config(st_snapshot *snap, const st_checkpoint *c, const struct options *o)
 {
 	size_t len = 0, out_len = 0;
-	char *config = read_config(o->in, &len), *out = NULL;
+	const char *config = in_config(c, &len);
+	char *out = NULL;
 	st_error err;
+	int rc = ST_EINVAL;
 	if (!config)
 		return;
-	if (st_quant_config_dequantized(config, len, st_torch_dtype_name(o->to), &out, &out_len,
-	                                &err) == ST_OK &&
-	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
+	if (o->quant)
+		rc = st_quant_config_fp8(config, len, o->block[0], o->block[1], &out, &out_len, &err);
+	else if (o->has_to && g_dq.n_fp8 + g_dq.n_mxfp4) /* not the pairs quantizing kept */
+		rc = st_quant_config_dequantized(config, len, st_torch_dtype_name(o->to), &out, &out_len,
+		                                 &err);
+	if (rc == ST_OK && st_snapshot_add_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
 		fail_st(&err);
 	free(out);
-	free(config);
 }
-
-/* ---- quantization ------------------------------------------------------------ */
 
 /*
  * Prepare every ACT_QUANT item of the n input items and append its scale
@@ -1005,22 +1013,6 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 	}
 }
 
-/* The new config.json: DeepSeek's quantization_config for these blocks. */
-static void quant_config(st_snapshot *snap, const struct options *o)
-{
-	size_t len = 0, out_len = 0;
-	char *config = read_config(o->in, &len), *out = NULL;
-	st_error err;
-	if (!config)
-		return;
-	if (st_quant_config_fp8(config, len, o->block[0], o->block[1], &out, &out_len, &err) ==
-	        ST_OK &&
-	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
-		fail_st(&err);
-	free(out);
-	free(config);
-}
-
 /* ---- output location ------------------------------------------------------- */
 
 struct outloc {
@@ -1112,16 +1104,12 @@ static void write_dir(run *r, unsigned n_shards)
 	cli_progress_done(&r->progress);
 	struct stat st;
 	int in_dir = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode);
+	if (in_dir)
+		given_config(snap, r->c, o);
 	if (in_dir &&
 	    st_snapshot_copy_dir(snap, o->in, r->c, o->has_to ? st_torch_dtype_name(o->to) : NULL,
 	                         snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
-	/* g_dq also holds the pairs quantizing again kept: only --to a wide
-	 * type dequantizes them. */
-	if (in_dir && o->has_to && g_dq.n_fp8 + g_dq.n_mxfp4)
-		dequant_config(snap, o);
-	if (in_dir && o->quant)
-		quant_config(snap, o);
 	check_signal();
 	if (st_snapshot_keep_old(snap, r->c, snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
@@ -1308,6 +1296,8 @@ int main(int argc, char **argv)
 	report(&o, c, items, n_all, n_shards);
 
 	st_checkpoint_close(c);
+	free(g_config);
+	free(g_config_file);
 	dq_plan_free(&g_dq);
 	for (size_t i = 0; g_qz && i < n; i++)
 		qz_free(&g_qz[i]);

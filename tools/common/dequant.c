@@ -5,7 +5,6 @@
 #include "common/dequant.h"
 #include "common/cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -499,60 +498,38 @@ void dq_range(const dq_tensor *t, st_dtype to, void *out, const unsigned char *i
 		dq_part(t, to, o, in, r, 0, n, scratch);
 }
 
-/* config.json is small; anything past this is not a config. */
-#define DQ_MAX_CONFIG ((size_t)16 << 20)
-
-int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err)
+int dq_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
+                              uint64_t *b1, st_error *err)
 {
-	size_t plen = strlen(dir) + sizeof "/config.json";
-	char *path = malloc(plen), *text = NULL;
-	FILE *f = NULL;
-	size_t n = 0;
-	int found = 0, rc = -1;
-
-	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-	err->code = ST_ENOMEM;
-	err->sys_errno = 0;
-	snprintf(err->message, sizeof err->message, "out of memory");
-	if (!path)
-		return -1;
-	snprintf(path, plen, "%s/config.json", dir);
-	f = fopen(path, "rb");
-	if (!f && errno == ENOENT) {
-		rc = 0; /* no config.json: the default */
-		goto out;
-	}
-	if (!f) {
-		err->code = ST_EIO;
-		snprintf(err->message, sizeof err->message, "%.400s: %s", path, strerror(errno));
-		goto out;
-	}
-	text = malloc(DQ_MAX_CONFIG + 1);
-	if (!text)
-		goto out;
-	n = fread(text, 1, DQ_MAX_CONFIG + 1, f);
-	if (ferror(f) || n > DQ_MAX_CONFIG) {
-		err->code = ST_EIO;
-		snprintf(err->message, sizeof err->message, "%.400s: %s", path,
-		         n > DQ_MAX_CONFIG ? "larger than 16 MiB" : "read error");
-		goto out;
-	}
 	st_error e;
-	int r = st_quant_config_block_size(text, n, b0, b1, &found, &e);
+	int found = 0;
+	int r = st_quant_config_block_size(text, len, b0, b1, &found, &e);
+
 	if (r == ST_EINVAL) {
 		err->code = ST_EINVAL;
-		snprintf(err->message, sizeof err->message, "%.300s: %.200s", path, e.message);
-		goto out;
+		err->sys_errno = 0;
+		snprintf(err->message, sizeof err->message, "%.300s: %.200s", file, e.message);
+		return -1;
 	}
 	if (r != ST_OK) { /* not a JSON object: no block size in it */
 		*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
 		found = 0;
 	}
-	rc = found;
-out:
-	if (f)
-		fclose(f);
+	return found;
+}
+
+int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err)
+{
+	char *text = NULL, *file = NULL;
+	size_t n = 0;
+	int rc = st_config_read(dir, &text, &n, &file, err);
+
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	if (rc == ST_OK)
+		rc = dq_config_text_block_size(text, n, file, b0, b1, err);
+	else
+		rc = rc == ST_ENOTFOUND ? 0 : -1; /* no config.json: the default */
 	free(text);
-	free(path);
+	free(file);
 	return rc;
 }

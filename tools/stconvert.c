@@ -18,9 +18,9 @@
  * swap) and the conversion arithmetic are libst's (st_checkpoint_*,
  * st_writer_*, st_shard_plan, st_snapshot_*, st_convert, and PyTorch .bin
  * reading); F8, F6, F4 and C64 tensors are copied, not converted, except
- * the quantized weights --to dequantizes (common/dequant.h, st/quant.h).
- * --to f8_e4m3 quantizes weights to block-scaled FP8 (common/quantize.h),
- * each with a new scale tensor.
+ * the quantized weights --to dequantizes (st/quant.h: st_quant_plan_build).
+ * --to f8_e4m3 quantizes weights to block-scaled FP8 (st/quant.h:
+ * st_quant_target_*), each with a new scale tensor.
  */
 #include "common/cli.h"
 #include "common/dequant.h"
@@ -310,7 +310,7 @@ static void check_signal(void)
 
 enum action {
 	ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS, ACT_DEQUANT,
-	ACT_QUANT,  /* to F8_E4M3 (common/quantize.h) */
+	ACT_QUANT,  /* to F8_E4M3 (st_quant_target) */
 	ACT_QSCALE, /* the F32 scales of an ACT_QUANT item (no input tensor) */
 	ACT_COUNT
 };
@@ -324,15 +324,15 @@ typedef struct item {
 	uint64_t out_bytes;
 	unsigned shard;     /* output file */
 	st_convert_stats stats;
-	const dq_tensor *dq; /* ACT_DEQUANT: the pair (common/dequant.h) */
-	const qz_tensor *qz; /* ACT_QUANT, ACT_QSCALE: the weight */
+	const st_quant_tensor *dq; /* ACT_DEQUANT: the pair (st_quant_plan) */
+	const st_quant_target *qz; /* ACT_QUANT, ACT_QSCALE: the weight */
 } item;
 
 /* The scaled weights and their scales, when --to dequantizes. */
-static dq_plan g_dq;
+static st_quant_plan g_dq;
 
 /* --to f8_e4m3: one per input tensor, and the scale tensors' headers. */
-static qz_tensor *g_qz;
+static st_quant_target *g_qz;
 static st_tensor *g_qz_scales;
 static size_t g_qz_scratch;
 
@@ -366,16 +366,16 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 				kept = 1;
 			}
 		}
-		const dq_tensor *dq = o->has_to && g_dq.t ? &g_dq.t[i] : NULL;
-		if (dq && dq->role == DQ_SCALE && !dropped)
+		const st_quant_tensor *dq = o->has_to && g_dq.t ? &g_dq.t[i] : NULL;
+		if (dq && dq->role == ST_QUANT_ROLE_SCALE && !dropped)
 			it->action = ACT_DROP; /* folded into its weight */
-		else if (dq && dq->role != DQ_PLAIN && !dropped) {
+		else if (dq && dq->role != ST_QUANT_ROLE_PLAIN && !dropped) {
 			it->action = ACT_DEQUANT;
 			it->out = o->to;
 			it->dq = dq;
 		} else if (dropped)
 			it->action = ACT_DROP;
-		else if (o->quant && !kept && qz_wanted(it->t)) {
+		else if (o->quant && !kept && st_quant_target_wanted(it->t)) {
 			it->action = ACT_QUANT;
 			it->out = ST_DTYPE_F8_E4M3;
 		} else if (o->quant)
@@ -604,11 +604,11 @@ static int convert_work(void *ctx, const pipeline_chunk *c, st_error *err)
 		const pipeline_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
-			if (qz_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
+			if (st_quant_target_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
 			             c->scratch, err) != ST_OK)
 				return -1;
 		} else if (it->action == ACT_DEQUANT) {
-			dq_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
+			st_quant_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
 		} else if (it->out == it->t->dtype) {
 			memcpy(out, p->data[0], (size_t)p->n_groups);
 		} else if (st_convert(it->out, out, it->t->dtype, p->data[0], (size_t)p->n_groups,
@@ -648,7 +648,7 @@ static void convert_progress(void *ctx, const pipeline_chunk *c, uint64_t bytes)
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT)
 			bytes += p->n_groups * (st_dtype_bits(it->t->dtype) / 8);
-		else if (it->action == ACT_DEQUANT && it->dq->role == DQ_MXFP4)
+		else if (it->action == ACT_DEQUANT && it->dq->role == ST_QUANT_ROLE_MXFP4)
 			bytes += p->n_groups / 2;
 	}
 	cli_progress_add(j->progress, bytes);
@@ -673,7 +673,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 			/* FP8: a code a byte, read by the pipeline; MXFP4: read
 			 * through its mapping by dequant.c. */
 			pi[i].n_groups = it->dq->n_out;
-			pi[i].group_bytes[0] = it->dq->role == DQ_FP8 ? 1 : 0;
+			pi[i].group_bytes[0] = it->dq->role == ST_QUANT_ROLE_FP8 ? 1 : 0;
 			pi[i].cost = st_dtype_bits(it->out) / 8;
 		} else if (it->out == it->t->dtype) {
 			pi[i].n_groups = it->t->n_bytes;
@@ -696,7 +696,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.pack = 1,
 		.threads = j->n_workers,
 		.out_size = CHUNK,
-		.scratch_size = DQ_SCRATCH(g_dq.max_row) > g_qz_scratch ? DQ_SCRATCH(g_dq.max_row)
+		.scratch_size = ST_QUANT_SCRATCH(g_dq.max_row) > g_qz_scratch ? ST_QUANT_SCRATCH(g_dq.max_row)
 		                                                        : g_qz_scratch,
 		.work = convert_work,
 		.sink = convert_sink,
@@ -858,7 +858,7 @@ static void dequant_plan(st_checkpoint *c, const struct options *o)
 	uint64_t b0, b1;
 	st_error err;
 	in_block_size(c, &b0, &b1);
-	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+	if (st_quant_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
@@ -905,11 +905,11 @@ static size_t quant_plan(st_checkpoint *c, const struct options *o, item *items,
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].action != ACT_QUANT)
 			continue;
-		qz_tensor *q = &g_qz[i];
-		if (qz_prepare(q, c, items[i].src, o->block[0], o->block[1], &err) != 0)
+		st_quant_target *q = &g_qz[i];
+		if (st_quant_target_prepare(q, c, items[i].src, o->block[0], o->block[1], &err) != 0)
 			fail_st(&err);
-		if (qz_scratch(q) > g_qz_scratch)
-			g_qz_scratch = qz_scratch(q);
+		if (st_quant_target_scratch(q) > g_qz_scratch)
+			g_qz_scratch = st_quant_target_scratch(q);
 		st_tensor *s = &g_qz_scales[m - n];
 		s->name = q->scale_name;
 		s->name_len = q->scale_name_len;
@@ -956,7 +956,7 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 		b0 = o->block[0];
 		b1 = o->block[1];
 	}
-	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+	if (st_quant_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
@@ -965,22 +965,22 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 		o->block[1] = b1;
 	}
 	for (size_t i = 0; i < g_dq.n; i++) {
-		const dq_tensor *d = &g_dq.t[i];
+		const st_quant_tensor *d = &g_dq.t[i];
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		char where[512], sa[256], sb[256], want[256];
 		if (items[i].action == ACT_DROP) /* --drop: not in OUT */
 			continue;
-		if (d->role == DQ_MXFP4 || d->role == DQ_FP8 ||
-		    (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype)))
+		if (d->role == ST_QUANT_ROLE_MXFP4 || d->role == ST_QUANT_ROLE_FP8 ||
+		    (d->role == ST_QUANT_ROLE_PLAIN && t->ndim >= 2 && st_quant_is_f8_weight(t->dtype)))
 			tensor_where(c, i, where, sizeof where);
-		if (d->role == DQ_MXFP4)
+		if (d->role == ST_QUANT_ROLE_MXFP4)
 			cli_die(CLI_ERROR, "%s: MXFP4 blocks cannot be kept beside the FP8 "
 			        "quantization_config --to f8_e4m3 writes; dequantize first (--to bf16)",
 			        where);
-		if (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype))
+		if (d->role == ST_QUANT_ROLE_PLAIN && t->ndim >= 2 && st_quant_is_f8_weight(t->dtype))
 			cli_die(CLI_ERROR, "%s: %s without a scale: config.json's FP8 "
 			        "quantization_config would call it scaled", where, st_dtype_name(t->dtype));
-		if (d->role != DQ_FP8)
+		if (d->role != ST_QUANT_ROLE_FP8)
 			continue;
 		const st_tensor *s = st_checkpoint_tensor(c, d->scale, NULL);
 		/* X.weight's scale is X.weight_scale_inv or X.weight_scale. */
@@ -1221,7 +1221,7 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 		         g_dq.n_scales == 1 ? "" : "s");
 	else if (g_dq.n_fp8 + g_dq.n_mxfp4) {
 		char line[256];
-		dq_plan_describe(&g_dq, line, sizeof line);
+		st_quant_plan_describe(&g_dq, line, sizeof line);
 		cli_warn("%s", line);
 	}
 	if (any_narrowing)
@@ -1298,9 +1298,9 @@ int main(int argc, char **argv)
 	st_checkpoint_close(c);
 	free(g_config);
 	free(g_config_file);
-	dq_plan_free(&g_dq);
+	st_quant_plan_free(&g_dq);
 	for (size_t i = 0; g_qz && i < n; i++)
-		qz_free(&g_qz[i]);
+		st_quant_target_free(&g_qz[i]);
 	free(g_qz);
 	free(g_qz_scales);
 	free(items);

@@ -26,7 +26,9 @@
  *   st/gguf.h    reading and writing GGUF files (llama.cpp's format)
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
- *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
+ *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing, and
+ *                the plans that pair weights with their scales
+ *   st/config.h  a model's config.json: reading it, editing its text
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -61,6 +63,7 @@
 #include "st/hash.h"
 #include "st/verify.h"
 #include "st/quant.h"
+#include "st/config.h"
 
 #ifdef __cplusplus
 extern "C" {

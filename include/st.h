@@ -26,11 +26,13 @@
  *   st/gguf.h    reading and writing GGUF files (llama.cpp's format)
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
- *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
  *   st/stream.h  streaming tensor data in chunks on N threads
  *   st/compare.h comparing two tensors' values: tolerances, rounding
  *   st/stats.h   value statistics of a tensor (min, max, mean, std, counts)
  *   st/diagnose.h naming how two same-shape tensors differ (transposed...)
+ *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing, and
+ *                the plans that pair weights with their scales
+ *   st/config.h  a model's config.json: reading it, editing its text
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -69,6 +71,7 @@
 #include "st/compare.h"
 #include "st/stats.h"
 #include "st/diagnose.h"
+#include "st/config.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,7 @@
 /*
- * config.c - editing a model's config.json as text: set its torch_dtype
- * (st_config_set_dtype, st/snapshot.h) when the weights change dtype.
+ * config.c - a model's config.json (st/config.h): reading it, capped at
+ * ST_CONFIG_MAX_BYTES, and editing it as text: set its torch_dtype
+ * (st_config_set_dtype) when the weights change dtype.
  *
  * What it is: a small JSON scanner that records where the values to
  * replace lie and splices the new one in, so that every other byte (key
@@ -10,9 +11,128 @@
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- reading ------------------------------------------------------------------ */
+
+int st_config_path(const char *path, char **out, st_error *err)
+{
+	struct stat st;
+	size_t n = strlen(path);
+	const char *slash = memrchr(path, '/', n);
+	int dir = (n > 0 && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+
+	if (dir)
+		*out = st__path_join(path, "config.json");
+	else if (slash == path)
+		*out = strdup("/config.json");
+	else if (slash) {
+		char *d = strndup(path, (size_t)(slash - path));
+		*out = d ? st__path_join(d, "config.json") : NULL;
+		free(d);
+	} else
+		*out = strdup("config.json");
+	if (!*out)
+		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
+	return ST_OK;
+}
+
+int st_config_read_file(const char *file, char **text, size_t *len, st_error *err)
+{
+	struct stat st;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	*text = NULL;
+	*len = 0;
+	if (fd < 0 && errno == ENOENT)
+		return st__error_sys(err, ST_ENOTFOUND, ENOENT, "%s", file);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return st__error_sys(err, ST_EIO, e, "%s: cannot read", file);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return st__error(err, ST_EIO, "%s: cannot read: not a regular file", file);
+	}
+	/* The size is a hint: the file may change while it is read, so the
+	 * cap is checked again on what was read. */
+	size_t cap = st.st_size > 0 && (uint64_t)st.st_size <= ST_CONFIG_MAX_BYTES
+	                 ? (size_t)st.st_size + 2
+	                 : 4096;
+	size_t n = 0;
+	char *buf = NULL;
+	int rc = ST_OK;
+	if ((uint64_t)st.st_size > ST_CONFIG_MAX_BYTES)
+		rc = st__error(err, ST_EFORMAT, "%s: larger than %zu MiB, not a config file", file,
+		               ST_CONFIG_MAX_BYTES >> 20);
+	else if (!(buf = malloc(cap)))
+		rc = st__error(err, ST_ENOMEM, "%s: out of memory", file);
+	while (rc == ST_OK) {
+		if (n + 1 >= cap) { /* room for the NUL, and for one byte past the size */
+			if (cap > ST_CONFIG_MAX_BYTES) {
+				rc = st__error(err, ST_EFORMAT, "%s: larger than %zu MiB, not a config file",
+				               file, ST_CONFIG_MAX_BYTES >> 20);
+				break;
+			}
+			size_t ncap = cap * 2 > ST_CONFIG_MAX_BYTES + 2 ? ST_CONFIG_MAX_BYTES + 2 : cap * 2;
+			char *p = realloc(buf, ncap);
+			if (!p) {
+				rc = st__error(err, ST_ENOMEM, "%s: out of memory", file);
+				break;
+			}
+			buf = p;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = st__error_sys(err, ST_EIO, errno, "%s: cannot read", file);
+			break;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (rc == ST_OK && n > ST_CONFIG_MAX_BYTES)
+		rc = st__error(err, ST_EFORMAT, "%s: larger than %zu MiB, not a config file", file,
+		               ST_CONFIG_MAX_BYTES >> 20);
+	if (rc != ST_OK) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return ST_OK;
+}
+
+int st_config_read(const char *path, char **text, size_t *len, char **file, st_error *err)
+{
+	char *p = NULL;
+	int rc = st_config_path(path, &p, err);
+
+	*text = NULL;
+	*len = 0;
+	if (rc == ST_OK)
+		rc = st_config_read_file(p, text, len, err);
+	if (file)
+		*file = p;
+	else
+		free(p);
+	return rc;
+}
+
+/* ---- editing ------------------------------------------------------------------ */
 
 const char *st_torch_dtype_name(st_dtype d)
 {

@@ -36,8 +36,6 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-/* A config is a few KiB; anything past this is not one. */
-#define CONFIG_MAX ((off_t)64 << 20)
 /* Directories deeper than this are taken for a symlink loop. */
 #define MAX_DEPTH 32
 
@@ -381,45 +379,21 @@ static int copy_config(const char *src, const char *dst, mode_t mode,
                        const char *dtype, st_problem_fn fn, void *ctx,
                        st_error *err)
 {
-	int fd = open(src, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return st__error_sys(err, ST_EIO, e, "%s: cannot open", src);
-	}
-	if (st.st_size > CONFIG_MAX) {
-		close(fd);
+	char *text;
+	size_t got;
+	int rc = st_config_read_file(src, &text, &got, err);
+	if (rc == ST_EFORMAT) {
 		note(fn, ctx, ST_PROBLEM_WARNING,
 		     "%s: too large to be a config; copied without updating torch_dtype", src);
 		return copy_file(src, dst, mode, err);
 	}
-	size_t n = (size_t)st.st_size, got = 0;
-	char *text = malloc(n + 1);
-	if (!text) {
-		close(fd);
-		return st__error(err, ST_ENOMEM, "%s: out of memory", src);
-	}
-	while (got < n) {
-		ssize_t r = read(fd, text + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = errno;
-			close(fd);
-			free(text);
-			if (r == 0)
-				return st__error(err, ST_EIO,
-				                 "%s: cannot read: the file shrank while reading", src);
-			return st__error_sys(err, ST_EIO, e, "%s: cannot read", src);
-		}
-		got += (size_t)r;
-	}
-	close(fd);
+	if (rc == ST_ENOTFOUND) /* gone since the directory was listed */
+		return st__error(err, ST_EIO, "%s: cannot copy: removed while copying", src);
+	if (rc != ST_OK)
+		return rc;
 	char *edited;
 	size_t edited_len;
-	int rc = st_config_set_dtype(text, got, dtype, &edited, &edited_len, err);
+	rc = st_config_set_dtype(text, got, dtype, &edited, &edited_len, err);
 	if (rc == ST_EFORMAT) {
 		note(fn, ctx, ST_PROBLEM_WARNING,
 		     "%s: not a JSON object; copied without updating torch_dtype", src);
@@ -639,9 +613,14 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 				rc = copy_tree(cx, s, t, depth + 1);
 			}
 		} else if (S_ISREG(st.st_mode)) {
+			struct stat given;
 			if (is_weight_file(name)) {
 				note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
 				     "not copied: %s (weights in another file)", s);
+			} else if (depth == 0 && lstat(t, &given) == 0) {
+				/* st_snapshot_add_file gave the new directory its own. */
+				note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
+				     "not copied: %s (the new directory has its own)", s);
 			} else {
 				int config = depth == 0 && cx->dtype &&
 				             strcmp(name, "config.json") == 0;

@@ -22,37 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmp[64];
-
-static void setup(void)
-{
-	snprintf(tmp, sizeof tmp, "/tmp/check_snapshot.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static char *path_in(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
-	return buf[k];
-}
-
-static void write_text(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	fputs(s, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
+#define TMPDIR_NAME "check_snapshot"
+#include "tmpdir.h"
 
 static char *read_text(const char *path)
 {
@@ -406,6 +377,33 @@ START_TEST(test_snapshot_copy_dir)
 }
 END_TEST
 
+/* A config.json the caller added first is the new directory's: IN's is
+ * neither read nor copied over it. */
+START_TEST(test_copy_dir_keeps_a_file_added_before)
+{
+	char in[512];
+	snprintf(in, sizeof in, "%s", path_in("in"));
+	ck_assert_int_eq(mkdir(in, 0755), 0);
+	write_text(path_in("in/config.json"), "{\"torch_dtype\": \"float32\"}");
+	ck_assert_int_eq(chmod(path_in("in/config.json"), 0), 0); /* not to be opened */
+	write_text(path_in("in/tokenizer.json"), "{}");
+	st_snapshot *s;
+	ck_assert_int_eq(st_snapshot_open(&s, path_in("copy"), 0, NULL), ST_OK);
+	ck_assert_int_eq(st_snapshot_add_file(s, "config.json", "{\"given\": 1}", 13, 0644, NULL),
+	                 ST_OK);
+	n_notes = 0;
+	ck_assert_int_eq(st_snapshot_copy_dir(s, in, NULL, "bfloat16", count_note, NULL, NULL),
+	                 ST_OK);
+	ck_assert_int_eq(n_notes, 2); /* config.json not copied, tokenizer copied */
+	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
+	st_snapshot_free(s);
+	char *t = read_text(path_in("copy/config.json"));
+	ck_assert_str_eq(t, "{\"given\": 1}");
+	free(t);
+	ck_assert(exists(path_in("copy/tokenizer.json")));
+}
+END_TEST
+
 static int n_warnings;
 static void count_warning(void *ctx, int severity, const char *msg)
 {
@@ -548,17 +546,18 @@ static Suite *snapshot_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("atomic");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tc, test_atomic_commit_replaces_keeping_mode);
 	tcase_add_test(tc, test_atomic_close_before_commit_keeps_target);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("snapshot");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tc, test_snapshot_commit_creates);
 	tcase_add_test(tc, test_snapshot_free_before_commit_leaves_nothing);
 	tcase_add_test(tc, test_snapshot_existing_untouched_until_commit);
 	tcase_add_test(tc, test_snapshot_copy_dir);
+	tcase_add_test(tc, test_copy_dir_keeps_a_file_added_before);
 	tcase_add_test(tc, test_copy_dir_leaves_out_links_outside_in);
 	tcase_add_test(tc, test_copy_dir_follows_cache_links_into_blobs);
 	tcase_add_test(tc, test_stale_temporaries_removed_after_kill);

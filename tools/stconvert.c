@@ -18,9 +18,9 @@
  * swap) and the conversion arithmetic are libst's (st_checkpoint_*,
  * st_writer_*, st_shard_plan, st_snapshot_*, st_convert, and PyTorch .bin
  * reading); F8, F6, F4 and C64 tensors are copied, not converted, except
- * the quantized weights --to dequantizes (common/dequant.h, st/quant.h).
- * --to f8_e4m3 quantizes weights to block-scaled FP8 (common/quantize.h),
- * each with a new scale tensor.
+ * the quantized weights --to dequantizes (st/quant.h: st_quant_plan_build).
+ * --to f8_e4m3 quantizes weights to block-scaled FP8 (st/quant.h:
+ * st_quant_target_*), each with a new scale tensor.
  */
 #include "common/cli.h"
 #include "common/dequant.h"
@@ -309,7 +309,7 @@ static void check_signal(void)
 
 enum action {
 	ACT_COPY, ACT_CONVERT, ACT_KEEP, ACT_DROP, ACT_ASIS, ACT_DEQUANT,
-	ACT_QUANT,  /* to F8_E4M3 (common/quantize.h) */
+	ACT_QUANT,  /* to F8_E4M3 (st_quant_target) */
 	ACT_QSCALE, /* the F32 scales of an ACT_QUANT item (no input tensor) */
 	ACT_COUNT
 };
@@ -323,15 +323,15 @@ typedef struct item {
 	uint64_t out_bytes;
 	unsigned shard;     /* output file */
 	st_convert_stats stats;
-	const dq_tensor *dq; /* ACT_DEQUANT: the pair (common/dequant.h) */
-	const qz_tensor *qz; /* ACT_QUANT, ACT_QSCALE: the weight */
+	const st_quant_tensor *dq; /* ACT_DEQUANT: the pair (st_quant_plan) */
+	const st_quant_target *qz; /* ACT_QUANT, ACT_QSCALE: the weight */
 } item;
 
 /* The scaled weights and their scales, when --to dequantizes. */
-static dq_plan g_dq;
+static st_quant_plan g_dq;
 
 /* --to f8_e4m3: one per input tensor, and the scale tensors' headers. */
-static qz_tensor *g_qz;
+static st_quant_target *g_qz;
 static st_tensor *g_qz_scales;
 static size_t g_qz_scratch;
 
@@ -365,16 +365,16 @@ static void plan_items(st_checkpoint *c, struct options *o, item *items)
 				kept = 1;
 			}
 		}
-		const dq_tensor *dq = o->has_to && g_dq.t ? &g_dq.t[i] : NULL;
-		if (dq && dq->role == DQ_SCALE && !dropped)
+		const st_quant_tensor *dq = o->has_to && g_dq.t ? &g_dq.t[i] : NULL;
+		if (dq && dq->role == ST_QUANT_ROLE_SCALE && !dropped)
 			it->action = ACT_DROP; /* folded into its weight */
-		else if (dq && dq->role != DQ_PLAIN && !dropped) {
+		else if (dq && dq->role != ST_QUANT_ROLE_PLAIN && !dropped) {
 			it->action = ACT_DEQUANT;
 			it->out = o->to;
 			it->dq = dq;
 		} else if (dropped)
 			it->action = ACT_DROP;
-		else if (o->quant && !kept && qz_wanted(it->t)) {
+		else if (o->quant && !kept && st_quant_target_wanted(it->t)) {
 			it->action = ACT_QUANT;
 			it->out = ST_DTYPE_F8_E4M3;
 		} else if (o->quant)
@@ -603,11 +603,11 @@ static int convert_work(void *ctx, const st_stream_chunk *c, st_error *err)
 		const st_stream_piece *p = &c->pieces[k];
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT || it->action == ACT_QSCALE) {
-			if (qz_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
+			if (st_quant_target_range(it->qz, it->action == ACT_QSCALE, out, p->group, p->n_groups,
 			             c->scratch, err) != ST_OK)
 				return -1;
 		} else if (it->action == ACT_DEQUANT) {
-			dq_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
+			st_quant_range(it->dq, it->out, out, p->data[0], p->group, p->n_groups, c->scratch);
 		} else if (it->out == it->t->dtype) {
 			memcpy(out, p->data[0], (size_t)p->n_groups);
 		} else if (st_convert(it->out, out, it->t->dtype, p->data[0], (size_t)p->n_groups,
@@ -647,7 +647,7 @@ static void convert_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes
 		const item *it = j->items[p->item];
 		if (it->action == ACT_QUANT)
 			bytes += p->n_groups * (st_dtype_bits(it->t->dtype) / 8);
-		else if (it->action == ACT_DEQUANT && it->dq->role == DQ_MXFP4)
+		else if (it->action == ACT_DEQUANT && it->dq->role == ST_QUANT_ROLE_MXFP4)
 			bytes += p->n_groups / 2;
 	}
 	cli_progress_add(j->progress, bytes);
@@ -672,7 +672,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 			/* FP8: a code a byte, read by the stream; MXFP4: read
 			 * through its mapping by dequant.c. */
 			pi[i].n_groups = it->dq->n_out;
-			pi[i].group_bytes[0] = it->dq->role == DQ_FP8 ? 1 : 0;
+			pi[i].group_bytes[0] = it->dq->role == ST_QUANT_ROLE_FP8 ? 1 : 0;
 			pi[i].cost = st_dtype_bits(it->out) / 8;
 		} else if (it->out == it->t->dtype) {
 			pi[i].n_groups = it->t->n_bytes;
@@ -695,7 +695,7 @@ static int run_job(job *j, st_checkpoint *c, st_error *err)
 		.pack = 1,
 		.threads = j->n_workers,
 		.out_size = CHUNK,
-		.scratch_size = DQ_SCRATCH(g_dq.max_row) > g_qz_scratch ? DQ_SCRATCH(g_dq.max_row)
+		.scratch_size = ST_QUANT_SCRATCH(g_dq.max_row) > g_qz_scratch ? ST_QUANT_SCRATCH(g_dq.max_row)
 		                                                        : g_qz_scratch,
 		.work = convert_work,
 		.sink = convert_sink,
@@ -808,45 +808,44 @@ static void snapshot_note(void *ctx, int severity, const char *message)
 
 /* ---- dequantization ----------------------------------------------------------- */
 
-/* IN/config.json's text, or NULL when there is none. */
-static char *read_config(const char *dir, size_t *len)
+/*
+ * The config.json in the folder of IN's files (st_config_read), read once
+ * for the run: the FP8 block size comes from it, and the one a directory
+ * OUT gets is made from it. NULL when there is none; exits 2 on an
+ * unreadable one.
+ */
+static char *g_config, *g_config_file;
+static size_t g_config_len;
+static int g_config_read;
+
+static const char *in_config(const st_checkpoint *c, size_t *len)
 {
-	size_t n = strlen(dir) + 16;
-	char *path = cli_xmalloc(n);
-	snprintf(path, n, "%s/config.json", dir);
-	FILE *f = fopen(path, "rb");
-	free(path);
-	if (!f)
-		return NULL;
-	char *text = NULL;
-	size_t cap = 0, got = 0, r;
-	do {
-		if (got == cap) {
-			if (cap >= (64u << 20)) /* not a config: libst copies it as is */
-				break;
-			cap = cap ? 2 * cap : 1 << 16;
-			text = realloc(text, cap);
-			if (!text)
-				cli_die(CLI_ERROR, "out of memory");
-		}
-		r = fread(text + got, 1, cap - got, f);
-		got += r;
-	} while (r > 0);
-	fclose(f);
-	*len = got;
-	return text;
+	if (!g_config_read) {
+		st_error err;
+		int rc = st_config_read(st_checkpoint_dir(c), &g_config, &g_config_len, &g_config_file,
+		                        &err);
+		if (rc != ST_OK && rc != ST_ENOTFOUND)
+			cli_die(CLI_ERROR, "%s", err.message);
+		g_config_read = 1;
+	}
+	*len = g_config_len;
+	return g_config;
 }
 
 /*
- * The FP8 block size the config.json in the folder of IN's files names
- * (the default without one), as stinfo and stdiff read it: a file inside
- * a snapshot counts too. Returns whether it names one; exits 2 on a
- * hostile or unreadable one.
+ * The FP8 block size IN's config.json names (the default without one), as
+ * stinfo and stdiff read it: a file inside a snapshot counts too. Returns
+ * whether it names one; exits 2 on a hostile or unreadable one.
  */
 static int in_block_size(const st_checkpoint *c, uint64_t *b0, uint64_t *b1)
 {
 	st_error err;
-	int found = dq_config_block_size(st_checkpoint_dir(c), b0, b1, &err);
+	size_t len;
+	const char *text = in_config(c, &len);
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	if (!text)
+		return 0;
+	int found = dq_config_text_block_size(text, len, g_config_file, b0, b1, &err);
 	if (found < 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return found;
@@ -858,29 +857,38 @@ static void dequant_plan(st_checkpoint *c, const struct options *o)
 	uint64_t b0, b1;
 	st_error err;
 	in_block_size(c, &b0, &b1);
-	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+	if (st_quant_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
 }
 
-/* The new config.json: no quantization_config, the target's torch_dtype. */
-static void dequant_config(st_snapshot *snap, const struct options *o)
+/*
+ * The config.json a directory OUT gets, made from IN's text (in_config)
+ * and added before st_snapshot_copy_dir, which then leaves IN's alone:
+ * --to f8_e4m3's quantization_config, or, when weights are dequantized,
+ * none and the target's torch_dtype. Nothing is added when there is
+ * nothing to change or IN's is not a JSON object (copy_dir then copies it
+ * and says so).
+ */
+static void given_config(st_snapshot *snap, const st_checkpoint *c, const struct options *o)
 {
 	size_t len = 0, out_len = 0;
-	char *config = read_config(o->in, &len), *out = NULL;
+	const char *config = in_config(c, &len);
+	char *out = NULL;
 	st_error err;
+	int rc = ST_EINVAL;
 	if (!config)
 		return;
-	if (st_quant_config_dequantized(config, len, st_torch_dtype_name(o->to), &out, &out_len,
-	                                &err) == ST_OK &&
-	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
+	if (o->quant)
+		rc = st_quant_config_fp8(config, len, o->block[0], o->block[1], &out, &out_len, &err);
+	else if (o->has_to && g_dq.n_fp8 + g_dq.n_mxfp4) /* not the pairs quantizing kept */
+		rc = st_quant_config_dequantized(config, len, st_torch_dtype_name(o->to), &out, &out_len,
+		                                 &err);
+	if (rc == ST_OK && st_snapshot_add_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
 		fail_st(&err);
 	free(out);
-	free(config);
 }
-
-/* ---- quantization ------------------------------------------------------------ */
 
 /*
  * Prepare every ACT_QUANT item of the n input items and append its scale
@@ -896,11 +904,11 @@ static size_t quant_plan(st_checkpoint *c, const struct options *o, item *items,
 	for (size_t i = 0; i < n; i++) {
 		if (items[i].action != ACT_QUANT)
 			continue;
-		qz_tensor *q = &g_qz[i];
-		if (qz_prepare(q, c, items[i].src, o->block[0], o->block[1], &err) != 0)
+		st_quant_target *q = &g_qz[i];
+		if (st_quant_target_prepare(q, c, items[i].src, o->block[0], o->block[1], &err) != 0)
 			fail_st(&err);
-		if (qz_scratch(q) > g_qz_scratch)
-			g_qz_scratch = qz_scratch(q);
+		if (st_quant_target_scratch(q) > g_qz_scratch)
+			g_qz_scratch = st_quant_target_scratch(q);
 		st_tensor *s = &g_qz_scales[m - n];
 		s->name = q->scale_name;
 		s->name_len = q->scale_name_len;
@@ -947,7 +955,7 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 		b0 = o->block[0];
 		b1 = o->block[1];
 	}
-	if (dq_plan_build(&g_dq, c, b0, b1, &err) != 0) {
+	if (st_quant_plan_build(&g_dq, c, b0, b1, &err) != 0) {
 		cli_error(&err);
 		exit(CLI_ERROR);
 	}
@@ -956,22 +964,22 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 		o->block[1] = b1;
 	}
 	for (size_t i = 0; i < g_dq.n; i++) {
-		const dq_tensor *d = &g_dq.t[i];
+		const st_quant_tensor *d = &g_dq.t[i];
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
 		char where[512], sa[256], sb[256], want[256];
 		if (items[i].action == ACT_DROP) /* --drop: not in OUT */
 			continue;
-		if (d->role == DQ_MXFP4 || d->role == DQ_FP8 ||
-		    (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype)))
+		if (d->role == ST_QUANT_ROLE_MXFP4 || d->role == ST_QUANT_ROLE_FP8 ||
+		    (d->role == ST_QUANT_ROLE_PLAIN && t->ndim >= 2 && st_quant_is_f8_weight(t->dtype)))
 			tensor_where(c, i, where, sizeof where);
-		if (d->role == DQ_MXFP4)
+		if (d->role == ST_QUANT_ROLE_MXFP4)
 			cli_die(CLI_ERROR, "%s: MXFP4 blocks cannot be kept beside the FP8 "
 			        "quantization_config --to f8_e4m3 writes; dequantize first (--to bf16)",
 			        where);
-		if (d->role == DQ_PLAIN && t->ndim >= 2 && dq_is_f8_weight(t->dtype))
+		if (d->role == ST_QUANT_ROLE_PLAIN && t->ndim >= 2 && st_quant_is_f8_weight(t->dtype))
 			cli_die(CLI_ERROR, "%s: %s without a scale: config.json's FP8 "
 			        "quantization_config would call it scaled", where, st_dtype_name(t->dtype));
-		if (d->role != DQ_FP8)
+		if (d->role != ST_QUANT_ROLE_FP8)
 			continue;
 		const st_tensor *s = st_checkpoint_tensor(c, d->scale, NULL);
 		/* X.weight's scale is X.weight_scale_inv or X.weight_scale. */
@@ -1002,22 +1010,6 @@ static void requant_check(st_checkpoint *c, struct options *o, const item *items
 		        where, st_dtype_name(t->dtype), sa, (int)(s->name_len > 200 ? 200 : s->name_len),
 		        s->name, st_dtype_name(s->dtype), sb, want, hint);
 	}
-}
-
-/* The new config.json: DeepSeek's quantization_config for these blocks. */
-static void quant_config(st_snapshot *snap, const struct options *o)
-{
-	size_t len = 0, out_len = 0;
-	char *config = read_config(o->in, &len), *out = NULL;
-	st_error err;
-	if (!config)
-		return;
-	if (st_quant_config_fp8(config, len, o->block[0], o->block[1], &out, &out_len, &err) ==
-	        ST_OK &&
-	    st_snapshot_replace_file(snap, "config.json", out, out_len, 0644, &err) != ST_OK)
-		fail_st(&err);
-	free(out);
-	free(config);
 }
 
 /* ---- output location ------------------------------------------------------- */
@@ -1117,16 +1109,12 @@ static void write_dir(run *r, unsigned n_shards)
 	cli_progress_done(&r->progress);
 	struct stat st;
 	int in_dir = stat(o->in, &st) == 0 && S_ISDIR(st.st_mode);
+	if (in_dir)
+		given_config(snap, r->c, o);
 	if (in_dir &&
 	    st_snapshot_copy_dir(snap, o->in, r->c, o->has_to ? st_torch_dtype_name(o->to) : NULL,
 	                         snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
-	/* g_dq also holds the pairs quantizing again kept: only --to a wide
-	 * type dequantizes them. */
-	if (in_dir && o->has_to && g_dq.n_fp8 + g_dq.n_mxfp4)
-		dequant_config(snap, o);
-	if (in_dir && o->quant)
-		quant_config(snap, o);
 	check_signal();
 	if (st_snapshot_keep_old(snap, r->c, snapshot_note, (void *)o, &err) != ST_OK)
 		fail_st(&err);
@@ -1238,7 +1226,7 @@ static void report(const struct options *o, st_checkpoint *c, const item *items,
 		         g_dq.n_scales == 1 ? "" : "s");
 	else if (g_dq.n_fp8 + g_dq.n_mxfp4) {
 		char line[256];
-		dq_plan_describe(&g_dq, line, sizeof line);
+		st_quant_plan_describe(&g_dq, line, sizeof line);
 		cli_warn("%s", line);
 	}
 	if (any_narrowing)
@@ -1313,9 +1301,11 @@ int main(int argc, char **argv)
 	report(&o, c, items, n_all, n_shards);
 
 	st_checkpoint_close(c);
-	dq_plan_free(&g_dq);
+	free(g_config);
+	free(g_config_file);
+	st_quant_plan_free(&g_dq);
 	for (size_t i = 0; g_qz && i < n; i++)
-		qz_free(&g_qz[i]);
+		st_quant_target_free(&g_qz[i]);
 	free(g_qz);
 	free(g_qz_scales);
 	free(items);

@@ -11,7 +11,7 @@
  * wider one rounded (what stconvert --to writes).
  *
  * When one side is quantized (FP8 weights with their scales, MXFP4 blocks
- * with theirs: common/dequant.h) and the other is not, the quantized
+ * with theirs: st_quant_plan_build) and the other is not, the quantized
  * side's weights are compared dequantized, its scales are consumed, and
  * stdiff says whether the other side is exactly it dequantized to its
  * dtype (what stconvert --to bf16 writes).
@@ -59,7 +59,7 @@ struct entry {
 	size_t key_len;
 	size_t idx;      /* index in the checkpoint */
 	const st_tensor *t;
-	const dq_tensor *dq; /* a quantized weight, compared dequantized */
+	const st_quant_tensor *dq; /* a quantized weight, compared dequantized */
 };
 
 /* A tensor present on both sides. */
@@ -79,7 +79,7 @@ struct pair {
 	st_diagnose_result diag; /* for a pair that differs: the trap, if any */
 	/* One side a quantized weight: it is dequantized to dq_to (F32, or
 	 * the other side's dtype with --exact, F64 against F64) first. */
-	const dq_tensor *dq;
+	const st_quant_tensor *dq;
 	bool dq_b;            /* B is the quantized side */
 	st_dtype dq_to;
 };
@@ -134,9 +134,9 @@ static int diff_work(void *ctx, const st_stream_chunk *c, st_error *err)
 	const unsigned char *a = pc->data[0], *b = pc->data[1];
 	if (p->dq) {
 		/* The quantized side's elements, dequantized, in the scratch
-		 * after st_compare_chunk's (DQ_BUF_BYTES, then dq_range's own). */
+		 * after st_compare_chunk's (DQ_BUF_BYTES, then st_quant_range's own). */
 		unsigned char *deq = (unsigned char *)c->scratch + ST_COMPARE_SCRATCH_BYTES;
-		dq_range(p->dq, p->dq_to, deq, p->dq_b ? b : a, pc->group, pc->n_groups,
+		st_quant_range(p->dq, p->dq_to, deq, p->dq_b ? b : a, pc->group, pc->n_groups,
 		         deq + DQ_BUF_BYTES);
 		if (p->dq_b)
 			b = deq;
@@ -199,7 +199,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 			/* The other side is a wide float: one element a group.
 			 * FP8 codes are read (a byte each); MXFP4 is read by
 			 * dequant.c through its mapping. */
-			unsigned q = p->dq->role == DQ_FP8 ? 1 : 0;
+			unsigned q = p->dq->role == ST_QUANT_ROLE_FP8 ? 1 : 0;
 			unsigned w = st_dtype_bits(p->dq_to) / 8, other = p->dq_b ? ga : gb;
 			ga = p->dq_b ? ga : q;
 			gb = p->dq_b ? q : gb;
@@ -230,7 +230,7 @@ static void compare_values(const struct opts *o, st_checkpoint *ca,
 		.chunk_size = CHUNK_BYTES, .threads = nt, .buffers = nt,
 		.out_size = sizeof(struct chunk_result),
 		.scratch_size = ST_COMPARE_SCRATCH_BYTES +
-		                (any_dq ? DQ_BUF_BYTES + DQ_SCRATCH(dq_row) : 0),
+		                (any_dq ? DQ_BUF_BYTES + ST_QUANT_SCRATCH(dq_row) : 0),
 		.work = diff_work, .sink = diff_sink, .progress = diff_progress,
 		.ctx = &r,
 	};
@@ -279,16 +279,16 @@ static bool selected(const struct opts *o, const char *key)
  */
 static struct entry *side_entries(const struct opts *o, st_checkpoint *c,
                                   const char *path, size_t *n_out,
-                                  const dq_plan *q, st_tensor *virt)
+                                  const st_quant_plan *q, st_tensor *virt)
 {
 	size_t n = st_checkpoint_n_tensors(c), m = 0;
 	struct entry *e = cli_xmalloc((n ? n : 1) * sizeof *e);
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
-		const dq_tensor *d = q && q->t[i].role != DQ_PLAIN ? &q->t[i] : NULL;
-		if (d && d->role == DQ_SCALE)
+		const st_quant_tensor *d = q && q->t[i].role != ST_QUANT_ROLE_PLAIN ? &q->t[i] : NULL;
+		if (d && d->role == ST_QUANT_ROLE_SCALE)
 			continue; /* folded into its weight */
-		if (d && d->role == DQ_MXFP4) {
+		if (d && d->role == ST_QUANT_ROLE_MXFP4) {
 			virt[i] = (st_tensor){.name = d->out_name, .name_len = d->out_name_len,
 			                      .dtype = ST_DTYPE_F4, .ndim = 3,
 			                      .shape = d->out_shape, .n_elements = d->n_out};
@@ -407,7 +407,7 @@ struct result {
 	/* A quantized side (-1: none), its pairs, and whether the other side
 	 * is exactly it dequantized (to the dtypes named in dq_to). */
 	int dq_side;
-	const dq_plan *dq;
+	const st_quant_plan *dq;
 	bool dq_exact;
 	char dq_to[64];
 };
@@ -671,7 +671,7 @@ static void print_name(const char *s, size_t len)
 /* A side's dtype in words: MXFP4 for MXFP4 blocks, else the dtype. */
 static const char *label(const struct entry *e)
 {
-	return e->dq && e->dq->role == DQ_MXFP4 ? "MXFP4" : st_dtype_name(e->t->dtype);
+	return e->dq && e->dq->role == ST_QUANT_ROLE_MXFP4 ? "MXFP4" : st_dtype_name(e->t->dtype);
 }
 
 /* A tally line of dequantized pairs of one dtype pair (like diagnose's). */
@@ -796,7 +796,7 @@ static void print_human(const struct result *r)
 {
 	if (r->dq_side >= 0) {
 		char what[256];
-		dq_plan_describe(r->dq, what, sizeof what);
+		st_quant_plan_describe(r->dq, what, sizeof what);
 		printf("%s: %s\n", r->dq_side ? "B" : "A", what);
 	}
 	for (size_t i = 0; i < r->n_only_a; i++) {
@@ -1201,19 +1201,12 @@ static void plan_pair(const struct opts *o, struct pair *p)
 
 /* ---- a quantized side ----------------------------------------------------- */
 
-/* Whether c has scale tensors (dequant.h's names): it is quantized. */
+/* Whether c has scale tensors (st_quant_is_scale): it is quantized. */
 static bool has_scales(st_checkpoint *c)
 {
-	static const char *const suffix[] = {".weight_scale_inv", ".weight_scale", "_scales"};
-	for (size_t i = 0; i < st_checkpoint_n_tensors(c); i++) {
-		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
-		for (size_t k = 0; k < 3; k++) {
-			size_t n = strlen(suffix[k]);
-			if (t->name_len >= n && !memcmp(t->name + t->name_len - n, suffix[k], n) &&
-			    (k < 2 || t->dtype == ST_DTYPE_U8))
-				return true;
-		}
-	}
+	for (size_t i = 0; i < st_checkpoint_n_tensors(c); i++)
+		if (st_quant_is_scale(st_checkpoint_tensor(c, i, NULL)))
+			return true;
 	return false;
 }
 
@@ -1224,7 +1217,7 @@ static bool has_scales(st_checkpoint *c)
  * both are (both: compared as they are stored). Exits 2 when the
  * quantized side's pairs do not fit.
  */
-static int quant_side(st_checkpoint *ca, st_checkpoint *cb, dq_plan *q)
+static int quant_side(st_checkpoint *ca, st_checkpoint *cb, st_quant_plan *q)
 {
 	bool qa = has_scales(ca), qb = has_scales(cb);
 	if (qa == qb)
@@ -1234,7 +1227,7 @@ static int quant_side(st_checkpoint *ca, st_checkpoint *cb, dq_plan *q)
 	st_error err;
 	memset(&err, 0, sizeof err);
 	if (dq_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) < 0 ||
-	    dq_plan_build(q, c, b0, b1, &err) != 0)
+	    st_quant_plan_build(q, c, b0, b1, &err) != 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return qa ? 0 : 1;
 }
@@ -1261,7 +1254,7 @@ int main(int argc, char **argv)
 		exit(CLI_ERROR);
 
 	/* One side quantized: its weights are compared dequantized. */
-	dq_plan qp;
+	st_quant_plan qp;
 	memset(&qp, 0, sizeof qp);
 	int qside = quant_side(ca, cb, &qp);
 	st_tensor *virt = qside < 0 ? NULL
@@ -1349,7 +1342,7 @@ int main(int argc, char **argv)
 	free(r.meta);
 	free(r.pairs);
 	free(virt);
-	dq_plan_free(&qp);
+	st_quant_plan_free(&qp);
 	free(r.only_a);
 	free(r.only_b);
 	free(ea);

@@ -36,7 +36,9 @@
 #ifndef ST_QUANT_H
 #define ST_QUANT_H
 
+#include "config.h"
 #include "file.h"
+#include "index.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,37 +144,204 @@ ST_API int st_quant_mxfp4_dequant(const st_quant_mxfp4 *l, st_dtype dst_type, vo
                                   const void *blocks, const void *scales, uint64_t row0,
                                   uint64_t row1);
 
-/*
- * The block size a config.json gives: quantization_config's
- * weight_block_size (as st_quant_parse_block_size reads it), *found 1; or
- * ST_QUANT_DEFAULT_BLOCK on both sides, *found 0, when it has none.
- * Returns ST_OK, ST_EFORMAT (not a JSON object), ST_EINVAL (a hostile
- * weight_block_size, in one line).
- */
-ST_API int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_rows,
-                                      uint64_t *block_cols, int *found, st_error *err);
+/* ---- plans: which tensors pair, and what a conversion writes ---------------- */
 
 /*
- * A config.json for the dequantized checkpoint: torch_dtype set as
- * st_config_set_dtype does, and the top-level quantization_config member
- * removed (the loaders would otherwise take the weights for quantized
- * ones); every other byte kept. torch_dtype NULL keeps torch_dtype as
- * it is. *out is malloc'd. Returns ST_OK, ST_EFORMAT, ST_ENOMEM.
+ * Pairs (by name, in one checkpoint):
+ *   X.weight (F8) with X.weight_scale_inv or X.weight_scale   FP8
+ *   NAME_blocks (U8) with NAME_scales (U8)                    MXFP4 -> NAME
+ * A pair's weight dequantizes to a wide float; its scale is dropped, and
+ * an MXFP4 NAME_blocks is renamed NAME (shape [experts, groups * 32,
+ * rows]). When a checkpoint has any scale, every F8 X.weight must have
+ * one, and every scale its weight; a mismatch is an error naming both
+ * tensors.
+ *
+ * Activation scales (compressed-tensors' and ModelOpt's static FP8:
+ * X.input_scale, and the attention's X.k_scale and X.v_scale, a float
+ * scalar or [1] each) mean nothing to a dequantized model: in a
+ * checkpoint with weight scales they are scales too (ST_QUANT_ROLE_SCALE,
+ * counted in n_scales and n_act_scales, their scale index their own),
+ * dropped with the others.
+ *
+ * A converter builds a plan (st_quant_plan_build: the first mismatch is
+ * an error); a describer inspects one (st_quant_plan_inspect: every
+ * mismatch reported, headers only) and groups its pairs by layout
+ * (st_quant_plan_layouts) to describe them.
  */
-ST_API int st_quant_config_dequantized(const char *config, size_t len, const char *torch_dtype,
-                                       char **out, size_t *out_len, st_error *err);
+typedef enum st_quant_role {
+	ST_QUANT_ROLE_PLAIN = 0, /* no part of a pair */
+	ST_QUANT_ROLE_FP8,       /* a scaled FP8 weight */
+	ST_QUANT_ROLE_MXFP4,     /* MXFP4 NAME_blocks */
+	ST_QUANT_ROLE_SCALE      /* a weight's scale, or an activation scale */
+} st_quant_role;
+
+/* A tensor of a plan, one per checkpoint tensor. */
+typedef struct st_quant_tensor {
+	st_quant_role role;
+	size_t scale;                    /* the scale's checkpoint index; a
+	                                    scale's: its weight's */
+	st_quant_fp8 fp8;
+	st_quant_mxfp4 mx;
+	char *out_name;                  /* MXFP4: NAME (malloc'd), else NULL */
+	size_t out_name_len;
+	uint64_t out_shape[3];           /* MXFP4: [experts, groups * 32, rows] */
+	uint64_t n_out;                  /* output elements */
+	uint64_t row_len;                /* elements of an output row */
+	const unsigned char *data;       /* MXFP4: the mapped blocks */
+	const unsigned char *scale_data; /* the mapped scale */
+} st_quant_tensor;
+
+typedef struct st_quant_plan {
+	st_quant_tensor *t;              /* one per checkpoint tensor */
+	size_t n;
+	size_t n_fp8, n_mxfp4, n_scales;
+	size_t n_act_scales;             /* of n_scales: activation scales */
+	uint64_t act_scale_bytes;        /* of scale_bytes: theirs */
+	uint64_t block_rows, block_cols; /* FP8 blocks (config or default) */
+	uint64_t scale_bytes;
+	size_t max_row;                  /* longest output row, elements */
+	uint64_t parameters;             /* every tensor's elements but the
+	                                    scales', an MXFP4 weight's
+	                                    dequantized (n_out); saturating */
+	size_t n_problems;               /* st_quant_plan_inspect: mismatches */
+} st_quant_plan;
 
 /*
- * A config.json for a checkpoint quantized by st_quant_fp8_quantize with
- * b0 x b1 blocks: any top-level quantization_config removed, and
- * DeepSeek's {"activation_scheme": "dynamic", "fmt": "e4m3",
- * "quant_method": "fp8", "weight_block_size": [b0, b1]} added as the last
- * member; every other byte kept. *out is malloc'd. Returns ST_OK,
- * ST_EFORMAT (not a JSON object), ST_EINVAL (a block side 0 or above
- * ST_QUANT_MAX_BLOCK), ST_ENOMEM.
+ * Whether t is named as a weight's scale tensor: X.weight_scale_inv,
+ * X.weight_scale, or a U8 NAME_scales (the one list of these names).
  */
-ST_API int st_quant_config_fp8(const char *config, size_t len, uint64_t b0, uint64_t b1,
-                               char **out, size_t *out_len, st_error *err);
+ST_API int st_quant_is_scale(const st_tensor *t);
+
+/* Whether d is an F8 type a scaled weight may have (E8M0 is a scale's). */
+ST_API int st_quant_is_f8_weight(st_dtype d);
+
+/*
+ * Pair the tensors of c; b0 x b1 is weight_block_size. Maps the pairs'
+ * data (st_file_data). Returns ST_OK (p to free with st_quant_plan_free
+ * whatever the result), or ST_EFORMAT with err naming the tensors of the
+ * first mismatch, ST_ENOMEM, or st_file_data's error.
+ */
+ST_API int st_quant_plan_build(st_quant_plan *p, st_checkpoint *c, uint64_t b0, uint64_t b1,
+                               st_error *err);
+
+/* Free what a plan holds (p itself is the caller's); p is zeroed. */
+ST_API void st_quant_plan_free(st_quant_plan *p);
+
+/* A mismatch st_quant_plan_inspect found: one line naming both tensors. */
+typedef void (*st_quant_problem_fn)(void *ctx, const char *message);
+
+/*
+ * st_quant_plan_build's pairing for a description: maps nothing (no
+ * data, no scale_data), and reports every mismatch to fn instead of
+ * stopping at the first: a weight without its scale, a scale without its
+ * weight (or whose weight is no F8 tensor), a pair st_quant_fp8_layout or
+ * st_quant_mxfp4_layout rejects (a scale of the wrong dtype, or whose
+ * shape does not fit the block size). A weight whose pair does not fit
+ * stays ST_QUANT_ROLE_PLAIN; its scale is a ST_QUANT_ROLE_SCALE.
+ * p->n_problems counts the mismatches (fn may be NULL to count them
+ * only). Returns ST_OK (p to free with st_quant_plan_free), or ST_ENOMEM.
+ */
+ST_API int st_quant_plan_inspect(st_quant_plan *p, const st_checkpoint *c, uint64_t b0,
+                                 uint64_t b1, st_quant_problem_fn fn, void *ctx, st_error *err);
+
+/* The pairs of a plan that share a layout, for descriptions. */
+typedef struct st_quant_layout {
+	st_quant_role role;              /* ST_QUANT_ROLE_FP8 or _MXFP4 */
+	st_dtype weight_type;            /* the F8 type; MXFP4: F4 */
+	st_dtype scale_type;             /* F32, BF16, F16 or F8_E8M0 */
+	int kind;                        /* ST_QUANT_BLOCK, _CHANNEL, _TENSOR */
+	uint64_t block_rows, block_cols; /* ST_QUANT_BLOCK: FP8's B0 x B1;
+	                                    MXFP4's 1 x 32 */
+	int experts;                     /* 3-D weights, experts first */
+	size_t weights;
+	uint64_t parameters;             /* the weights' output elements */
+	uint64_t scale_bytes;            /* their scales' bytes */
+} st_quant_layout;
+
+/*
+ * Group the paired weights of p (tensors of c) by layout, in the order
+ * of each layout's first weight: *out (malloc'd, free it) holds *n of
+ * them (0 and NULL when nothing is paired). Returns ST_OK, ST_ENOMEM.
+ */
+ST_API int st_quant_plan_layouts(const st_quant_plan *p, const st_checkpoint *c,
+                                 st_quant_layout **out, size_t *n);
+
+/*
+ * A layout in words, as the conventions name it: "FP8 E4M3, block-scaled
+ * 128x128, 61 weights with F32 scales", "FP8 E4M3, scaled per channel,
+ * ...", "... per tensor, ...", "... 2 expert weights (3-D) with E8M0
+ * scales", "MXFP4 (E2M1 blocks of 32 with E8M0 scales), 1 expert weight".
+ * Truncated and NUL-terminated as snprintf.
+ */
+ST_API void st_quant_layout_describe(const st_quant_layout *l, char *buf, size_t size);
+
+/*
+ * What a plan dequantizes, in one line: "dequantized 2 FP8 weights
+ * (blocks 128x128); 2 scale tensors (44 bytes) folded in", with MXFP4
+ * weights and dropped activation scales when there are any.
+ */
+ST_API void st_quant_plan_describe(const st_quant_plan *p, char *buf, size_t size);
+
+/* Scratch bytes st_quant_range needs: a partial row and its input. */
+#define ST_QUANT_SCRATCH(max_row) ((size_t)(max_row) * 9)
+
+/*
+ * Output elements [first, first + n) of a paired weight (of a plan made by
+ * st_quant_plan_build), as dtype to (a wide float), into out. An FP8
+ * weight's bytes for those elements are in (read by the caller, one byte
+ * each); MXFP4 reads its mapping (in unused). scratch holds
+ * ST_QUANT_SCRATCH(max_row) bytes. A range may start and end anywhere.
+ */
+ST_API void st_quant_range(const st_quant_tensor *t, st_dtype to, void *out,
+                           const unsigned char *in, uint64_t first, uint64_t n, void *scratch);
+
+/* ---- quantizing: what becomes block-scaled FP8 ------------------------------- */
+
+/*
+ * A 2-D floating (F64, F32, F16, BF16) tensor whose name ends in "weight"
+ * becomes F8_E4M3, and beside it an F32 tensor named after it with
+ * "_scale_inv" appended (DeepSeek's X.weight -> X.weight_scale_inv), one
+ * scale per R x C block: [ceil(rows / R), ceil(cols / C)]. Every other
+ * tensor is the caller's to copy.
+ */
+typedef struct st_quant_target {
+	st_quant_fp8 l;            /* the output layout */
+	st_dtype src_type;
+	st_checkpoint *c;          /* the input weight: tensor index of c, */
+	size_t index;              /* read a block row at a time */
+	char *scale_name;          /* NAME_scale_inv (malloc'd) */
+	size_t scale_name_len;
+	uint64_t scale_shape[2];
+} st_quant_target;
+
+/* Whether tensor t is one that quantization turns into F8 (see above). */
+ST_API int st_quant_target_wanted(const st_tensor *t);
+
+/*
+ * Prepare tensor i of c (st_quant_target_wanted) with b0 x b1 blocks:
+ * its layout and its scale's name and shape. Returns ST_OK, ST_EINVAL
+ * (blocks or sizes out of range, naming file and tensor), ST_ENOMEM.
+ */
+ST_API int st_quant_target_prepare(st_quant_target *q, st_checkpoint *c, size_t i, uint64_t b0,
+                                   uint64_t b1, st_error *err);
+
+/* Free what q holds (q itself is the caller's). */
+ST_API void st_quant_target_free(st_quant_target *q);
+
+/* Scratch bytes st_quant_target_range needs for q: one block row's input,
+ * codes and scales. */
+ST_API size_t st_quant_target_scratch(const st_quant_target *q);
+
+/*
+ * Output elements [first, first + n) of the F8 weight (scale 0: one byte
+ * each) or of its F32 scale grid (scale 1: four bytes each) into out.
+ * Each block row the range touches is read (st_checkpoint_read, so memory
+ * stays the scratch whatever the tensor's size) and quantized whole into
+ * scratch, so a range may start and end anywhere. Returns ST_OK, or an
+ * error code with err filled (a failed read names file and tensor).
+ */
+ST_API int st_quant_target_range(const st_quant_target *q, int scale, unsigned char *out,
+                                 uint64_t first, uint64_t n, void *scratch, st_error *err);
 
 #ifdef __cplusplus
 }

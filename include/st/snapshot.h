@@ -27,6 +27,7 @@
 #ifndef ST_SNAPSHOT_H
 #define ST_SNAPSHOT_H
 
+#include "config.h"
 #include "index.h"
 #include "writer.h"
 
@@ -55,22 +56,6 @@ ST_API int st_shard_plan(const st_tensor *t, size_t n, uint64_t max_bytes,
  */
 ST_API void st_snapshot_file_name(char *buf, size_t size, unsigned k,
                                   unsigned n);
-
-/*
- * Set torch_dtype in the text of a config.json: every "torch_dtype" key
- * holding a string or null, at any depth (multimodal configs nest them),
- * and a top-level "dtype" string (newer transformers' name), become
- * "<dtype>"; every other byte (order, indentation, numbers) is kept. With
- * neither key at the top level, "torch_dtype" is added as the last member,
- * formatted like the first ones. *out (malloc'd; free it) and *out_len
- * receive the text. Returns ST_OK, ST_EFORMAT (not one JSON object),
- * ST_ENOMEM.
- */
-ST_API int st_config_set_dtype(const char *text, size_t len,
-                               const char *dtype, char **out,
-                               size_t *out_len, st_error *err);
-/* torch's name for a float dtype ("float32", "float16", "bfloat16"), or NULL. */
-ST_API const char *st_torch_dtype_name(st_dtype dtype);
 
 typedef struct st_snapshot st_snapshot;
 
@@ -143,9 +128,12 @@ ST_API int st_snapshot_replace_file(st_snapshot *s, const char *name,
  * cache snapshot ("models--O--N/snapshots/REV"), whose links may point
  * into that repository's blobs/, as every file of one does. When
  * torch_dtype is not NULL, a top-level config.json gets it
- * (st_config_set_dtype); one that is not a JSON object or larger than 64
- * MiB is copied as it is, with a warning. fn (may be NULL) hears of every
- * file. Returns ST_OK, ST_EIO (naming the file), ST_ENOMEM.
+ * (st_config_set_dtype); one that is not a JSON object or larger than
+ * ST_CONFIG_MAX_BYTES is copied as it is, with a warning. A top-level
+ * file the new directory has already (st_snapshot_add_file, e.g. a
+ * config.json the caller edited from its own reading) is not copied, so
+ * src's is not read. fn (may be NULL) hears of every file. Returns
+ * ST_OK, ST_EIO (naming the file), ST_ENOMEM.
  */
 ST_API int st_snapshot_copy_dir(st_snapshot *s, const char *src,
                                 const st_checkpoint *c,

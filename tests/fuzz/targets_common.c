@@ -21,18 +21,17 @@
  *                   picks the FP8 block size, then each 4-byte record a
  *                   name from a small set of weight and scale names, a
  *                   dtype, a rank and a shape code; the file is written
- *                   and opened. dq_plan_inspect reports as many one-line
+ *                   and opened. st_quant_plan_inspect reports as many one-line
  *                   messages as it counts, maps nothing, and counts every
  *                   element once (scales apart, MXFP4 weights
  *                   dequantized); its layouts add up to its pairs;
- *                   dq_plan_build succeeds exactly when inspection finds
+ *                   st_quant_plan_build succeeds exactly when inspection finds
  *                   nothing, with the same pairs and counts, and else
  *                   fails with inspection's first message.
  *
  * It is not a test of messages or exact results: the unit tests do that.
  */
 #include "common/archcheck.h"
-#include "common/dequant.h"
 #include "common/order.h"
 /* fuzz.h's file and mode-byte helpers are not needed here. */
 #pragma GCC diagnostic push
@@ -243,40 +242,40 @@ static void fuzz_dequant(const unsigned char *data, size_t size)
 	CHECK(st_checkpoint_open(&ck, path, 0, &e) == ST_OK);
 	size_t nt = st_checkpoint_n_tensors(ck);
 
-	dq_plan p, b;
+	st_quant_plan p, b;
 	struct fz_reports rep = {0, "", path};
-	CHECK(dq_plan_inspect(&p, ck, b0, b1, fz_on_mismatch, &rep, &e) == 0);
+	CHECK(st_quant_plan_inspect(&p, ck, b0, b1, fz_on_mismatch, &rep, &e) == 0);
 	CHECK((size_t)rep.n == p.n_problems && p.n == nt);
 	uint64_t elems = 0, scale_elems = 0, scale_bytes = 0, out = 0, paired_in = 0;
 	size_t fp8 = 0, mx = 0, scales = 0;
 	for (size_t i = 0; i < nt; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		const dq_tensor *d = &p.t[i];
+		const st_quant_tensor *d = &p.t[i];
 		CHECK(d->data == NULL && d->scale_data == NULL);
 		elems += t->n_elements;
-		if (d->role == DQ_SCALE) {
+		if (d->role == ST_QUANT_ROLE_SCALE) {
 			scales++;
 			scale_elems += t->n_elements;
 			scale_bytes += t->n_bytes;
-		} else if (d->role == DQ_FP8 || d->role == DQ_MXFP4) {
-			fp8 += d->role == DQ_FP8;
-			mx += d->role == DQ_MXFP4;
-			CHECK(d->scale < nt && p.t[d->scale].role == DQ_SCALE && p.t[d->scale].scale == i);
+		} else if (d->role == ST_QUANT_ROLE_FP8 || d->role == ST_QUANT_ROLE_MXFP4) {
+			fp8 += d->role == ST_QUANT_ROLE_FP8;
+			mx += d->role == ST_QUANT_ROLE_MXFP4;
+			CHECK(d->scale < nt && p.t[d->scale].role == ST_QUANT_ROLE_SCALE && p.t[d->scale].scale == i);
 			out += d->n_out;
 			paired_in += t->n_elements;
-			CHECK(d->role == DQ_MXFP4 ? d->n_out == 2 * t->n_elements : d->n_out == t->n_elements);
+			CHECK(d->role == ST_QUANT_ROLE_MXFP4 ? d->n_out == 2 * t->n_elements : d->n_out == t->n_elements);
 		}
 	}
 	CHECK(fp8 == p.n_fp8 && mx == p.n_mxfp4 && scales == p.n_scales && scale_bytes == p.scale_bytes);
 	CHECK(p.parameters + scale_elems == elems - paired_in + out);
-	dq_layout *l;
+	st_quant_layout *l;
 	size_t nl;
-	CHECK(dq_plan_layouts(&p, ck, &l, &nl) == 0);
+	CHECK(st_quant_plan_layouts(&p, ck, &l, &nl) == 0);
 	size_t lw = 0;
 	uint64_t lp = 0;
 	for (size_t i = 0; i < nl; i++) {
 		char line[256];
-		dq_layout_describe(&l[i], line, sizeof line);
+		st_quant_layout_describe(&l[i], line, sizeof line);
 		CHECK(line[0] && l[i].weights > 0);
 		lw += l[i].weights;
 		lp += l[i].parameters;
@@ -285,8 +284,8 @@ static void fuzz_dequant(const unsigned char *data, size_t size)
 	free(l);
 
 	memset(&e, 0, sizeof e);
-	int rc = dq_plan_build(&b, ck, b0, b1, &e);
-	CHECK(rc == (p.n_problems ? -1 : 0));
+	int rc = st_quant_plan_build(&b, ck, b0, b1, &e);
+	CHECK(rc == (p.n_problems ? ST_EFORMAT : ST_OK));
 	if (rc == 0) {
 		CHECK(b.n_fp8 == p.n_fp8 && b.n_mxfp4 == p.n_mxfp4 && b.n_scales == p.n_scales &&
 		      b.scale_bytes == p.scale_bytes && b.parameters == p.parameters);
@@ -295,8 +294,8 @@ static void fuzz_dequant(const unsigned char *data, size_t size)
 	} else {
 		CHECK(strcmp(e.message, rep.first) == 0);
 	}
-	dq_plan_free(&b);
-	dq_plan_free(&p);
+	st_quant_plan_free(&b);
+	st_quant_plan_free(&p);
 	st_checkpoint_close(ck);
 	unlink(path);
 }

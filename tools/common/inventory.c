@@ -6,41 +6,28 @@
 #include "common/cli.h"
 #include "common/dequant.h"
 
-#include <errno.h>
 #include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* config.json is small; anything past this is not a config. */
-#define MAX_CONFIG (16u << 20)
 #define SHOWN 8
 
+/* The config.json of dir (st_config_read): 1, 0 (none) or -1. */
 static int read_config(const char *dir, char **text, size_t *len,
                        char *path, size_t psize, char *err, size_t errlen)
 {
-	snprintf(path, psize, "%s/config.json", dir);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	char *buf = malloc(MAX_CONFIG + 1);
-	size_t n = buf ? fread(buf, 1, MAX_CONFIG + 1, f) : 0;
-	int bad = !buf || ferror(f);
-	fclose(f);
-	if (bad || n > MAX_CONFIG) {
-		snprintf(err, errlen, "%s: %s", path,
-		         !buf ? "out of memory" : bad ? "read error"
-		                                      : "larger than 16 MiB");
-		free(buf);
-		return -1;
-	}
-	*text = buf;
-	*len = n;
-	return 1;
+	char *file = NULL;
+	st_error e;
+	int rc = st_config_read(dir, text, len, &file, &e);
+	snprintf(path, psize, "%s", file ? file : dir);
+	free(file);
+	if (rc == ST_OK)
+		return 1;
+	if (rc == ST_ENOTFOUND)
+		return 0;
+	snprintf(err, errlen, "%s", e.message);
+	return -1;
 }
 
 int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,

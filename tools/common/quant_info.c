@@ -35,32 +35,32 @@ static void block_size(quant_info *q, const st_checkpoint *ck)
 	}
 }
 
-int quant_info_load(quant_info *q, const st_checkpoint *ck, dq_problem_fn fn, void *ctx)
+int quant_info_load(quant_info *q, const st_checkpoint *ck, st_quant_problem_fn fn, void *ctx)
 {
 	st_error e;
 
 	memset(q, 0, sizeof *q);
 	memset(&e, 0, sizeof e);
 	block_size(q, ck);
-	if (dq_plan_inspect(&q->plan, ck, q->block_rows, q->block_cols, fn, ctx, &e) != 0 ||
-	    dq_plan_layouts(&q->plan, ck, &q->layouts, &q->n_layouts) != 0) {
+	if (st_quant_plan_inspect(&q->plan, ck, q->block_rows, q->block_cols, fn, ctx, &e) != 0 ||
+	    st_quant_plan_layouts(&q->plan, ck, &q->layouts, &q->n_layouts) != 0) {
 		quant_info_free(q);
 		return -1;
 	}
-	const dq_plan *p = &q->plan;
+	const st_quant_plan *p = &q->plan;
 	if (p->n_fp8 + p->n_mxfp4 + p->n_scales + p->n_problems == 0) {
 		quant_info_free(q);
 		return 0;
 	}
 	for (size_t i = 0; i < p->n; i++)
-		if (p->t[i].role == DQ_SCALE)
+		if (p->t[i].role == ST_QUANT_ROLE_SCALE)
 			q->scale_parameters += st_checkpoint_tensor(ck, i, NULL)->n_elements;
 	return 1;
 }
 
 void quant_info_free(quant_info *q)
 {
-	dq_plan_free(&q->plan);
+	st_quant_plan_free(&q->plan);
 	free(q->layouts);
 	q->layouts = NULL;
 	q->n_layouts = 0;
@@ -71,7 +71,7 @@ void quant_info_print(FILE *f, const quant_info *q)
 	char line[256], n1[96], n2[96], n3[96];
 
 	for (size_t i = 0; i < q->n_layouts; i++) {
-		dq_layout_describe(&q->layouts[i], line, sizeof line);
+		st_quant_layout_describe(&q->layouts[i], line, sizeof line);
 		fprintf(f, "%-13s%s\n", i ? "" : "quantized:", line);
 	}
 	if (q->n_layouts == 0)
@@ -97,14 +97,14 @@ void quant_info_print(FILE *f, const quant_info *q)
 	}
 }
 
-static const char *scaling_name(const dq_layout *l)
+static const char *scaling_name(const st_quant_layout *l)
 {
 	return l->kind == ST_QUANT_CHANNEL ? "channel" : l->kind == ST_QUANT_TENSOR ? "tensor" : "block";
 }
 
 void quant_info_json(FILE *f, const quant_info *q)
 {
-	const dq_plan *p = &q->plan;
+	const st_quant_plan *p = &q->plan;
 	char line[256];
 
 	fprintf(f, "{\"weights\": %zu, \"parameters_without_scales\": %llu, \"scale_tensors\": %zu, "
@@ -122,8 +122,8 @@ void quant_info_json(FILE *f, const quant_info *q)
 	}
 	fputs(", \"layouts\": [", f);
 	for (size_t i = 0; i < q->n_layouts; i++) {
-		const dq_layout *l = &q->layouts[i];
-		int mx = l->role == DQ_MXFP4;
+		const st_quant_layout *l = &q->layouts[i];
+		int mx = l->role == ST_QUANT_ROLE_MXFP4;
 		fprintf(f, "%s\n    {\"method\": \"%s\", \"format\": \"%s\", \"scaling\": \"%s\", "
 		           "\"block_size\": ",
 		        i ? "," : "", mx ? "mxfp4" : "fp8", st_dtype_name(l->weight_type), scaling_name(l));
@@ -138,7 +138,7 @@ void quant_info_json(FILE *f, const quant_info *q)
 		           "\"parameters\": %llu, \"scale_bytes\": %llu, \"description\": ",
 		        st_dtype_name(l->scale_type), l->experts ? "true" : "false", l->weights,
 		        (unsigned long long)l->parameters, (unsigned long long)l->scale_bytes);
-		dq_layout_describe(l, line, sizeof line);
+		st_quant_layout_describe(l, line, sizeof line);
 		cli_json_string(f, line, strlen(line));
 		fputc('}', f);
 	}

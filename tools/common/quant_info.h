@@ -1,6 +1,6 @@
 /*
  * quant_info.h - stinfo's words for a quantized checkpoint: its scaled
- * weights paired with their scales (common/dequant.h), grouped by
+ * weights paired with their scales (st_quant_plan_inspect), grouped by
  * layout, as summary lines, a JSON member and --check problems.
  *
  * The FP8 block size is config.json's quantization_config
@@ -18,11 +18,9 @@
 
 #include <st.h>
 
-#include "common/dequant.h"
-
 typedef struct quant_info {
-	dq_plan plan;
-	dq_layout *layouts;
+	st_quant_plan plan;
+	st_quant_layout *layouts;
 	size_t n_layouts;
 	uint64_t block_rows, block_cols; /* the FP8 block size paired with */
 	int block_from_config;           /* config.json gave it */
@@ -37,7 +35,7 @@ typedef struct quant_info {
  * free with quant_info_free), 0 when it has none (q freed already), or
  * -1 when out of memory.
  */
-int quant_info_load(quant_info *q, const st_checkpoint *ck, dq_problem_fn fn, void *ctx);
+int quant_info_load(quant_info *q, const st_checkpoint *ck, st_quant_problem_fn fn, void *ctx);
 void quant_info_free(quant_info *q);
 
 /*

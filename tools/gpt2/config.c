@@ -337,51 +337,17 @@ int gpt2_dtype_parse(const char *name)
 	return -1;
 }
 
-/* Read a whole small file; *buf is malloc'd. 0, 1 (absent) or -1. */
+/* Read a config file (st_config_read_file); *buf is malloc'd. 0, 1
+ * (absent, when optional) or -1. */
 static int read_small_file(const char *path, char **buf, size_t *len,
                            int optional, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (optional && errno == ENOENT)
-			return 1;
-		return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
-	}
-	size_t cap = 4096, n = 0;
-	char *p = malloc(cap);
-	while (p) {
-		size_t got = fread(p + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			if (cap >= (16u << 20)) {
-				free(p);
-				fclose(f);
-				return gpt2_err(err, errlen,
-				                "%s: larger than 16 MiB, not a config file",
-				                path);
-			}
-			char *q = realloc(p, cap * 2);
-			if (!q) {
-				free(p);
-				p = NULL;
-				break;
-			}
-			p = q;
-			cap *= 2;
-		}
-	}
-	int failed = ferror(f);
-	fclose(f);
-	if (!p)
-		return gpt2_err(err, errlen, "%s: out of memory", path);
-	if (failed) {
-		free(p);
-		return gpt2_err(err, errlen, "%s: read error", path);
-	}
-	*buf = p;
-	*len = n;
+	st_error e;
+	int rc = st_config_read_file(path, buf, len, &e);
+	if (rc == ST_ENOTFOUND && optional)
+		return 1;
+	if (rc != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
 	return 0;
 }
 

@@ -27,6 +27,7 @@
  *   st/hash.h    SHA-256 and git blob SHA-1 of bytes and files
  *   st/verify.h  offline integrity of caches, snapshots and folders
  *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing
+ *   st/arch.h    what a config.json implies; GPT-2 HF <-> GGUF tensor names
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -61,6 +62,7 @@
 #include "st/hash.h"
 #include "st/verify.h"
 #include "st/quant.h"
+#include "st/arch.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /*
- * check_common_archcheck.c - tools/common/archcheck: parameter counts of
+ * check_arch.c - libst's architecture module (st/arch.h): parameter counts of
  * published configs (the totals their model cards and safetensors
  * metadata state), and the inventory of the snapshots in
  * testdata/archcheck/ (made by its gen_fixtures.py; the counts below are
@@ -10,36 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/archcheck.h"
+#include <st.h>
 
 #define DIR ST_TESTDATA "/archcheck/"
 
-static int parse(archcheck_config *c, const char *json, char *err)
+/* Parse json; on failure err (256 bytes) receives the message. */
+static int parse(st_arch_config *c, const char *json, char *err)
 {
-	return archcheck_config_parse(c, json, strlen(json), "config.json", err,
-	                              256);
+	st_error e;
+	int rc = st_arch_config_parse(c, json, strlen(json), "config.json", &e);
+	if (rc != ST_OK)
+		snprintf(err, 256, "%.255s", e.message);
+	return rc;
 }
 
 START_TEST(gpt2_small_count)
 {
 	/* GPT-2 small: 124,439,808 parameters (tied head). */
-	archcheck_config c;
+	st_arch_config c;
 	char err[256];
 	ck_assert_int_eq(parse(&c, "{\"model_type\": \"gpt2\", \"vocab_size\": "
 	                           "50257, \"n_ctx\": 1024, \"n_embd\": 768, "
 	                           "\"n_layer\": 12, \"n_head\": 12}", err), 0);
-	ck_assert_int_eq(c.family, ARCHCHECK_GPT2);
+	ck_assert_int_eq(c.family, ST_ARCH_GPT2);
 	ck_assert_int_eq(c.positions, 1024);
 	ck_assert_int_eq(c.intermediate, 3072);
 	ck_assert_int_eq(c.tied, 1);
-	ck_assert_uint_eq(archcheck_count(&c), 124439808u);
+	ck_assert_uint_eq(st_arch_count(&c), 124439808u);
 }
 END_TEST
 
 START_TEST(llama2_7b_count)
 {
 	/* meta-llama/Llama-2-7b-hf: 6,738,415,616 parameters. */
-	archcheck_config c;
+	st_arch_config c;
 	char err[256];
 	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"LlamaForCausalLM\"], "
 	                           "\"hidden_size\": 4096, \"intermediate_size\": "
@@ -47,16 +51,16 @@ START_TEST(llama2_7b_count)
 	                           "\"num_hidden_layers\": 32, "
 	                           "\"num_key_value_heads\": 32, \"vocab_size\": "
 	                           "32000, \"tie_word_embeddings\": false}", err), 0);
-	ck_assert_int_eq(c.family, ARCHCHECK_LLAMA);
+	ck_assert_int_eq(c.family, ST_ARCH_LLAMA);
 	ck_assert_str_eq(c.arch, "LlamaForCausalLM");
-	ck_assert_uint_eq(archcheck_count(&c), 6738415616u);
+	ck_assert_uint_eq(st_arch_count(&c), 6738415616u);
 }
 END_TEST
 
 START_TEST(mistral_7b_gqa_count)
 {
 	/* mistralai/Mistral-7B-v0.1: 8 KV heads, 7,241,732,096 parameters. */
-	archcheck_config c;
+	st_arch_config c;
 	char err[256];
 	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"MistralForCausalLM\"], "
 	                           "\"hidden_size\": 4096, \"intermediate_size\": "
@@ -67,14 +71,14 @@ START_TEST(mistral_7b_gqa_count)
 	ck_assert_int_eq(c.kv_heads, 8);
 	ck_assert_int_eq(c.head_dim, 128);
 	ck_assert_int_eq(c.tied, 0);
-	ck_assert_uint_eq(archcheck_count(&c), 7241732096u);
+	ck_assert_uint_eq(st_arch_count(&c), 7241732096u);
 }
 END_TEST
 
 START_TEST(qwen2_tied_bias_count)
 {
 	/* Qwen/Qwen2-0.5B: q/k/v biases, tied head, 494,032,768 parameters. */
-	archcheck_config c;
+	st_arch_config c;
 	char err[256];
 	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"Qwen2ForCausalLM\"], "
 	                           "\"hidden_size\": 896, \"intermediate_size\": "
@@ -84,17 +88,18 @@ START_TEST(qwen2_tied_bias_count)
 	                           "151936, \"tie_word_embeddings\": true}", err), 0);
 	ck_assert_int_eq(c.qkv_bias, 1);
 	ck_assert_int_eq(c.o_bias, 0);
-	ck_assert_uint_eq(archcheck_count(&c), 494032768u);
+	ck_assert_uint_eq(st_arch_count(&c), 494032768u);
 }
 END_TEST
 
 START_TEST(unknown_architecture)
 {
-	archcheck_config c;
+	st_arch_config c;
 	char err[256];
-	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"BertModel\"]}", err), 1);
+	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"BertModel\"]}", err),
+	                 ST_EUNSUPPORTED);
 	ck_assert_str_eq(c.arch, "BertModel");
-	ck_assert_int_eq(parse(&c, "{}", err), 1);
+	ck_assert_int_eq(parse(&c, "{}", err), ST_EUNSUPPORTED);
 }
 END_TEST
 
@@ -130,39 +135,38 @@ START_TEST(bad_configs)
 		 "config.json: its sizes imply more than 2^50 parameters"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		archcheck_config c;
+		st_arch_config c;
 		char err[256] = "";
-		ck_assert_int_eq(parse(&c, cases[i].json, err), -1);
+		ck_assert_int_eq(parse(&c, cases[i].json, err), ST_EFORMAT);
 		ck_assert_str_eq(err, cases[i].msg);
 	}
 }
 END_TEST
 
 /* Parse DIR/<name>/config.json and compare with its model.safetensors. */
-static st_checkpoint *inventory(const char *name, archcheck_config *c,
-                                archcheck_report *r)
+static st_checkpoint *inventory(const char *name, st_arch_config *c,
+                                st_arch_report *r)
 {
-	char path[512], text[4096], err[256];
+	char path[512], text[4096];
 	snprintf(path, sizeof path, DIR "%s/config.json", name);
 	FILE *f = fopen(path, "rb");
 	ck_assert_ptr_nonnull(f);
 	size_t n = fread(text, 1, sizeof text, f);
 	fclose(f);
-	ck_assert_int_eq(archcheck_config_parse(c, text, n, path, err, sizeof err),
-	                 0);
+	st_error e;
+	ck_assert_int_eq(st_arch_config_parse(c, text, n, path, &e), ST_OK);
 	snprintf(path, sizeof path, DIR "%s", name);
 	st_checkpoint *ck;
-	st_error e;
 	ck_assert_int_eq(st_checkpoint_open(&ck, path, 0, &e), ST_OK);
-	ck_assert_int_eq(archcheck_compare(c, ck, r), 0);
+	ck_assert_int_eq(st_arch_compare(c, ck, r, &e), ST_OK);
 	return ck;
 }
 
 START_TEST(gpt2_complete)
 {
 	/* wte 128 + wpe 64 + 2 x 872 per block + ln_f 16 = 1952. */
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("gpt2-good", &c, &r);
 	ck_assert_uint_eq(r.implied, 1952);
 	ck_assert_uint_eq(r.found, 1952);
@@ -170,33 +174,33 @@ START_TEST(gpt2_complete)
 	ck_assert_uint_eq(r.n_matched, 28);
 	ck_assert_uint_eq(r.n_items, 0);
 	ck_assert_str_eq(r.prefix, "");
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
 
 START_TEST(gpt2_missing_named_in_model_order)
 {
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("gpt2-missing", &c, &r);
 	ck_assert_uint_eq(r.n_missing, 2);
 	ck_assert_uint_eq(r.n_items, 2);
-	ck_assert_int_eq(r.items[0].what, ARCHCHECK_MISSING);
+	ck_assert_int_eq(r.items[0].what, ST_ARCH_MISSING);
 	ck_assert_str_eq(r.items[0].name, "h.1.mlp.c_fc.bias");
 	ck_assert_uint_eq(r.items[0].ndim, 1);
 	ck_assert_uint_eq(r.items[0].shape[0], 32);
 	ck_assert_str_eq(r.items[1].name, "ln_f.weight");
 	ck_assert_uint_eq(r.found, 1952 - 32 - 8);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
 
 START_TEST(gpt2_misshapen_with_both_shapes)
 {
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("gpt2-misshapen", &c, &r);
 	ck_assert_uint_eq(r.n_misshapen, 2);
 	ck_assert_uint_eq(r.n_missing, 0);
@@ -209,15 +213,15 @@ START_TEST(gpt2_misshapen_with_both_shapes)
 	ck_assert_uint_eq(r.items[1].found->shape[0], 24);
 	ck_assert_uint_eq(r.items[1].found->shape[1], 8);
 	ck_assert_uint_eq(r.found, 1952 - 64 - 192);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
 
 START_TEST(gpt2_legacy_extras_classified)
 {
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("gpt2-legacy", &c, &r);
 	ck_assert_str_eq(r.prefix, "transformer.");
 	ck_assert_uint_eq(r.n_matched, 28);
@@ -228,19 +232,19 @@ START_TEST(gpt2_legacy_extras_classified)
 	ck_assert_uint_eq(r.n_missing + r.n_misshapen, 0);
 	int seen_h2 = 0;
 	for (size_t i = 0; i < r.n_items; i++) {
-		const archcheck_item *it = &r.items[i];
+		const st_arch_item *it = &r.items[i];
 		if (strcmp(it->name, "lm_head.weight") == 0)
-			ck_assert_int_eq(it->what, ARCHCHECK_ALIAS);
+			ck_assert_int_eq(it->what, ST_ARCH_ALIAS);
 		if (strcmp(it->name, "transformer.h.0.attn.masked_bias") == 0)
-			ck_assert_int_eq(it->what, ARCHCHECK_BUFFER);
+			ck_assert_int_eq(it->what, ST_ARCH_BUFFER);
 		/* Only 2 layers: a third layer's mask explains nothing. */
 		if (strcmp(it->name, "transformer.h.2.attn.bias") == 0) {
-			ck_assert_int_eq(it->what, ARCHCHECK_UNKNOWN);
+			ck_assert_int_eq(it->what, ST_ARCH_UNKNOWN);
 			seen_h2 = 1;
 		}
 	}
 	ck_assert(seen_h2);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
@@ -251,8 +255,8 @@ START_TEST(llama_gqa_complete)
 	 * embed 512 + 2 x (norms 32, q 256, k 128, v 128, o 256, gate/up/down
 	 * 3 x 384) + norm 16 + lm_head 512 = 4944.
 	 */
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("llama-gqa", &c, &r);
 	ck_assert_uint_eq(r.implied, 4944);
 	ck_assert_uint_eq(r.found, 4944);
@@ -260,24 +264,24 @@ START_TEST(llama_gqa_complete)
 	ck_assert_uint_eq(r.n_items, 1);
 	ck_assert_str_eq(r.items[0].name,
 	                 "model.layers.0.self_attn.rotary_emb.inv_freq");
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
 
 START_TEST(llama_broken_kv)
 {
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("llama-broken", &c, &r);
 	ck_assert_uint_eq(r.n_items, 2);
-	ck_assert_int_eq(r.items[0].what, ARCHCHECK_MISSHAPEN);
+	ck_assert_int_eq(r.items[0].what, ST_ARCH_MISSHAPEN);
 	ck_assert_str_eq(r.items[0].name, "model.layers.0.self_attn.v_proj.weight");
 	ck_assert_uint_eq(r.items[0].shape[0], 8); /* 2 KV heads x 4 */
-	ck_assert_int_eq(r.items[1].what, ARCHCHECK_MISSING);
+	ck_assert_int_eq(r.items[1].what, ST_ARCH_MISSING);
 	ck_assert_str_eq(r.items[1].name, "model.layers.1.self_attn.k_proj.weight");
 	ck_assert_uint_eq(r.found, 4944 - 128 - 128);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
@@ -285,19 +289,19 @@ END_TEST
 START_TEST(qwen2_biases)
 {
 	/* Tied: 4944 - 512 head, + 2 x (16 + 8 + 8) biases = 4496. */
-	archcheck_config c;
-	archcheck_report r;
+	st_arch_config c;
+	st_arch_report r;
 	st_checkpoint *ck = inventory("qwen2-tied", &c, &r);
 	ck_assert_uint_eq(r.implied, 4496);
 	ck_assert_uint_eq(r.found, 4496);
 	ck_assert_uint_eq(r.n_items, 0);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 	ck = inventory("qwen2-nobias", &c, &r);
 	ck_assert_uint_eq(r.n_missing, 6);
 	ck_assert_str_eq(r.items[0].name, "model.layers.0.self_attn.q_proj.bias");
 	ck_assert_str_eq(r.items[5].name, "model.layers.1.self_attn.v_proj.bias");
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 }
 END_TEST
@@ -320,31 +324,31 @@ START_TEST(config_keys_that_differ)
 	                "\"n_layer\": 2, \"layer_norm_epsilon\": 0.001, "
 	                "\"tie_word_embeddings\": false}";
 	diffs[0] = 0;
-	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), b, strlen(b), on_diff,
-	                                       NULL), 3);
+	ck_assert_int_eq(st_arch_config_diff(a, strlen(a), b, strlen(b), on_diff,
+	                                     NULL, NULL), 3);
 	ck_assert_str_eq(diffs, "layer_norm_epsilon: 1e-05 -> 0.001\n"
 	                 "activation_function: \"gelu_new\" -> \"gelu\"\n"
 	                 "tie_word_embeddings: (absent) -> false\n");
 	diffs[0] = 0;
-	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), a, strlen(a), on_diff,
-	                                       NULL), 0);
-	ck_assert_int_eq(archcheck_config_diff(a, strlen(a), "[]", 2, on_diff,
-	                                       NULL), -1);
+	ck_assert_int_eq(st_arch_config_diff(a, strlen(a), a, strlen(a), on_diff,
+	                                     NULL, NULL), 0);
+	ck_assert_int_eq(st_arch_config_diff(a, strlen(a), "[]", 2, on_diff, NULL,
+	                                     NULL), ST_EFORMAT);
 	ck_assert_str_eq(diffs, "");
 }
 END_TEST
 
 START_TEST(what_names)
 {
-	ck_assert_str_eq(archcheck_what_name(ARCHCHECK_MISSING), "missing");
-	ck_assert_str_eq(archcheck_what_name(ARCHCHECK_ALIAS),
+	ck_assert_str_eq(st_arch_what_name(ST_ARCH_MISSING), "missing");
+	ck_assert_str_eq(st_arch_what_name(ST_ARCH_ALIAS),
 	                 "alias of the embedding");
 }
 END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("archcheck");
+	Suite *s = suite_create("arch");
 	TCase *tc = tcase_create("config");
 	tcase_add_test(tc, gpt2_small_count);
 	tcase_add_test(tc, llama2_7b_count);

@@ -346,6 +346,255 @@ START_TEST(what_names)
 }
 END_TEST
 
+
+START_TEST(expected_lists_gpt2_in_model_order)
+{
+	/* 2 embeddings, 12 tensors a block, ln_f: 2 + 2 x 12 + 2, tied. */
+	st_arch_config c;
+	char err[256];
+	ck_assert_int_eq(parse(&c, "{\"model_type\": \"gpt2\", \"vocab_size\": 8, "
+	                           "\"n_positions\": 4, \"n_embd\": 8, "
+	                           "\"n_layer\": 2, \"n_head\": 2}", err), ST_OK);
+	st_arch_param *p;
+	size_t n;
+	ck_assert_int_eq(st_arch_expected(&c, &p, &n, NULL), ST_OK);
+	ck_assert_uint_eq(n, 28);
+	ck_assert_str_eq(p[0].name, "wte.weight");
+	ck_assert_str_eq(p[1].name, "wpe.weight");
+	ck_assert_uint_eq(p[1].shape[0], 4);
+	ck_assert_str_eq(p[2].name, "h.0.ln_1.weight");
+	ck_assert_str_eq(p[4].name, "h.0.attn.c_attn.weight");
+	ck_assert_uint_eq(p[4].shape[0], 8); /* Conv1D: [in, out] */
+	ck_assert_uint_eq(p[4].shape[1], 24);
+	ck_assert_str_eq(p[14].name, "h.1.ln_1.weight");
+	ck_assert_str_eq(p[27].name, "ln_f.bias");
+	ck_assert_uint_eq(p[27].ndim, 1);
+	ck_assert_uint_eq(p[27].shape[1], 0);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += p[i].ndim == 1 ? p[i].shape[0] : p[i].shape[0] * p[i].shape[1];
+	ck_assert_uint_eq(sum, st_arch_count(&c));
+	free(p);
+}
+END_TEST
+
+START_TEST(config_of_no_family_refused)
+{
+	st_arch_config c;
+	memset(&c, 0, sizeof c);
+	st_arch_param *p = (st_arch_param *)&c;
+	size_t n = 7;
+	st_error e;
+	ck_assert_int_eq(st_arch_expected(&c, &p, &n, &e), ST_EINVAL);
+	ck_assert_int_eq(e.code, ST_EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(st_arch_count(&c), 0);
+}
+END_TEST
+
+START_TEST(errors_carry_their_code)
+{
+	st_arch_config c;
+	st_error e;
+	const char *bad = "{\"model_type\": \"llama\"}";
+	ck_assert_int_eq(st_arch_config_parse(&c, bad, strlen(bad), "x/config.json",
+	                                      &e), ST_EFORMAT);
+	ck_assert_int_eq(e.code, ST_EFORMAT);
+	ck_assert_str_eq(e.message, "x/config.json: \"vocab_size\" is missing");
+	const char *bert = "{\"model_type\": \"bert\"}";
+	ck_assert_int_eq(st_arch_config_parse(&c, bert, strlen(bert), "config.json",
+	                                      &e), ST_EUNSUPPORTED);
+	ck_assert_int_eq(e.code, ST_EUNSUPPORTED);
+	ck_assert_str_eq(c.arch, "bert");
+	/* The text need not end in a NUL: only len bytes are read. */
+	const char *cut = "{\"model_type\": \"gpt2\"}garbage";
+	ck_assert_int_eq(st_arch_config_parse(&c, cut, 5, "config.json", NULL),
+	                 ST_EFORMAT);
+}
+END_TEST
+
+START_TEST(report_free_twice_is_harmless)
+{
+	st_arch_config c;
+	st_arch_report r;
+	st_checkpoint *ck = inventory("gpt2-legacy", &c, &r);
+	ck_assert_uint_gt(r.n_items, 0);
+	st_arch_report_free(&r);
+	ck_assert_uint_eq(r.n_items, 0);
+	ck_assert_ptr_null(r.items);
+	st_arch_report_free(&r);
+	st_checkpoint_close(ck);
+}
+END_TEST
+
+/* ---- GPT-2 names: Hugging Face <-> GGUF ----------------------------------- */
+
+/*
+ * llama.cpp's GPT-2 names (gguf-py's MODEL_ARCH.GPT2 tensors, as
+ * convert_hf_to_gguf.py maps transformers' names), written out here apart
+ * from libst's table.
+ */
+static const struct {
+	const char *hf, *gguf;
+	int transpose, keep_f32;
+} block_names[] = {
+	{"ln_1.weight", "attn_norm.weight", 0, 1},
+	{"ln_1.bias", "attn_norm.bias", 0, 1},
+	{"attn.c_attn.weight", "attn_qkv.weight", 1, 0},
+	{"attn.c_attn.bias", "attn_qkv.bias", 0, 1},
+	{"attn.c_proj.weight", "attn_output.weight", 1, 0},
+	{"attn.c_proj.bias", "attn_output.bias", 0, 1},
+	{"ln_2.weight", "ffn_norm.weight", 0, 1},
+	{"ln_2.bias", "ffn_norm.bias", 0, 1},
+	{"mlp.c_fc.weight", "ffn_up.weight", 1, 0},
+	{"mlp.c_fc.bias", "ffn_up.bias", 0, 1},
+	{"mlp.c_proj.weight", "ffn_down.weight", 1, 0},
+	{"mlp.c_proj.bias", "ffn_down.bias", 0, 1},
+};
+
+START_TEST(gpt2_map_global_names)
+{
+	static const struct {
+		const char *hf, *gguf;
+		int keep_f32;
+	} cases[] = {
+		{"wte.weight", "token_embd.weight", 0},
+		{"wpe.weight", "position_embd.weight", 1},
+		{"ln_f.weight", "output_norm.weight", 1},
+		{"ln_f.bias", "output_norm.bias", 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char out[64];
+		st_arch_gguf_info info = {9, 9, 9};
+		ck_assert_int_eq(st_arch_gpt2_to_gguf(cases[i].hf, out, sizeof out,
+		                                      &info), ST_OK);
+		ck_assert_str_eq(out, cases[i].gguf);
+		ck_assert_int_eq(info.transpose, 0);
+		ck_assert_int_eq(info.keep_f32, cases[i].keep_f32);
+		ck_assert_int_eq(info.layer, -1);
+		memset(&info, 9, sizeof info);
+		ck_assert_int_eq(st_arch_gpt2_from_gguf(cases[i].gguf, out,
+		                                        sizeof out, &info), ST_OK);
+		ck_assert_str_eq(out, cases[i].hf);
+		ck_assert_int_eq(info.keep_f32, cases[i].keep_f32);
+		ck_assert_int_eq(info.layer, -1);
+	}
+}
+END_TEST
+
+START_TEST(gpt2_map_round_trips_every_block_name)
+{
+	static const int layers[] = {0, 1, 9, 11, 47, 999999};
+	for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++)
+		for (size_t i = 0; i < sizeof block_names / sizeof block_names[0];
+		     i++) {
+			char hf[64], gguf[64], want[64], back[64];
+			snprintf(hf, sizeof hf, "h.%d.%s", layers[l], block_names[i].hf);
+			snprintf(want, sizeof want, "blk.%d.%s", layers[l],
+			         block_names[i].gguf);
+			st_arch_gguf_info a, b;
+			ck_assert_int_eq(st_arch_gpt2_to_gguf(hf, gguf, sizeof gguf, &a),
+			                 ST_OK);
+			ck_assert_str_eq(gguf, want);
+			ck_assert_int_eq(a.transpose, block_names[i].transpose);
+			ck_assert_int_eq(a.keep_f32, block_names[i].keep_f32);
+			ck_assert_int_eq(a.layer, layers[l]);
+			ck_assert_int_eq(st_arch_gpt2_from_gguf(gguf, back, sizeof back,
+			                                        &b), ST_OK);
+			ck_assert_str_eq(back, hf);
+			ck_assert_int_eq(b.transpose, a.transpose);
+			ck_assert_int_eq(b.keep_f32, a.keep_f32);
+			ck_assert_int_eq(b.layer, a.layer);
+		}
+}
+END_TEST
+
+START_TEST(gpt2_map_ignores_transformer_prefix)
+{
+	char out[64];
+	ck_assert_int_eq(st_arch_gpt2_to_gguf("transformer.h.3.ln_2.bias", out,
+	                                      sizeof out, NULL), ST_OK);
+	ck_assert_str_eq(out, "blk.3.ffn_norm.bias");
+	ck_assert_int_eq(st_arch_gpt2_to_gguf("transformer.wte.weight", out,
+	                                      sizeof out, NULL), ST_OK);
+	ck_assert_str_eq(out, "token_embd.weight");
+	/* Only HF names carry it. */
+	ck_assert_int_eq(st_arch_gpt2_from_gguf("transformer.token_embd.weight",
+	                                        out, sizeof out, NULL),
+	                 ST_ENOTFOUND);
+}
+END_TEST
+
+/* Every name of names[n] is refused by map as no name of the table. */
+static void refused(const char *const *names, size_t n,
+                    int (*map)(const char *, char *, size_t,
+                               st_arch_gguf_info *))
+{
+	char out[64];
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(map(names[i], out, sizeof out, NULL) == ST_ENOTFOUND,
+		              "'%s' mapped", names[i]);
+}
+
+START_TEST(unknown_name_refused)
+{
+	static const char *const hf[] = {
+		"lm_head.weight",           /* llama.cpp ties output to token_embd */
+		"h.0.attn.bias",            /* legacy causal-mask buffers */
+		"h.0.attn.masked_bias",
+		"", "wte", "wte.weight.x", "h.0.ln_1", "h.0.ln_1.weight.x",
+		"token_embd.weight",        /* a GGUF name */
+		"blk.0.attn_qkv.weight",
+		"transformer.", "transformer.lm_head.weight",
+		"model.embed_tokens.weight", /* Llama's */
+	};
+	static const char *const gguf[] = {
+		"output.weight", "wte.weight", "h.0.ln_1.weight", "",
+		"blk.0.attn_q.weight", "blk.0.attn_norm", "blk.attn_norm.weight",
+		"token_embd.weight.x",
+	};
+	refused(hf, sizeof hf / sizeof hf[0], st_arch_gpt2_to_gguf);
+	refused(gguf, sizeof gguf / sizeof gguf[0], st_arch_gpt2_from_gguf);
+}
+END_TEST
+
+START_TEST(noncanonical_layer_refused)
+{
+	/* Canonical decimal below 10^6: no leading zero, sign or space. */
+	static const char *const hf[] = {
+		"h.01.ln_1.weight", "h.00.ln_1.weight", "h.-1.ln_1.weight",
+		"h.+1.ln_1.weight", "h. 1.ln_1.weight", "h.1000000.ln_1.weight",
+		"h.0x1.ln_1.weight", "h..ln_1.weight", "h.1e3.ln_1.weight",
+	};
+	static const char *const gguf[] = {
+		"blk.007.attn_norm.weight", "blk.1000000.attn_norm.weight",
+		"blk.-0.attn_norm.weight", "blk..attn_norm.weight",
+	};
+	refused(hf, sizeof hf / sizeof hf[0], st_arch_gpt2_to_gguf);
+	refused(gguf, sizeof gguf / sizeof gguf[0], st_arch_gpt2_from_gguf);
+}
+END_TEST
+
+START_TEST(short_output_refused)
+{
+	/* "blk.12.attn_qkv.weight" is 22 bytes and its NUL. */
+	char out[23];
+	ck_assert_int_eq(st_arch_gpt2_to_gguf("h.12.attn.c_attn.weight", out, 23,
+	                                      NULL), ST_OK);
+	ck_assert_str_eq(out, "blk.12.attn_qkv.weight");
+	ck_assert_int_eq(st_arch_gpt2_to_gguf("h.12.attn.c_attn.weight", out, 22,
+	                                      NULL), ST_EINVAL);
+	ck_assert_int_eq(st_arch_gpt2_to_gguf("wte.weight", out, 0, NULL),
+	                 ST_EINVAL);
+	ck_assert_int_eq(st_arch_gpt2_from_gguf("output_norm.bias", out, 9, NULL),
+	                 ST_EINVAL);
+	ck_assert_int_eq(st_arch_gpt2_from_gguf("output_norm.bias", out, 10, NULL),
+	                 ST_OK);
+	ck_assert_str_eq(out, "ln_f.bias");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("arch");
@@ -356,6 +605,9 @@ int main(void)
 	tcase_add_test(tc, qwen2_tied_bias_count);
 	tcase_add_test(tc, unknown_architecture);
 	tcase_add_test(tc, bad_configs);
+	tcase_add_test(tc, expected_lists_gpt2_in_model_order);
+	tcase_add_test(tc, config_of_no_family_refused);
+	tcase_add_test(tc, errors_carry_their_code);
 	suite_add_tcase(s, tc);
 	TCase *ti = tcase_create("inventory");
 	tcase_add_test(ti, gpt2_complete);
@@ -367,7 +619,16 @@ int main(void)
 	tcase_add_test(ti, qwen2_biases);
 	tcase_add_test(ti, what_names);
 	tcase_add_test(ti, config_keys_that_differ);
+	tcase_add_test(ti, report_free_twice_is_harmless);
 	suite_add_tcase(s, ti);
+	TCase *tg = tcase_create("gguf names");
+	tcase_add_test(tg, gpt2_map_global_names);
+	tcase_add_test(tg, gpt2_map_round_trips_every_block_name);
+	tcase_add_test(tg, gpt2_map_ignores_transformer_prefix);
+	tcase_add_test(tg, unknown_name_refused);
+	tcase_add_test(tg, noncanonical_layer_refused);
+	tcase_add_test(tg, short_output_refused);
+	suite_add_tcase(s, tg);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -33,6 +33,7 @@
  *   st/quant.h   scaled FP8 and MXFP4: dequantizing and quantizing, and
  *                the plans that pair weights with their scales
  *   st/config.h  a model's config.json: reading it, editing its text
+ *   st/arch.h    what a config.json implies; GPT-2 HF <-> GGUF tensor names
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -72,6 +73,7 @@
 #include "st/stats.h"
 #include "st/diagnose.h"
 #include "st/config.h"
+#include "st/arch.h"
 
 #ifdef __cplusplus
 extern "C" {

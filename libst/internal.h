@@ -311,4 +311,48 @@ int st__tree_parse(struct st__tree *t, const char *text, size_t len,
                    char *why, size_t why_size);
 void st__tree_free(struct st__tree *t);
 
+/* ---- arch: a read-only JSON tree over cJSON (json.c), for arch.c -------- */
+
+/*
+ * One value of a parsed document, borrowed from it until st__json_free of
+ * its root. Every accessor takes NULL (an absent member) and answers as
+ * for a value of no type: ST__JSON_ABSENT, NULL, 0. Strings are
+ * NUL-terminated (an escaped NUL ends them: cJSON's limit).
+ */
+struct st__json;
+enum st__json_type {
+	ST__JSON_ABSENT = 0,
+	ST__JSON_NULL,
+	ST__JSON_FALSE,
+	ST__JSON_TRUE,
+	ST__JSON_NUMBER,
+	ST__JSON_STRING,
+	ST__JSON_ARRAY,
+	ST__JSON_OBJECT
+};
+/* The JSON value at the start of len bytes of text, or NULL (not JSON, or
+ * out of memory). What follows the value is not looked at. */
+struct st__json *st__json_parse(const char *text, size_t len);
+void st__json_free(struct st__json *root);
+enum st__json_type st__json_type(const struct st__json *v);
+/* A number's value (0 for another value); a string's text (else NULL). */
+double st__json_number(const struct st__json *v);
+const char *st__json_string(const struct st__json *v);
+/* The member named key (case-sensitive); element i of an array; or NULL. */
+const struct st__json *st__json_get(const struct st__json *object,
+                                    const char *key);
+const struct st__json *st__json_at(const struct st__json *array, size_t i);
+/*
+ * Compare the top-level members of two JSON object texts: fn(ctx, key,
+ * a, b) once per key whose values differ or that one side lacks, with the
+ * values as compact JSON text (NULL on the side that lacks the key), A's
+ * keys in A's order, then B's own; a key given twice counts once, by its
+ * first value. Returns how many, or ST_EFORMAT when either text is not a
+ * JSON object (or memory ran out while parsing).
+ */
+typedef void (*st__json_diff_fn)(void *ctx, const char *key, const char *a,
+                                 const char *b);
+int st__json_object_diff(const char *a, size_t alen, const char *b,
+                         size_t blen, st__json_diff_fn fn, void *ctx);
+
 #endif

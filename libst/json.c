@@ -1,7 +1,8 @@
 /*
  * json.c - the one libst file that uses cJSON: parsing shard indexes
- * (model.safetensors.index.json) and Hugging Face cache tree listings
- * (trees/<commit>.json, for verify.c). Safetensors headers have their own strict
+ * (model.safetensors.index.json), Hugging Face cache tree listings
+ * (trees/<commit>.json, for verify.c), and a read-only tree of config.json
+ * for arch.c. Safetensors headers have their own strict
  * parser in format.c, because they need exact integers and byte offsets.
  *
  * Limits of this parser, inherited from cJSON: total_size is read through a
@@ -277,4 +278,123 @@ void st__tree_free(struct st__tree *t)
 		free(t->e[i].path);
 	free(t->e);
 	memset(t, 0, sizeof *t);
+}
+
+/* ---- a read-only tree, for config.json (arch.c) ---------------------------- */
+
+/*
+ * A struct st__json is a cJSON node: the casts below are the whole of the
+ * mapping, as in the tools' common/json.c.
+ */
+#define NODE(v) ((const cJSON *)(const void *)(v))
+#define JV(n) ((const struct st__json *)(const void *)(n))
+
+struct st__json *st__json_parse(const char *text, size_t len)
+{
+	return (struct st__json *)(void *)cJSON_ParseWithLengthOpts(text, len,
+	                                                            NULL, 0);
+}
+
+void st__json_free(struct st__json *root)
+{
+	cJSON_Delete((cJSON *)(void *)root);
+}
+
+enum st__json_type st__json_type(const struct st__json *v)
+{
+	const cJSON *n = NODE(v);
+	if (cJSON_IsNull(n))
+		return ST__JSON_NULL;
+	if (cJSON_IsFalse(n))
+		return ST__JSON_FALSE;
+	if (cJSON_IsTrue(n))
+		return ST__JSON_TRUE;
+	if (cJSON_IsNumber(n))
+		return ST__JSON_NUMBER;
+	if (cJSON_IsString(n) && n->valuestring)
+		return ST__JSON_STRING;
+	if (cJSON_IsArray(n))
+		return ST__JSON_ARRAY;
+	if (cJSON_IsObject(n))
+		return ST__JSON_OBJECT;
+	return ST__JSON_ABSENT;
+}
+
+double st__json_number(const struct st__json *v)
+{
+	return cJSON_IsNumber(NODE(v)) ? NODE(v)->valuedouble : 0;
+}
+
+const char *st__json_string(const struct st__json *v)
+{
+	return cJSON_IsString(NODE(v)) ? NODE(v)->valuestring : NULL;
+}
+
+const struct st__json *st__json_get(const struct st__json *object,
+                                    const char *key)
+{
+	if (!cJSON_IsObject(NODE(object)))
+		return NULL;
+	return JV(cJSON_GetObjectItemCaseSensitive(NODE(object), key));
+}
+
+const struct st__json *st__json_at(const struct st__json *array, size_t i)
+{
+	if (!cJSON_IsArray(NODE(array)))
+		return NULL;
+	const cJSON *e = NODE(array)->child;
+	while (e && i--)
+		e = e->next;
+	return JV(e);
+}
+
+/*
+ * Report key when its values differ: cJSON_Compare says so and their
+ * printed forms differ too (an overflowing number is never equal to
+ * itself in cJSON_Compare, and both print as null). Returns 1 if reported.
+ */
+static int diff_one(const cJSON *va, const cJSON *vb, const char *key,
+                    st__json_diff_fn fn, void *ctx)
+{
+	if (va && vb && cJSON_Compare(va, vb, 1))
+		return 0;
+	/* cJSON allocates with malloc: libst never installs other hooks. */
+	char *ta = va ? cJSON_PrintUnformatted(va) : NULL;
+	char *tb = vb ? cJSON_PrintUnformatted(vb) : NULL;
+	int differ = !(ta && tb && strcmp(ta, tb) == 0);
+	if (differ)
+		fn(ctx, key, va ? (ta ? ta : "?") : NULL,
+		   vb ? (tb ? tb : "?") : NULL);
+	free(ta);
+	free(tb);
+	return differ;
+}
+
+int st__json_object_diff(const char *a, size_t alen, const char *b,
+                         size_t blen, st__json_diff_fn fn, void *ctx)
+{
+	cJSON *ra = cJSON_ParseWithLengthOpts(a, alen, NULL, 0);
+	cJSON *rb = cJSON_ParseWithLengthOpts(b, blen, NULL, 0);
+	int n = ST_EFORMAT;
+	if (cJSON_IsObject(ra) && cJSON_IsObject(rb)) {
+		n = 0;
+		const cJSON *v;
+		/* A key given twice counts once, by its first value (cJSON's). */
+		cJSON_ArrayForEach(v, ra) {
+			if (!v->string ||
+			    cJSON_GetObjectItemCaseSensitive(ra, v->string) != v)
+				continue;
+			const cJSON *w = cJSON_GetObjectItemCaseSensitive(rb, v->string);
+			n += diff_one(v, w, v->string, fn, ctx);
+		}
+		cJSON_ArrayForEach(v, rb) {
+			if (v->string &&
+			    cJSON_GetObjectItemCaseSensitive(rb, v->string) == v &&
+			    !cJSON_GetObjectItemCaseSensitive(ra, v->string))
+				n += diff_one(NULL, v, v->string, fn, ctx);
+		}
+	}
+	cJSON_Delete(ra);
+	cJSON_Delete(rb);
+	return n;
 }

@@ -1,6 +1,6 @@
 /*
  * check_common_fuzz_corpus.c - replay the committed fuzz corpus of the
- * tools' shared modules (tests/fuzz/corpus/archcheck/, order/ and
+ * tools' shared modules (tests/fuzz/corpus/order/ and
  * dequant/) through the targets of tests/fuzz/targets_common.c with the
  * normal build, so every input
  * that once broke tools/common, and the seeds, keep passing without clang.
@@ -17,7 +17,6 @@
 #include "fuzz/replay.h"
 
 static const struct replay_target targets[] = {
-	{"archcheck", fuzz_archcheck, 8, fz_common_cleanup},
 	{"order", fuzz_order, 4, NULL},
 	{"dequant", fuzz_dequant, 8, NULL},
 };

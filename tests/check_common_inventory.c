@@ -21,15 +21,15 @@ static char *summary(const char *name)
 	char path[512], err[512];
 	snprintf(path, sizeof path, DIR "%s", name);
 	ck_assert(st_checkpoint_open(&ck, path, 0, &e) == ST_OK);
-	archcheck_config cfg;
-	archcheck_report r;
+	st_arch_config cfg;
+	st_arch_report r;
 	ck_assert_int_eq(inventory_load(ck, &cfg, &r, err, sizeof err), 1);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	inventory_print(f, &cfg, &r);
 	fclose(f);
-	archcheck_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 	return buf;
 }
@@ -115,8 +115,8 @@ START_TEST(no_config_says_nothing)
 	st_error e;
 	ck_assert(st_checkpoint_open(&ck, ST_TESTDATA "/stdiff/a.safetensors", 0,
 	                             &e) == ST_OK);
-	archcheck_config cfg;
-	archcheck_report r;
+	st_arch_config cfg;
+	st_arch_report r;
 	char err[256];
 	ck_assert_int_eq(inventory_load(ck, &cfg, &r, err, sizeof err), 0);
 	st_checkpoint_close(ck);

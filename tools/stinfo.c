@@ -459,8 +459,8 @@ static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
  */
 static void print_inventory(const st_checkpoint *ck, int json)
 {
-	archcheck_config cfg;
-	archcheck_report r;
+	st_arch_config cfg;
+	st_arch_report r;
 	char err[1200];
 	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
 	if (rc < 0 && json) {
@@ -478,7 +478,7 @@ static void print_inventory(const st_checkpoint *ck, int json)
 		} else {
 			inventory_print(stdout, &cfg, &r);
 		}
-		archcheck_report_free(&r);
+		st_arch_report_free(&r);
 	}
 }
 

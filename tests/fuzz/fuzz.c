@@ -3,10 +3,11 @@
  * with -DFUZZ_TARGET=fuzz_header (or fuzz_torch, fuzz_index, fuzz_writer);
  * the targets themselves are in targets.c, those of the GPT-2 tools
  * (-DFUZZ_GPT2) in targets_gpt2.c, those of tools/common (-DFUZZ_COMMON:
- * fuzz_archcheck, fuzz_order) in targets_common.c, the GGUF reader's
+ * fuzz_order, fuzz_dequant) in targets_common.c, the GGUF reader's
  * (-DFUZZ_GGUF, fuzz_gguf) in targets_gguf.c, fuzz_quant (-DFUZZ_QUANT) in
- * targets_quant.c, and the verifier's (-DFUZZ_VERIFY, fuzz_verify) in
- * targets_verify.c. Not part of the CMake build.
+ * targets_quant.c, the verifier's (-DFUZZ_VERIFY, fuzz_verify) in
+ * targets_verify.c, and the architecture module's (-DFUZZ_ARCH, fuzz_arch)
+ * in targets_arch.c. Not part of the CMake build.
  */
 #ifdef FUZZ_GPT2
 #include "targets_gpt2.c"
@@ -18,6 +19,8 @@
 #include "targets_quant.c"
 #elif defined(FUZZ_VERIFY)
 #include "targets_verify.c"
+#elif defined(FUZZ_ARCH)
+#include "targets_arch.c"
 #else
 #include "targets.c"
 #endif

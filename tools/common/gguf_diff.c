@@ -15,7 +15,6 @@
 #include "common/ckpt.h"
 #include "common/cli.h"
 #include "common/gguf_info.h"
-#include "common/gguf_map.h"
 
 /* --json: each list's items, written as they come, printed at the end. */
 enum { J_ONLY_A, J_ONLY_B, J_CHANGED, J_TENSORS, J_LISTS };
@@ -340,9 +339,9 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		    (bl > 10 && !strcmp(base + bl - 10, ".attn.bias")) ||
 		    (bl > 17 && !strcmp(base + bl - 17, ".attn.masked_bias")))
 			continue;
-		gguf_map_info info;
+		st_arch_gguf_info info;
 		long gi = -1;
-		if (!gguf_map_gpt2_to_gguf(hf, gname, sizeof gname, &info))
+		if (!st_arch_gpt2_to_gguf(hf, gname, sizeof gname, &info))
 			gi = st_gguf_find(g, gname);
 		if (gi < 0) {
 			tl.only_a += ga ? 0 : 1;

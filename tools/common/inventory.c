@@ -1,6 +1,6 @@
 /*
  * inventory.c - the config-aware inventory in words (inventory.h): what
- * archcheck found, as stinfo's summary lines and --check problems.
+ * st_arch_compare found, as stinfo's summary lines and --check problems.
  */
 #include "common/inventory.h"
 #include "common/cli.h"
@@ -42,7 +42,7 @@ int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
  * out of r's extras: the config implies the weights, stinfo describes
  * their scales apart (common/quant_info). Returns 0, or -1 out of memory.
  */
-static int drop_scales(const st_checkpoint *ck, archcheck_report *r)
+static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
 {
 	dq_plan p;
 	st_error e;
@@ -55,8 +55,8 @@ static int drop_scales(const st_checkpoint *ck, archcheck_report *r)
 	}
 	size_t kept = 0;
 	for (size_t i = 0; i < r->n_items; i++) {
-		archcheck_item *it = &r->items[i];
-		long k = it->what == ARCHCHECK_UNKNOWN && p.n_scales
+		st_arch_item *it = &r->items[i];
+		long k = it->what == ST_ARCH_UNKNOWN && p.n_scales
 		             ? st_checkpoint_find(ck, it->found->name,
 		                                  it->found->name_len)
 		             : -1;
@@ -72,8 +72,8 @@ static int drop_scales(const st_checkpoint *ck, archcheck_report *r)
 	return 0;
 }
 
-int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
-                   archcheck_report *r, char *err, size_t errlen)
+int inventory_load(const st_checkpoint *ck, st_arch_config *cfg,
+                   st_arch_report *r, char *err, size_t errlen)
 {
 	char path[4200], *text = NULL;
 	size_t len = 0;
@@ -81,16 +81,21 @@ int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
 	                     sizeof path, err, errlen);
 	if (rc <= 0)
 		return rc;
-	rc = archcheck_config_parse(cfg, text, len, path, err, errlen);
+	st_error e;
+	rc = st_arch_config_parse(cfg, text, len, path, &e);
 	free(text);
-	if (rc != 0)
-		return rc == 1 ? 0 : -1;
-	if (archcheck_compare(cfg, ck, r) != 0) {
+	if (rc == ST_EUNSUPPORTED)
+		return 0;
+	if (rc != ST_OK) {
+		snprintf(err, errlen, "%s", e.message);
+		return -1;
+	}
+	if (st_arch_compare(cfg, ck, r, NULL) != ST_OK) {
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	if (drop_scales(ck, r) != 0) {
-		archcheck_report_free(r);
+		st_arch_report_free(r);
 		snprintf(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
@@ -116,9 +121,9 @@ static void print_shape(FILE *f, unsigned ndim, const uint64_t *shape)
 	cli_print_dims(f, shape, ndim);
 }
 
-static const char *item_name(const archcheck_item *it, size_t *len)
+static const char *item_name(const st_arch_item *it, size_t *len)
 {
-	if (it->found && it->what != ARCHCHECK_MISSHAPEN) {
+	if (it->found && it->what != ST_ARCH_MISSHAPEN) {
 		*len = it->found->name_len;
 		return it->found->name;
 	}
@@ -127,8 +132,8 @@ static const char *item_name(const archcheck_item *it, size_t *len)
 }
 
 /* "<label> N: a [s], b [s], ... and M more" for the items of kind what. */
-static void print_list(FILE *f, const archcheck_report *r,
-                       enum archcheck_what what, const char *label,
+static void print_list(FILE *f, const st_arch_report *r,
+                       enum st_arch_what what, const char *label,
                        const char *one, const char *many)
 {
 	size_t n = 0;
@@ -139,7 +144,7 @@ static void print_list(FILE *f, const archcheck_report *r,
 	fprintf(f, "%-13s%zu %s:", label, n, n == 1 ? one : many);
 	size_t shown = 0;
 	for (size_t i = 0; i < r->n_items && shown < SHOWN; i++) {
-		const archcheck_item *it = &r->items[i];
+		const st_arch_item *it = &r->items[i];
 		if (it->what != what)
 			continue;
 		size_t len;
@@ -147,7 +152,7 @@ static void print_list(FILE *f, const archcheck_report *r,
 		fputs(shown++ ? ", " : " ", f);
 		cli_print_name(f, s, len);
 		putc(' ', f);
-		if (what == ARCHCHECK_MISSHAPEN) {
+		if (what == ST_ARCH_MISSHAPEN) {
 			print_shape(f, it->found->ndim, it->found->shape);
 			fputs(" (expected ", f);
 			print_shape(f, it->ndim, it->shape);
@@ -163,8 +168,8 @@ static void print_list(FILE *f, const archcheck_report *r,
 	putc('\n', f);
 }
 
-void inventory_print(FILE *f, const archcheck_config *cfg,
-                     const archcheck_report *r)
+void inventory_print(FILE *f, const st_arch_config *cfg,
+                     const st_arch_report *r)
 {
 	char implied[40], found[40];
 	fmt_count(implied, sizeof implied, r->implied);
@@ -173,26 +178,26 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
 	        "%s found in %zu of %zu tensors\n", "config:", cfg->arch,
 	        (unsigned long long)cfg->layers, implied, found, r->n_matched,
 	        r->n_expected);
-	print_list(f, r, ARCHCHECK_MISSING, "missing:", "parameter",
+	print_list(f, r, ST_ARCH_MISSING, "missing:", "parameter",
 	           "parameters");
-	print_list(f, r, ARCHCHECK_MISSHAPEN, "misshapen:", "parameter",
+	print_list(f, r, ST_ARCH_MISSHAPEN, "misshapen:", "parameter",
 	           "parameters");
-	print_list(f, r, ARCHCHECK_BUFFER, "extra:", "legacy buffer",
+	print_list(f, r, ST_ARCH_BUFFER, "extra:", "legacy buffer",
 	           "legacy buffers");
-	print_list(f, r, ARCHCHECK_ALIAS, "extra:", "alias of the embedding",
+	print_list(f, r, ST_ARCH_ALIAS, "extra:", "alias of the embedding",
 	           "aliases of the embedding");
-	print_list(f, r, ARCHCHECK_UNKNOWN, "extra:", "tensor not in the config",
+	print_list(f, r, ST_ARCH_UNKNOWN, "extra:", "tensor not in the config",
 	           "tensors not in the config");
 }
 
 /* The items of kind what as a JSON array of {name, shape[, expected]}. */
-static void json_list(FILE *f, const archcheck_report *r, enum archcheck_what what,
+static void json_list(FILE *f, const st_arch_report *r, enum st_arch_what what,
                       const char *key)
 {
 	fprintf(f, ", \"%s\": [", key);
 	size_t n = 0;
 	for (size_t i = 0; i < r->n_items; i++) {
-		const archcheck_item *it = &r->items[i];
+		const st_arch_item *it = &r->items[i];
 		if (it->what != what)
 			continue;
 		size_t len;
@@ -204,7 +209,7 @@ static void json_list(FILE *f, const archcheck_report *r, enum archcheck_what wh
 			cli_print_dims(f, it->found->shape, it->found->ndim);
 		else
 			cli_print_dims(f, it->shape, it->ndim);
-		if (what == ARCHCHECK_MISSHAPEN) {
+		if (what == ST_ARCH_MISSHAPEN) {
 			fputs(", \"expected\": ", f);
 			cli_print_dims(f, it->shape, it->ndim);
 		}
@@ -213,8 +218,8 @@ static void json_list(FILE *f, const archcheck_report *r, enum archcheck_what wh
 	putc(']', f);
 }
 
-void inventory_json(FILE *f, const archcheck_config *cfg,
-                    const archcheck_report *r)
+void inventory_json(FILE *f, const st_arch_config *cfg,
+                    const st_arch_report *r)
 {
 	fputs("{\"architecture\": ", f);
 	cli_json_string(f, cfg->arch, strlen(cfg->arch));
@@ -224,11 +229,11 @@ void inventory_json(FILE *f, const archcheck_config *cfg,
 	        (unsigned long long)cfg->layers, (unsigned long long)r->implied,
 	        (unsigned long long)r->found, r->n_matched, r->n_expected);
 	cli_json_string(f, r->prefix, strlen(r->prefix));
-	json_list(f, r, ARCHCHECK_MISSING, "missing");
-	json_list(f, r, ARCHCHECK_MISSHAPEN, "misshapen");
-	json_list(f, r, ARCHCHECK_BUFFER, "legacy_buffers");
-	json_list(f, r, ARCHCHECK_ALIAS, "aliases");
-	json_list(f, r, ARCHCHECK_UNKNOWN, "unknown");
+	json_list(f, r, ST_ARCH_MISSING, "missing");
+	json_list(f, r, ST_ARCH_MISSHAPEN, "misshapen");
+	json_list(f, r, ST_ARCH_BUFFER, "legacy_buffers");
+	json_list(f, r, ST_ARCH_ALIAS, "aliases");
+	json_list(f, r, ST_ARCH_UNKNOWN, "unknown");
 	putc('}', f);
 }
 
@@ -265,8 +270,8 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 	/* A checkpoint that does not open has had its errors reported. */
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;
-	archcheck_config cfg;
-	archcheck_report r;
+	st_arch_config cfg;
+	st_arch_report r;
 	char err[1200];
 	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
 	if (rc < 0) {
@@ -276,7 +281,7 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 	}
 	int errors = 0;
 	for (size_t i = 0; rc == 1 && i < r.n_items; i++) {
-		const archcheck_item *it = &r.items[i];
+		const st_arch_item *it = &r.items[i];
 		char want[96], got[96];
 		size_t len;
 		const char *s = item_name(it, &len);
@@ -285,17 +290,17 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		if (it->found)
 			shape_str(got, sizeof got, it->found->ndim, it->found->shape);
 		switch (it->what) {
-		case ARCHCHECK_MISSING:
+		case ST_ARCH_MISSING:
 			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': missing "
 			       "(%s implies %s)", path, name, cfg.arch, want);
 			errors++;
 			break;
-		case ARCHCHECK_MISSHAPEN:
+		case ST_ARCH_MISSHAPEN:
 			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': shape %s, "
 			       "expected %s (%s)", path, name, got, want, cfg.arch);
 			errors++;
 			break;
-		case ARCHCHECK_UNKNOWN:
+		case ST_ARCH_UNKNOWN:
 			report(fn, ctx, ST_PROBLEM_WARNING, "%s: tensor '%s' %s: not a "
 			       "parameter of %s", path, name, got, cfg.arch);
 			break;
@@ -305,13 +310,13 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		free(name);
 	}
 	if (rc == 1)
-		archcheck_report_free(&r);
+		st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 	return errors;
 }
 
 int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          archcheck_diff_fn fn, void *ctx, char *err,
+                          st_arch_diff_fn fn, void *ctx, char *err,
                           size_t errlen)
 {
 	char pa[4200], pb[4200], *ta = NULL, *tb = NULL;
@@ -328,7 +333,7 @@ int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
 		n = -1;
 	} else if (rb > 0 && !(stat(pa, &sa) == 0 && stat(pb, &sb) == 0 &&
 	                       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)) {
-		n = archcheck_config_diff(ta, la, tb, lb, fn, ctx);
+		n = st_arch_config_diff(ta, la, tb, lb, fn, ctx, NULL);
 		if (n < 0)
 			snprintf(err, errlen, "%s or %s: not a JSON object", pa, pb);
 	}

@@ -1,6 +1,6 @@
 /*
  * inventory.h - stinfo's config-aware inventory: the config.json beside
- * a checkpoint compared with its tensors (common/archcheck), as summary
+ * a checkpoint compared with its tensors (libst's st/arch.h), as summary
  * lines and as --check problems.
  *
  * Not part of libst; tool code, so it prints (to the FILE or callback it
@@ -13,19 +13,17 @@
 
 #include <st.h>
 
-#include "common/archcheck.h"
-
 /*
  * Read config.json from the folder of ck's files (st_checkpoint_dir),
  * parse it and compare. The scale tensors of quantized weights (the
  * names common/dequant pairs) are not extras: stinfo describes them
  * apart. Returns 1 with *cfg and *r filled (free r with
- * archcheck_report_free); 0 when there is no config.json or it names an
- * architecture archcheck does not know (nothing to say); -1 with one line
+ * st_arch_report_free); 0 when there is no config.json or it names an
+ * architecture st_arch_config_parse does not know (nothing to say); -1 with one line
  * in err when config.json cannot be read or is malformed.
  */
-int inventory_load(const st_checkpoint *ck, archcheck_config *cfg,
-                   archcheck_report *r, char *err, size_t errlen);
+int inventory_load(const st_checkpoint *ck, st_arch_config *cfg,
+                   st_arch_report *r, char *err, size_t errlen);
 
 /*
  * The text of config.json in the folder of ck's files (*text malloc'd, at
@@ -40,8 +38,8 @@ int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
  * found), then "missing:", "misshapen:" and "extra:" when there are any,
  * each listing at most 8 names before "... and N more".
  */
-void inventory_print(FILE *f, const archcheck_config *cfg,
-                     const archcheck_report *r);
+void inventory_print(FILE *f, const st_arch_config *cfg,
+                     const st_arch_report *r);
 
 /*
  * The same as one JSON object, stinfo --json's "inventory":
@@ -50,8 +48,8 @@ void inventory_print(FILE *f, const archcheck_config *cfg,
  *  "missing" [{name, shape}], "misshapen" [{name, shape, expected}],
  *  "legacy_buffers", "aliases", "unknown" [{name, shape}]}, every item.
  */
-void inventory_json(FILE *f, const archcheck_config *cfg,
-                    const archcheck_report *r);
+void inventory_json(FILE *f, const st_arch_config *cfg,
+                    const st_arch_report *r);
 
 /*
  * For --check: every missing or misshapen parameter as one error, every
@@ -65,12 +63,12 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx);
 
 /*
  * The config.json keys that differ between the folders of a and b
- * (archcheck_config_diff), for stdiff. Returns how many (0 when either
+ * (st_arch_config_diff), for stdiff. Returns how many (0 when either
  * side has no config.json or both are the same file), or -1 with one
  * line in err when one cannot be read or is not a JSON object.
  */
 int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          archcheck_diff_fn fn, void *ctx, char *err,
+                          st_arch_diff_fn fn, void *ctx, char *err,
                           size_t errlen);
 
 #endif

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "common/cli.h"
-#include "common/gguf_map.h"
 #include "gpt2/internal.h"
 #include "gpt2/tokenizer.h"
 #include "gpt2/tokenizer_vocab.h"
@@ -225,10 +224,10 @@ static int make_plan(struct plan *p, const gpt2_config *cfg, int slot,
 {
 	char hf[128];
 	uint64_t shape[2];
-	gguf_map_info info;
+	st_arch_gguf_info info;
 	gpt2_param_name(slot, layer, hf, sizeof hf);
 	int nd = gpt2_param_shape(cfg, slot, shape);
-	if (gguf_map_gpt2_to_gguf(hf, p->name, sizeof p->name, &info))
+	if (st_arch_gpt2_to_gguf(hf, p->name, sizeof p->name, &info))
 		return gpt2_err(err, errlen, "tensor '%s': no GGUF name", hf);
 	p->slot = slot;
 	p->layer = layer;
@@ -700,8 +699,8 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	for (size_t i = 0; i < n; i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 		char hf[128];
-		gguf_map_info info;
-		if (gguf_map_gpt2_from_gguf(t->name, hf, sizeof hf, &info)) {
+		st_arch_gguf_info info;
+		if (st_arch_gpt2_from_gguf(t->name, hf, sizeof hf, &info)) {
 			gpt2_err(err, errlen, "%s: tensor '%s': not a GPT-2 tensor", in,
 			         t->name);
 			goto out;
@@ -749,9 +748,9 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	for (size_t i = 0; i < gpt2_export_snapshot_n_tensors(s); i++) {
 		const st_tensor *t = gpt2_export_snapshot_tensor(s, i);
 		char gname[128];
-		gguf_map_info info;
+		st_arch_gguf_info info;
 		long gi = -1;
-		if (!gguf_map_gpt2_to_gguf(t->name, gname, sizeof gname, &info))
+		if (!st_arch_gpt2_to_gguf(t->name, gname, sizeof gname, &info))
 			gi = st_gguf_find(g, gname);
 		if (gi < 0) {
 			gpt2_err(err, errlen, "%s: tensor '%s' (for %s) is missing", in,

@@ -9,7 +9,7 @@
  * attention.head_count, attention.layer_norm_epsilon), general.file_type,
  * the tokenizer as tokenizer.ggml.* (model "gpt2", pre "gpt-2", tokens,
  * token types, merges, special ids), and the tensors under llama.cpp's
- * names (common/gguf_map.h): Conv1D weights transposed to [out, in];
+ * names (st/arch.h): Conv1D weights transposed to [out, in];
  * LayerNorm weights, biases and position_embd F32 whatever the type asked
  * for; no output.weight (llama.cpp ties it to token_embd).
  */

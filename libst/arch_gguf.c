@@ -1,12 +1,11 @@
 /*
- * gguf_map.c - GPT-2's Hugging Face names <-> llama.cpp's GGUF names (see
- * gguf_map.h). Names are matched whole: "h.<N>." with N canonical decimal,
- * then the rest from the table.
+ * arch_gguf.c - GPT-2's Hugging Face names <-> llama.cpp's GGUF names (the
+ * table in st/arch.h). Names are matched whole: "h.<N>." or "blk.<N>."
+ * with N canonical decimal, then the rest from the table.
  */
-#include "common/gguf_map.h"
+#include "internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 struct row {
@@ -55,7 +54,7 @@ static const char *split_layer(const char *s, const char *prefix, int *layer)
 }
 
 static int lookup(const char *name, int from_hf, char *out, size_t size,
-                  gguf_map_info *info)
+                  st_arch_gguf_info *info)
 {
 	int layer = -1;
 	const char *rest = split_layer(name, from_hf ? "h." : "blk.", &layer);
@@ -70,27 +69,27 @@ static int lookup(const char *name, int from_hf, char *out, size_t size,
 		                       layer, val)
 		            : snprintf(out, size, "%s", val);
 		if (k < 0 || (size_t)k >= size)
-			return -1;
+			return ST_EINVAL;
 		if (info) {
 			info->transpose = r->transpose;
 			info->keep_f32 = r->keep_f32;
 			info->layer = r->per_layer ? layer : -1;
 		}
-		return 0;
+		return ST_OK;
 	}
-	return -1;
+	return ST_ENOTFOUND;
 }
 
-int gguf_map_gpt2_to_gguf(const char *hf, char *out, size_t size,
-                          gguf_map_info *info)
+int st_arch_gpt2_to_gguf(const char *hf, char *out, size_t size,
+                         st_arch_gguf_info *info)
 {
 	if (!strncmp(hf, "transformer.", 12))
 		hf += 12;
 	return lookup(hf, 1, out, size, info);
 }
 
-int gguf_map_gpt2_from_gguf(const char *gguf, char *out, size_t size,
-                            gguf_map_info *info)
+int st_arch_gpt2_from_gguf(const char *gguf, char *out, size_t size,
+                           st_arch_gguf_info *info)
 {
 	return lookup(gguf, 0, out, size, info);
 }

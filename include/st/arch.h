@@ -1,0 +1,224 @@
+/*
+ * st/arch.h - what model architectures imply: the parameters a
+ * config.json implies, compared with the tensors a checkpoint holds, and
+ * the GPT-2 tensor names of Hugging Face and of llama.cpp's GGUF files.
+ *
+ * What it is. The knowledge of model architectures that a file format
+ * does not carry, kept apart from the format code as llama.cpp keeps its
+ * architecture tables outside ggml. Known architectures: GPT-2
+ * (model_type "gpt2", or GPT2LMHeadModel / GPT2Model) and the Llama
+ * family (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM, or their
+ * model_type): embeddings, per layer q/k/v/o projections with
+ * grouped-query head counts, gate/up/down, the RMSNorms, a tied or untied
+ * head, and Qwen2's q/k/v biases. The tables are written from
+ * transformers' modeling_gpt2.py (Conv1D weights stored [in, out]; the
+ * causal-mask buffers attn.bias and attn.masked_bias that old versions
+ * saved) and modeling_llama.py / modeling_qwen2.py / modeling_mistral.py
+ * (nn.Linear weights [out, in]; q_proj out = heads * head_dim, k_proj and
+ * v_proj out = kv_heads * head_dim; RMSNorm weights without bias;
+ * rotary_emb.inv_freq, a buffer older Llama saves kept).
+ *
+ * What it is not. A loader or a model: it reads names and shapes only,
+ * never tensor data, and does no model math. It does not find or read
+ * config.json: the caller passes its text.
+ *
+ * Contract. Level 1 of proving a load right: every parameter the
+ * architecture needs is there with its shape, and every tensor is
+ * accounted for. Every size a config gives is checked (an integer from 1
+ * to 2^31, at most 4096 layers, head counts that divide, at most 2^50
+ * parameters in all) before it is used, so no count can overflow. No
+ * function keeps state: all may be called from many threads at once.
+ *
+ * Recipe:
+ *   1. st_arch_config_parse(&cfg, text, len, "config.json", &err)
+ *   2. st_arch_compare(&cfg, ck, &report, &err)
+ *   3. read report.items (missing, misshapen, extra), report.n_* and the
+ *      parameter counts
+ *   4. st_arch_report_free(&report)
+ */
+#ifndef ST_ARCH_H
+#define ST_ARCH_H
+
+#include "index.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- what a config.json implies ------------------------------------------- */
+
+enum st_arch_family { ST_ARCH_GPT2 = 1, ST_ARCH_LLAMA };
+
+/* What config.json says (example values: GPT-2 small, Llama-2-7B). */
+typedef struct st_arch_config {
+	enum st_arch_family family;
+	char arch[64];          /* architectures[0] or model_type */
+	uint64_t vocab;         /* vocab_size, e.g. 50257 */
+	uint64_t hidden;        /* n_embd / hidden_size, e.g. 768 */
+	uint64_t layers;        /* n_layer / num_hidden_layers, e.g. 12 */
+	uint64_t heads;         /* n_head / num_attention_heads, e.g. 12 */
+	uint64_t kv_heads;      /* num_key_value_heads (GQA), e.g. 8; = heads */
+	uint64_t head_dim;      /* head_dim, else hidden / heads, e.g. 128 */
+	uint64_t intermediate;  /* n_inner (null: 4 * n_embd) / intermediate_size */
+	uint64_t positions;     /* GPT-2's n_positions (wpe rows), e.g. 1024 */
+	int tied;               /* tie_word_embeddings (GPT-2: default true) */
+	int qkv_bias;           /* q/k/v carry biases (Qwen2; Llama's attention_bias) */
+	int o_bias;             /* o_proj carries a bias (Llama's attention_bias) */
+	int mlp_bias;           /* gate/up/down carry biases (Llama's mlp_bias) */
+} st_arch_config;
+
+/*
+ * Parse config.json text (len bytes; name prefixes messages). Returns
+ * ST_OK with *cfg filled; ST_EUNSUPPORTED when the architecture is not one
+ * of the known ones (cfg->arch says which it is, or that the config names
+ * none: nothing to compare); ST_EFORMAT when the JSON is malformed or a
+ * size is missing, not an integer, or out of range, e.g.
+ *   "config.json: \"n_layer\" is 5000, expected 1 to 4096"
+ * The text need not end in a NUL.
+ */
+ST_API int st_arch_config_parse(st_arch_config *cfg, const char *json,
+                                size_t len, const char *name, st_error *err);
+
+/* The longest parameter name st_arch_expected gives, with its NUL. */
+#define ST_ARCH_NAME_MAX 96
+
+/* One parameter the config implies: its checkpoint name and shape. */
+typedef struct st_arch_param {
+	char name[ST_ARCH_NAME_MAX];
+	unsigned ndim;          /* 1 or 2 */
+	uint64_t shape[2];      /* shape[1] is 0 for a vector */
+} st_arch_param;
+
+/*
+ * Every parameter cfg (as st_arch_config_parse filled it) implies, in the
+ * order a model is defined (embeddings, layer by layer, final norm,
+ * head), into *out (the caller's, freed with free()) and *n. Returns
+ * ST_OK, ST_EINVAL when cfg has no known family, or ST_ENOMEM.
+ */
+ST_API int st_arch_expected(const st_arch_config *cfg, st_arch_param **out,
+                            size_t *n, st_error *err);
+/* The parameter count cfg implies (the sum of the shapes above); 0 when
+ * cfg has no known family. Allocates nothing. */
+ST_API uint64_t st_arch_count(const st_arch_config *cfg);
+
+/* ---- a checkpoint compared with its config -------------------------------- */
+
+enum st_arch_what {
+	ST_ARCH_MISSING = 1, /* a parameter with no tensor */
+	ST_ARCH_MISSHAPEN,   /* the tensor's shape is not the parameter's */
+	ST_ARCH_BUFFER,      /* extra: a legacy non-parameter buffer
+	                      * (attn.bias / attn.masked_bias causal masks,
+	                      * rotary_emb.inv_freq) */
+	ST_ARCH_ALIAS,       /* extra: lm_head.weight of a tied model */
+	ST_ARCH_UNKNOWN      /* extra: a tensor the config does not explain */
+};
+
+typedef struct st_arch_item {
+	enum st_arch_what what;
+	char *name;             /* the checkpoint's (or expected) name, owned
+	                         * by the report (malloc'd) */
+	unsigned ndim;          /* MISSING, MISSHAPEN: the expected shape */
+	uint64_t shape[2];
+	const st_tensor *found; /* MISSHAPEN and extras: the tensor (borrowed
+	                         * from the checkpoint) */
+} st_arch_item;
+
+typedef struct st_arch_report {
+	uint64_t implied;        /* parameters the config implies */
+	uint64_t found;          /* elements of the tensors matched to them */
+	size_t n_expected, n_matched;
+	size_t n_missing, n_misshapen, n_buffers, n_alias, n_unknown;
+	const char *prefix;      /* a prefix stripped from every name
+	                          * ("transformer.") or "" (static) */
+	size_t n_items;          /* missing and misshapen in expected order,
+	                          * then extras in checkpoint order */
+	st_arch_item *items;
+} st_arch_report;
+
+/*
+ * Compare ck's tensor names and shapes with what cfg implies. GPT-2 names
+ * may carry transformer.'s prefix (GPT2LMHeadModel's save). Reads headers
+ * only; the report borrows tensors from ck, which must outlive it.
+ * Returns ST_OK (the report filled; free it with st_arch_report_free even
+ * when it is empty), ST_EINVAL when cfg has no known family, or ST_ENOMEM
+ * (the report then empty).
+ */
+ST_API int st_arch_compare(const st_arch_config *cfg, const st_checkpoint *ck,
+                           st_arch_report *r, st_error *err);
+/* Free the report's items (and leave it empty); a second call is a no-op. */
+ST_API void st_arch_report_free(st_arch_report *r);
+
+/* "missing", "misshapen", "legacy buffer", "alias of the embedding",
+ * "not a parameter of this config"; "?" for another value. */
+ST_API const char *st_arch_what_name(enum st_arch_what what);
+
+/* ---- two configs ---------------------------------------------------------- */
+
+/*
+ * One top-level key of two config.json texts that differs: its values as
+ * compact JSON text, NULL on the side that lacks the key. The strings
+ * live until fn returns.
+ */
+typedef void (*st_arch_diff_fn)(void *ctx, const char *key, const char *a,
+                                const char *b);
+/*
+ * Compare the top-level keys of two config.json texts (a layer_norm_epsilon
+ * or an activation_function changed between snapshots changes the model
+ * without touching a tensor): fn once per key whose values differ or that
+ * one side lacks, A's keys in A's order, then B's own (a key given twice
+ * counts by its first value). Returns how many (0 or more), or ST_EFORMAT
+ * when either text is not a JSON object (or memory ran out).
+ */
+ST_API int st_arch_config_diff(const char *a, size_t alen, const char *b,
+                               size_t blen, st_arch_diff_fn fn, void *ctx,
+                               st_error *err);
+
+/* ---- GPT-2 names: Hugging Face <-> GGUF ----------------------------------- */
+
+/*
+ * The one table between GPT-2's Hugging Face tensor names and the names
+ * llama.cpp gives them in a GGUF file (gguf-py's MODEL_ARCH.GPT2 tensors,
+ * as convert_hf_to_gguf.py maps them), with what each conversion does to
+ * the data:
+ *
+ *   wte.weight              token_embd.weight       [V, C]
+ *   wpe.weight              position_embd.weight    [P, C], kept F32
+ *   h.N.ln_1.weight/bias    blk.N.attn_norm.*       F32
+ *   h.N.attn.c_attn.*       blk.N.attn_qkv.*        weight transposed
+ *   h.N.attn.c_proj.*       blk.N.attn_output.*     weight transposed
+ *   h.N.ln_2.weight/bias    blk.N.ffn_norm.*        F32
+ *   h.N.mlp.c_fc.*          blk.N.ffn_up.*          weight transposed
+ *   h.N.mlp.c_proj.*        blk.N.ffn_down.*        weight transposed
+ *   ln_f.weight/bias        output_norm.*           F32
+ *
+ * HF's Conv1D weights are [in, out]; llama.cpp wants nn.Linear's
+ * [out, in], which a GGUF stores with dims {in, out} (dims[0] fastest).
+ * lm_head.weight has no GGUF tensor: llama.cpp ties output to token_embd.
+ * Names are matched whole; N is canonical decimal (no sign, no leading
+ * zero) below 10^6.
+ */
+typedef struct st_arch_gguf_info {
+	int transpose; /* 1: a Conv1D weight, [in, out] <-> [out, in] */
+	int keep_f32;  /* 1: vectors and position_embd, never quantized */
+	int layer;     /* the block number, or -1 for a global tensor */
+} st_arch_gguf_info;
+
+/*
+ * The GGUF name of a GPT-2 HF name (a leading "transformer." is ignored)
+ * into out (size bytes, NUL-terminated), and *info when not NULL. Returns
+ * ST_OK, ST_ENOTFOUND when hf is no GPT-2 parameter (a legacy attn.bias
+ * buffer, lm_head.weight, anything else), or ST_EINVAL when out is too
+ * small.
+ */
+ST_API int st_arch_gpt2_to_gguf(const char *hf, char *out, size_t size,
+                                st_arch_gguf_info *info);
+/* The HF name of a GGUF name: the same results (ST_ENOTFOUND when it is
+ * not one of the table). */
+ST_API int st_arch_gpt2_from_gguf(const char *gguf, char *out, size_t size,
+                                  st_arch_gguf_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

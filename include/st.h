@@ -20,7 +20,8 @@
  *   st/dtype.h   the dtype table and float conversion (F64 ... F8, F4)
  *   st/file.h    reading and validating one file (mmap or memory)
  *   st/writer.h  writing one file: streaming, canonical, atomic
- *   st/index.h   shard indexes and snapshots opened as one checkpoint
+ *   st/checkpoint.h a file, shards and their index, or a snapshot, as one
+ *   st/index.h   writing shard indexes
  *   st/atomic.h  replacing one file atomically (temporary, fsync, rename)
  *   st/snapshot.h  shard planning and snapshot directories written atomically
  *   st/gguf.h    reading and writing GGUF files (llama.cpp's format)
@@ -61,6 +62,7 @@
 #include "st/dtype.h"
 #include "st/file.h"
 #include "st/writer.h"
+#include "st/checkpoint.h"
 #include "st/index.h"
 #include "st/atomic.h"
 #include "st/snapshot.h"

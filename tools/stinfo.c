@@ -461,17 +461,19 @@ static void print_inventory(const st_checkpoint *ck, int json)
 {
 	st_arch_config cfg;
 	st_arch_report r;
-	char err[1200];
-	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
-	if (rc < 0 && json) {
+	st_error e;
+	int rc = st_arch_inventory(ck, &cfg, &r, &e);
+	if (rc == ST_ENOTFOUND || rc == ST_EUNSUPPORTED) {
+		return; /* nothing to say */
+	} else if (rc != ST_OK && json) {
 		printf(",\n  \"inventory\": {\"error\": ");
-		cli_json_string(stdout, err, strlen(err));
+		cli_json_string(stdout, e.message, strlen(e.message));
 		putchar('}');
-	} else if (rc < 0) {
-		char *m = cli_printable(err, strlen(err));
+	} else if (rc != ST_OK) {
+		char *m = cli_printable(e.message, strlen(e.message));
 		printf("%-13sno inventory: %s\n", "config:", m);
 		free(m);
-	} else if (rc == 1) {
+	} else {
 		if (json) {
 			printf(",\n  \"inventory\": ");
 			inventory_json(stdout, &cfg, &r);
@@ -483,16 +485,18 @@ static void print_inventory(const st_checkpoint *ck, int json)
 }
 
 /*
- * Quantized layouts (common/quant_info.h): summary lines, or the JSON
- * member; nothing for a checkpoint without scaled weights.
+ * Quantized layouts (st_quant_summary_load, in common/quant_info's
+ * words): summary lines, or the JSON member; nothing for a checkpoint
+ * without scaled weights.
  */
 static void print_quant(const st_checkpoint *ck, int json)
 {
-	quant_info q;
-	int rc = quant_info_load(&q, ck, NULL, NULL);
-	if (rc < 0)
+	st_quant_summary q;
+	st_error e;
+	int rc = st_quant_summary_load(&q, ck, NULL, NULL, &e);
+	if (rc == ST_ENOMEM)
 		cli_die(CLI_ERROR, "out of memory");
-	if (rc == 0)
+	if (rc != ST_OK)
 		return;
 	if (json) {
 		printf(",\n  \"quantization\": ");
@@ -500,7 +504,7 @@ static void print_quant(const st_checkpoint *ck, int json)
 	} else {
 		quant_info_print(stdout, &q);
 	}
-	quant_info_free(&q);
+	st_quant_summary_free(&q);
 }
 
 static void print_summary(const char *path, const st_checkpoint *ck,

@@ -20,7 +20,9 @@
  *
  * What it is not. A loader or a model: it reads names and shapes only,
  * never tensor data, and does no model math. It does not find or read
- * config.json: the caller passes its text.
+ * config.json itself: the caller passes its text, or st_arch_inventory
+ * and st_arch_checkpoint_config_diff have st/config.h's st_config_read
+ * read the one beside a checkpoint.
  *
  * Contract. Level 1 of proving a load right: every parameter the
  * architecture needs is there with its shape, and every tensor is
@@ -35,6 +37,8 @@
  *   3. read report.items (missing, misshapen, extra), report.n_* and the
  *      parameter counts
  *   4. st_arch_report_free(&report)
+ * or, for the config.json beside a checkpoint, st_arch_inventory(ck,
+ * &cfg, &report, &err) for steps 1 and 2.
  */
 #ifndef ST_ARCH_H
 #define ST_ARCH_H
@@ -152,6 +156,26 @@ ST_API void st_arch_report_free(st_arch_report *r);
  * "not a parameter of this config"; "?" for another value. */
 ST_API const char *st_arch_what_name(enum st_arch_what what);
 
+/* ---- a checkpoint and the config.json beside it --------------------------- */
+
+/*
+ * The config-aware inventory of ck: the config.json of the folder of its
+ * files (st_config_read of st_checkpoint_dir) parsed
+ * (st_arch_config_parse) and compared with ck (st_arch_compare). The
+ * scale tensors of quantized weights (those st_quant_plan_inspect makes
+ * ST_QUANT_ROLE_SCALE) are not extras: the config implies their weights,
+ * and st_quant_summary_load counts the scales apart. Reads headers only.
+ * Returns ST_OK with *cfg and *r filled (free r with
+ * st_arch_report_free); ST_ENOTFOUND when there is no config.json;
+ * ST_EUNSUPPORTED when it names no architecture st_arch_config_parse
+ * knows (cfg->arch says which: nothing to compare); or, with err's one
+ * line naming config.json, ST_EIO or ST_EFORMAT (unreadable, larger than
+ * ST_CONFIG_MAX_BYTES, malformed, a size missing or out of range) or
+ * ST_ENOMEM. *r is empty whenever the result is not ST_OK.
+ */
+ST_API int st_arch_inventory(const st_checkpoint *ck, st_arch_config *cfg, st_arch_report *r,
+                             st_error *err);
+
 /* ---- two configs ---------------------------------------------------------- */
 
 /*
@@ -172,6 +196,17 @@ typedef void (*st_arch_diff_fn)(void *ctx, const char *key, const char *a,
 ST_API int st_arch_config_diff(const char *a, size_t alen, const char *b,
                                size_t blen, st_arch_diff_fn fn, void *ctx,
                                st_error *err);
+
+/*
+ * st_arch_config_diff of the config.json files of the folders of a's and
+ * b's files (st_config_read of st_checkpoint_dir), as a comparison of two
+ * snapshots reports them. Returns how many keys differ: 0 when either
+ * side has no config.json or both sides are the same file; or, with err
+ * naming the file, st_config_read's error, or ST_EFORMAT when one is not
+ * a JSON object.
+ */
+ST_API int st_arch_checkpoint_config_diff(const st_checkpoint *a, const st_checkpoint *b,
+                                          st_arch_diff_fn fn, void *ctx, st_error *err);
 
 /* ---- GPT-2 names: Hugging Face <-> GGUF ----------------------------------- */
 

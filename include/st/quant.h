@@ -282,6 +282,53 @@ ST_API void st_quant_layout_describe(const st_quant_layout *l, char *buf, size_t
  */
 ST_API void st_quant_plan_describe(const st_quant_plan *p, char *buf, size_t size);
 
+/* ---- describing: what a checkpoint's scaled weights are ---------------------- */
+
+/*
+ * The quantized side of a checkpoint, counted as a description states it:
+ * its pairs (st_quant_plan_inspect, with the FP8 block size config.json
+ * gives), grouped by layout (st_quant_plan_layouts), and the tensors and
+ * bytes of the scales. Headers only.
+ */
+typedef struct st_quant_summary {
+	st_quant_plan plan;              /* the pairing: n_fp8, n_mxfp4,
+	                                    n_scales, n_act_scales,
+	                                    scale_bytes, parameters (without
+	                                    the scales), n_problems */
+	st_quant_layout *layouts;        /* one entry a layout */
+	size_t n_layouts;
+	uint64_t block_rows, block_cols; /* the FP8 block size paired with */
+	int block_from_config;           /* config.json gave it */
+	uint64_t scale_parameters;       /* elements of the scale tensors
+	                                    (saturating) */
+	st_error config_error;           /* code ST_EINVAL: config.json's
+	                                    weight_block_size cannot be used
+	                                    (the message names the file and
+	                                    quotes it), blocks are then the
+	                                    default; else code ST_OK */
+} st_quant_summary;
+
+/*
+ * Describe ck's scaled weights. The FP8 block size is config.json's
+ * quantization_config.weight_block_size (st_quant_config_block_size of
+ * the config.json of the folder of ck's files, st_config_read of
+ * st_checkpoint_dir), else ST_QUANT_DEFAULT_BLOCK on both sides; a
+ * config.json that cannot be read counts as none (it is
+ * st_arch_inventory's to report). Every weight/scale mismatch goes to fn
+ * (may be NULL), except when the block size is config_error's default:
+ * mismatches found against a guess are counted (plan.n_problems), not
+ * reported. Returns ST_OK when ck has any scaled weight, scale tensor or
+ * mismatch (q to free with st_quant_summary_free); ST_ENOTFOUND when it
+ * has none, and ST_ENOMEM (q freed already, both). Whatever the result,
+ * the block size and config_error stay set (a checkpoint without scaled
+ * weights may still have a config.json whose block size is wrong).
+ */
+ST_API int st_quant_summary_load(st_quant_summary *q, const st_checkpoint *ck,
+                                 st_quant_problem_fn fn, void *ctx, st_error *err);
+
+/* Free what q holds (q itself is the caller's); a second call is a no-op. */
+ST_API void st_quant_summary_free(st_quant_summary *q);
+
 /* Scratch bytes st_quant_range needs: a partial row and its input. */
 #define ST_QUANT_SCRATCH(max_row) ((size_t)(max_row) * 9)
 

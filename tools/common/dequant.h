@@ -12,15 +12,6 @@
 #include <st.h>
 
 /*
- * The plan's old names, which inventory.c (moved by another change)
- * still uses; the rest of the tools use st_quant_plan_* directly.
- */
-typedef st_quant_plan dq_plan;
-#define dq_plan_inspect st_quant_plan_inspect
-#define dq_plan_free st_quant_plan_free
-#define DQ_SCALE ST_QUANT_ROLE_SCALE
-
-/*
  * The FP8 block size a config.json's text gives (file names it in
  * messages): quantization_config.weight_block_size
  * (st_quant_config_block_size), or ST_QUANT_DEFAULT_BLOCK on both sides

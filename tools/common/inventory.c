@@ -1,106 +1,16 @@
 /*
  * inventory.c - the config-aware inventory in words (inventory.h): what
- * st_arch_compare found, as stinfo's summary lines and --check problems.
+ * libst's st_arch_inventory found, as stinfo's summary lines and --check
+ * problems.
  */
 #include "common/inventory.h"
 #include "common/cli.h"
-#include "common/dequant.h"
 
-#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SHOWN 8
-
-/* The config.json of dir (st_config_read): 1, 0 (none) or -1. */
-static int read_config(const char *dir, char **text, size_t *len,
-                       char *path, size_t psize, char *err, size_t errlen)
-{
-	char *file = NULL;
-	st_error e;
-	int rc = st_config_read(dir, text, len, &file, &e);
-	snprintf(path, psize, "%s", file ? file : dir);
-	free(file);
-	if (rc == ST_OK)
-		return 1;
-	if (rc == ST_ENOTFOUND)
-		return 0;
-	snprintf(err, errlen, "%s", e.message);
-	return -1;
-}
-
-int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
-                          char *path, size_t psize, char *err, size_t errlen)
-{
-	return read_config(st_checkpoint_dir(ck), text, len, path, psize, err,
-	                   errlen);
-}
-
-/*
- * Take the scale tensors of quantized weights (common/dequant's pairing)
- * out of r's extras: the config implies the weights, stinfo describes
- * their scales apart (common/quant_info). Returns 0, or -1 out of memory.
- */
-static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
-{
-	dq_plan p;
-	st_error e;
-	memset(&e, 0, sizeof e);
-	/* Which tensors are scales does not depend on the block size. */
-	if (dq_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
-	                    NULL, NULL, &e) != 0) {
-		dq_plan_free(&p);
-		return -1;
-	}
-	size_t kept = 0;
-	for (size_t i = 0; i < r->n_items; i++) {
-		st_arch_item *it = &r->items[i];
-		long k = it->what == ST_ARCH_UNKNOWN && p.n_scales
-		             ? st_checkpoint_find(ck, it->found->name,
-		                                  it->found->name_len)
-		             : -1;
-		if (k >= 0 && p.t[k].role == DQ_SCALE) {
-			free(it->name);
-			r->n_unknown--;
-			continue;
-		}
-		r->items[kept++] = *it;
-	}
-	r->n_items = kept;
-	dq_plan_free(&p);
-	return 0;
-}
-
-int inventory_load(const st_checkpoint *ck, st_arch_config *cfg,
-                   st_arch_report *r, char *err, size_t errlen)
-{
-	char path[4200], *text = NULL;
-	size_t len = 0;
-	int rc = read_config(st_checkpoint_dir(ck), &text, &len, path,
-	                     sizeof path, err, errlen);
-	if (rc <= 0)
-		return rc;
-	st_error e;
-	rc = st_arch_config_parse(cfg, text, len, path, &e);
-	free(text);
-	if (rc == ST_EUNSUPPORTED)
-		return 0;
-	if (rc != ST_OK) {
-		snprintf(err, errlen, "%s", e.message);
-		return -1;
-	}
-	if (st_arch_compare(cfg, ck, r, NULL) != ST_OK) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	if (drop_scales(ck, r) != 0) {
-		st_arch_report_free(r);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return -1;
-	}
-	return 1;
-}
 
 /* 124439808 -> "124,439,808". */
 static void fmt_count(char *buf, size_t size, uint64_t n)
@@ -272,15 +182,10 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		return 0;
 	st_arch_config cfg;
 	st_arch_report r;
-	char err[1200];
-	int rc = inventory_load(ck, &cfg, &r, err, sizeof err);
-	if (rc < 0) {
-		/* A config that says too little implies nothing to check. */
-		st_checkpoint_close(ck);
-		return 0;
-	}
+	/* No config, or one that says too little, implies nothing to check. */
+	int rc = st_arch_inventory(ck, &cfg, &r, NULL);
 	int errors = 0;
-	for (size_t i = 0; rc == 1 && i < r.n_items; i++) {
+	for (size_t i = 0; rc == ST_OK && i < r.n_items; i++) {
 		const st_arch_item *it = &r.items[i];
 		char want[96], got[96];
 		size_t len;
@@ -309,8 +214,7 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		}
 		free(name);
 	}
-	if (rc == 1)
-		st_arch_report_free(&r);
+	st_arch_report_free(&r);
 	st_checkpoint_close(ck);
 	return errors;
 }
@@ -319,25 +223,11 @@ int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
                           st_arch_diff_fn fn, void *ctx, char *err,
                           size_t errlen)
 {
-	char pa[4200], pb[4200], *ta = NULL, *tb = NULL;
-	size_t la = 0, lb = 0;
-	int ra = read_config(st_checkpoint_dir(a), &ta, &la, pa, sizeof pa, err,
-	                     errlen);
-	if (ra <= 0)
-		return ra;
-	int rb = read_config(st_checkpoint_dir(b), &tb, &lb, pb, sizeof pb, err,
-	                     errlen);
-	struct stat sa, sb;
-	int n = 0;
-	if (rb < 0) {
-		n = -1;
-	} else if (rb > 0 && !(stat(pa, &sa) == 0 && stat(pb, &sb) == 0 &&
-	                       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)) {
-		n = st_arch_config_diff(ta, la, tb, lb, fn, ctx, NULL);
-		if (n < 0)
-			snprintf(err, errlen, "%s or %s: not a JSON object", pa, pb);
+	st_error e;
+	int n = st_arch_checkpoint_config_diff(a, b, fn, ctx, &e);
+	if (n < 0) {
+		snprintf(err, errlen, "%s", e.message);
+		return -1;
 	}
-	free(ta);
-	free(tb);
 	return n;
 }

@@ -1,7 +1,8 @@
 /*
  * inventory.h - stinfo's config-aware inventory: the config.json beside
- * a checkpoint compared with its tensors (libst's st/arch.h), as summary
- * lines and as --check problems.
+ * a checkpoint compared with its tensors (libst's st_arch_inventory), as
+ * summary lines, a JSON member and --check problems; and stdiff's
+ * config.json keys.
  *
  * Not part of libst; tool code, so it prints (to the FILE or callback it
  * is given).
@@ -12,26 +13,6 @@
 #include <stdio.h>
 
 #include <st.h>
-
-/*
- * Read config.json from the folder of ck's files (st_checkpoint_dir),
- * parse it and compare. The scale tensors of quantized weights (the
- * names common/dequant pairs) are not extras: stinfo describes them
- * apart. Returns 1 with *cfg and *r filled (free r with
- * st_arch_report_free); 0 when there is no config.json or it names an
- * architecture st_arch_config_parse does not know (nothing to say); -1 with one line
- * in err when config.json cannot be read or is malformed.
- */
-int inventory_load(const st_checkpoint *ck, st_arch_config *cfg,
-                   st_arch_report *r, char *err, size_t errlen);
-
-/*
- * The text of config.json in the folder of ck's files (*text malloc'd, at
- * most 16 MiB; path receives its path). Returns 1, 0 when there is none,
- * or -1 with one line in err when it cannot be read.
- */
-int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
-                          char *path, size_t psize, char *err, size_t errlen);
 
 /*
  * The summary lines: "config:" (architecture, parameters implied and
@@ -63,9 +44,9 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx);
 
 /*
  * The config.json keys that differ between the folders of a and b
- * (st_arch_config_diff), for stdiff. Returns how many (0 when either
- * side has no config.json or both are the same file), or -1 with one
- * line in err when one cannot be read or is not a JSON object.
+ * (st_arch_checkpoint_config_diff), for stdiff. Returns how many (0 when
+ * either side has no config.json or both are the same file), or -1 with
+ * one line in err when one cannot be read or is not a JSON object.
  */
 int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
                           st_arch_diff_fn fn, void *ctx, char *err,

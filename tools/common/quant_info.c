@@ -1,6 +1,6 @@
 /*
- * quant_info.c - a quantized checkpoint's layouts in words and in JSON
- * (quant_info.h).
+ * quant_info.c - a quantized checkpoint's layouts (libst's
+ * st_quant_summary) in words and in JSON, and its --check (quant_info.h).
  */
 #include "common/quant_info.h"
 
@@ -8,65 +8,9 @@
 #include <string.h>
 
 #include "common/cli.h"
-#include "common/inventory.h"
 #include "common/table.h"
 
-/* The block size config.json gives, or the default with why not. */
-static void block_size(quant_info *q, const st_checkpoint *ck)
-{
-	char path[4200], err[600], *text = NULL;
-	size_t len = 0;
-	st_error e;
-
-	q->block_rows = q->block_cols = ST_QUANT_DEFAULT_BLOCK;
-	/* An unreadable config.json is the inventory's to name. */
-	if (inventory_read_config(ck, &text, &len, path, sizeof path, err, sizeof err) != 1)
-		return;
-	memset(&e, 0, sizeof e);
-	uint64_t b0, b1;
-	int found = 0, rc = st_quant_config_block_size(text, len, &b0, &b1, &found, &e);
-	free(text);
-	if (rc == ST_EINVAL) {
-		snprintf(q->config_error, sizeof q->config_error, "%.480s: %.500s", path, e.message);
-	} else if (rc == ST_OK && found) {
-		q->block_rows = b0;
-		q->block_cols = b1;
-		q->block_from_config = 1;
-	}
-}
-
-int quant_info_load(quant_info *q, const st_checkpoint *ck, st_quant_problem_fn fn, void *ctx)
-{
-	st_error e;
-
-	memset(q, 0, sizeof *q);
-	memset(&e, 0, sizeof e);
-	block_size(q, ck);
-	if (st_quant_plan_inspect(&q->plan, ck, q->block_rows, q->block_cols, fn, ctx, &e) != 0 ||
-	    st_quant_plan_layouts(&q->plan, ck, &q->layouts, &q->n_layouts) != 0) {
-		quant_info_free(q);
-		return -1;
-	}
-	const st_quant_plan *p = &q->plan;
-	if (p->n_fp8 + p->n_mxfp4 + p->n_scales + p->n_problems == 0) {
-		quant_info_free(q);
-		return 0;
-	}
-	for (size_t i = 0; i < p->n; i++)
-		if (p->t[i].role == ST_QUANT_ROLE_SCALE)
-			q->scale_parameters += st_checkpoint_tensor(ck, i, NULL)->n_elements;
-	return 1;
-}
-
-void quant_info_free(quant_info *q)
-{
-	st_quant_plan_free(&q->plan);
-	free(q->layouts);
-	q->layouts = NULL;
-	q->n_layouts = 0;
-}
-
-void quant_info_print(FILE *f, const quant_info *q)
+void quant_info_print(FILE *f, const st_quant_summary *q)
 {
 	char line[256], n1[96], n2[96], n3[96];
 
@@ -89,8 +33,8 @@ void quant_info_print(FILE *f, const quant_info *q)
 	if (q->plan.n_problems)
 		fprintf(f, "%-13s%zu weight/scale mismatch%s (stinfo --check names them)\n",
 		        "  problems:", q->plan.n_problems, q->plan.n_problems == 1 ? "" : "es");
-	if (q->config_error[0]) {
-		char *m = cli_printable(q->config_error, strlen(q->config_error));
+	if (q->config_error.code) {
+		char *m = cli_printable(q->config_error.message, strlen(q->config_error.message));
 		fprintf(f, "%-13s%s (blocks taken as %dx%d)\n", "  config:", m, ST_QUANT_DEFAULT_BLOCK,
 		        ST_QUANT_DEFAULT_BLOCK);
 		free(m);
@@ -102,7 +46,7 @@ static const char *scaling_name(const st_quant_layout *l)
 	return l->kind == ST_QUANT_CHANNEL ? "channel" : l->kind == ST_QUANT_TENSOR ? "tensor" : "block";
 }
 
-void quant_info_json(FILE *f, const quant_info *q)
+void quant_info_json(FILE *f, const st_quant_summary *q)
 {
 	const st_quant_plan *p = &q->plan;
 	char line[256];
@@ -116,9 +60,9 @@ void quant_info_json(FILE *f, const quant_info *q)
 	        q->block_from_config ? "config.json" : "default", p->n_problems);
 	if (p->n_act_scales) /* static FP8 releases only */
 		fprintf(f, ", \"activation_scales\": %zu", p->n_act_scales);
-	if (q->config_error[0]) {
+	if (q->config_error.code) {
 		fputs(", \"config_error\": ", f);
-		cli_json_string(f, q->config_error, strlen(q->config_error));
+		cli_json_string(f, q->config_error.message, strlen(q->config_error.message));
 	}
 	fputs(", \"layouts\": [", f);
 	for (size_t i = 0; i < q->n_layouts; i++) {
@@ -162,24 +106,23 @@ int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
 {
 	st_checkpoint *ck;
 	st_error e;
-	quant_info q;
+	st_quant_summary q;
 	struct check_ctx cc = {fn, ctx, 0};
 
 	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;
-	memset(&q, 0, sizeof q);
-	block_size(&q, ck);
-	if (q.config_error[0]) {
-		/* Pairs are checked against the block size: not against a guess. */
-		cc.errors++;
-		fn(ctx, ST_PROBLEM_ERROR, q.config_error);
-	} else if (quant_info_load(&q, ck, on_mismatch, &cc) < 0) {
+	int rc = st_quant_summary_load(&q, ck, on_mismatch, &cc, &e);
+	if (rc == ST_ENOMEM) {
 		cc.errors++;
 		fn(ctx, ST_PROBLEM_ERROR, "out of memory pairing weights with their scales");
-	} else {
-		quant_info_free(&q);
+	} else if (q.config_error.code) {
+		/* Its pairs were not judged against a guess (not reported). */
+		cc.errors++;
+		fn(ctx, ST_PROBLEM_ERROR, q.config_error.message);
 	}
+	if (rc == ST_OK)
+		st_quant_summary_free(&q);
 	st_checkpoint_close(ck);
 	return cc.errors;
 }

@@ -2,24 +2,21 @@
  * stdiff.c - compare two checkpoints, structure and values.
  *
  * A and B are any checkpoint PATHs (file, shard index, snapshot directory;
- * single or sharded; any dtypes). stdiff reports tensors only in A, only in
- * B, shape and dtype changes, __metadata__ differences and, for every
- * tensor present in both with the same shape, whether it is bit-identical,
- * its max abs / max rel / mean abs difference, how many elements lie
- * outside the tolerance |a - b| <= atol + rtol * |b|, and the worst element.
- * Across float dtypes it also says whether the narrower side is exactly the
- * wider one rounded (what stconvert --to writes); with one side quantized,
- * whether the other is exactly it dequantized (what stconvert --to bf16
- * writes).
+ * single or sharded; any dtypes, one side quantized). stdiff reports
+ * tensors only in A or B, shape and dtype changes, __metadata__ and
+ * config.json differences and, for each tensor in both, whether it is
+ * bit-identical, exactly the other rounded or dequantized, how far apart
+ * (max abs / max rel / mean abs, elements outside |a - b| <= atol +
+ * rtol * |b|, the worst element) and the trap behind a difference.
  *
- * It is not a validator (stinfo --check is). This file is options, the
- * tool's defaults, wording, output and exit codes: matching names,
- * planning, the value pass and the verdicts are libst's (st/diff.h, over
- * st/compare.h and st/stream.h), and --map gpt2 is common/gguf_diff.c
- * over the same module.
+ * It is not a validator (stinfo --check is). This file is options,
+ * defaults, wording, the human output and exit codes (the --json document
+ * is common/diff_json.c, --map gpt2 common/gguf_diff.c): matching names,
+ * planning, the value pass and the verdicts are libst's (st/diff.h).
  */
 #include "common/cli.h"
 #include "common/ckpt.h"
+#include "common/diff_json.h"
 #include "common/inventory.h"
 #include "common/order.h"
 #include "common/gguf_diff.h"
@@ -34,216 +31,38 @@
 #define MAX_THREADS 8
 
 struct opts {
-	double rtol, atol;
-	bool have_rtol, have_atol;
-	bool exact, names_only, quiet, json, verbose, first;
+	st_diff_opts d; /* what libst is asked */
+	double rtol, atol; /* d.rtol and d.atol point here when given */
+	bool quiet, json, verbose, first;
 	bool map_gpt2; /* --map gpt2: a GGUF against a checkpoint */
 	int threads;
-	const char **globs;
-	size_t n_globs;
-	const char **prefixes;
-	size_t n_prefixes;
+	const char **globs, **prefixes; /* d.globs and d.prefixes */
 };
-
-/* ---- JSON ----------------------------------------------------------------- */
-
-static void json_name(const char *s, size_t len)
-{
-	cli_json_string(stdout, s, len);
-}
-
-static void json_shape(const st_tensor *t)
-{
-	cli_print_dims(stdout, t->shape, t->ndim);
-}
-
-/* A metadata value, or null when the key is absent on that side. */
-static void json_meta_value(const st_meta *m)
-{
-	if (m)
-		json_name(m->value, m->value_len);
-	else
-		fputs("null", stdout);
-}
-
-/* A statistic, or null for a dtype without them. */
-static void json_stat(const char *key, bool have, double v)
-{
-	printf(", \"%s\": ", key);
-	if (have)
-		cli_json_double(stdout, v);
-	else
-		fputs("null", stdout);
-}
-
-/*
- * The trap a differing pair was found to be (diagnose.h), or null:
- * {"kind", "exact", "description"} and the kind's own figures.
- */
-static void json_diagnosis(const st_diagnose_result *d)
-{
-	static const char *const kinds[] = {
-		[ST_DIAGNOSE_NEGATED] = "negated", [ST_DIAGNOSE_SCALED] = "scaled",
-		[ST_DIAGNOSE_TRANSPOSED] = "transposed", [ST_DIAGNOSE_PERMUTED] = "permuted",
-		[ST_DIAGNOSE_REINTERPRETED] = "reinterpreted",
-	};
-	if (d->kind == ST_DIAGNOSE_NONE) {
-		fputs("null", stdout);
-		return;
-	}
-	char buf[512];
-	printf("{\"kind\": \"%s\", \"exact\": %s, \"description\": ", kinds[d->kind],
-	       d->exact ? "true" : "false");
-	st_diagnose_describe(d, buf, sizeof buf);
-	json_name(buf, strlen(buf));
-	if (d->kind == ST_DIAGNOSE_SCALED) {
-		fputs(", \"scale\": ", stdout);
-		cli_json_double(stdout, d->scale);
-	} else if (d->kind == ST_DIAGNOSE_PERMUTED) {
-		printf(", \"block_width\": %llu, \"order\": [", (unsigned long long)d->block_width);
-		for (int j = 0; j < d->n_blocks; j++)
-			printf("%s%d", j ? ", " : "", d->perm[j] + 1);
-		putchar(']');
-	} else if (d->kind == ST_DIAGNOSE_REINTERPRETED) {
-		printf(", \"read_as\": \"%s\"", st_dtype_name(d->read_as));
-	}
-	putchar('}');
-}
-
-/* A list of names, comma-separated. */
-static void json_names(const st_diff_tensor *const *l, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		fputs(i ? ", " : "", stdout);
-		json_name(l[i]->t->name, l[i]->t->name_len);
-	}
-}
-
-/* A compared pair's entry of "tensors". */
-static void json_pair(const st_diff *r, const st_diff_pair *p)
-{
-	fputs("{\"name\": ", stdout);
-	json_name(p->a->key, p->a->key_len);
-	printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"elements\": %llu"
-	       ", \"identical\": %s",
-	       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype),
-	       (unsigned long long)p->a->t->n_elements,
-	       p->verdict == ST_DIFF_IDENTICAL ? "true" : "false");
-	json_stat("max_abs_diff", p->has_stats, p->st.max_abs);
-	json_stat("max_rel_diff", p->has_stats, p->st.max_rel);
-	json_stat("mean_abs_diff", p->has_stats, p->mean_abs);
-	printf(", \"mismatched\": %llu, \"worst_index\": ",
-	       (unsigned long long)p->st.mismatched);
-	if (p->st.worst_rank >= 0)
-		printf("%llu", (unsigned long long)p->st.worst_index);
-	else
-		fputs("null", stdout);
-	fputs(", \"rounded_equal\": ", stdout);
-	fputs(!p->spec.check_rounded ? "null" : p->st.rounded ? "true" : "false", stdout);
-	printf(", \"nan_equal\": %llu, \"rtol\": ", (unsigned long long)p->st.nan_equal);
-	cli_json_double(stdout, p->spec.rtol);
-	fputs(", \"atol\": ", stdout);
-	cli_json_double(stdout, p->spec.atol);
-	fputs(", \"diagnosis\": ", stdout);
-	json_diagnosis(&p->diag);
-	/* With a quantized side (only): what was dequantized. */
-	if (p->dq) {
-		const st_tensor *sc = st_checkpoint_tensor(p->dq_b ? r->cb : r->ca,
-		                                           p->dq->scale, NULL);
-		printf(", \"dequantized\": \"%s\", \"scale\": ", p->dq_b ? "b" : "a");
-		json_name(sc->name, sc->name_len);
-		printf(", \"exactly_dequantized\": %s", p->dq_exact ? "true" : "false");
-	} else if (r->quant_side >= 0) {
-		fputs(", \"dequantized\": null, \"scale\": null, "
-		      "\"exactly_dequantized\": null", stdout);
-	}
-	putchar('}');
-}
-
-static void print_json(const st_diff *r)
-{
-	printf("{\"equal\": %s,\n \"only_in_a\": [", r->equal ? "true" : "false");
-	json_names(r->only_a, r->n_only_a);
-	fputs("],\n \"only_in_b\": [", stdout);
-	json_names(r->only_b, r->n_only_b);
-	fputs("],\n \"changed\": [", stdout);
-	bool first = true;
-	for (size_t i = 0; i < r->n_pairs; i++) {
-		const st_diff_pair *p = &r->pairs[i];
-		if (p->same_shape && p->same_dtype)
-			continue;
-		fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", stdout);
-		first = false;
-		json_name(p->a->key, p->a->key_len);
-		printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"shape_a\": ",
-		       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype));
-		json_shape(p->a->t);
-		fputs(", \"shape_b\": ", stdout);
-		json_shape(p->b->t);
-		printf(", \"values_compared\": %s}", p->compared ? "true" : "false");
-	}
-	fputs(first ? "],\n \"metadata\": [" : "\n ],\n \"metadata\": [", stdout);
-	for (size_t i = 0; i < r->n_meta; i++) {
-		const st_diff_meta *m = &r->meta[i];
-		const st_meta *k = m->a ? m->a : m->b;
-		fputs(i ? ",\n  {\"key\": " : "\n  {\"key\": ", stdout);
-		json_name(k->key, k->key_len);
-		fputs(", \"a\": ", stdout);
-		json_meta_value(m->a);
-		fputs(", \"b\": ", stdout);
-		json_meta_value(m->b);
-		putchar('}');
-	}
-	fputs(r->n_meta ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
-	first = true;
-	for (size_t i = 0; i < r->n_pairs; i++) {
-		if (!r->pairs[i].compared)
-			continue;
-		fputs(first ? "\n  " : ",\n  ", stdout);
-		first = false;
-		json_pair(r, &r->pairs[i]);
-	}
-	fputs(first ? "]" : "\n ]", stdout);
-	if (r->quant_side < 0) {
-		puts("}");
-		return;
-	}
-	const st_quant_plan *q = &r->quant;
-	printf(",\n \"dequantized\": {\"side\": \"%s\", \"fp8_weights\": %zu, \"mxfp4_weights\": %zu, "
-	       "\"scale_tensors\": %zu, \"scale_bytes\": %llu, \"block_size\": "
-	       "[%llu, %llu], \"exactly_dequantized_to\": ",
-	       r->quant_side ? "b" : "a", q->n_fp8, q->n_mxfp4, q->n_scales,
-	       (unsigned long long)q->scale_bytes, (unsigned long long)q->block_rows,
-	       (unsigned long long)q->block_cols);
-	if (r->dq_exact)
-		json_name(r->dq_to, strlen(r->dq_to));
-	else
-		fputs("null", stdout);
-	puts("}}");
-}
 
 /* ---- lines ---------------------------------------------------------------- */
 
-static void print_name(const char *s, size_t len)
-{
-	cli_print_name(stdout, s, len);
-}
-
-/* "WHAT: NAME" and, for a metadata value, "(absent)" or it quoted. */
+/* "WHAT: NAME", the name escaped. */
 static void print_head(const char *what, const char *s, size_t len)
 {
 	fputs(what, stdout);
-	print_name(s, len);
+	cli_print_name(stdout, s, len);
 }
 
-static void print_meta_value(const st_meta *m)
+static void print_line(const char *what, const char *s, size_t len)
 {
+	print_head(what, s, len);
+	putchar('\n');
+}
+
+/* A metadata value after what: quoted, or (absent). */
+static void print_meta_value(const char *what, const st_meta *m)
+{
+	fputs(what, stdout);
 	if (!m) {
 		fputs("(absent)", stdout);
 		return;
 	}
-	putchar('"');
-	print_name(m->value, m->value_len);
+	print_head("\"", m->value, m->value_len);
 	putchar('"');
 }
 
@@ -275,6 +94,13 @@ static void print_shape_changed(const st_diff_pair *p)
 	cli_fmt_shape(sb, sizeof sb, p->b->t);
 	print_head("shape changed: ", p->a->key, p->a->key_len);
 	printf(": %s %s -> %s %s\n", st_diff_label(p->a), sa, st_diff_label(p->b), sb);
+}
+
+static void print_dtype_changed(const st_diff_pair *p)
+{
+	print_head("dtype changed: ", p->a->key, p->a->key_len);
+	printf(": %s -> %s%s\n", st_diff_label(p->a), st_diff_label(p->b),
+	       p->comparable ? "" : " (values not comparable)");
 }
 
 static void print_pair_line(const st_diff_pair *p)
@@ -362,28 +188,22 @@ static void print_human(const st_diff *r, bool verbose)
 		st_quant_plan_describe(&r->quant, what, sizeof what);
 		printf("%s: %s\n", r->quant_side ? "B" : "A", what);
 	}
-	for (size_t i = 0; i < r->n_only_a; i++) {
-		print_head("only in A: ", r->only_a[i]->t->name, r->only_a[i]->t->name_len);
-		putchar('\n');
-	}
-	for (size_t i = 0; i < r->n_only_b; i++) {
-		print_head("only in B: ", r->only_b[i]->t->name, r->only_b[i]->t->name_len);
-		putchar('\n');
-	}
+	for (size_t i = 0; i < r->n_only_a; i++)
+		print_line("only in A: ", r->only_a[i]->t->name, r->only_a[i]->t->name_len);
+	for (size_t i = 0; i < r->n_only_b; i++)
+		print_line("only in B: ", r->only_b[i]->t->name, r->only_b[i]->t->name_len);
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		const st_diff_pair *p = &r->pairs[i];
-		const char *la = st_diff_label(p->a), *lb = st_diff_label(p->b);
 		if (!p->same_shape) {
 			print_shape_changed(p);
 		} else if (!p->same_dtype && (verbose || !p->compared || p->differs)) {
-			print_head("dtype changed: ", p->a->key, p->a->key_len);
-			printf(": %s -> %s%s\n", la, lb,
-			       p->comparable ? "" : " (values not comparable)");
+			print_dtype_changed(p);
 		} else if (p->dq && !p->comparable && !r->names_only) {
 			/* A quantized weight against one of its own dtype, unscaled. */
 			print_head("not compared: ", p->a->key, p->a->key_len);
-			printf(": %s%s vs %s%s (values not comparable)\n", la,
-			       p->dq_b ? "" : " dequantized", lb, p->dq_b ? " dequantized" : "");
+			printf(": %s%s vs %s%s (values not comparable)\n", st_diff_label(p->a),
+			       p->dq_b ? "" : " dequantized", st_diff_label(p->b),
+			       p->dq_b ? " dequantized" : "");
 		}
 	}
 	/* Snapshots: a changed epsilon or activation changes no tensor. */
@@ -396,10 +216,8 @@ static void print_human(const st_diff *r, bool verbose)
 		const st_diff_meta *m = &r->meta[i];
 		const st_meta *k = m->a ? m->a : m->b;
 		print_head("metadata ", k->key, k->key_len);
-		fputs(": ", stdout);
-		print_meta_value(m->a);
-		fputs(" -> ", stdout);
-		print_meta_value(m->b);
+		print_meta_value(": ", m->a);
+		print_meta_value(" -> ", m->b);
 		putchar('\n');
 	}
 	/*
@@ -461,23 +279,19 @@ static int print_first(st_diff *r, bool quiet)
 		const st_tensor *t = st_checkpoint_tensor(r->ca, idx[k], NULL);
 		st_error err;
 		memset(&err, 0, sizeof err);
-		if (only) {
-			print_head("only in A: ", t->name, t->name_len);
-			putchar('\n');
-		} else if (!p->same_shape) {
+		if (only)
+			print_line("only in A: ", t->name, t->name_len);
+		else if (!p->same_shape)
 			print_shape_changed(p);
-		} else if (!p->compared) {
-			print_head("dtype changed: ", p->a->key, p->a->key_len);
-			printf(": %s -> %s (values not comparable)\n", st_diff_label(p->a),
-			       st_diff_label(p->b));
-		} else if (st_diff_diagnose(r, &r->pairs[p - r->pairs], &err) != ST_OK) {
+		else if (!p->compared)
+			print_dtype_changed(p);
+		else if (st_diff_diagnose(r, &r->pairs[p - r->pairs], &err) != ST_OK)
 			cli_die(CLI_ERROR, "%s", err.message);
-		} else {
+		else
 			print_pair_line(p);
-		}
 	} else if (!quiet && r->n_only_b) {
 		printf("first difference: none in A's %zu tensors; only in B: ", walked);
-		print_name(r->only_b[0]->t->name, r->only_b[0]->t->name_len);
+		print_head("", r->only_b[0]->t->name, r->only_b[0]->t->name_len);
 		printf("%s\n", r->n_only_b > 1 ? " (and others)" : "");
 	} else if (!quiet) {
 		printf("no difference: %zu tensors in %s, all within tolerance\n",
@@ -568,21 +382,23 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	memset(o, 0, sizeof *o);
 	o->globs = cli_xmalloc((size_t)argc * sizeof *o->globs);
 	o->prefixes = cli_xmalloc((size_t)argc * sizeof *o->prefixes);
+	o->d.globs = o->globs;
+	o->d.prefixes = o->prefixes;
 	int ch;
 	while ((ch = cli_getopt(argc, argv, "t:p:j:vqshV", longopts)) != -1) {
 		switch (ch) {
 		case OPT_RTOL:
 			o->rtol = cli_opt_nonneg("--rtol", optarg);
-			o->have_rtol = true;
+			o->d.rtol = &o->rtol;
 			break;
 		case OPT_ATOL:
 			o->atol = cli_opt_nonneg("--atol", optarg);
-			o->have_atol = true;
+			o->d.atol = &o->atol;
 			break;
-		case OPT_EXACT: o->exact = true; break;
-		case OPT_NAMES: o->names_only = true; break;
-		case 't': o->globs[o->n_globs++] = optarg; break;
-		case 'p': o->prefixes[o->n_prefixes++] = optarg; break;
+		case OPT_EXACT: o->d.exact = true; break;
+		case OPT_NAMES: o->d.names_only = true; break;
+		case 't': o->globs[o->d.n_globs++] = optarg; break;
+		case 'p': o->prefixes[o->d.n_prefixes++] = optarg; break;
 		case 'j': o->threads = cli_opt_threads(optarg, MAX_THREADS); break;
 		case 'v': o->verbose = true; break;
 		case 'q': case 's': o->quiet = true; break;
@@ -598,9 +414,9 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		case 'V': cli_version();
 		}
 	}
-	if (o->exact && (o->have_rtol || o->have_atol))
+	if (o->d.exact && (o->d.rtol || o->d.atol))
 		cli_usage_error("--exact cannot be combined with --rtol or --atol");
-	if (o->first && (o->json || o->names_only))
+	if (o->first && (o->json || o->d.names_only))
 		cli_usage_error("--first cannot be combined with --json or "
 		                "--names-only");
 	if (argc - optind != 2)
@@ -623,11 +439,11 @@ int main(int argc, char **argv)
 	cli_init("stdiff");
 	parse_args(argc, argv, &o, &path_a, &path_b);
 	if (o.map_gpt2) {
-		if (o.names_only || o.first || o.n_globs || o.n_prefixes)
+		if (o.d.names_only || o.first || o.d.n_globs || o.d.n_prefixes)
 			cli_usage_error("--map gpt2 takes --rtol, --atol, --exact, --json, "
 			                "-v and -q only");
-		gguf_diff_opts g = {o.rtol, o.atol, o.have_rtol, o.have_atol,
-		                    o.exact, o.quiet, o.verbose, o.json};
+		gguf_diff_opts g = {o.rtol, o.atol, o.d.rtol != NULL, o.d.atol != NULL,
+		                    o.d.exact, o.quiet, o.verbose, o.json};
 		free(o.globs);
 		free(o.prefixes);
 		return cli_exit(gguf_diff_gpt2(path_a, path_b, &g));
@@ -638,20 +454,14 @@ int main(int argc, char **argv)
 		exit(CLI_ERROR);
 	cli_progress prog;
 	memset(&prog, 0, sizeof prog);
-	st_diff_opts so = {
-		.rtol = o.have_rtol ? &o.rtol : NULL, .atol = o.have_atol ? &o.atol : NULL,
-		.exact = o.exact, .names_only = o.names_only,
-		.diagnose = !o.quiet && !o.first, /* the traps, in words */
-		.globs = o.globs, .n_globs = o.n_globs,
-		.prefixes = o.prefixes, .n_prefixes = o.n_prefixes,
-		.threads = (unsigned)(o.threads > 0 ? o.threads
-		                                    : cli_default_threads(MAX_THREADS)),
-		.progress = progress, .ctx = &prog,
-	};
+	o.d.diagnose = !o.quiet && !o.first; /* the traps, in words */
+	o.d.threads = (unsigned)(o.threads > 0 ? o.threads : cli_default_threads(MAX_THREADS));
+	o.d.progress = progress;
+	o.d.ctx = &prog;
 	st_diff r;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	if (st_diff_match(&r, ca, cb, &so, &err) != ST_OK) {
+	if (st_diff_match(&r, ca, cb, &o.d, &err) != ST_OK) {
 		const st_diff_tensor *x = r.clash;
 		if (r.clash_side >= 0)
 			cli_die(CLI_ERROR, "%s: tensors '%.*s' and '%.*s' have the same name "
@@ -661,13 +471,13 @@ int main(int argc, char **argv)
 		cli_die(CLI_ERROR, "%s", err.message);
 	}
 	/* A --tensor that selects nothing is more likely a typo than a pass. */
-	if (o.n_globs && r.n_ta == 0 && r.n_tb == 0)
+	if (o.d.n_globs && r.n_ta == 0 && r.n_tb == 0)
 		cli_die(CLI_ERROR, "no tensor in %s or %s matches --tensor '%s'%s",
-		        path_a, path_b, o.globs[0], o.n_globs > 1 ? " (or the others)" : "");
-	if (!o.names_only && !o.quiet)
+		        path_a, path_b, o.globs[0], o.d.n_globs > 1 ? " (or the others)" : "");
+	if (!o.d.names_only && !o.quiet)
 		cli_progress_start(&prog, "comparing", r.value_bytes);
-	int rc = st_diff_values(&r, &so, &err);
-	if (!o.names_only)
+	int rc = st_diff_values(&r, &o.d, &err);
+	if (!o.d.names_only)
 		cli_progress_done(&prog);
 	/* libst's messages name the file and the tensor already. */
 	if (rc != ST_OK)
@@ -677,7 +487,7 @@ int main(int argc, char **argv)
 	if (o.first)
 		rc = print_first(&r, o.quiet);
 	else if (o.json && !o.quiet)
-		print_json(&r);
+		diff_json_print(&r);
 	else if (!o.quiet)
 		print_human(&r, o.verbose);
 

@@ -45,17 +45,19 @@ static int cmp_entry(const void *x, const void *y)
 	return cmp_bytes(a->key, a->key_len, b->key, b->key_len);
 }
 
-static bool selected(const st_diff_opts *o, const char *key, size_t len)
+/* 1 when a glob of o matches key (or there is none), 0 when not, -1
+ * when out of memory. */
+static int selected(const st_diff_opts *o, const char *key, size_t len)
 {
 	if (!o->n_globs)
-		return true;
+		return 1;
 	char buf[1024];
 	char *s = len < sizeof buf ? buf : malloc(len + 1);
 	if (!s)
-		return false;
+		return -1;
 	memcpy(s, key, len);
 	s[len] = 0;
-	bool hit = false;
+	int hit = 0;
 	for (size_t i = 0; !hit && i < o->n_globs; i++)
 		hit = fnmatch(o->globs[i], s, 0) == 0;
 	if (s != buf)
@@ -102,7 +104,10 @@ static int side_entries(st_diff *d, int s, const st_diff_opts *o,
 				break;
 			}
 		}
-		if (!selected(o, key, len))
+		int sel = selected(o, key, len);
+		if (sel < 0)
+			return st__error(err, ST_ENOMEM, "out of memory");
+		if (!sel)
 			continue;
 		e[m++] = (st_diff_tensor){key, len, i, t, dq};
 	}
@@ -282,7 +287,8 @@ static void plan_pair(const st_diff_opts *o, st_diff_pair *p)
 	st_compare_stats_init(&p->st);
 }
 
-/* The verdicts that need no values: names_only, or not compared. */
+/* d's counts and equal, from its pairs as they stand (names_only: from
+ * shapes and dtypes alone). */
 static void tally(st_diff *d)
 {
 	d->equal = d->n_only_a == 0 && d->n_only_b == 0;

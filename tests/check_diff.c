@@ -358,6 +358,9 @@ static void write_gguf(const char *path, const struct gt *ts, size_t n)
 	st_gguf_writer *w;
 	st_error err;
 	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	st_gguf_value arch = {.type = ST_GGUF_STRING, .n = 4};
+	arch.v.s = "gpt2";
+	ck_assert_int_eq(st_gguf_writer_set(w, "general.architecture", &arch, &err), ST_OK);
 	char name[8][128];
 	for (size_t i = 0; i < n; i++) {
 		ck_assert_int_eq(st_arch_gpt2_to_gguf(ts[i].hf, name[i], sizeof name[i], NULL), ST_OK);

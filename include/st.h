@@ -35,6 +35,7 @@
  *                the plans that pair weights with their scales
  *   st/config.h  a model's config.json: reading it, editing its text
  *   st/arch.h    what a config.json implies; GPT-2 HF <-> GGUF tensor names
+ *   st/diff.h    two checkpoints compared: pairing, planning, verdicts
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -76,6 +77,7 @@
 #include "st/diagnose.h"
 #include "st/config.h"
 #include "st/arch.h"
+#include "st/diff.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,9 @@
 /*
  * gguf_diff.h - stdiff --map gpt2: a GPT-2 GGUF file against a Hugging
  * Face safetensors (or PyTorch) checkpoint, tensor by tensor through the
- * name map of st/arch.h, Conv1D transposes included. Not part of libst.
+ * name map of st/arch.h, Conv1D transposes included. Not part of libst:
+ * the pairing and the comparison are st_diff_gguf_gpt2's (st/diff.h);
+ * this is their counting and printing.
  *
  * For each pair it reports a shape that does not match, or the values:
  * bit-identical, or max abs and max rel diff and how many elements fall

@@ -1,0 +1,695 @@
+/*
+ * diff.c - two checkpoints compared (see st/diff.h): names paired, pairs
+ * planned, metadata diffed, and the value pass on st_stream_run with
+ * st_compare_chunk. The GGUF side is diff_gguf.c.
+ */
+#include "internal.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The mean's sum: block sums (compare.h) are added within groups of
+ * SUM_GROUP_BYTES of the wider side, and the group sums in order. The
+ * order of additions is fixed by this grouping, not by the chunks read,
+ * which is why the figures did not move when the chunks shrank from
+ * this size to ST_DIFF_CHUNK_BYTES. It must be a multiple of it.
+ */
+#define SUM_GROUP_BYTES ((size_t)4 << 20)
+/* Block sums a chunk can hold: two elements a byte at most (F4). */
+#define MAX_BLOCKS (2 * ST_DIFF_CHUNK_BYTES / ST_COMPARE_BLOCK + 1)
+_Static_assert(SUM_GROUP_BYTES % ST_DIFF_CHUNK_BYTES == 0,
+               "a sum group must be whole chunks");
+/*
+ * A dequantized chunk: a pair with a quantized side costs the wider of
+ * the other side's element and the dequantized one, so a chunk's
+ * dequantized elements fit in ST_DIFF_CHUNK_BYTES.
+ */
+#define DQ_BUF_BYTES ST_DIFF_CHUNK_BYTES
+
+/* ---- names ---------------------------------------------------------------- */
+
+static int cmp_bytes(const char *a, size_t la, const char *b, size_t lb)
+{
+	int r = memcmp(a, b, la < lb ? la : lb);
+	if (r)
+		return r;
+	return la < lb ? -1 : la > lb;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+	const st_diff_tensor *a = x, *b = y;
+	return cmp_bytes(a->key, a->key_len, b->key, b->key_len);
+}
+
+/* 1 when a glob of o matches key (or there is none), 0 when not, -1
+ * when out of memory. */
+static int selected(const st_diff_opts *o, const char *key, size_t len)
+{
+	if (!o->n_globs)
+		return 1;
+	char buf[1024];
+	char *s = len < sizeof buf ? buf : malloc(len + 1);
+	if (!s)
+		return -1;
+	memcpy(s, key, len);
+	s[len] = 0;
+	int hit = 0;
+	for (size_t i = 0; !hit && i < o->n_globs; i++)
+		hit = fnmatch(o->globs[i], s, 0) == 0;
+	if (s != buf)
+		free(s);
+	return hit;
+}
+
+/*
+ * The tensors of side s of d, keyed, filtered and sorted. q: the side's
+ * quantization plan when it is compared dequantized (else NULL): its
+ * scales are left out and an MXFP4 NAME_blocks stands as NAME, described
+ * by d->virt_[i].
+ */
+static int side_entries(st_diff *d, int s, const st_diff_opts *o,
+                        const st_quant_plan *q, st_error *err)
+{
+	st_checkpoint *c = s ? d->cb : d->ca;
+	size_t n = st_checkpoint_n_tensors(c), m = 0;
+	st_diff_tensor *e = malloc((n ? n : 1) * sizeof *e);
+	if (!e)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	*(s ? &d->tb : &d->ta) = e;
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *t = st_checkpoint_tensor(c, i, NULL);
+		const st_quant_tensor *dq =
+			q && q->t[i].role != ST_QUANT_ROLE_PLAIN ? &q->t[i] : NULL;
+		if (dq && dq->role == ST_QUANT_ROLE_SCALE)
+			continue; /* folded into its weight */
+		if (dq && dq->role == ST_QUANT_ROLE_MXFP4) {
+			d->virt_[i] = (st_tensor){.name = dq->out_name,
+			                          .name_len = dq->out_name_len,
+			                          .dtype = ST_DTYPE_F4, .ndim = 3,
+			                          .shape = dq->out_shape,
+			                          .n_elements = dq->n_out};
+			t = &d->virt_[i];
+		}
+		const char *key = t->name;
+		size_t len = t->name_len;
+		for (size_t j = 0; j < o->n_prefixes; j++) {
+			size_t pl = strlen(o->prefixes[j]);
+			if (len >= pl && memcmp(key, o->prefixes[j], pl) == 0) {
+				key += pl;
+				len -= pl;
+				break;
+			}
+		}
+		int sel = selected(o, key, len);
+		if (sel < 0)
+			return st__error(err, ST_ENOMEM, "out of memory");
+		if (!sel)
+			continue;
+		e[m++] = (st_diff_tensor){key, len, i, t, dq};
+	}
+	qsort(e, m, sizeof *e, cmp_entry);
+	*(s ? &d->n_tb : &d->n_ta) = m;
+	for (size_t i = 1; i < m; i++) {
+		if (cmp_entry(&e[i - 1], &e[i]) == 0) {
+			d->clash_side = s;
+			d->clash[0] = e[i - 1];
+			d->clash[1] = e[i];
+			return st__error(err, ST_EINVAL,
+			                 "tensors '%.*s' and '%.*s' have the same name "
+			                 "once a prefix is stripped",
+			                 (int)e[i - 1].t->name_len, e[i - 1].t->name,
+			                 (int)e[i].t->name_len, e[i].t->name);
+		}
+	}
+	return ST_OK;
+}
+
+static bool same_shape(const st_tensor *a, const st_tensor *b)
+{
+	if (a->ndim != b->ndim)
+		return false;
+	for (unsigned k = 0; k < a->ndim; k++)
+		if (a->shape[k] != b->shape[k])
+			return false;
+	return true;
+}
+
+/* ---- __metadata__ --------------------------------------------------------- */
+
+/* An entry and its position, so qsort can keep the first of equal keys. */
+struct meta_pos {
+	const st_meta *m;
+	size_t pos;
+};
+
+static int cmp_meta(const st_meta *a, const st_meta *b)
+{
+	return cmp_bytes(a->key, a->key_len, b->key, b->key_len);
+}
+
+static int cmp_meta_pos(const void *x, const void *y)
+{
+	const struct meta_pos *a = x, *b = y;
+	int r = cmp_meta(a->m, b->m);
+	return r ? r : (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Every file's entries of c, sorted by key, the first of a key kept. */
+static const st_meta **collect_meta(st_checkpoint *c, size_t *n_out)
+{
+	size_t total = 0, n = 0, m = 0;
+	for (size_t f = 0; f < st_checkpoint_n_files(c); f++)
+		total += st_file_n_meta(st_checkpoint_file(c, f));
+	struct meta_pos *all = malloc((total ? total : 1) * sizeof *all);
+	const st_meta **l = malloc((total ? total : 1) * sizeof *l);
+	if (!all || !l) {
+		free(all);
+		free(l);
+		return NULL;
+	}
+	for (size_t f = 0; f < st_checkpoint_n_files(c); f++) {
+		st_file *file = st_checkpoint_file(c, f);
+		for (size_t i = 0; i < st_file_n_meta(file); i++, n++)
+			all[n] = (struct meta_pos){st_file_meta(file, i), n};
+	}
+	qsort(all, n, sizeof *all, cmp_meta_pos);
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || cmp_meta(l[m - 1], all[i].m) != 0)
+			l[m++] = all[i].m;
+	free(all);
+	*n_out = m;
+	return l;
+}
+
+/* Metadata keys on one side only, or with different values, into d. */
+static int diff_meta(st_diff *d, st_error *err)
+{
+	size_t na = 0, nb = 0, i = 0, j = 0;
+	const st_meta **ma = collect_meta(d->ca, &na), **mb = collect_meta(d->cb, &nb);
+	d->meta = malloc((na + nb ? na + nb : 1) * sizeof *d->meta);
+	if (!ma || !mb || !d->meta) {
+		free(ma);
+		free(mb);
+		return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	while (i < na || j < nb) {
+		int c = i == na ? 1 : j == nb ? -1 : cmp_meta(ma[i], mb[j]);
+		if (c < 0) {
+			d->meta[d->n_meta++] = (st_diff_meta){ma[i++], NULL};
+		} else if (c > 0) {
+			d->meta[d->n_meta++] = (st_diff_meta){NULL, mb[j++]};
+		} else {
+			if (cmp_bytes(ma[i]->value, ma[i]->value_len, mb[j]->value,
+			              mb[j]->value_len) != 0)
+				d->meta[d->n_meta++] = (st_diff_meta){ma[i], mb[j]};
+			i++;
+			j++;
+		}
+	}
+	free(ma);
+	free(mb);
+	return ST_OK;
+}
+
+/* ---- a quantized side ----------------------------------------------------- */
+
+/* Whether c has scale tensors (st_quant_is_scale): it is quantized. */
+static bool has_scales(st_checkpoint *c)
+{
+	for (size_t i = 0; i < st_checkpoint_n_tensors(c); i++)
+		if (st_quant_is_scale(st_checkpoint_tensor(c, i, NULL)))
+			return true;
+	return false;
+}
+
+/* The FP8 block size of the config.json in c's folder; the default
+ * without one or when it is not a JSON object. */
+static int block_size(st_checkpoint *c, uint64_t *b0, uint64_t *b1,
+                      st_error *err)
+{
+	char *text = NULL, *file = NULL;
+	size_t n = 0;
+	int found = 0, rc = st_config_read(st_checkpoint_dir(c), &text, &n, &file, err);
+	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+	if (rc == ST_OK) {
+		st_error e;
+		rc = st_quant_config_block_size(text, n, b0, b1, &found, &e);
+		if (rc == ST_EINVAL)
+			st__error(err, rc, "%.300s: %.200s", file, e.message);
+		else if (rc != ST_OK) /* not a JSON object: no block size in it */
+			*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
+		rc = rc == ST_EINVAL ? rc : ST_OK;
+	} else if (rc == ST_ENOTFOUND) {
+		rc = ST_OK; /* no config.json: the default */
+	}
+	free(text);
+	free(file);
+	return rc;
+}
+
+/* ---- planning ------------------------------------------------------------- */
+
+/* Set what the value pass does with a common tensor. */
+static void plan_pair(const st_diff_opts *o, st_diff_pair *p)
+{
+	st_dtype ta = p->a->t->dtype, tb = p->b->t->dtype;
+	enum st_compare_kind ka = st_compare_kind(ta), kb = st_compare_kind(tb);
+	p->same_shape = same_shape(p->a->t, p->b->t);
+	p->same_dtype = ta == tb;
+	p->comparable = p->same_dtype || (ka != ST_COMPARE_RAW && kb != ST_COMPARE_RAW);
+	p->compared = !o->names_only && p->same_shape && p->comparable;
+	p->has_stats = ka != ST_COMPARE_RAW;
+	const st_diff_tensor *qe = p->a->dq ? p->a : p->b->dq ? p->b : NULL;
+	if (qe) {
+		/* A quantized weight against a plain tensor: its values are
+		 * dequantized in F32 (the product dequantization rounds once),
+		 * to F64 against F64, to the other side's dtype with exact
+		 * (bits against bits); the other side must hold floats. */
+		st_dtype other = qe == p->a ? tb : ta;
+		p->dq = qe->dq;
+		p->dq_b = qe == p->b;
+		p->dq_to = other == ST_DTYPE_F64 ? ST_DTYPE_F64
+		           : o->exact && st_compare_kind(other) == ST_COMPARE_FLOAT ? other
+		                                                              : ST_DTYPE_F32;
+		p->comparable = st_compare_kind(other) == ST_COMPARE_FLOAT;
+		p->compared = !o->names_only && p->same_shape && p->comparable;
+		p->has_stats = true;
+		if (p->dq_b)
+			tb = p->dq_to;
+		else
+			ta = p->dq_to;
+	}
+	st_compare_spec_init(&p->spec, ta, tb, o->exact, o->rtol, o->atol);
+	st_compare_stats_init(&p->st);
+}
+
+/* d's counts and equal, from its pairs as they stand (names_only: from
+ * shapes and dtypes alone). */
+static void tally(st_diff *d)
+{
+	d->equal = d->n_only_a == 0 && d->n_only_b == 0;
+	d->n_identical = d->n_within = d->n_differ = d->n_shape = d->n_dtype = 0;
+	for (size_t i = 0; i < d->n_pairs; i++) {
+		const st_diff_pair *p = &d->pairs[i];
+		if (!p->same_shape)
+			d->n_shape++;
+		else if (!p->same_dtype)
+			d->n_dtype++;
+		if (d->names_only) {
+			if (!p->same_shape || !p->comparable || (d->exact && !p->same_dtype))
+				d->equal = false;
+			continue;
+		}
+		if (p->differs)
+			d->equal = false;
+		if (!p->compared)
+			continue;
+		if (p->verdict == ST_DIFF_IDENTICAL)
+			d->n_identical++;
+		else if (p->differs)
+			d->n_differ++;
+		else
+			d->n_within++;
+	}
+}
+
+/* ---- the value pass ------------------------------------------------------- */
+
+/* How a compared pair is streamed. */
+struct plan {
+	st_stream_item item;
+	unsigned g_elems;     /* elements per group (both sides) */
+	uint64_t group_elems; /* elements per sum group */
+};
+
+static void plan_item(const st_diff_pair *p, struct plan *pl)
+{
+	unsigned ga, gb, ea, eb, cost = 0;
+	st_dtype_group(p->a->t->dtype, &ga, &ea);
+	st_dtype_group(p->b->t->dtype, &gb, &eb);
+	if (p->dq) {
+		/* The other side is a wide float: one element a group. FP8
+		 * codes are read (a byte each); MXFP4 is read by st_quant_range
+		 * through its mapping. */
+		unsigned q = p->dq->role == ST_QUANT_ROLE_FP8 ? 1 : 0;
+		unsigned w = st_dtype_bits(p->dq_to) / 8, other = p->dq_b ? ga : gb;
+		ga = p->dq_b ? ga : q;
+		gb = p->dq_b ? q : gb;
+		ea = 1;
+		cost = w > other ? w : other;
+	}
+	pl->g_elems = ea; /* equal: same dtype, or both byte-aligned */
+	pl->group_elems = SUM_GROUP_BYTES / (cost ? cost : ga > gb ? ga : gb) * ea;
+	pl->item = (st_stream_item){{p->a->index, p->b->index},
+	                            p->a->t->n_elements / ea, {ga, gb}, cost};
+}
+
+/* A pair's state during the pass. */
+struct run_pair {
+	st_diff_pair *p;
+	struct plan pl;
+	double sum_abs, group_sum; /* block sums, by sum group */
+	uint64_t done;             /* elements merged so far */
+};
+
+struct run {
+	struct run_pair *rp; /* per stream item */
+	const st_diff_opts *o;
+};
+
+/* A chunk's result, from work to sink. */
+struct chunk_result {
+	st_compare_stats st;
+	uint64_t elems;
+	double sums[MAX_BLOCKS];
+};
+
+static int diff_work(void *ctx, const st_stream_chunk *c, st_error *err)
+{
+	(void)err;
+	struct run *r = ctx;
+	const st_stream_piece *pc = &c->pieces[0]; /* not packed: one piece */
+	const struct run_pair *rp = &r->rp[pc->item];
+	const st_diff_pair *p = rp->p;
+	struct chunk_result *res = c->out;
+	st_compare_stats_init(&res->st);
+	res->elems = pc->n_groups * rp->pl.g_elems;
+	memset(res->sums, 0, sizeof res->sums);
+	const unsigned char *a = pc->data[0], *b = pc->data[1];
+	if (p->dq) {
+		/* The quantized side's elements, dequantized, in the scratch
+		 * after st_compare_chunk's (DQ_BUF_BYTES, then st_quant_range's). */
+		unsigned char *deq = (unsigned char *)c->scratch + ST_COMPARE_SCRATCH_BYTES;
+		st_quant_range(p->dq, p->dq_to, deq, p->dq_b ? b : a, pc->group,
+		               pc->n_groups, deq + DQ_BUF_BYTES);
+		if (p->dq_b)
+			b = deq;
+		else
+			a = deq;
+	}
+	st_compare_chunk(&p->spec, a, b, pc->n_groups, pc->group * rp->pl.g_elems,
+	                 c->scratch, &res->st, res->sums);
+	return 0;
+}
+
+/* In chunk order: the sums behind the mean are added in a fixed order. */
+static int diff_sink(void *ctx, const st_stream_chunk *c, st_error *err)
+{
+	(void)err;
+	struct run *r = ctx;
+	struct run_pair *rp = &r->rp[c->pieces[0].item];
+	const struct chunk_result *res = c->out;
+	st_compare_stats_merge(&rp->p->st, &res->st);
+	uint64_t nb = (res->elems + ST_COMPARE_BLOCK - 1) / ST_COMPARE_BLOCK;
+	for (uint64_t j = 0; j < nb; j++)
+		rp->group_sum += res->sums[j];
+	rp->done += res->elems;
+	if (rp->done % rp->pl.group_elems == 0 || rp->done == rp->p->a->t->n_elements) {
+		rp->sum_abs += rp->group_sum;
+		rp->group_sum = 0;
+	}
+	return 0;
+}
+
+static void diff_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
+{
+	(void)c;
+	const struct run *r = ctx;
+	r->o->progress(r->o->ctx, bytes);
+}
+
+int st_diff_match(st_diff *d, st_checkpoint *ca, st_checkpoint *cb,
+                  const st_diff_opts *o, st_error *err)
+{
+	memset(d, 0, sizeof *d);
+	d->ca = ca;
+	d->cb = cb;
+	d->exact = o->exact;
+	d->names_only = o->names_only;
+	d->quant_side = d->clash_side = -1;
+	bool qa = has_scales(ca), qb = has_scales(cb);
+	int rc;
+	if (qa != qb) {
+		st_checkpoint *c = qa ? ca : cb;
+		uint64_t b0, b1;
+		if ((rc = block_size(c, &b0, &b1, err)) != ST_OK ||
+		    (rc = st_quant_plan_build(&d->quant, c, b0, b1, err)) != ST_OK)
+			return rc;
+		d->quant_side = qa ? 0 : 1;
+		d->virt_ = calloc(d->quant.n ? d->quant.n : 1, sizeof *d->virt_);
+		if (!d->virt_)
+			return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	const st_quant_plan *q = d->quant_side >= 0 ? &d->quant : NULL;
+	if ((rc = side_entries(d, 0, o, d->quant_side == 0 ? q : NULL, err)) != ST_OK ||
+	    (rc = side_entries(d, 1, o, d->quant_side == 1 ? q : NULL, err)) != ST_OK)
+		return rc;
+	size_t na = d->n_ta, nb = d->n_tb, nca = st_checkpoint_n_tensors(ca);
+	d->only_a = malloc((na ? na : 1) * sizeof *d->only_a);
+	d->only_b = malloc((nb ? nb : 1) * sizeof *d->only_b);
+	d->pairs = calloc(na < nb ? (na ? na : 1) : (nb ? nb : 1), sizeof *d->pairs);
+	d->a_pair_ = calloc(nca ? nca : 1, sizeof *d->a_pair_);
+	d->a_only_ = calloc(nca ? nca : 1, 1);
+	if (!d->only_a || !d->only_b || !d->pairs || !d->a_pair_ || !d->a_only_)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	for (size_t i = 0, j = 0; i < na || j < nb;) {
+		int c = i == na ? 1 : j == nb ? -1 : cmp_entry(&d->ta[i], &d->tb[j]);
+		if (c < 0) {
+			d->a_only_[d->ta[i].index] = 1;
+			d->only_a[d->n_only_a++] = &d->ta[i++];
+		} else if (c > 0) {
+			d->only_b[d->n_only_b++] = &d->tb[j++];
+		} else {
+			st_diff_pair *p = &d->pairs[d->n_pairs++];
+			p->a = &d->ta[i++];
+			p->b = &d->tb[j++];
+			plan_pair(o, p);
+			p->differs = !p->compared; /* until the values say */
+			d->a_pair_[p->a->index] = p;
+			if (p->compared) {
+				struct plan pl;
+				plan_item(p, &pl);
+				d->value_bytes += pl.item.n_groups *
+				                  (pl.item.group_bytes[0] + pl.item.group_bytes[1]);
+			}
+		}
+	}
+	if ((rc = diff_meta(d, err)) != ST_OK)
+		return rc;
+	tally(d);
+	return ST_OK;
+}
+
+/* ---- verdicts ------------------------------------------------------------- */
+
+static bool pair_differs(const st_diff_pair *p, bool exact)
+{
+	if (!p->same_shape || !p->compared)
+		return true;
+	if (exact && !p->same_dtype && !p->dq)
+		return true;
+	return p->st.mismatched != 0;
+}
+
+/*
+ * Whether pair p, of a comparison with a quantized side (B when dq_b),
+ * has the other side hold the quantized side's values in its own dtype,
+ * bit for bit: a dequantized weight rounded once, a plain tensor the same
+ * bytes or (not exact) rounded or widened from the quantized side's.
+ */
+static bool pair_faithful(const st_diff_pair *p, bool exact, bool dq_b)
+{
+	if (!p->compared || p->differs)
+		return false;
+	if (p->dq)
+		return p->dq_exact;
+	if (p->same_dtype)
+		return p->st.identical;
+	if (exact || !p->spec.check_rounded)
+		return false;
+	/* Narrowed from the quantized side: rounded; widened: every value
+	 * equal (no element noted as a different value). */
+	if (p->spec.a_is_wide == !dq_b)
+		return p->st.rounded;
+	return p->st.worst_rank < 1 && !p->st.nan_mismatch;
+}
+
+/* The pair's figures and verdict from its merged stats. */
+static void pair_verdict(st_diff_pair *p, bool exact)
+{
+	p->differs = pair_differs(p, exact);
+	p->dq_exact = p->dq && (p->spec.check_rounded ? p->st.rounded : p->st.identical);
+	p->verdict = !p->compared ? ST_DIFF_NOT_COMPARED
+	             : p->st.identical && p->same_dtype ? ST_DIFF_IDENTICAL
+	             : p->differs ? ST_DIFF_DIFFERENT
+	             : p->dq ? (p->dq_exact ? ST_DIFF_DEQUANTIZED : ST_DIFF_WITHIN)
+	             : p->spec.check_rounded && p->st.rounded ? ST_DIFF_ROUNDED
+	                                                      : ST_DIFF_WITHIN;
+}
+
+/*
+ * "B is exactly A dequantized to BF16": nothing only on one side, every
+ * tensor compared and faithful, one of them dequantized. The dtypes the
+ * dequantized weights were rounded to go to d->dq_to.
+ */
+static void dq_verdict(st_diff *d)
+{
+	bool ok = !d->names_only && !d->n_only_a && !d->n_only_b;
+	bool to[ST_DTYPE_COUNT] = {false};
+	for (size_t i = 0; ok && i < d->n_pairs; i++) {
+		const st_diff_pair *p = &d->pairs[i];
+		ok = pair_faithful(p, d->exact, d->quant_side == 1);
+		if (ok && p->dq)
+			to[p->dq_b ? p->a->t->dtype : p->b->t->dtype] = true;
+	}
+	size_t len = 0;
+	d->dq_to[0] = 0;
+	for (int k = 0; ok && k < ST_DTYPE_COUNT; k++)
+		if (to[k])
+			len += (size_t)snprintf(d->dq_to + len, sizeof d->dq_to - len, "%s%s",
+			                        len ? " and " : "", st_dtype_name((st_dtype)k));
+	d->dq_exact = ok && len;
+}
+
+/* The dtype changes within tolerance, per pair of dtypes (st_diff.dtypes). */
+static void dtype_tallies(st_diff *d)
+{
+	for (size_t i = 0; i < d->n_pairs; i++) {
+		const st_diff_pair *p = &d->pairs[i];
+		if (!p->compared || p->same_dtype || p->differs)
+			continue;
+		if (!p->dq) {
+			st_diagnose_dtype_add(&d->dtypes, p->a->t->dtype, p->b->t->dtype,
+			                      p->spec.check_rounded && p->st.rounded, 1);
+			continue;
+		}
+		const char *la = st_diff_label(p->a), *lb = st_diff_label(p->b);
+		size_t k = 0, max = sizeof d->dq_tally / sizeof d->dq_tally[0];
+		while (k < d->n_dq_tally &&
+		       (strcmp(d->dq_tally[k].a, la) || strcmp(d->dq_tally[k].b, lb)))
+			k++;
+		if (k == d->n_dq_tally && k < max)
+			d->dq_tally[d->n_dq_tally++] = (struct st_diff_dq_tally){la, lb, p->dq_b, 0, 0};
+		if (k < d->n_dq_tally) {
+			d->dq_tally[k].tensors++;
+			d->dq_tally[k].exact += p->dq_exact;
+		}
+	}
+}
+
+int st_diff_diagnose(st_diff *d, st_diff_pair *p, st_error *err)
+{
+	if (!p->compared || !p->differs || p->st.mismatched == 0 || p->dq)
+		return ST_OK;
+	return st_diagnose_checkpoints(d->ca, p->a->index, d->cb, p->b->index,
+	                               p->spec.rtol, p->spec.atol, &p->diag, err);
+}
+
+int st_diff_values(st_diff *d, const st_diff_opts *o, st_error *err)
+{
+	if (d->names_only) {
+		tally(d);
+		return ST_OK;
+	}
+	struct run r = {calloc(d->n_pairs ? d->n_pairs : 1, sizeof *r.rp), o};
+	st_stream_item *items = calloc(d->n_pairs ? d->n_pairs : 1, sizeof *items);
+	if (!r.rp || !items) {
+		free(r.rp);
+		free(items);
+		return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	size_t m = 0, dq_row = 0;
+	bool any_dq = false;
+	for (size_t i = 0; i < d->n_pairs; i++) {
+		st_diff_pair *p = &d->pairs[i];
+		if (!p->compared)
+			continue;
+		if (p->dq) {
+			any_dq = true;
+			if (p->dq->row_len > dq_row)
+				dq_row = (size_t)p->dq->row_len;
+		}
+		st_compare_stats_init(&p->st);
+		r.rp[m].p = p;
+		plan_item(p, &r.rp[m].pl);
+		items[m] = r.rp[m].pl.item;
+		m++;
+	}
+	unsigned nt = o->threads ? o->threads : 1;
+	/* The sink only merges, so a finished chunk seldom waits for its
+	 * turn: one buffer per thread is enough. */
+	st_stream_config cfg = {
+		.src = {d->ca, d->cb}, .items = items, .n_items = m,
+		.chunk_size = ST_DIFF_CHUNK_BYTES, .threads = nt, .buffers = nt,
+		.out_size = sizeof(struct chunk_result),
+		.scratch_size = ST_COMPARE_SCRATCH_BYTES +
+		                (any_dq ? DQ_BUF_BYTES + ST_QUANT_SCRATCH(dq_row) : 0),
+		.work = diff_work, .sink = diff_sink,
+		.progress = o->progress ? diff_progress : NULL, .ctx = &r,
+	};
+	int rc = st_stream_run(&cfg, err);
+	for (size_t k = 0; rc == ST_OK && k < m; k++)
+		r.rp[k].p->mean_abs = r.rp[k].p->st.n_num ? r.rp[k].sum_abs /
+		                      (double)r.rp[k].p->st.n_num : 0;
+	free(items);
+	free(r.rp);
+	if (rc != ST_OK)
+		return rc;
+	for (size_t i = 0; i < d->n_pairs; i++)
+		pair_verdict(&d->pairs[i], d->exact);
+	tally(d);
+	if (d->quant_side >= 0)
+		dq_verdict(d);
+	dtype_tallies(d);
+	for (size_t i = 0; o->diagnose && i < d->n_pairs; i++)
+		if ((rc = st_diff_diagnose(d, &d->pairs[i], err)) != ST_OK)
+			return rc;
+	return ST_OK;
+}
+
+const char *st_diff_label(const st_diff_tensor *t)
+{
+	return t->dq && t->dq->role == ST_QUANT_ROLE_MXFP4 ? "MXFP4"
+	                                                   : st_dtype_name(t->t->dtype);
+}
+
+size_t st_diff_first(const st_diff *d, const size_t *order, size_t n,
+                     size_t *walked)
+{
+	*walked = 0;
+	for (size_t k = 0; k < n; k++) {
+		bool only;
+		const st_diff_pair *p = st_diff_of_a(d, order[k], &only);
+		if (!p && !only)
+			continue; /* not selected */
+		++*walked;
+		if (only || !p->same_shape || p->differs)
+			return k;
+	}
+	return n;
+}
+
+const st_diff_pair *st_diff_of_a(const st_diff *d, size_t i, bool *only_a)
+{
+	*only_a = d->a_only_ && d->a_only_[i];
+	return d->a_pair_ ? d->a_pair_[i] : NULL;
+}
+
+void st_diff_free(st_diff *d)
+{
+	free(d->ta);
+	free(d->tb);
+	free(d->only_a);
+	free(d->only_b);
+	free(d->pairs);
+	free(d->meta);
+	free(d->a_pair_);
+	free(d->a_only_);
+	free(d->virt_);
+	st_quant_plan_free(&d->quant);
+	memset(d, 0, sizeof *d);
+}

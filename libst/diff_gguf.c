@@ -1,0 +1,200 @@
+/*
+ * diff_gguf.c - a GPT-2 GGUF against a checkpoint (see st/diff.h). Both
+ * sides are read one tensor at a time: the checkpoint's tensor widened
+ * to F32 and laid out as the GGUF holds it (Conv1D weights transposed to
+ * [out, in]), the GGUF tensor decoded by st_ggml_to_f32; the values go
+ * through st_compare_chunk as F32 against F32, and "exactly rounded /
+ * quantized" is answered by encoding the checkpoint's values with
+ * st_ggml_from_f32 and comparing bytes.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* x against the reference y, F32 both, into it's figures. */
+static int compare_f32(const float *x, const float *y, uint64_t n,
+                       double rtol, double atol, st_diff_gguf_item *it,
+                       st_error *err)
+{
+	st_compare_spec spec;
+	st_compare_spec_init(&spec, ST_DTYPE_F32, ST_DTYPE_F32, false, &rtol, &atol);
+	void *scratch = malloc(ST_COMPARE_SCRATCH_BYTES);
+	if (!scratch)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	st_compare_stats s;
+	st_compare_stats_init(&s);
+	for (uint64_t i = 0; i < n; i += ST_COMPARE_BLOCK) {
+		uint64_t k = n - i < ST_COMPARE_BLOCK ? n - i : ST_COMPARE_BLOCK;
+		double sum = 0;
+		st_compare_chunk(&spec, (const unsigned char *)(x + i),
+		                 (const unsigned char *)(y + i), k, i, scratch, &s, &sum);
+	}
+	free(scratch);
+	it->mismatched = s.mismatched;
+	it->max_abs = s.max_abs;
+	it->max_rel = s.max_rel;
+	return ST_OK;
+}
+
+/* The tolerances of a pair: given, else the looser of the two types'
+ * defaults (a ggml type without a dtype: the checkpoint's), 0 with exact. */
+static void pair_tol(st_dtype dt, unsigned type, const st_diff_opts *o,
+                     st_diff_gguf_item *it)
+{
+	double r1 = 0, a1 = 0, r2 = 0, a2 = 0;
+	st_dtype gd;
+	st_compare_default_tol(dt, &r1, &a1);
+	if (st_ggml_type_dtype(type, &gd) == ST_OK)
+		st_compare_default_tol(gd, &r2, &a2);
+	it->rtol = o->rtol ? *o->rtol : o->exact ? 0 : r1 > r2 ? r1 : r2;
+	it->atol = o->atol ? *o->atol : o->exact ? 0 : a1 > a2 ? a1 : a2;
+}
+
+int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
+                      size_t gi, bool transpose, const st_diff_opts *o,
+                      st_diff_gguf_item *it, st_error *err)
+{
+	const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
+	const st_gguf_tensor *gt = st_gguf_tensor_at(g, gi);
+	memset(it, 0, sizeof *it);
+	it->ck = i;
+	it->gg = gi;
+	it->transposed = transpose;
+	it->n = t->n_elements;
+	/* Shapes: the GGUF dims are the HF shape reversed, or as is when the
+	 * tensor is transposed. */
+	bool same = gt->ndim == t->ndim && t->ndim <= 2;
+	for (unsigned k = 0; same && k < t->ndim; k++)
+		same = gt->dims[k] == (transpose ? t->shape[k] : t->shape[t->ndim - 1 - k]);
+	it->kind = !same ? ST_DIFF_GGUF_SHAPE
+	           : !st_dtype_is_numeric(t->dtype) || !st_dtype_is_float(t->dtype)
+	                   ? ST_DIFF_GGUF_NOT_FLOAT
+	                   : ST_DIFF_GGUF_COMPARED;
+	it->verdict = ST_DIFF_NOT_COMPARED;
+	if (it->kind != ST_DIFF_GGUF_COMPARED)
+		return ST_OK;
+	if (transpose && t->ndim != 2)
+		return st__error(err, ST_EINVAL, "only a 2-D tensor is transposed");
+	size_t n = (size_t)t->n_elements;
+	const void *src;
+	int rc = st_checkpoint_data(ck, i, &src, err);
+	if (rc != ST_OK)
+		return rc;
+	unsigned blk, bytes;
+	if (st_ggml_type_block(gt->type, &blk, &bytes) != ST_OK)
+		blk = 1, bytes = 0;
+	float *a = malloc((n ? n : 1) * sizeof *a);
+	float *x = malloc((n ? n : 1) * sizeof *x);
+	float *y = malloc((n ? n : 1) * sizeof *y);
+	unsigned char *enc = malloc(n / blk * bytes + 1);
+	if (!a || !x || !y || !enc) {
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+		goto out;
+	}
+	st_convert(ST_DTYPE_F32, a, t->dtype, src, n, NULL);
+	/* x: A as the GGUF lays it out. */
+	if (transpose) {
+		uint64_t rows = t->shape[0], cols = t->shape[1];
+		for (uint64_t r = 0; r < rows; r++)
+			for (uint64_t c = 0; c < cols; c++)
+				x[c * rows + r] = a[r * cols + c];
+	} else {
+		memcpy(x, a, n * sizeof *x);
+	}
+	const void *gd = st_gguf_tensor_data(g, gi);
+	if (st_ggml_to_f32(gt->type, gd, y, n) != ST_OK) {
+		it->kind = ST_DIFF_GGUF_UNDECODABLE;
+		goto out;
+	}
+	st_dtype gdt;
+	it->encoded = st_ggml_from_f32(gt->type, x, enc, n) == ST_OK &&
+	              !memcmp(enc, gd, n / blk * bytes);
+	it->identical = it->encoded && !st_ggml_type_dtype(gt->type, &gdt) &&
+	                gdt == t->dtype;
+	pair_tol(t->dtype, gt->type, o, it);
+	if ((rc = compare_f32(x, y, n, it->rtol, it->atol, it, err)) != ST_OK)
+		goto out;
+	/*
+	 * Q8_0 has no element-wise default: by default it is equal when it is
+	 * exactly A quantized, and every element counts as in tolerance then.
+	 */
+	bool q8_default = gt->type == ST_GGML_Q8_0 && !o->rtol && !o->atol && !o->exact;
+	if (q8_default && it->encoded)
+		it->mismatched = 0;
+	if (q8_default && !it->encoded && !it->mismatched)
+		it->mismatched = 1;
+	if (it->identical) {
+		it->verdict = ST_DIFF_IDENTICAL;
+	} else if (o->exact || it->mismatched) {
+		it->verdict = ST_DIFF_DIFFERENT;
+		if (o->exact && !it->mismatched)
+			it->mismatched = n;
+	} else {
+		it->verdict = ST_DIFF_WITHIN;
+	}
+out:
+	free(a);
+	free(x);
+	free(y);
+	free(enc);
+	return rc;
+}
+
+/* Whether a checkpoint name is never in a GGUF: the tied head and the
+ * causal-mask buffers. */
+static bool never_in_gguf(const char *hf)
+{
+	const char *base = strncmp(hf, "transformer.", 12) ? hf : hf + 12;
+	size_t bl = strlen(base);
+	return !strcmp(base, "lm_head.weight") ||
+	       (bl > 10 && !strcmp(base + bl - 10, ".attn.bias")) ||
+	       (bl > 17 && !strcmp(base + bl - 17, ".attn.masked_bias"));
+}
+
+int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
+                      const st_diff_opts *o, st_diff_gguf_item **items,
+                      size_t *n_out, st_error *err)
+{
+	size_t ng = st_gguf_n_tensors(g), nc = st_checkpoint_n_tensors(ck), m = 0;
+	unsigned char *seen = calloc(ng ? ng : 1, 1);
+	st_diff_gguf_item *it = malloc((nc + ng ? nc + ng : 1) * sizeof *it);
+	int rc = ST_OK;
+	*items = NULL;
+	*n_out = 0;
+	if (!seen || !it) {
+		free(seen);
+		free(it);
+		return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < nc && rc == ST_OK; i++) {
+		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
+		char hf[256], gname[128];
+		snprintf(hf, sizeof hf, "%.*s", (int)t->name_len, t->name);
+		if (never_in_gguf(hf))
+			continue;
+		st_arch_gguf_info info;
+		long gi = -1;
+		if (!st_arch_gpt2_to_gguf(hf, gname, sizeof gname, &info))
+			gi = st_gguf_find(g, gname);
+		if (gi < 0) {
+			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_CKPT, .ck = i};
+			continue;
+		}
+		seen[gi] = 1;
+		rc = st_diff_gguf_pair(ck, i, g, (size_t)gi, info.transpose && t->ndim == 2,
+		                       o, &it[m++], err);
+	}
+	for (size_t gi = 0; gi < ng && rc == ST_OK; gi++)
+		if (!seen[gi])
+			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_GGUF, .gg = gi};
+	free(seen);
+	if (rc != ST_OK) {
+		free(it);
+		return rc;
+	}
+	*items = it;
+	*n_out = m;
+	return ST_OK;
+}

@@ -1,0 +1,516 @@
+/*
+ * check_diff.c - st/diff.h: two checkpoints compared as data (pairing,
+ * planning, verdicts, the first difference) and a GPT-2 GGUF against a
+ * checkpoint (st_diff_gguf_*), on small files written here. Independent
+ * of stdiff's output (tests/golden/stdiff).
+ */
+#define TMPDIR_NAME "check_diff"
+#include "tmpdir.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <st.h>
+
+/* One tensor to write. */
+struct t {
+	const char *name, *dtype;
+	unsigned ndim;
+	uint64_t shape[3];
+	const void *data;
+	size_t bytes;
+};
+
+/* A safetensors file of the n tensors (and __metadata__ JSON meta, or NULL). */
+static void write_st(const char *path, const struct t *ts, size_t n, const char *meta)
+{
+	char hdr[4096];
+	size_t len = 0, off = 0;
+	len += (size_t)snprintf(hdr + len, sizeof hdr - len, "{");
+	if (meta)
+		len += (size_t)snprintf(hdr + len, sizeof hdr - len, "\"__metadata__\":%s%s",
+		                        meta, n ? "," : "");
+	for (size_t i = 0; i < n; i++) {
+		len += (size_t)snprintf(hdr + len, sizeof hdr - len, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[",
+		                        i ? "," : "", ts[i].name, ts[i].dtype);
+		for (unsigned k = 0; k < ts[i].ndim; k++)
+			len += (size_t)snprintf(hdr + len, sizeof hdr - len, "%s%llu", k ? "," : "",
+			                        (unsigned long long)ts[i].shape[k]);
+		len += (size_t)snprintf(hdr + len, sizeof hdr - len, "],\"data_offsets\":[%zu,%zu]}",
+		                        off, off + ts[i].bytes);
+		off += ts[i].bytes;
+	}
+	len += (size_t)snprintf(hdr + len, sizeof hdr - len, "}");
+	while (len % 8)
+		hdr[len++] = ' ';
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	uint64_t hl = len;
+	unsigned char le[8];
+	for (int k = 0; k < 8; k++)
+		le[k] = (unsigned char)(hl >> (8 * k));
+	ck_assert_uint_eq(fwrite(le, 1, 8, f), 8);
+	ck_assert_uint_eq(fwrite(hdr, 1, len, f), len);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(fwrite(ts[i].data, 1, ts[i].bytes, f), ts[i].bytes);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static st_checkpoint *open_ck(const char *path)
+{
+	st_checkpoint *c;
+	st_error err;
+	ck_assert_int_eq(st_checkpoint_open(&c, path, 0, &err), ST_OK);
+	return c;
+}
+
+/* Pair and compare a and b with o (NULL: defaults). */
+static void run(st_diff *d, st_checkpoint *a, st_checkpoint *b, const st_diff_opts *o)
+{
+	st_diff_opts z;
+	memset(&z, 0, sizeof z);
+	st_error err;
+	ck_assert_int_eq(st_diff_match(d, a, b, o ? o : &z, &err), ST_OK);
+	ck_assert_int_eq(st_diff_values(d, o ? o : &z, &err), ST_OK);
+}
+
+/* a.safetensors and b.safetensors of ta and tb, paired and compared. */
+static void diff_files(st_diff *d, const struct t *ta, size_t na, const struct t *tb,
+                       size_t nb, const st_diff_opts *o)
+{
+	write_st(path_in("a.safetensors"), ta, na, NULL);
+	write_st(path_in("b.safetensors"), tb, nb, NULL);
+	run(d, open_ck(path_in("a.safetensors")), open_ck(path_in("b.safetensors")), o);
+}
+
+/* The same checkpoints again, with o. */
+static void rerun(st_diff *d, const st_diff_opts *o)
+{
+	st_checkpoint *a = d->ca, *b = d->cb;
+	st_diff_free(d);
+	run(d, a, b, o);
+}
+
+/* Free d and close its checkpoints. */
+static void done(st_diff *d)
+{
+	st_checkpoint *a = d->ca, *b = d->cb;
+	st_diff_free(d);
+	st_checkpoint_close(a);
+	st_checkpoint_close(b);
+}
+
+static const st_diff_pair *pair_named(const st_diff *d, const char *key)
+{
+	for (size_t i = 0; i < d->n_pairs; i++)
+		if (d->pairs[i].a->key_len == strlen(key) &&
+		    !memcmp(d->pairs[i].a->key, key, strlen(key)))
+			return &d->pairs[i];
+	ck_abort_msg("no pair %s", key);
+	return NULL;
+}
+
+static const float v4[4] = {1.0f, -2.5f, 3.25f, 0.125f};
+static const float w4[4] = {1.0f, -2.5f, 3.25f, 0.25f};
+
+START_TEST(names_pair_across_shards)
+{
+	struct t x = {"x", "F32", 1, {4}, v4, sizeof v4};
+	struct t y = {"y", "F32", 2, {2, 2}, w4, sizeof w4};
+	write_st(path_in("a-00001-of-00002.safetensors"), &x, 1, NULL);
+	write_st(path_in("a-00002-of-00002.safetensors"), &y, 1, NULL);
+	write_text(path_in("a.safetensors.index.json"),
+	           "{\"metadata\": {}, \"weight_map\": {\"x\": \"a-00001-of-00002.safetensors\","
+	           " \"y\": \"a-00002-of-00002.safetensors\"}}");
+	struct t both[2] = {y, x};
+	write_st(path_in("b.safetensors"), both, 2, NULL);
+	st_checkpoint *a = open_ck(path_in("a.safetensors.index.json"));
+	st_checkpoint *b = open_ck(path_in("b.safetensors"));
+	st_diff d;
+	run(&d, a, b, NULL);
+	ck_assert_uint_eq(d.n_pairs, 2);
+	ck_assert_uint_eq(d.n_only_a + d.n_only_b, 0);
+	ck_assert(d.equal);
+	ck_assert_uint_eq(d.n_identical, 2);
+	ck_assert_int_eq(pair_named(&d, "y")->verdict, ST_DIFF_IDENTICAL);
+	ck_assert_uint_eq(d.value_bytes, 2 * (sizeof v4 + sizeof w4));
+	done(&d);
+}
+END_TEST
+
+START_TEST(only_in_a_listed_in_name_order)
+{
+	struct t ta[4] = {{"zeta", "F32", 1, {4}, v4, 16}, {"beta", "F32", 1, {4}, v4, 16},
+	                  {"mid", "F32", 1, {4}, v4, 16}, {"alpha", "F32", 1, {4}, v4, 16}};
+	struct t tb[2] = {{"mid", "F32", 1, {4}, v4, 16}, {"omega", "F32", 1, {4}, v4, 16}};
+	st_diff d;
+	diff_files(&d, ta, 4, tb, 2, NULL);
+	ck_assert_uint_eq(d.n_only_a, 3);
+	ck_assert_str_eq(d.only_a[0]->t->name, "alpha");
+	ck_assert_str_eq(d.only_a[1]->t->name, "beta");
+	ck_assert_str_eq(d.only_a[2]->t->name, "zeta");
+	ck_assert_uint_eq(d.n_only_b, 1);
+	ck_assert_str_eq(d.only_b[0]->t->name, "omega");
+	ck_assert_uint_eq(d.n_pairs, 1);
+	ck_assert(!d.equal);
+	/* A's own order: zeta (0) is only in A, mid (2) is paired. */
+	bool only;
+	ck_assert_ptr_null(st_diff_of_a(&d, 0, &only));
+	ck_assert(only);
+	ck_assert_ptr_nonnull(st_diff_of_a(&d, 2, &only));
+	ck_assert(!only);
+	done(&d);
+}
+END_TEST
+
+START_TEST(exact_requires_same_bits)
+{
+	const float za[2] = {0.0f, 1.0f}, zb[2] = {-0.0f, 1.0f};
+	const double wide[2] = {0.0, 1.0};
+	struct t ta[2] = {{"z", "F32", 1, {2}, za, 8}, {"w", "F32", 1, {2}, za, 8}};
+	struct t tb[2] = {{"z", "F32", 1, {2}, zb, 8}, {"w", "F64", 1, {2}, wide, 16}};
+	st_diff d;
+	diff_files(&d, ta, 2, tb, 2, NULL);
+	/* By value: -0 equals +0, and F64 holds F32's values. */
+	ck_assert(d.equal);
+	ck_assert_int_eq(pair_named(&d, "z")->verdict, ST_DIFF_WITHIN);
+	ck_assert(!pair_named(&d, "w")->differs);
+	ck_assert_uint_eq(d.n_dtype, 1);
+	st_diff_opts o = {.exact = true};
+	rerun(&d, &o);
+	ck_assert(!d.equal);
+	const st_diff_pair *z = pair_named(&d, "z");
+	ck_assert_int_eq(z->verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(z->st.mismatched, 1);
+	ck_assert_uint_eq(z->st.worst_index, 0);
+	ck_assert(pair_named(&d, "w")->differs); /* another dtype is another bit */
+	ck_assert_uint_eq(d.n_differ, 2);
+	done(&d);
+}
+END_TEST
+
+START_TEST(narrower_side_rounded_is_rounded)
+{
+	const float f[4] = {1.1f, -3.3f, 1e-3f, 65504.0f};
+	uint16_t bf[4], off[4];
+	st_convert(ST_DTYPE_BF16, bf, ST_DTYPE_F32, f, 4, NULL);
+	memcpy(off, bf, sizeof off);
+	off[1] ^= 1; /* one ulp off: still within BF16's tolerance */
+	struct t ta[2] = {{"r", "F32", 1, {4}, f, 16}, {"s", "F32", 1, {4}, f, 16}};
+	struct t tb[2] = {{"r", "BF16", 1, {4}, bf, 8}, {"s", "BF16", 1, {4}, off, 8}};
+	st_diff d;
+	diff_files(&d, ta, 2, tb, 2, NULL);
+	ck_assert_int_eq(pair_named(&d, "r")->verdict, ST_DIFF_ROUNDED);
+	ck_assert(pair_named(&d, "r")->spec.a_is_wide);
+	ck_assert_int_eq(pair_named(&d, "s")->verdict, ST_DIFF_WITHIN);
+	ck_assert(d.equal);
+	/* One summary entry F32 -> BF16: 2 tensors, 1 exactly rounded. */
+	ck_assert_uint_eq(d.dtypes.n, 1);
+	ck_assert_uint_eq(d.dtypes.pair[0].tensors, 2);
+	ck_assert_uint_eq(d.dtypes.pair[0].rounded, 1);
+	done(&d);
+}
+END_TEST
+
+START_TEST(quantized_side_compared_dequantized)
+{
+	/* E4M3 codes of 1, 2, 0.5, 4, scaled by 2 (one block: the default
+	 * 128 x 128 covers [2, 2]). */
+	const unsigned char codes[4] = {0x38, 0x40, 0x30, 0x48};
+	const float scale = 2.0f, want[4] = {2, 4, 1, 8};
+	uint16_t bf[4];
+	st_convert(ST_DTYPE_BF16, bf, ST_DTYPE_F32, want, 4, NULL);
+	struct t ta[3] = {{"w.weight", "F8_E4M3", 2, {2, 2}, codes, 4},
+	                  {"w.weight_scale_inv", "F32", 2, {1, 1}, &scale, 4},
+	                  {"b", "F32", 1, {4}, v4, 16}};
+	struct t tb[2] = {{"w.weight", "BF16", 2, {2, 2}, bf, 8}, {"b", "F32", 1, {4}, v4, 16}};
+	st_diff d;
+	diff_files(&d, ta, 3, tb, 2, NULL);
+	ck_assert_int_eq(d.quant_side, 0);
+	ck_assert_uint_eq(d.n_only_a, 0); /* the scale is folded into its weight */
+	ck_assert_uint_eq(d.n_pairs, 2);
+	const st_diff_pair *p = pair_named(&d, "w.weight");
+	ck_assert_ptr_nonnull(p->dq);
+	ck_assert(!p->dq_b);
+	ck_assert_int_eq(p->dq_to, ST_DTYPE_F32);
+	ck_assert_int_eq(p->verdict, ST_DIFF_DEQUANTIZED);
+	ck_assert(d.equal);
+	ck_assert(d.dq_exact);
+	ck_assert_str_eq(d.dq_to, "BF16");
+	ck_assert_uint_eq(d.n_dq_tally, 1);
+	ck_assert_str_eq(d.dq_tally[0].a, "F8_E4M3");
+	ck_assert_uint_eq(d.dq_tally[0].exact, 1);
+	done(&d);
+}
+END_TEST
+
+START_TEST(strip_prefix_clash_names_both)
+{
+	struct t ta[2] = {{"transformer.x", "F32", 1, {4}, v4, 16}, {"x", "F32", 1, {4}, v4, 16}};
+	write_st(path_in("a.safetensors"), ta, 2, NULL);
+	write_st(path_in("b.safetensors"), ta, 1, NULL);
+	st_checkpoint *a = open_ck(path_in("a.safetensors"));
+	st_checkpoint *b = open_ck(path_in("b.safetensors"));
+	const char *pre[1] = {"transformer."};
+	st_diff_opts o = {.prefixes = pre, .n_prefixes = 1};
+	st_diff d;
+	st_error err;
+	ck_assert_int_eq(st_diff_match(&d, a, b, &o, &err), ST_EINVAL);
+	ck_assert_int_eq(d.clash_side, 0);
+	ck_assert_uint_eq(d.clash[0].key_len, 1);
+	ck_assert(strstr(err.message, "transformer.x") != NULL);
+	st_diff_free(&d);
+	/* B alone strips to a key A has. */
+	ck_assert_int_eq(st_diff_match(&d, b, b, &o, &err), ST_OK);
+	ck_assert_uint_eq(d.n_pairs, 1);
+	ck_assert_uint_eq(d.pairs[0].a->key_len, 1);
+	st_diff_free(&d);
+	st_checkpoint_close(a);
+	st_checkpoint_close(b);
+}
+END_TEST
+
+START_TEST(globs_select_keys_and_metadata_differs)
+{
+	struct t ta[2] = {{"h.0.w", "F32", 1, {4}, v4, 16}, {"h.1.w", "F32", 1, {4}, v4, 16}};
+	struct t tb[2] = {{"h.0.w", "F32", 1, {4}, v4, 16}, {"h.1.w", "F32", 1, {4}, w4, 16}};
+	write_st(path_in("a.safetensors"), ta, 2, "{\"k\":\"1\",\"only_a\":\"x\"}");
+	write_st(path_in("b.safetensors"), tb, 2, "{\"k\":\"2\"}");
+	st_checkpoint *a = open_ck(path_in("a.safetensors"));
+	st_checkpoint *b = open_ck(path_in("b.safetensors"));
+	const char *g[1] = {"h.0.*"};
+	st_diff_opts o = {.globs = g, .n_globs = 1};
+	st_diff d;
+	run(&d, a, b, &o);
+	ck_assert_uint_eq(d.n_ta, 1);
+	ck_assert_uint_eq(d.n_pairs, 1);
+	ck_assert(d.equal); /* h.1.w differs, but is not selected */
+	ck_assert_uint_eq(d.n_meta, 2);
+	ck_assert_ptr_null(d.meta[1].b); /* "only_a" sorts after "k" */
+	ck_assert_int_eq(memcmp(d.meta[0].a->value, "1", 1), 0);
+	bool only;
+	ck_assert_ptr_null(st_diff_of_a(&d, 1, &only));
+	ck_assert(!only);
+	done(&d);
+}
+END_TEST
+
+START_TEST(first_difference_in_given_order)
+{
+	struct t ta[3] = {{"a", "F32", 1, {4}, v4, 16}, {"b", "F32", 1, {4}, v4, 16},
+	                  {"c", "F32", 1, {4}, v4, 16}};
+	struct t tb[3] = {{"a", "F32", 1, {4}, w4, 16}, {"b", "F32", 1, {4}, v4, 16},
+	                  {"c", "F32", 1, {4}, w4, 16}};
+	st_diff d;
+	diff_files(&d, ta, 3, tb, 3, NULL);
+	const size_t order[3] = {1, 2, 0};
+	size_t walked;
+	ck_assert_uint_eq(st_diff_first(&d, order, 3, &walked), 1);
+	ck_assert_uint_eq(walked, 2);
+	ck_assert_uint_eq(d.n_differ, 2);
+	ck_assert_uint_eq(st_diff_first(&d, order, 1, &walked), 1); /* none */
+	done(&d);
+}
+END_TEST
+
+START_TEST(results_do_not_depend_on_threads)
+{
+	size_t n = (size_t)3 << 18; /* several chunks */
+	float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_ptr_nonnull(y);
+	for (size_t i = 0; i < n; i++) {
+		x[i] = (float)i * 0.001f;
+		y[i] = x[i] + (float)(i % 7) * 1e-4f;
+	}
+	struct t ta = {"t", "F32", 1, {n}, x, n * 4}, tb = {"t", "F32", 1, {n}, y, n * 4};
+	st_diff d1, d4;
+	st_diff_opts o1 = {.threads = 1}, o4 = {.threads = 4};
+	diff_files(&d1, &ta, 1, &tb, 1, &o1);
+	run(&d4, d1.ca, d1.cb, &o4);
+	ck_assert(d1.pairs[0].mean_abs > 0);
+	ck_assert_int_eq(memcmp(&d1.pairs[0].mean_abs, &d4.pairs[0].mean_abs, sizeof(double)), 0);
+	ck_assert_uint_eq(d1.pairs[0].st.mismatched, d4.pairs[0].st.mismatched);
+	ck_assert_uint_eq(d1.pairs[0].st.worst_index, d4.pairs[0].st.worst_index);
+	st_diff_free(&d4);
+	done(&d1);
+	free(x);
+	free(y);
+}
+END_TEST
+
+/* ---- GGUF ----------------------------------------------------------------- */
+
+/* A GGUF file of tensors (ggml type, dims in GGUF order, F32 values). */
+struct gt {
+	const char *hf; /* the GPT-2 name it maps from */
+	unsigned type, ndim;
+	uint64_t dims[2];
+	const float *f;
+};
+
+static void write_gguf(const char *path, const struct gt *ts, size_t n)
+{
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	st_gguf_value arch = {.type = ST_GGUF_STRING, .n = 4};
+	arch.v.s = "gpt2";
+	ck_assert_int_eq(st_gguf_writer_set(w, "general.architecture", &arch, &err), ST_OK);
+	char name[8][128];
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(st_arch_gpt2_to_gguf(ts[i].hf, name[i], sizeof name[i], NULL), ST_OK);
+		ck_assert_int_eq(st_gguf_writer_add_tensor(w, name[i], ts[i].type, ts[i].ndim,
+		                                           ts[i].dims, &err), ST_OK);
+	}
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t e = ts[i].dims[0] * (ts[i].ndim > 1 ? ts[i].dims[1] : 1);
+		unsigned blk, bytes;
+		ck_assert_int_eq(st_ggml_type_block(ts[i].type, &blk, &bytes), ST_OK);
+		unsigned char buf[4096];
+		ck_assert_int_eq(st_ggml_from_f32(ts[i].type, ts[i].f, buf, e), ST_OK);
+		ck_assert_int_eq(st_gguf_writer_write(w, buf, e / blk * bytes, &err), ST_OK);
+	}
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+}
+
+static st_gguf *open_gguf(const char *path)
+{
+	st_gguf *g;
+	st_error err;
+	ck_assert_int_eq(st_gguf_open(&g, path, &err), ST_OK);
+	return g;
+}
+
+/* c_attn [2, 6] (HF [in, out]), its values and them transposed. */
+static float attn[12], attn_t[12], emb[64];
+
+static void fill(void)
+{
+	for (int i = 0; i < 12; i++)
+		attn[i] = (float)i * 0.5f - 2;
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 6; c++)
+			attn_t[c * 2 + r] = attn[r * 6 + c];
+	for (int i = 0; i < 64; i++)
+		emb[i] = (float)(i % 9) * 0.25f - 1;
+}
+
+START_TEST(gguf_pairs_through_the_name_map)
+{
+	fill();
+	struct t ck[4] = {{"wte.weight", "F32", 2, {2, 32}, emb, sizeof emb},
+	                  {"lm_head.weight", "F32", 2, {2, 32}, emb, sizeof emb},
+	                  {"h.0.attn.c_attn.weight", "F32", 2, {2, 6}, attn, sizeof attn},
+	                  {"h.0.ln_1.weight", "F32", 1, {4}, v4, 16}};
+	write_st(path_in("m.safetensors"), ck, 4, NULL);
+	/* wte as Q8_0 (exactly quantized), c_attn transposed to [out, in],
+	 * ln_f the checkpoint lacks; ln_1 is missing from the GGUF. */
+	struct gt gg[3] = {{"wte.weight", ST_GGML_Q8_0, 2, {32, 2}, emb},
+	                   {"h.0.attn.c_attn.weight", ST_GGML_F32, 2, {2, 6}, attn_t},
+	                   {"ln_f.weight", ST_GGML_F32, 1, {4}, v4}};
+	write_gguf(path_in("m.gguf"), gg, 3);
+	st_checkpoint *c = open_ck(path_in("m.safetensors"));
+	st_gguf *g = open_gguf(path_in("m.gguf"));
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	size_t n;
+	st_error err;
+	ck_assert_int_eq(st_diff_gguf_gpt2(c, g, &o, &it, &n, &err), ST_OK);
+	/* lm_head.weight (tied to wte, never in a GGUF) is not "only in". */
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(it[0].kind, ST_DIFF_GGUF_COMPARED);
+	ck_assert_uint_eq(it[0].ck, 0);
+	ck_assert(it[0].encoded);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN); /* Q8_0: exactly quantized */
+	ck_assert_int_eq(it[1].kind, ST_DIFF_GGUF_COMPARED);
+	ck_assert(it[1].transposed);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_IDENTICAL);
+	ck_assert_int_eq(it[2].kind, ST_DIFF_GGUF_ONLY_CKPT);
+	ck_assert_uint_eq(it[2].ck, 3);
+	ck_assert_int_eq(it[3].kind, ST_DIFF_GGUF_ONLY_GGUF);
+	ck_assert_uint_eq(it[3].gg, 2);
+	free(it);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+START_TEST(gguf_pair_tolerance_shape_and_exact)
+{
+	fill();
+	float f16v[4] = {1.1f, -2.2f, 3.3f, 0.0f}, moved[4] = {1.1f, -2.2f, 3.3f, 0.5f};
+	struct t ck[3] = {{"h.0.ln_1.weight", "F32", 1, {4}, f16v, 16},
+	                  {"h.0.ln_1.bias", "F32", 1, {4}, f16v, 16},
+	                  {"h.0.attn.c_attn.weight", "F32", 2, {2, 6}, attn, sizeof attn}};
+	write_st(path_in("m.safetensors"), ck, 3, NULL);
+	struct gt gg[3] = {{"h.0.ln_1.weight", ST_GGML_F16, 1, {4}, f16v},
+	                   {"h.0.ln_1.bias", ST_GGML_F32, 1, {4}, moved},
+	                   {"h.0.attn.c_attn.weight", ST_GGML_F32, 2, {6, 2}, attn}};
+	write_gguf(path_in("m.gguf"), gg, 3);
+	st_checkpoint *c = open_ck(path_in("m.safetensors"));
+	st_gguf *g = open_gguf(path_in("m.gguf"));
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item it;
+	st_error err;
+	/* Rounded to F16: encoded, within F16's tolerance, not identical. */
+	ck_assert_int_eq(st_diff_gguf_pair(c, 0, g, 0, false, &o, &it, &err), ST_OK);
+	ck_assert(it.encoded && !it.identical);
+	ck_assert_int_eq(it.verdict, ST_DIFF_WITHIN);
+	ck_assert(it.rtol == 1e-3);
+	ck_assert(it.max_abs > 0);
+	/* One element moved: one mismatched. */
+	ck_assert_int_eq(st_diff_gguf_pair(c, 1, g, 1, false, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it.mismatched, 1);
+	ck_assert(it.max_abs == 0.5);
+	/* HF [2, 6] against dims [6, 2]: the shape reversed, so it pairs as
+	 * stored and not as a transposed Conv1D weight. */
+	ck_assert_int_eq(st_diff_gguf_pair(c, 2, g, 2, true, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.kind, ST_DIFF_GGUF_SHAPE);
+	ck_assert_int_eq(st_diff_gguf_pair(c, 2, g, 2, false, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.verdict, ST_DIFF_IDENTICAL);
+	/* exact: rounded to F16 is a difference, every element counted. */
+	o.exact = true;
+	ck_assert_int_eq(st_diff_gguf_pair(c, 0, g, 0, false, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.verdict, ST_DIFF_DIFFERENT);
+	ck_assert(it.rtol == 0 && it.atol == 0);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("diff");
+	TCase *tc = tcase_create("checkpoints");
+	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(tc, names_pair_across_shards);
+	tcase_add_test(tc, only_in_a_listed_in_name_order);
+	tcase_add_test(tc, exact_requires_same_bits);
+	tcase_add_test(tc, narrower_side_rounded_is_rounded);
+	tcase_add_test(tc, quantized_side_compared_dequantized);
+	tcase_add_test(tc, strip_prefix_clash_names_both);
+	tcase_add_test(tc, globs_select_keys_and_metadata_differs);
+	tcase_add_test(tc, first_difference_in_given_order);
+	tcase_add_test(tc, results_do_not_depend_on_threads);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("gguf");
+	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(tc, gguf_pairs_through_the_name_map);
+	tcase_add_test(tc, gguf_pair_tolerance_shape_and_exact);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

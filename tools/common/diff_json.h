@@ -1,0 +1,16 @@
+/*
+ * diff_json.h - stdiff --json: one JSON document on stdout of a
+ * comparison libst made (st/diff.h), as stdiff(1) documents it:
+ * {"equal", "only_in_a", "only_in_b", "changed", "metadata", "tensors"}
+ * and, with a quantized side, "dequantized". Not part of libst: the
+ * results are libst's, their wording the tool's.
+ */
+#ifndef ST_TOOLS_DIFF_JSON_H
+#define ST_TOOLS_DIFF_JSON_H
+
+#include <st.h>
+
+/* Print r (after st_diff_values) as the document, on stdout. */
+void diff_json_print(const st_diff *r);
+
+#endif

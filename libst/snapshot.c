@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -143,6 +144,26 @@ static int fsync_path(const char *path)
 	int e = st__fsync_retry(fd);
 	close(fd);
 	return e == EINVAL || e == ENOTSUP || e == EBADF ? 0 : e;
+}
+
+static int sync_entry(const char *path, const struct stat *st, int flag,
+                      struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? fsync_path(path) : 0;
+}
+
+/*
+ * Sync every directory of the tree at path, the deepest first and path
+ * itself last: each file was synced when it was written, but a file's
+ * name in a new subdirectory is durable only once that subdirectory is.
+ * Returns 0 or the first errno.
+ */
+static int fsync_tree(const char *path)
+{
+	int r = nftw(path, sync_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return r == -1 ? errno : r;
 }
 
 /* ---- open, free --------------------------------------------------------------- */
@@ -895,9 +916,9 @@ int st_snapshot_commit(st_snapshot *s, st_error *err)
 		return st__error_sys(err, ST_EIO, errno,
 		                     "%s: cannot set the mode of the new directory", s->tmp);
 	}
-	/* The new directory's entries must be on disk before it replaces the
-	 * old one; when they cannot be, the target stays as it was. */
-	int e = fsync_path(s->tmp);
+	/* The new tree's entries must be on disk before it replaces the old
+	 * one; when they cannot be, the target stays as it was. */
+	int e = fsync_tree(s->tmp);
 	if (e) {
 		free(parent);
 		return st__error_sys(err, ST_EIO, e, "%s: cannot sync the new directory",

@@ -20,7 +20,8 @@
 # must give the clean run's answer, byte for byte.
 #
 # By default every Kth N is tried, plus the first and the last four
-# (about 16 per writer); FAULT_FULL=1 tries every N:
+# (about 16 per writer), EIO and ENOSPC alternately; FAULT_FULL=1 tries
+# every N with each:
 #   FAULT_FULL=1 ctest --test-dir build -R cli_fault --output-on-failure
 # A sanitizer build (ST_SANITIZE) has no shim: the test is skipped.
 . "$(dirname "$0")/lib.bash"
@@ -89,9 +90,20 @@ sweep() {
   local last_rename call
   last_rename=$(awk '$1 == "w" && $3 ~ /^rename/ { n = $2 } END { print n + 0 }' "$TMP/$name.log")
   local t0=$tried c0=$clean_exits u0=$unchanged a0=$after_commit r0=$recovered
-  for n in $(picks "$total"); do
-    # Alternate: EIO on the Nth call alone, ENOSPC from the Nth on.
-    if [ $((n % 2)) = 1 ]; then e=EIO persist=0; else e=ENOSPC persist=1; fi
+  local trials
+  # EIO on the Nth call alone, or ENOSPC from the Nth on: alternately, or
+  # both for every N in the full sweep.
+  if [ "$FULL" = 1 ]; then
+    trials=$(for n in $(seq 1 "$total"); do echo "$n:EIO" "$n:ENOSPC"; done)
+  else
+    trials=$(for n in $(picks "$total"); do
+               if [ $((n % 2)) = 1 ]; then echo "$n:EIO"; else echo "$n:ENOSPC"; fi
+             done)
+  fi
+  local trial
+  for trial in $trials; do
+    n=${trial%%:*} e=${trial#*:}
+    if [ "$e" = EIO ]; then persist=0; else persist=1; fi
     rm -rf "$out"; cp -a "$base" "$out"
     shim FAULT_AT=$n FAULT_ERRNO=$e FAULT_PERSIST=$persist "$@" \
       >"$TMP/$name.$n.out" 2>"$TMP/$name.$n.err"
@@ -121,13 +133,16 @@ sweep() {
         "$TMP/$name.$n.err" && ok ||
         fail "$name: call $n ($call, $e): the error does not say why: $(head -1 "$TMP/$name.$n.err")"
     fi
+    # The failed run removed its own temporaries.
+    local left; left=$(temps)
+    [ -z "$left" ] && ok || fail "$name: call $n ($call, $e) failed, and its temporaries are left: $left"
     # The next run, with no fault: the new OUT, and no temporary anywhere.
     "$@" >"$TMP/$name.next.out" 2>"$TMP/$name.next.err"
     rc=$?
     [ $rc = 0 ] && ok || { fail "$name: after call $n failed, the next run exits $rc"
                            sed 's/^/  /' "$TMP/$name.next.err" | head -3 >&2; }
     [ "$(tree_sum "$out")" = "$new" ] && ok || fail "$name: after call $n failed, the next run does not give the new OUT"
-    local left; left=$(temps)
+    left=$(temps)
     [ -z "$left" ] && ok || fail "$name: after call $n failed and a run succeeded, temporaries are left: $left"
   done
   echo "$name: $total write calls; $((tried - t0)) tried, $((clean_exits - c0)) clean exits, $((unchanged - u0)) old OUT unchanged, $((after_commit - a0)) new OUT after the commit, $((recovered - r0)) links copied instead"

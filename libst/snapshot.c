@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -133,13 +134,36 @@ static void note(st_problem_fn fn, void *ctx, int severity, const char *fmt, ...
 	fn(ctx, severity, msg);
 }
 
-static void fsync_path(const char *path)
+/* Sync a directory's entries: 0 or an errno. A file system that cannot
+ * sync a directory is not a failure, as in st__fsync_dir. */
+static int fsync_path(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		st__fsync_retry(fd);
-		close(fd);
-	}
+	if (fd < 0)
+		return errno;
+	int e = st__fsync_retry(fd);
+	close(fd);
+	return e == EINVAL || e == ENOTSUP || e == EBADF ? 0 : e;
+}
+
+static int sync_entry(const char *path, const struct stat *st, int flag,
+                      struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? fsync_path(path) : 0;
+}
+
+/*
+ * Sync every directory of the tree at path, the deepest first and path
+ * itself last: each file was synced when it was written, but a file's
+ * name in a new subdirectory is durable only once that subdirectory is.
+ * Returns 0 or the first errno.
+ */
+static int fsync_tree(const char *path)
+{
+	int r = nftw(path, sync_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	return r == -1 ? errno : r;
 }
 
 /* ---- open, free --------------------------------------------------------------- */
@@ -892,7 +916,14 @@ int st_snapshot_commit(st_snapshot *s, st_error *err)
 		return st__error_sys(err, ST_EIO, errno,
 		                     "%s: cannot set the mode of the new directory", s->tmp);
 	}
-	fsync_path(s->tmp);
+	/* The new tree's entries must be on disk before it replaces the old
+	 * one; when they cannot be, the target stays as it was. */
+	int e = fsync_tree(s->tmp);
+	if (e) {
+		free(parent);
+		return st__error_sys(err, ST_EIO, e, "%s: cannot sync the new directory",
+		                     s->path);
+	}
 	int rc = ST_OK;
 	if (!s->exists) {
 		if (renameat2(AT_FDCWD, s->tmp, AT_FDCWD, s->path, RENAME_NOREPLACE) != 0 &&
@@ -913,7 +944,7 @@ int st_snapshot_commit(st_snapshot *s, st_error *err)
 		/* No exchange here: move the old one aside (under a temporary
 		 * name, so a crash now leaves it to the next writer's sweep). */
 		char *aside = NULL;
-		int e = st__temp_name(s->path, &aside, 0);
+		e = st__temp_name(s->path, &aside, 0);
 		if (e)
 			rc = st__error_sys(err, ST_EIO, e, "%s: cannot name the old directory",
 			                   s->path);
@@ -935,13 +966,19 @@ int st_snapshot_commit(st_snapshot *s, st_error *err)
 	}
 	if (rc == ST_OK) {
 		s->committed = 1;
-		fsync_path(parent);
+		e = fsync_path(parent);
 		/* The old directory, now under the temporary name. */
 		if (s->tmp) {
 			st__rm_tree(s->tmp);
 			free(s->tmp);
 			s->tmp = NULL;
 		}
+		/* The new directory is in place; a failed sync only means that it
+		 * may not survive a crash, which the caller still needs to hear
+		 * about (as from st_atomic_commit). */
+		if (e)
+			rc = st__error_sys(err, ST_EIO, e, "%s: cannot sync its directory",
+			                   s->path);
 	}
 	free(parent);
 	return rc;

@@ -154,13 +154,17 @@ ST_API int st_snapshot_keep_old(st_snapshot *s, const st_checkpoint *c,
                                 st_problem_fn fn, void *ctx, st_error *err);
 
 /*
- * Put the new directory in place: sync it, give it the old directory's
- * permission bits, then exchange it with the target atomically
- * (renameat2 RENAME_EXCHANGE) and remove the old one; or rename it into
- * place when there is no target. Where the file system cannot exchange,
- * the old directory is renamed aside first, so the target is the old
- * directory, absent for an instant, or the new one. Returns ST_OK,
- * ST_ESTATE (committed twice), ST_EIO.
+ * Put the new directory in place: sync it and every directory in it,
+ * give it the old directory's permission bits, then exchange it with the
+ * target atomically (renameat2 RENAME_EXCHANGE) and remove the old one;
+ * or rename it into place when there is no target. Where the file system
+ * cannot exchange, the old directory is renamed aside first, so the
+ * target is the old directory, absent for an instant, or the new one.
+ * Returns ST_OK, ST_ESTATE (committed twice), ST_EIO: when the new
+ * directory could not be synced or put in place the target is as it was;
+ * when only the sync of the parent directory after the exchange failed
+ * ("cannot sync its directory") the new directory is in place and the
+ * old one removed.
  */
 ST_API int st_snapshot_commit(st_snapshot *s, st_error *err);
 

@@ -1,0 +1,102 @@
+# The shared library's export list against the headers, run by ctest as
+#   cmake -DSRC=<source dir> -DLIB=<libst.so> -DNM=<nm> -DMODE=<mode> -P exports.cmake
+# MODE=exports: every function declared ST_API in include/st.h and
+#   include/st/*.h (found by glob, so a new header is covered) is exported
+#   by LIB (nm -D), and LIB exports nothing else: no st__ internal, no
+#   helper that lost its static or its hidden visibility.
+# MODE=manual: every such function is documented in a page of man/*.3
+#   (.Fn or .Fo), so the manual lists the whole ABI; the count is printed,
+#   not written down anywhere it could go stale.
+cmake_minimum_required(VERSION 3.18)
+foreach(var SRC MODE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "exports.cmake: -D${var}=... missing")
+  endif()
+endforeach()
+
+# The names declared with ST_API, comments removed first (a comment may
+# mention ST_API), then the ST_API macro's own definitions.
+file(GLOB headers ${SRC}/include/st.h ${SRC}/include/st/*.h)
+set(declared)
+foreach(h ${headers})
+  file(READ ${h} text)
+  string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" text "${text}")
+  string(REGEX REPLACE "#[ \t]*define[ \t]+ST_API[^\n]*" "" text "${text}")
+  string(REGEX MATCHALL "ST_API[^;{}(]*\\(" decls "${text}")
+  foreach(d ${decls})
+    if(NOT d MATCHES "([A-Za-z_][A-Za-z0-9_]*)[ \t\n]*\\($")
+      message(FATAL_ERROR "${h}: cannot read a function name in '${d}'")
+    endif()
+    list(APPEND declared ${CMAKE_MATCH_1})
+  endforeach()
+endforeach()
+list(REMOVE_DUPLICATES declared)
+list(SORT declared)
+list(LENGTH declared n_declared)
+if(n_declared EQUAL 0)
+  message(FATAL_ERROR "no ST_API function found in ${SRC}/include")
+endif()
+
+# missing(NAMES IN WHY): each of the names in NAMES that IN lacks goes
+# into bad, as "WHY: name".
+set(bad)
+function(missing names in why)
+  set(out ${bad})
+  foreach(name ${${names}})
+    if(NOT name IN_LIST ${in})
+      list(APPEND out "${why}: ${name}")
+    endif()
+  endforeach()
+  set(bad ${out} PARENT_SCOPE)
+endfunction()
+
+if(MODE STREQUAL "exports")
+  foreach(var LIB NM)
+    if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
+      message(FATAL_ERROR "exports.cmake: -D${var}=... missing (MODE=exports)")
+    endif()
+  endforeach()
+  execute_process(COMMAND ${NM} -D --defined-only ${LIB}
+                  OUTPUT_VARIABLE nm_out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -D --defined-only ${LIB} failed (${rc})")
+  endif()
+  # "<address> <type> <name>" per line; versioned names end in @...
+  string(REGEX MATCHALL "[0-9a-fA-F]+ [A-Za-z] [^\n@]+" lines "${nm_out}")
+  set(exported)
+  foreach(l ${lines})
+    string(REGEX REPLACE "^[0-9a-fA-F]+ [A-Za-z] " "" name "${l}")
+    list(APPEND exported ${name})
+  endforeach()
+  missing(declared exported "declared ST_API, not exported")
+  foreach(name ${exported})
+    if(name MATCHES "^st__")
+      list(APPEND bad "an internal function is exported: ${name}")
+    elseif(NOT name IN_LIST declared)
+      list(APPEND bad "exported, not declared ST_API in include/: ${name}")
+    endif()
+  endforeach()
+  set(what "${n_declared} ST_API functions, each exported by ${LIB}, nothing else exported")
+elseif(MODE STREQUAL "manual")
+  file(GLOB pages ${SRC}/man/*.3)
+  set(man)
+  foreach(p ${pages})
+    file(READ ${p} text)
+    string(REGEX MATCHALL "\n\\.F[no] [A-Za-z_][A-Za-z0-9_]*" names "${text}")
+    foreach(n ${names})
+      string(REGEX REPLACE "^\n\\.F[no] " "" n "${n}")
+      list(APPEND man ${n})
+    endforeach()
+  endforeach()
+  missing(declared man "declared ST_API, in no man/*.3 page (.Fn or .Fo)")
+  set(what "${n_declared} ST_API functions, each documented in man/*.3")
+else()
+  message(FATAL_ERROR "exports.cmake: MODE=${MODE}: not exports or manual")
+endif()
+
+if(bad)
+  list(LENGTH bad n_bad)
+  string(REPLACE ";" "\n  " bad "${bad}")
+  message(FATAL_ERROR "${n_bad} problems:\n  ${bad}")
+endif()
+message(STATUS "${what}")

@@ -497,6 +497,8 @@ void st__verify_plan_repo(st_verify *v, struct plan *pl, const char *dir,
 	/* A repository folder that cannot be listed: one problem, not one per part. */
 	size_t n_top = 0;
 	char **top = st__verify_list_dir(v, dir, &n_top);
+	if (!top && errno == ENOMEM)
+		v->oom = 1;
 	if (!top && errno != ENOENT)
 		return;
 	st__verify_free_names(top);

@@ -7,7 +7,8 @@
  *
  * Limits of this parser, inherited from cJSON: total_size is read through a
  * double (exact up to 2^53 bytes, 9 PB), and a tensor name holding an
- * escaped NUL is cut at the NUL.
+ * escaped NUL is cut at the NUL. A NUL anywhere else in an index (a raw 0
+ * byte, a \u0000 in a shard name) is refused before cJSON reads it.
  */
 #include "internal.h"
 
@@ -43,6 +44,39 @@ static const char *bad_shard_name(const char *f, const char *suffix)
 	return NULL;
 }
 
+/*
+ * Where the index holds a NUL that cJSON would cut a string at: a raw 0
+ * byte anywhere (not JSON text), or an escaped \u0000 in a string value
+ * (a shard name: no file name holds one). An escaped NUL in a key, a
+ * tensor name, stays allowed (doc/format.md rule 17: the writer writes
+ * them). Returns the byte offset, or len when there is none.
+ */
+static size_t index_nul_at(const char *text, size_t len)
+{
+	const char *raw = memchr(text, '\0', len);
+	size_t i = 0;
+	while (i < len) {
+		if (text[i++] != '"')
+			continue;
+		size_t nul = len;
+		for (; i < len && text[i] != '"'; i++) {
+			if (text[i] != '\\' || i + 1 >= len)
+				continue;
+			if (nul == len && i + 6 <= len && !memcmp(text + i + 1, "u0000", 5))
+				nul = i;
+			i++; /* the escaped character */
+		}
+		size_t k = i + 1; /* past the closing quote: a key is followed by ':' */
+		while (k < len && (text[k] == ' ' || text[k] == '\n' ||
+		                   text[k] == '\r' || text[k] == '\t'))
+			k++;
+		if (nul < len && (k >= len || text[k] != ':'))
+			return raw && (size_t)(raw - text) < nul ? (size_t)(raw - text) : nul;
+		i++;
+	}
+	return raw ? (size_t)(raw - text) : len;
+}
+
 int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r)
 {
@@ -53,6 +87,13 @@ int st__index_parse_shards(struct st__index *ix, const char *text, size_t len,
                            const char *suffix, struct st__report *r)
 {
 	memset(ix, 0, sizeof *ix);
+	size_t nul = index_nul_at(text, len);
+	if (nul < len) {
+		st__report(r, ST_PROBLEM_ERROR, "index holds a NUL at byte %zu (%s), "
+		           "which would cut a string short; refused", nul,
+		           text[nul] ? "a \\u0000 in a string value" : "a raw 0 byte");
+		return ST_EINDEX;
+	}
 	const char *end = NULL;
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) {

@@ -98,6 +98,21 @@ static int zip_open(struct zip *z, const struct st__src *s, struct st__report *r
 			z->by_suffix[z->n_suffix++] = (struct zsuffix){slash + 1, i};
 	}
 	qsort(z->by_suffix, z->n_suffix, sizeof *z->by_suffix, zsuffix_cmp);
+	/*
+	 * Two members for one name have two readings: torch.load takes the
+	 * last, zip_find the first. Refused, as duplicate safetensors keys are.
+	 */
+	for (size_t i = 1; i < z->n_suffix; i++) {
+		const char *a = z->arc.e[z->by_suffix[i - 1].idx].name;
+		const char *b = z->arc.e[z->by_suffix[i].idx].name;
+		if (strcmp(z->by_suffix[i - 1].s, z->by_suffix[i].s))
+			continue;
+		if (!strcmp(a, b))
+			return BAD("zip: member '%s' appears twice (torch.load would "
+			           "read the last, not the first)", a);
+		return BAD("zip: members '%s' and '%s' both hold '%s'", a, b,
+		           z->by_suffix[i].s);
+	}
 	return ST_OK;
 }
 

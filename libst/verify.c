@@ -70,10 +70,13 @@ void st__verify_problem(st_verify *v, int kind, const char *path,
 	va_start(ap, f);
 	char *what = vfmt(f, ap);
 	va_end(ap);
-	char *p = one_line(path), *w = what ? one_line(what) : NULL;
-	char *msg = p && w ? st__verify_fmt("%s: %s", p, w) : NULL;
+	/* path is the real name (for JSON); message is one line. */
+	char *p = strdup(path), *op = one_line(path);
+	char *w = what ? one_line(what) : NULL;
+	char *msg = op && w ? st__verify_fmt("%s: %s", op, w) : NULL;
 	free(what);
 	free(w);
+	free(op);
 	pthread_mutex_lock(&v->lock);
 	if (v->n_p == v->cap_p) {
 		size_t cap = v->cap_p ? 2 * v->cap_p : 16;
@@ -107,7 +110,37 @@ struct sidecar {
 	size_t n;
 };
 
-/* Parse SHA256SUMS: "<64 hex> <space or *><name>" per line. */
+/*
+ * A name of sha256sum's escaped form (its line starts with a backslash)
+ * decoded in place: \\ is a backslash, \n a newline, \r a carriage
+ * return. Returns -1 for any other escape (a malformed line).
+ */
+static int unescape_name(char *s)
+{
+	char *o = s;
+	for (const char *c = s; *c; c++) {
+		if (*c != '\\') {
+			*o++ = *c;
+			continue;
+		}
+		c++;
+		if (*c == '\\')
+			*o++ = '\\';
+		else if (*c == 'n')
+			*o++ = '\n';
+		else if (*c == 'r')
+			*o++ = '\r';
+		else
+			return -1;
+	}
+	*o = '\0';
+	return 0;
+}
+
+/*
+ * Parse SHA256SUMS: "<64 hex> <space or *><name>" per line, or sha256sum's
+ * escaped form "\<64 hex> <space or *><name with \\ and \n>".
+ */
 static void load_sidecar(st_verify *v, const char *path, struct sidecar *sc)
 {
 	size_t len = 0;
@@ -131,21 +164,24 @@ static void load_sidecar(st_verify *v, const char *path, struct sidecar *sc)
 		size_t n = strlen(line);
 		if (n && line[n - 1] == '\r')
 			line[--n] = '\0';
-		if (n == 0 || line[0] == '#') {
+		int esc = n && line[0] == '\\';
+		char *l = line + esc;
+		n -= (size_t)esc;
+		if (!esc && (n == 0 || line[0] == '#')) {
 			/* blank or comment */
-		} else if (n < 67 || line[64] != ' ' ||
-		           (line[65] != ' ' && line[65] != '*')) {
+		} else if (n < 67 || l[64] != ' ' || (l[65] != ' ' && l[65] != '*')) {
 			st__verify_problem(v, ST_VERIFY_BAD_LISTING, path,
 			                   "line %zu is not '<sha256>  <file>'; ignored", no);
 		} else {
 			char hex[65];
-			memcpy(hex, line, 64);
+			memcpy(hex, l, 64);
 			hex[64] = '\0';
 			struct sum *s = &sc->e[sc->n];
-			const char *name = line + 66;
+			char *name = l + 66;
+			int bad = esc && unescape_name(name) < 0;
 			while (!strncmp(name, "./", 2))
 				name += 2;
-			if (st_hash_unhex(hex, 32, s->digest) < 0 || !*name) {
+			if (bad || st_hash_unhex(hex, 32, s->digest) < 0 || !*name) {
 				st__verify_problem(v, ST_VERIFY_BAD_LISTING, path,
 				                   "line %zu is not '<sha256>  <file>'; ignored", no);
 			} else if ((s->name = strdup(name))) {
@@ -158,6 +194,9 @@ static void load_sidecar(st_verify *v, const char *path, struct sidecar *sc)
 	}
 	if (!sc->e)
 		v->oom = 1;
+	else if (sc->n == 0)
+		st__verify_problem(v, ST_VERIFY_BAD_LISTING, path, "lists no file; "
+		                   "nothing is verified against it");
 	free(text);
 }
 
@@ -184,6 +223,7 @@ struct folder {
 	const char *below;  /* root relative to bound ("" when the same) */
 	const char *what;   /* bound in messages: "the folder", "the cache" */
 	struct sidecar sc;
+	int has_sums;       /* a SHA256SUMS was read: every file must be in it */
 	int hash_mode;
 };
 
@@ -200,6 +240,10 @@ static void folder_file(struct folder *fo, const char *rel, const char *disk,
 		fo->v->oom = 1;
 		return;
 	}
+	/* A partial manifest: what it leaves out is not verified, and says so. */
+	if (!s && fo->has_sums && !fo->hash_mode)
+		st__verify_problem(fo->v, ST_VERIFY_UNCHECKED, full, "not listed in "
+		                   "SHA256SUMS; its bytes are not verified");
 	/* Nothing to compare and nothing to check: not read. */
 	if (!s && validate == V_NONE && !fo->hash_mode) {
 		free(full);
@@ -231,7 +275,7 @@ static void walk_folder(struct folder *fo, const char *sub, int depth)
 {
 	char *dir = st__verify_join(fo->root, sub);
 	size_t n;
-	char **names = dir ? st__verify_list_dir(dir, &n) : NULL;
+	char **names = dir ? st__verify_list_dir(fo->v, dir, &n) : NULL;
 	for (size_t i = 0; names && i < n; i++) {
 		char *rel = st__verify_join(sub, names[i]);
 		char *full = rel ? st__verify_join(fo->root, rel) : NULL;
@@ -285,8 +329,10 @@ static void plan_folder(st_verify *v, struct plan *pl, const char *root,
 	                    .what = bound ? "the cache" : "the folder"};
 	char *sums = st__verify_join(root, "SHA256SUMS");
 	struct stat sb;
-	if (!hash_mode && sums && lstat(sums, &sb) == 0)
+	if (!hash_mode && sums && lstat(sums, &sb) == 0) {
 		load_sidecar(v, sums, &fo.sc);
+		fo.has_sums = v->sidecar;
+	}
 	walk_folder(&fo, "", 0);
 	for (size_t i = 0; i < fo.sc.n; i++) {
 		if (fo.sc.e[i].seen)
@@ -314,8 +360,10 @@ static void plan_file(st_verify *v, struct plan *pl, const char *path,
 	struct folder fo = {.v = v, .pl = pl, .root = "", .bound = "", .below = "",
 	                    .what = "the folder", .hash_mode = hash_mode};
 	struct stat sb;
-	if (!hash_mode && sums && lstat(sums, &sb) == 0)
+	if (!hash_mode && sums && lstat(sums, &sb) == 0) {
 		load_sidecar(v, sums, &fo.sc);
+		fo.has_sums = v->sidecar;
+	}
 	char *real = realpath(path, NULL);
 	if (!copy || !dir || !sums || !real) {
 		v->oom = 1;
@@ -422,7 +470,7 @@ static int plan_path(st_verify *v, struct plan *pl, const char *path,
 			st__verify_plan_repo(v, pl, repo, base);
 	} else {
 		size_t n;
-		char **names = st__verify_list_dir(p, &n);
+		char **names = st__verify_list_dir(v, p, &n);
 		size_t repos = 0;
 		for (size_t i = 0; names && i < n; i++)
 			if (is_repo_name(names[i]) && is_dir(p, names[i])) {
@@ -482,6 +530,10 @@ int st_verify_path(st_verify **out, const char *path,
 	int rc = plan_path(v, &pl, path, err);
 	if (rc == ST_OK && !pl.oom)
 		st__verify_run_plan(v, &pl);
+	/* "OK" means something was checked. */
+	if (rc == ST_OK && !(v->opt->flags & ST_VERIFY_HASH) && v->n_files == 0)
+		st__verify_problem(v, ST_VERIFY_UNCHECKED, path, "nothing verified: no "
+		                   "file was read");
 	for (size_t i = 0; i < pl.n; i++)
 		st__verify_job_free(&pl.j[i]);
 	free(pl.j);
@@ -555,7 +607,7 @@ const char *st_verify_kind_name(int kind)
 		"?", "corrupt", "truncated", "dangling-link", "absolute-link",
 		"escaping-link", "replaced-link", "incomplete", "missing-snapshot",
 		"missing-file", "not-regular", "unreadable", "bad-name",
-		"bad-listing", "invalid",
+		"bad-listing", "invalid", "unchecked",
 	};
 	if (kind < 1 || kind >= (int)(sizeof names / sizeof *names))
 		return "?";

@@ -176,12 +176,20 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **st__verify_list_dir(const char *path, size_t *n_out)
+char **st__verify_list_dir(st_verify *v, const char *path, size_t *n_out)
 {
 	*n_out = 0;
 	DIR *d = opendir(path);
-	if (!d)
+	if (!d) {
+		/* A folder that is not there holds nothing; one not readable is unchecked. */
+		int e = errno;
+		if (v && e != ENOENT)
+			st__verify_problem(v, ST_VERIFY_UNREADABLE, path, "cannot list the "
+			                   "folder: %s; nothing in it is verified",
+			                   strerror(e));
+		errno = e;
 		return NULL;
+	}
 	size_t n = 0, cap = 16;
 	char **names = malloc(cap * sizeof *names);
 	struct dirent *de;

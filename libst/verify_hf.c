@@ -139,7 +139,7 @@ static void walk_snapshot(struct repo *r, struct snapshot *s, const char *sub,
 	char *base = st__verify_fmt("snapshots/%s%s%s", s->commit, *sub ? "/" : "", sub);
 	char *dir = base ? st__verify_join(r->dir, base) : NULL;
 	size_t n;
-	char **names = dir ? st__verify_list_dir(dir, &n) : NULL;
+	char **names = dir ? st__verify_list_dir(r->v, dir, &n) : NULL;
 	for (size_t i = 0; names && i < n; i++) {
 		char *rel = st__verify_join(sub, names[i]);
 		char *repo_rel = st__verify_join(base, names[i]);
@@ -212,6 +212,11 @@ static void load_tree(struct repo *r, struct snapshot *s)
 				                   "listing not used: %s", why);
 		}
 		free(text);
+	} else if (full && errno != ENOENT) {
+		/* trees/ unreadable: the sizes and names it gives go unchecked. */
+		st__verify_problem(r->v, ST_VERIFY_UNREADABLE, full,
+		                   "cannot read the listing: %s; the sizes and files "
+		                   "it gives are not checked", strerror(errno));
 	}
 	free(rel);
 	free(full);
@@ -253,7 +258,7 @@ static void verify_refs(struct repo *r, const char *sub, int depth,
 	char *rel = st__verify_join("refs", sub);
 	char *dir = rel ? st__verify_join(r->dir, rel) : NULL;
 	size_t n;
-	char **names = dir ? st__verify_list_dir(dir, &n) : NULL;
+	char **names = dir ? st__verify_list_dir(r->v, dir, &n) : NULL;
 	for (size_t i = 0; names && i < n; i++) {
 		char *full = st__verify_join(dir, names[i]);
 		struct stat sb;
@@ -348,7 +353,7 @@ static void plan_blobs(struct repo *r, const char *only_commit)
 {
 	char *bdir = st__verify_join(r->dir, "blobs");
 	size_t n;
-	char **names = bdir ? st__verify_list_dir(bdir, &n) : NULL;
+	char **names = bdir ? st__verify_list_dir(r->v, bdir, &n) : NULL;
 	for (size_t i = 0; names && i < n; i++) {
 		const char *nm = names[i];
 		char *full = st__verify_join(bdir, nm);
@@ -489,6 +494,14 @@ void st__verify_plan_repo(st_verify *v, struct plan *pl, const char *dir,
 {
 	struct repo r = {.dir = dir, .v = v, .pl = pl};
 	v->n_repos++;
+	/* A repository folder that cannot be listed: one problem, not one per part. */
+	size_t n_top = 0;
+	char **top = st__verify_list_dir(v, dir, &n_top);
+	if (!top && errno == ENOMEM)
+		v->oom = 1;
+	if (!top && errno != ENOENT)
+		return;
+	st__verify_free_names(top);
 	char *sdir = st__verify_join(dir, "snapshots");
 	size_t n = 0;
 	char **names = NULL;
@@ -497,7 +510,7 @@ void st__verify_plan_repo(st_verify *v, struct plan *pl, const char *dir,
 		if (names && (names[0] = strdup(only_commit)))
 			n = 1;
 	} else if (sdir) {
-		names = st__verify_list_dir(sdir, &n);
+		names = st__verify_list_dir(v, sdir, &n);
 	}
 	r.s = calloc(n ? n : 1, sizeof *r.s);
 	if (!sdir || !r.s) {

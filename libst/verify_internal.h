@@ -71,8 +71,12 @@ enum { RES_OK = 0, RES_ABSOLUTE, RES_ESCAPES, RES_DANGLING, RES_LOOP, RES_IO };
  * not NULL) receives the target text of the link that failed.
  */
 int st__verify_resolve(const char *root, const char *rel, char **out, char **link);
-/* Sorted names in a folder (without . and ..); NULL-terminated, NULL if none. */
-char **st__verify_list_dir(const char *path, size_t *n_out);
+/*
+ * Sorted names in a folder (without . and ..); NULL-terminated, NULL if
+ * none. A folder that exists but cannot be listed is a problem in v (when
+ * not NULL): what it holds goes unverified.
+ */
+char **st__verify_list_dir(st_verify *v, const char *path, size_t *n_out);
 void st__verify_free_names(char **names);
 /* Read a small file whole (NUL-terminated); NULL with errno on failure. */
 char *st__verify_read_small(const char *path, size_t *len);

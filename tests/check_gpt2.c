@@ -323,6 +323,39 @@ START_TEST(test_config_one_line_messages)
 }
 END_TEST
 
+/*
+ * cJSON ends a key at a NUL: "n_layer<NUL>x" was read as n_layer and the
+ * file accepted, where Python's json refuses the raw byte (or keeps the
+ * whole key, for \u0000). Both are refused, and "\\u0000" (an escaped
+ * backslash, then text) is not a NUL.
+ */
+START_TEST(config_refuses_nul_in_keys)
+{
+#define CFG_HEAD "{\"model_type\":\"gpt2\",\"vocab_size\":10,\"n_positions\":4," \
+                 "\"n_embd\":8,\"n_head\":2,"
+	static const char raw[] = CFG_HEAD "\"n_layer\0x\":1}";
+	static const char esc[] = CFG_HEAD "\"n_layer\\u0000x\":1}";
+	/* An escaped backslash before u0000 is text, not a NUL. */
+	static const char text[] = CFG_HEAD "\"n_layer\":1,\"x\\\\u0000\":1}";
+	static const struct { const char *json; size_t n; const char *msg; } cases[] = {
+		{raw, sizeof raw - 1, "cfg.json: a NUL at byte 83 (a raw 0 byte): a key or "
+		                      "value would be cut there"},
+		{esc, sizeof esc - 1, "cfg.json: a NUL at byte 83 (\\u0000): a key or "
+		                      "value would be cut there"},
+	};
+#undef CFG_HEAD
+	gpt2_config c;
+	char err[512] = "";
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ck_assert_int_eq(gpt2_config_parse(&c, cases[i].json, cases[i].n,
+		                                   "cfg.json", err, sizeof err), -1);
+		ck_assert_str_eq(err, cases[i].msg);
+	}
+	ck_assert_msg(gpt2_config_parse(&c, text, sizeof text - 1, "cfg.json", err,
+	                                sizeof err) == 0, "%s", err);
+}
+END_TEST
+
 /* ---- the name table --------------------------------------------------------- */
 
 START_TEST(test_names_round_trip)
@@ -1054,6 +1087,7 @@ static Suite *gpt2_suite(void)
 	tcase_add_test(tc, test_config_errors);
 	tcase_add_test(tc, test_config_many_keys);
 	tcase_add_test(tc, test_config_one_line_messages);
+	tcase_add_test(tc, config_refuses_nul_in_keys);
 	tcase_add_test(tc, test_names_round_trip);
 	tcase_add_test(tc, test_names_special);
 	suite_add_tcase(s, tc);

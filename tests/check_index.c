@@ -176,6 +176,70 @@ START_TEST(test_many_missing_shards)
 }
 END_TEST
 
+/* Write text (n bytes) as DIR/model.safetensors.index.json beside a link to single/'s shard. */
+static void nul_index(char *dir, const char *text, size_t n)
+{
+	ck_assert(mkdtemp(dir) != NULL);
+	char path[96];
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	ck_assert_int_eq(symlink(DIR "single/model.safetensors", path), 0);
+	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	FILE *f = fopen(path, "w");
+	ck_assert(f != NULL);
+	ck_assert_uint_eq(fwrite(text, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void nul_index_rm(const char *dir)
+{
+	char path[96];
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+
+/*
+ * cJSON ends a string at a NUL: a shard name "model.safetensors\u0000x"
+ * was read as model.safetensors and accepted, where Python's json reads a
+ * name no file has. A NUL in a shard name, or a raw 0 byte anywhere, is
+ * refused.
+ */
+START_TEST(index_refuses_nul_in_shard_names)
+{
+	static const char esc[] =
+		"{\"metadata\":{\"total_size\":0},\"weight_map\":{"
+		"\"a\":\"model.safetensors\",\"b\":\"model.safetensors\\u0000x\","
+		"\"c\":\"model.safetensors\"}}";
+	static const char raw[] =
+		"{\"metadata\":{\"total_size\":0},\"weight_map\":{"
+		"\"a\":\"model.safetensors\",\"b\\u0000\":\"model.safetensors\","
+		"\"b\":\"model.safetensors\",\"c\0\":\"model.safetensors\"}}";
+	const struct {
+		const char *text;
+		size_t n;
+		const char *why;
+	} cases[] = {
+		{esc, sizeof esc - 1, "a \\u0000 in a string value"},
+		{raw, sizeof raw - 1, "a raw 0 byte"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char dir[] = "/tmp/st-check-index-XXXXXX";
+		nul_index(dir, cases[i].text, cases[i].n);
+		st_checkpoint *c = NULL;
+		st_error err = {0};
+		ck_assert_int_eq(st_checkpoint_open(&c, dir, 0, &err), ST_EINDEX);
+		ck_assert_msg(strstr(err.message, "index holds a NUL at byte") &&
+		              strstr(err.message, cases[i].why), "%s", err.message);
+		struct counts k = {0};
+		ck_assert_int_ge(st_check_path(dir, collect, &k, &err), 1);
+		ck_assert_msg(strstr(k.all, cases[i].why), "%s", k.all);
+		nul_index_rm(dir);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("index");
@@ -188,6 +252,7 @@ int main(void)
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_unreadable);
 	tcase_add_test(tc, test_many_missing_shards);
+	tcase_add_test(tc, index_refuses_nul_in_shard_names);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -3,7 +3,8 @@
  * problem kinds and paths, counts, hash mode, threads, progress. The trees
  * are testdata/verify/cases/, made with hashlib by gen_verify.py (read
  * here, never written); tests/cli/verify.sh checks every message's wording
- * against that script's goldens.
+ * against that script's goldens. The "hostile" case builds its small trees
+ * in a temporary folder (doc/safety.md, "OK means something was checked").
  */
 #include <st.h>
 
@@ -11,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define TMPDIR_NAME "st-check-verify"
+#include "tmpdir.h"
 
 static char *case_path(const char *name)
 {
@@ -204,6 +208,84 @@ START_TEST(unreadable_path_is_eio)
 }
 END_TEST
 
+/* The problems of v joined, one per line, for substring checks. */
+static const char *all_problems(const st_verify *v)
+{
+	static char buf[4096];
+	buf[0] = '\0';
+	for (size_t i = 0; i < st_verify_n_problems(v); i++) {
+		size_t n = strlen(buf);
+		const st_verify_problem *p = st_verify_problem_at(v, i);
+		snprintf(buf + n, sizeof buf - n, "%s %s\n", st_verify_kind_name(p->kind),
+		         p->message);
+	}
+	return buf;
+}
+
+static st_verify *verify_tmp(void)
+{
+	st_verify *v = NULL;
+	st_error err;
+	ck_assert_int_eq(st_verify_path(&v, tmp, NULL, &err), ST_OK);
+	return v;
+}
+
+/* A hash that matches says the bytes are the listed ones, not that they are weights. */
+START_TEST(empty_safetensors_with_matching_sum_is_invalid)
+{
+	write_text(path_in("model.safetensors"), "");
+	write_text(path_in("SHA256SUMS"), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+	           "649b934ca495991b7852b855  model.safetensors\n");
+	st_verify *v = verify_tmp();
+	ck_assert_uint_eq(st_verify_n_problems(v), 1);
+	ck_assert_int_eq(st_verify_problem_at(v, 0)->kind, ST_VERIFY_INVALID);
+	ck_assert_msg(strstr(all_problems(v), "(empty file)"), "%s", all_problems(v));
+	ck_assert_uint_eq(st_verify_n_files(v), 1);
+	st_verify_free(v);
+}
+END_TEST
+
+/* "OK" means something was checked: nothing read, an empty or partial manifest. */
+START_TEST(nothing_checked_is_a_problem)
+{
+	st_verify *v = verify_tmp();
+	ck_assert_uint_eq(st_verify_n_problems(v), 1);
+	ck_assert_int_eq(st_verify_problem_at(v, 0)->kind, ST_VERIFY_UNCHECKED);
+	ck_assert_str_eq(st_verify_kind_name(ST_VERIFY_UNCHECKED), "unchecked");
+	st_verify_free(v);
+	write_text(path_in("notes.txt"), "n\n");
+	write_text(path_in("SHA256SUMS"), "");
+	v = verify_tmp();
+	const char *all = all_problems(v);
+	ck_assert_msg(strstr(all, "bad-listing ") && strstr(all, "SHA256SUMS: lists no file"),
+	              "%s", all);
+	ck_assert_msg(strstr(all, "unchecked ") && strstr(all, "notes.txt: not listed in "
+	              "SHA256SUMS"), "%s", all);
+	st_verify_free(v);
+}
+END_TEST
+
+/* sha256sum writes "\\<hex>  a\\\\b" for the name a\b: read back as that name. */
+START_TEST(sidecar_reads_sha256sums_escaped_names)
+{
+	write_text(path_in("a\\b\nc"), "");
+	write_text(path_in("SHA256SUMS"), "\\e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+	           "649b934ca495991b7852b855  a\\\\b\\nc\n"
+	           "\\e3b0c44298fc1c149afbf4c8996fb92427ae41e4"
+	           "649b934ca495991b7852b855  gone\\n\n");
+	st_verify *v = verify_tmp();
+	ck_assert_uint_eq(st_verify_n_problems(v), 1);
+	const st_verify_problem *p = st_verify_problem_at(v, 0);
+	ck_assert_int_eq(p->kind, ST_VERIFY_MISSING_FILE);
+	/* path is the name on disk; the message keeps to one line. */
+	ck_assert(has_suffix(p->path, "/gone\n"));
+	ck_assert_ptr_null(strchr(p->message, '\n'));
+	ck_assert_uint_eq(st_verify_n_files(v), 1);
+	ck_assert_uint_eq(st_verify_n_unverified(v), 0);
+	st_verify_free(v);
+}
+END_TEST
+
 static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("verify");
@@ -221,6 +303,12 @@ static Suite *verify_suite(void)
 	TCase *errors = tcase_create("errors");
 	tcase_add_test(errors, unreadable_path_is_eio);
 	suite_add_tcase(s, errors);
+	TCase *hostile = tcase_create("hostile");
+	tcase_add_checked_fixture(hostile, tmpdir_setup, tmpdir_teardown);
+	tcase_add_test(hostile, empty_safetensors_with_matching_sum_is_invalid);
+	tcase_add_test(hostile, nothing_checked_is_a_problem);
+	tcase_add_test(hostile, sidecar_reads_sha256sums_escaped_names);
+	suite_add_tcase(s, hostile);
 	return s;
 }
 

@@ -19,6 +19,14 @@
  * A cache made without links (Windows) holds regular files in snapshots/;
  * it is recognised as such and verified against its listings.
  *
+ * "OK" means something was checked: a result without problems read at
+ * least one file, and every file it walked was compared with a hash or
+ * checked as weights. A folder that cannot be listed, a listing that
+ * cannot be read, a SHA256SUMS that lists nothing or leaves a file out
+ * (ST_VERIFY_UNCHECKED), a verification that read no file at all: each is
+ * a problem naming what went unchecked. A file whose size is not the one
+ * its listing gives is reported without being hashed.
+ *
  * Safety: no link is followed out of the repository's cache folder (for a
  * plain folder: out of PATH); FIFOs, devices and sockets are never opened;
  * nothing is written. Each file is read once: the hash and the format
@@ -55,7 +63,8 @@ typedef enum st_verify_kind {
 	ST_VERIFY_UNREADABLE,       /* open or read failed */
 	ST_VERIFY_BAD_NAME,         /* a blob or ref whose name says nothing */
 	ST_VERIFY_BAD_LISTING,      /* trees/<commit>.json or SHA256SUMS broken */
-	ST_VERIFY_INVALID           /* breaks a format rule (what --check says) */
+	ST_VERIFY_INVALID,          /* breaks a format rule (what --check says) */
+	ST_VERIFY_UNCHECKED         /* nothing was read, or a file no manifest lists */
 } st_verify_kind;
 
 /* "corrupt", "truncated", "dangling-link", ... ("?" for anything else). */
@@ -63,7 +72,8 @@ ST_API const char *st_verify_kind_name(int kind);
 
 /*
  * One problem. path names the file concerned as PATH plus its place
- * below it; message is one line that starts with that path.
+ * below it, as it is on disk (it may hold any byte but NUL); message is
+ * one line that starts with that path, control bytes written \xNN.
  */
 typedef struct st_verify_problem {
 	int kind;

@@ -307,10 +307,12 @@ def main():
         f.write(cut)
     r.blobs[bn] = cut
     c.count(r)
+    # Sizes are compared first: a blob whose size is not the listing's is
+    # not hashed (only its header is read, for the format check).
+    c.bytes -= len(cut)
     c.problem("models--t--m/blobs/" + bn, "truncated",
-              "truncated: holds %d of its %d bytes (trees/%s.json); sha256 "
-              "is %s, its name says %s" % (len(cut), len(s2), C1, sha256(cut),
-                                           bn))
+              "truncated: holds %d of its %d bytes (trees/%s.json); not hashed"
+              % (len(cut), len(s2), C1))
     n_hdr = struct.unpack("<Q", s2[:8])[0]
     need, have = len(s2) - 8 - n_hdr, len(cut) - 8 - n_hdr
     c.problem(snap(C1, "model-00002-of-00002.safetensors"), "invalid",

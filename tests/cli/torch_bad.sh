@@ -7,7 +7,8 @@
 # NEWOBJ, EXT1), recursive structures, storages missing or larger than
 # the file, truncated containers, bad CRCs and tar checksums, zip bombs
 # declared and real, views reaching outside their storage, byteorder
-# records that say neither "little" nor "big". Each must be, in every
+# records that say neither "little" nor "big", zips holding one member
+# twice (gen_dup.py: torch.load reads the last). Each must be, in every
 # tool: exit 2 (1 for stinfo --check, which says INVALID), one error line
 # naming the file (and the tensor where there is one), nothing on stdout
 # but --check's verdict, nothing run, nothing written (no output and no
@@ -98,6 +99,8 @@ bomb_storage.bin|zip: member 'archive/data/0' inflates past its declared 12 byte
 bomb_declared.bin|zip: member 'archive/data.pkl' declares 4294967295 bytes, more than the 1073741824 allowed
 byteorder_middle.bin|the byteorder record says neither 'little' nor 'big'
 byteorder_empty.bin|the byteorder record says neither 'little' nor 'big'
+dup_storage.bin|zip: member 'state/data/0' appears twice \(torch.load would read the last, not the first\)
+dup_pickle.bin|zip: member 'state/data.pkl' appears twice \(torch.load would read the last, not the first\)
 EOF
 # Every bad file is listed above (a new one must say what it is refused for).
 for f in "$T"/bad/*.bin; do

@@ -106,6 +106,28 @@ static int key_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/*
+ * cJSON ends a key or value at a NUL, so "n_layer<NUL>x" would be read as
+ * n_layer where Python's json refuses the raw byte or keeps the whole
+ * name: a raw 0 byte anywhere, and a \u0000 escape (a backslash run of odd
+ * length before u0000: backslashes only occur in strings), are refused.
+ * Returns the offset of the first, or -1.
+ */
+static long nul_at(const char *json, size_t len)
+{
+	const char *raw = memchr(json, '\0', len);
+	size_t i = 0;
+	while (i < len && (!raw || i < (size_t)(raw - json))) {
+		size_t run = 0;
+		while (i + run < len && json[i + run] == '\\')
+			run++;
+		if (run % 2 && i + run + 5 <= len && !memcmp(json + i + run, "u0000", 5))
+			return (long)(i + run - 1);
+		i += run ? run : 1;
+	}
+	return raw ? (long)(raw - json) : -1;
+}
+
 static tj *parse_json(const char *json, size_t len, const char *name,
                       char *err, size_t errlen)
 {
@@ -123,6 +145,14 @@ static tj *parse_json(const char *json, size_t len, const char *name,
 		tj_free(root);
 		gpt2_err(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
 		         name, at);
+		return NULL;
+	}
+	long nul = nul_at(json, len);
+	if (nul >= 0) {
+		tj_free(root);
+		gpt2_err(err, errlen, "%s: a NUL at byte %ld (%s): a key or value "
+		         "would be cut there", name, nul,
+		         json[nul] ? "\\u0000" : "a raw 0 byte");
 		return NULL;
 	}
 	if (!tj_is_object(root)) {

@@ -74,6 +74,7 @@
 #include "st/diagnose.h"
 #include "st/config.h"
 #include "st/arch.h"
+#include "st/convert.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -242,7 +242,8 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 
 	p->qz = calloc(n ? n : 1, sizeof *p->qz);
 	p->qz_scales = calloc(n ? n : 1, sizeof *p->qz_scales);
-	if (!p->qz || !p->qz_scales)
+	p->scale_item = calloc(n ? n : 1, sizeof *p->scale_item);
+	if (!p->qz || !p->qz_scales || !p->scale_item)
 		return st__error(err, ST_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		st_convert_item *it = &p->items[i];
@@ -262,6 +263,7 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 		s->shape = q->scale_shape;
 		s->n_elements = q->scale_shape[0] * q->scale_shape[1];
 		s->n_bytes = s->n_elements * 4;
+		p->scale_item[i] = m;
 		p->items[m++] = (st_convert_item){
 			.tensor = s, .src = it->src, .file = it->file, .action = ST_CONVERT_QSCALE,
 			.out = ST_DTYPE_F32, .out_name = s->name, .out_name_len = s->name_len,
@@ -359,6 +361,7 @@ void st_convert_plan_free(st_convert_plan *p)
 		st_quant_target_free(&p->qz[i]);
 	free(p->qz);
 	free(p->qz_scales);
+	free(p->scale_item);
 	st_quant_plan_free(&p->dq);
 	for (size_t m = 0; p->meta_text && m < 2 * p->o.n_meta; m++)
 		free(p->meta_text[m]);

@@ -233,7 +233,15 @@ static st_convert_item *writer_item(st_writer *w, size_t i, st_convert_plan *p)
 
 	if (src >= 0 && p->items[src].action != ST_CONVERT_DROP)
 		return &p->items[src];
-	/* A quantized weight's scale tensor is new. */
+	/* A quantized weight's scale tensor is new: found through its
+	 * weight's name (NAME_scale_inv), else by a scan. */
+	long wi = t->name_len > 10 && !memcmp(t->name + t->name_len - 10, "_scale_inv", 10)
+	                  ? st_checkpoint_find(p->c, t->name, t->name_len - 10)
+	                  : -1;
+	size_t q = wi >= 0 && p->items[wi].action == ST_CONVERT_QUANT ? p->scale_item[wi] : 0;
+	if (q && p->items[q].out_name_len == t->name_len &&
+	    !memcmp(p->items[q].out_name, t->name, t->name_len))
+		return &p->items[q];
 	for (size_t k = p->n_tensors; k < p->n_items; k++)
 		if (p->items[k].out_name_len == t->name_len &&
 		    !memcmp(p->items[k].out_name, t->name, t->name_len))

@@ -410,6 +410,27 @@ START_TEST(plan_refuses_hostile_block_size)
 }
 END_TEST
 
+START_TEST(write_quantized_weights_beside_their_scales)
+{
+	st_convert_options o = {.quantize = 1};
+	ck_assert_int_eq(write_to(D "quant/snap-q", &o, path_in("q.safetensors"), 2), ST_OK);
+	st_checkpoint *c = open_ck(path_in("q.safetensors"));
+	ck_assert_uint_eq(st_checkpoint_n_tensors(c), 4 + 3);
+	static const char w[] = "model.layers.0.mlp.down_proj.weight";
+	static const char s[] = "model.layers.0.mlp.down_proj.weight_scale_inv";
+	long wi = st_checkpoint_find(c, w, sizeof w - 1), si = st_checkpoint_find(c, s, sizeof s - 1);
+	ck_assert_int_ge(wi, 0);
+	ck_assert_int_ge(si, 0);
+	ck_assert_int_eq(st_checkpoint_tensor(c, (size_t)wi, NULL)->dtype, ST_DTYPE_F8_E4M3);
+	const st_tensor *st = st_checkpoint_tensor(c, (size_t)si, NULL);
+	ck_assert_int_eq(st->dtype, ST_DTYPE_F32);
+	ck_assert_uint_eq(st->ndim, 2);
+	ck_assert_uint_eq(st->shape[0], 1); /* [5, 7] in one 128 x 128 block */
+	ck_assert_uint_eq(st->shape[1], 1);
+	st_checkpoint_close(c);
+}
+END_TEST
+
 static int always(void *ctx)
 {
 	(void)ctx;
@@ -495,6 +516,7 @@ int main(void)
 	tcase_add_checked_fixture(tw, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tw, write_same_bytes_for_any_thread_count);
 	tcase_add_test(tw, write_copies_canonical_file_byte_for_byte);
+	tcase_add_test(tw, write_quantized_weights_beside_their_scales);
 	tcase_add_test(tw, write_cancelled_leaves_nothing);
 	tcase_add_test(tw, plan_refuses_hostile_block_size);
 	tcase_add_test(tw, write_snapshot_gets_dequantized_config);

@@ -36,6 +36,7 @@
  *   st/config.h  a model's config.json: reading it, editing its text
  *   st/arch.h    what a config.json implies; GPT-2 HF <-> GGUF tensor names
  *   st/diff.h    two checkpoints compared: pairing, planning, verdicts
+ *   st/convert.h a checkpoint converted: the plan, one file or a snapshot
  *
  * The library never prints and never exits (save for a caller's misuse,
  * such as an index past a table, which aborts: libst.3, "Misuse"); it
@@ -78,6 +79,7 @@
 #include "st/config.h"
 #include "st/arch.h"
 #include "st/diff.h"
+#include "st/convert.h"
 
 #ifdef __cplusplus
 extern "C" {

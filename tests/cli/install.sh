@@ -4,7 +4,9 @@
 # find_package(libst) linking libst::st and libst::st_static; each program
 # must run and list the tensors of a fixture. Then build
 # examples/reshard.c with pkg-config: its output must be byte-identical
-# to stconvert --shard-size's (same shard names, files and index).
+# to stconvert --shard-size's (same shard names, files and index); and
+# examples/dequant.c, whose output must be stconvert --to bf16's, byte for
+# byte, on the FP8 (and MXFP4) fixtures.
 . "$(dirname "$0")/lib.bash"
 build=$(dirname "$BIN")
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,4 +66,36 @@ reshard_same one "$TESTDATA/stconvert/snap-sharded" 1000000 model.safetensors co
 if [ ! -e "$TMP/one.reshard/model.safetensors.index.json" ]; then ok; else fail "one: an index"; fi
 run reshard_exists 2 "$TMP/reshard" "$TESTDATA/stconvert/mixed.safetensors" "$TMP/mixed.reshard" 2000
 expect_err reshard_exists 'already exists'
+
+if PKG_CONFIG_PATH=$pcdir cc $cflags "$src/examples/dequant.c" \
+     $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs libst) -Wl,-rpath,"$libdir" \
+     -o "$TMP/dequant" 2>"$TMP/dequant.err"; then ok; else fail "dequant build"; cat "$TMP/dequant.err" >&2; fi
+# dequant_same NAME IN FILE...: dequant and stconvert --to bf16 agree on
+# every byte of the whole output directory, which holds the FILEs.
+dequant_same() {
+  local name=$1 in=$2 f; shift 2
+  run "${name}_dequant" 0 "$TMP/dequant" "$in" "$TMP/$name.dequant" || return
+  run "${name}_stconvert" 0 "$BIN/stconvert" -q --to bf16 "$in" "$TMP/$name.stconvert" || return
+  if diff -r "$TMP/$name.dequant" "$TMP/$name.stconvert" >"$TMP/$name.diff"; then ok
+  else fail "$name: dequant and stconvert differ"; head -5 "$TMP/$name.diff" >&2; fi
+  for f in "$@"; do
+    if [ -f "$TMP/$name.dequant/$f" ]; then ok; else fail "$name: no $f"; fi
+  done
+}
+Q=$TESTDATA/quant
+# Block-scaled FP8 with its config.json (blocks 2x3) and tokenizer file.
+dequant_same fp8 "$Q/snap-fp8" model.safetensors config.json tokenizer_config.json
+run fp8_said 0 "$TMP/dequant" "$Q/snap-fp8" "$TMP/fp8-again.dequant" &&
+  expect_out fp8_said '^2 FP8 and 0 MXFP4 weights dequantized, 2 scale tensors folded in$'
+dequant_same dq "$Q/snap-dq" model.safetensors config.json
+dequant_same ct "$Q/snap-ct" model.safetensors config.json
+dequant_same mxfp4 "$Q/snap-mxfp4" model.safetensors config.json
+# A sharded FP8 snapshot keeps its shards.
+run fp8_shard 0 "$BIN/stconvert" -q --shard-size 100B "$Q/snap-fp8" "$TMP/fp8-sharded"
+dequant_same sharded "$TMP/fp8-sharded" model-00002-of-00002.safetensors \
+  model.safetensors.index.json config.json
+# One file: the config.json beside it gives the blocks.
+dequant_same fp8_file "$Q/snap-fp8/model.safetensors" model.safetensors
+run dequant_exists 2 "$TMP/dequant" "$Q/snap-fp8" "$TMP/fp8.dequant"
+expect_err dequant_exists 'already exists'
 finish

@@ -1,12 +1,12 @@
 /*
- * check_common_json.c - the tools' JSON tree (tools/common/json.h): the
+ * check_common_json.c - the tools' JSON tree (tools/fe/json.h): the
  * values, walks and offsets its readers rely on, on hand-written texts.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
+#include "fe/json.h"
 
 static const char DOC[] =
 	"{\"a\": 1.5, \"s\": \"caf\\u00e9\", \"t\": true, \"f\": false, \"n\": null,\n"

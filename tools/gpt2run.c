@@ -9,8 +9,8 @@
  * is tools/gpt2/gpt2*.c, the tokenizer tools/gpt2/tokenizer.c, and the
  * file reading and writing libst's.
  */
-#include "common/cli.h"
-#include "common/paths.h"
+#include "fe/cli.h"
+#include "fe/paths.h"
 #include "gpt2/gpt2.h"
 #include "gpt2/tokenizer.h"
 #include "gpt2/trace.h"

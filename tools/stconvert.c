@@ -22,10 +22,10 @@
  * --to f8_e4m3 quantizes weights to block-scaled FP8 (st/quant.h:
  * st_quant_target_*), each with a new scale tensor.
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/dequant.h"
 #include "common/quantize.h"
-#include "common/signals.h"
+#include "fe/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -24,7 +24,7 @@
  * whatever their size. Chunk results are merged in chunk order, so the output does not
  * depend on threading.
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/dequant.h"
 #include "common/inventory.h"

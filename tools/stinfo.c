@@ -13,13 +13,13 @@
  * and --json read only the headers, so a 300 GB checkpoint answers in
  * milliseconds.
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/gguf_info.h"
 #include "common/inventory.h"
 #include "common/layers.h"
 #include "common/quant_info.h"
-#include "common/table.h"
+#include "fe/table.h"
 
 #include <getopt.h>
 #include <math.h>

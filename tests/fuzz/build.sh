@@ -43,7 +43,7 @@ done
 	"${libs[@]}" -o "$out/fuzz_arch"
 # The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
 gobjs=()
-for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c "$root"/tools/common/json.c; do
+for src in "$root"/tools/gpt2/*.c "$root"/tools/fe/cli.c "$root"/tools/fe/json.c; do
 	obj="$out/tools_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
@@ -56,8 +56,8 @@ for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
 done
 # The tools' shared modules.
 cobjs=()
-for src in "$root"/tools/common/order.c "$root"/tools/common/json.c \
-		"$root"/tools/common/dequant.c "$root"/tools/common/cli.c; do
+for src in "$root"/tools/common/order.c "$root"/tools/fe/json.c \
+		"$root"/tools/common/dequant.c "$root"/tools/fe/cli.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 int ckpt_open(st_checkpoint **ck, const char *path)
 {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/gguf_info.h"
 
 /* --json: each list's items, written as they come, printed at the end. */

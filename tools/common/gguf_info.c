@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/layers.h"
-#include "common/table.h"
+#include "fe/table.h"
 
 /* Arrays longer than this are shown as their type and length. */
 #define ARRAY_SHOW 8

@@ -3,7 +3,7 @@
  * st_arch_compare found, as stinfo's summary lines and --check problems.
  */
 #include "common/inventory.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/dequant.h"
 
 #include <sys/stat.h>

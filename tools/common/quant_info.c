@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/inventory.h"
-#include "common/table.h"
+#include "fe/table.h"
 
 /* The block size config.json gives, or the default with why not. */
 static void block_size(quant_info *q, const st_checkpoint *ck)

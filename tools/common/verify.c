@@ -6,7 +6,7 @@
  */
 #include "common/verify.h"
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

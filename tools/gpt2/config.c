@@ -7,7 +7,7 @@
  * of weights (load.c).
  */
 #include "gpt2/gpt2.h"
-#include "common/json.h"
+#include "fe/json.h"
 #include "gpt2/internal.h"
 
 #include <errno.h>

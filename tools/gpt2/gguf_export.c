@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "gpt2/internal.h"
 #include "gpt2/tokenizer.h"
 #include "gpt2/tokenizer_vocab.h"

@@ -5,7 +5,7 @@
  * ranks, the added tokens). Every refusal is one line naming the file.
  */
 #include "gpt2/tokenizer_impl.h"
-#include "common/json.h"
+#include "fe/json.h"
 #include "gpt2/internal.h"
 
 

@@ -3,7 +3,7 @@
  * that includes it. A tj is a cJSON node: the casts below are the whole
  * of the mapping.
  */
-#include "common/json.h"
+#include "fe/json.h"
 
 #include <cJSON.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * paths.c - the folders the tools look in for the data installed with
  * them (see paths.h). It only locates folders; it reads no file.
  */
-#include "common/paths.h"
+#include "fe/paths.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,12 +1,12 @@
 /*
  * table.c - stinfo's number formatting and aligned tables (see table.h).
  */
-#include "common/table.h"
+#include "fe/table.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 /* ---- small formatting helpers ------------------------------------------ */
 

@@ -13,10 +13,10 @@ START_TEST(block_arg_gives_both_sides)
 {
 	uint64_t b0 = 0, b1 = 0;
 	st_error e;
-	ck_assert_int_eq(qz_parse_block("128,64", &b0, &b1, &e), ST_OK);
+	ck_assert_int_eq(quantize_parse_block("128,64", &b0, &b1, &e), ST_OK);
 	ck_assert_uint_eq(b0, 128);
 	ck_assert_uint_eq(b1, 64);
-	ck_assert_int_eq(qz_parse_block(" 1 , 1048576", &b0, &b1, &e), ST_OK);
+	ck_assert_int_eq(quantize_parse_block(" 1 , 1048576", &b0, &b1, &e), ST_OK);
 	ck_assert_uint_eq(b0, 1);
 	ck_assert_uint_eq(b1, ST_QUANT_MAX_BLOCK);
 }
@@ -37,7 +37,7 @@ START_TEST(block_arg_refused_quoting_it)
 	uint64_t b0, b1;
 	st_error e;
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_eq(qz_parse_block(bad[i].arg, &b0, &b1, &e), ST_EINVAL);
+		ck_assert_int_eq(quantize_parse_block(bad[i].arg, &b0, &b1, &e), ST_EINVAL);
 		ck_assert_int_eq(e.code, ST_EINVAL);
 		ck_assert_msg(strncmp(e.message, bad[i].why, strlen(bad[i].why)) == 0, "%s: %s",
 		              bad[i].arg, e.message);
@@ -47,7 +47,7 @@ START_TEST(block_arg_refused_quoting_it)
 	char arg[200];
 	memset(arg, '1', sizeof arg - 1);
 	arg[sizeof arg - 1] = 0;
-	ck_assert_int_eq(qz_parse_block(arg, &b0, &b1, &e), ST_EINVAL);
+	ck_assert_int_eq(quantize_parse_block(arg, &b0, &b1, &e), ST_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.message, "...': not R,C"));
 	ck_assert_uint_lt(strlen(e.message), 100);
 }

@@ -189,7 +189,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'B': {
 			st_error e;
-			if (qz_parse_block(optarg, &o->block[0], &o->block[1], &e) != ST_OK)
+			if (quantize_parse_block(optarg, &o->block[0], &o->block[1], &e) != ST_OK)
 				cli_die(CLI_ERROR, "%s", e.message);
 			o->has_block = 1;
 			break;
@@ -845,7 +845,7 @@ static int in_block_size(const st_checkpoint *c, uint64_t *b0, uint64_t *b1)
 	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
 	if (!text)
 		return 0;
-	int found = dq_config_text_block_size(text, len, g_config_file, b0, b1, &err);
+	int found = dequant_config_text_block_size(text, len, g_config_file, b0, b1, &err);
 	if (found < 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return found;

@@ -1226,7 +1226,7 @@ static int quant_side(st_checkpoint *ca, st_checkpoint *cb, st_quant_plan *q)
 	uint64_t b0, b1;
 	st_error err;
 	memset(&err, 0, sizeof err);
-	if (dq_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) < 0 ||
+	if (dequant_config_block_size(st_checkpoint_dir(c), &b0, &b1, &err) < 0 ||
 	    st_quant_plan_build(q, c, b0, b1, &err) != 0)
 		cli_die(CLI_ERROR, "%s", err.message);
 	return qa ? 0 : 1;

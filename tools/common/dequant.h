@@ -12,15 +12,6 @@
 #include <st.h>
 
 /*
- * The plan's old names, which inventory.c (moved by another change)
- * still uses; the rest of the tools use st_quant_plan_* directly.
- */
-typedef st_quant_plan dq_plan;
-#define dq_plan_inspect st_quant_plan_inspect
-#define dq_plan_free st_quant_plan_free
-#define DQ_SCALE ST_QUANT_ROLE_SCALE
-
-/*
  * The FP8 block size a config.json's text gives (file names it in
  * messages): quantization_config.weight_block_size
  * (st_quant_config_block_size), or ST_QUANT_DEFAULT_BLOCK on both sides
@@ -28,8 +19,8 @@ typedef st_quant_plan dq_plan;
  * names one, 0 when not, or -1 with err naming file (a hostile block
  * size).
  */
-int dq_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
-                              uint64_t *b1, st_error *err);
+int dequant_config_text_block_size(const char *text, size_t len, const char *file,
+                                   uint64_t *b0, uint64_t *b1, st_error *err);
 
 /*
  * The same for the config.json of the checkpoint whose folder is dir
@@ -37,6 +28,6 @@ int dq_config_text_block_size(const char *text, size_t len, const char *file, ui
  * with err naming config.json (unreadable, larger than
  * ST_CONFIG_MAX_BYTES, a hostile block size).
  */
-int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err);
+int dequant_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err);
 
 #endif

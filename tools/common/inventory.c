@@ -44,13 +44,13 @@ int inventory_read_config(const st_checkpoint *ck, char **text, size_t *len,
  */
 static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
 {
-	dq_plan p;
+	st_quant_plan p;
 	st_error e;
 	memset(&e, 0, sizeof e);
 	/* Which tensors are scales does not depend on the block size. */
-	if (dq_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
+	if (st_quant_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
 	                    NULL, NULL, &e) != 0) {
-		dq_plan_free(&p);
+		st_quant_plan_free(&p);
 		return -1;
 	}
 	size_t kept = 0;
@@ -60,7 +60,7 @@ static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
 		             ? st_checkpoint_find(ck, it->found->name,
 		                                  it->found->name_len)
 		             : -1;
-		if (k >= 0 && p.t[k].role == DQ_SCALE) {
+		if (k >= 0 && p.t[k].role == ST_QUANT_ROLE_SCALE) {
 			free(it->name);
 			r->n_unknown--;
 			continue;
@@ -68,7 +68,7 @@ static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
 		r->items[kept++] = *it;
 	}
 	r->n_items = kept;
-	dq_plan_free(&p);
+	st_quant_plan_free(&p);
 	return 0;
 }
 

@@ -76,11 +76,11 @@ void quant_info_print(FILE *f, const quant_info *q)
 	}
 	if (q->n_layouts == 0)
 		fprintf(f, "%-13s%s\n", "quantized:", "no weight/scale pair fits");
-	fmt_full(n1, sizeof n1, q->plan.parameters, 0);
+	table_fmt_full(n1, sizeof n1, q->plan.parameters, 0);
 	fprintf(f, "%-13s%s parameters, not counting the scales%s\n", "  weights:", n1,
 	        q->plan.n_mxfp4 ? " (MXFP4: two a byte)" : "");
-	fmt_full(n2, sizeof n2, q->scale_parameters, 0);
-	fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
+	table_fmt_full(n2, sizeof n2, q->scale_parameters, 0);
+	table_fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
 	fprintf(f, "%-13s%zu tensor%s, %s parameters, %s", "  scales:", q->plan.n_scales,
 	        q->plan.n_scales == 1 ? "" : "s", n2, n3);
 	if (q->plan.n_act_scales)

@@ -17,7 +17,7 @@ static int einval(st_error *err, const char *arg, const char *why)
 	return ST_EINVAL;
 }
 
-int qz_parse_block(const char *arg, uint64_t *b0, uint64_t *b1, st_error *err)
+int quantize_parse_block(const char *arg, uint64_t *b0, uint64_t *b1, st_error *err)
 {
 	char json[96];
 	size_t len = strlen(arg);

@@ -12,6 +12,6 @@
  * Parse --block's "R,C" (two integers from 1 to ST_QUANT_MAX_BLOCK).
  * Returns ST_OK or ST_EINVAL with a one-line message quoting arg.
  */
-int qz_parse_block(const char *arg, uint64_t *b0, uint64_t *b1, st_error *err);
+int quantize_parse_block(const char *arg, uint64_t *b0, uint64_t *b1, st_error *err);
 
 #endif

@@ -231,7 +231,7 @@ static void print_hash_doc(const char *path, const st_verify *v)
 	print_hash_json(path, v);
 }
 
-int hash_paths(char *const *paths, int n, int json, int threads)
+int verify_hash_paths(char *const *paths, int n, int json, int threads)
 {
 	unsigned flags = ST_VERIFY_HASH | (json ? ST_VERIFY_TENSORS : 0);
 	return each_path(paths, n, json, threads, flags, "hashing",

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #ifndef ST_DATADIR
-#error "ST_DATADIR must be defined when compiling tools/common (see CMakeLists.txt)"
+#error "ST_DATADIR must be defined when compiling tools/fe (see CMakeLists.txt)"
 #endif
 #ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must be defined when compiling tools/common (see CMakeLists.txt)"
+#error "ST_SOURCE_DIR must be defined when compiling tools/fe (see CMakeLists.txt)"
 #endif
 
 #define TOKENIZER_INSTALLED ST_DATADIR "/gpt2-tokenizer"

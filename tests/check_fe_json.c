@@ -1,5 +1,5 @@
 /*
- * check_common_json.c - the tools' JSON tree (tools/fe/json.h): the
+ * check_fe_json.c - the tools' JSON tree (tools/fe/json.h): the
  * values, walks and offsets its readers rely on, on hand-written texts.
  */
 #include <check.h>
@@ -118,7 +118,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("common_json");
+	Suite *s = suite_create("fe_json");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_members_in_order);

@@ -208,7 +208,6 @@ static int compare_pair(st_checkpoint *ck, size_t i, const st_tensor *t,
 	size_t n = (size_t)t->n_elements;
 	const void *src;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_data(ck, i, &src, &e) != ST_OK) {
 		cli_error(&e);
 		return -1;
@@ -307,7 +306,6 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	const char *gpath = ga ? pa : pb, *cpath = ga ? pb : pa;
 	st_gguf *g;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_gguf_open(&g, gpath, &e) != ST_OK) {
 		cli_error_path(gpath, &e);
 		return CLI_ERROR;

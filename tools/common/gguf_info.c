@@ -493,7 +493,6 @@ int gguf_info_describe(const char *path, int all, int json, int stats,
 {
 	st_gguf *g;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	if (st_gguf_open(&g, path, &err) != ST_OK) {
 		cli_error_path(path, &err);
 		return CLI_ERROR;

@@ -46,7 +46,6 @@ static int drop_scales(const st_checkpoint *ck, st_arch_report *r)
 {
 	st_quant_plan p;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	/* Which tensors are scales does not depend on the block size. */
 	if (st_quant_plan_inspect(&p, ck, ST_QUANT_DEFAULT_BLOCK, ST_QUANT_DEFAULT_BLOCK,
 	                    NULL, NULL, &e) != 0) {
@@ -266,7 +265,6 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 {
 	st_checkpoint *ck;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	/* A checkpoint that does not open has had its errors reported. */
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;

@@ -22,7 +22,6 @@ static void block_size(quant_info *q, const st_checkpoint *ck)
 	/* An unreadable config.json is the inventory's to name. */
 	if (inventory_read_config(ck, &text, &len, path, sizeof path, err, sizeof err) != 1)
 		return;
-	memset(&e, 0, sizeof e);
 	uint64_t b0, b1;
 	int found = 0, rc = st_quant_config_block_size(text, len, &b0, &b1, &found, &e);
 	free(text);
@@ -40,7 +39,6 @@ int quant_info_load(quant_info *q, const st_checkpoint *ck, st_quant_problem_fn 
 	st_error e;
 
 	memset(q, 0, sizeof *q);
-	memset(&e, 0, sizeof e);
 	block_size(q, ck);
 	if (st_quant_plan_inspect(&q->plan, ck, q->block_rows, q->block_cols, fn, ctx, &e) != 0 ||
 	    st_quant_plan_layouts(&q->plan, ck, &q->layouts, &q->n_layouts) != 0) {
@@ -165,7 +163,6 @@ int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
 	quant_info q;
 	struct check_ctx cc = {fn, ctx, 0};
 
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;
 	memset(&q, 0, sizeof q);

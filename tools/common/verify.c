@@ -40,11 +40,9 @@ static st_verify *run(const char *path, unsigned flags, int threads,
 	st_verify_options opt = {flags, threads, on_progress, &prog};
 	st_verify *v = NULL;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	int rc = st_verify_path(&v, path, &opt, &err);
 	cli_progress_done(&prog);
 	if (rc != ST_OK) {
-		err.code = rc;
 		cli_error_path(path, &err);
 		return NULL;
 	}

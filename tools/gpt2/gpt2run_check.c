@@ -18,7 +18,6 @@ st_checkpoint *gpt2run_open_ref(const char *path, long *logits_i)
 {
 	st_checkpoint *ref;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ref, path, 0, &e) != ST_OK) {
 		cli_error_path(path, &e);
 		exit(CLI_ERROR);
@@ -178,7 +177,6 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V)
 	st_writer *w;
 	st_error e;
 	uint64_t shape[2] = {(uint64_t)T, (uint64_t)V};
-	memset(&e, 0, sizeof e);
 	if (st_writer_new(&w, &e) != ST_OK ||
 	    st_writer_add(w, "logits", 6, ST_DTYPE_F32, 2, shape, &e) != ST_OK ||
 	    st_writer_open(w, path, &e) != ST_OK ||

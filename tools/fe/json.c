@@ -1,7 +1,7 @@
 /*
  * json.c - the tools' JSON tree (json.h) over cJSON, the one tools source
- * that includes it. A json_node is a cJSON node: the casts below are the whole
- * of the mapping.
+ * that includes it. A json_node is a cJSON node: the casts below are
+ * the whole of the mapping.
  */
 #include "fe/json.h"
 

@@ -1,9 +1,10 @@
 /*
- * table.h - stinfo's text output: numbers with their exact value beside
- * the short one, names made printable, and tables whose columns are
- * aligned by display width (CJK and emoji take two columns), so that the
- * safetensors and the GGUF summaries look the same; and the statistics
- * cells and JSON both print. Not part of libst.
+ * table.h - stinfo's text output (common/gguf_info.c's GGUF summary
+ * too): numbers with their exact value beside the short one, names made
+ * printable, and tables whose columns are aligned by display width (CJK
+ * and emoji take two columns), so that the safetensors and the GGUF
+ * summaries look the same; and the statistics cells and JSON both print.
+ * Not part of libst.
  */
 #ifndef ST_TABLE_H
 #define ST_TABLE_H

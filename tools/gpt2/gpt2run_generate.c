@@ -4,13 +4,13 @@
  */
 #include "gpt2/gpt2run.h"
 
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "fe/cli.h"
 
+/* Where the generated tokens go: text through the decoder, or ids. */
 struct output {
 	int print_ids, n_printed, warned;
 	int last; /* the last byte written, 0 before any */
@@ -18,6 +18,7 @@ struct output {
 	gpt2_decoder dec;
 };
 
+/* One token to stdout, at once (a UTF-8 character split over tokens waits). */
 static void emit(struct output *out, int32_t id)
 {
 	if (out->print_ids) {
@@ -42,6 +43,7 @@ static void emit(struct output *out, int32_t id)
 	free(buf);
 }
 
+/* Whether id is one of the config's end-of-text ids. */
 static int is_eos(const gpt2_config *cfg, int32_t id)
 {
 	for (int i = 0; i < cfg->n_eos; i++)

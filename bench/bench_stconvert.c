@@ -17,7 +17,7 @@
  *
  * It is not a test: nothing is asserted (see bench/README.md).
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #define DIR ST_TESTDATA "/stdiff/"
 

@@ -16,9 +16,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "common/cli.h"
-#include "common/paths.h"
-#include "common/signals.h"
+#include "fe/cli.h"
+#include "fe/paths.h"
+#include "fe/signals.h"
 #include "gpt2/export.h"
 #include "gpt2/gguf_export.h"
 

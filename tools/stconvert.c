@@ -8,9 +8,9 @@
  * decided, the progress bar, exit codes and signals. What it is not: the
  * plan and the data path (st_convert_plan_*, st_convert_write_*).
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/quantize.h"
-#include "common/signals.h"
+#include "fe/signals.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -14,7 +14,7 @@
  * is common/diff_json.c, --map gpt2 common/gguf_diff.c): matching names,
  * planning, the value pass and the verdicts are libst's (st/diff.h).
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/diff_json.h"
 #include "common/inventory.h"

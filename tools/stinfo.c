@@ -12,7 +12,7 @@
  * statistics run are in tools/stinfo/ (stinfo.h). The summary and --json
  * read only the headers, so a 300 GB checkpoint answers in milliseconds.
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/gguf_info.h"
 #include "common/inventory.h"
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;
 		return cli_exit(verify ? verify_paths(argv + optind, n, json, threads)
-		                       : hash_paths(argv + optind, n, json, threads));
+		                       : verify_hash_paths(argv + optind, n, json, threads));
 	}
 	o.mode = check ? MODE_CHECK : json ? MODE_JSON : MODE_SUMMARY;
 	if (o.threads == 0)

@@ -18,8 +18,11 @@ extern "C" {
 #endif
 
 /*
- * Every fallible call returns ST_OK (0) or one of these negative codes, and
- * fills the optional st_error it is given.
+ * Every fallible call returns ST_OK (0) or one of these negative codes.
+ * When it fails it fills the optional st_error it is given (code: the
+ * code returned; message: one line; sys_errno). After a success the
+ * record's content is unspecified: read it only after a failure, and do
+ * not clear it before a call (doc/errors.md).
  */
 enum {
 	ST_OK = 0,

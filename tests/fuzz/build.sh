@@ -4,7 +4,7 @@
 # fuzz_config_dtype, fuzz_gguf, fuzz_quant, fuzz_verify, fuzz_arch,
 # and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_config,
 # fuzz_llmc, fuzz_model,
-# and of tools/common: fuzz_order, fuzz_dequant.
+# and of tools/common (with tools/fe): fuzz_order, fuzz_dequant.
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,9 +41,10 @@ done
 "$cc" "${flags[@]}" -DFUZZ_ARCH -DFUZZ_TARGET=fuzz_arch \
 	-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${objs[@]}" \
 	"${libs[@]}" -o "$out/fuzz_arch"
-# The GPT-2 tools' code (tools/gpt2, and the progress bar export.c uses).
+# The GPT-2 tools' code (tools/gpt2, and the tools/fe helpers it calls:
+# cli for the progress bar and messages, json for the config and tokenizer).
 gobjs=()
-for src in "$root"/tools/gpt2/*.c "$root"/tools/common/cli.c "$root"/tools/common/json.c; do
+for src in "$root"/tools/gpt2/*.c "$root"/tools/fe/cli.c "$root"/tools/fe/json.c; do
 	obj="$out/tools_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
@@ -54,10 +55,10 @@ for t in fuzz_tokenizer fuzz_encode fuzz_config fuzz_llmc fuzz_model; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${gobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-# The tools' shared modules.
+# The tools' shared modules (tools/common, and tools/fe's cli and json).
 cobjs=()
-for src in "$root"/tools/common/order.c "$root"/tools/common/json.c \
-		"$root"/tools/common/dequant.c "$root"/tools/common/cli.c; do
+for src in "$root"/tools/common/order.c "$root"/tools/fe/json.c \
+		"$root"/tools/common/dequant.c "$root"/tools/fe/cli.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 int ckpt_open(st_checkpoint **ck, const char *path)
 {
@@ -17,12 +17,10 @@ int ckpt_open_key(st_checkpoint **ck, const char *path,
                   const char *const *keys, size_t n_keys)
 {
 	st_error err;
-	memset(&err, 0, sizeof err);
 	int rc = st_checkpoint_open_key(ck, path, ST_OPEN_TORCH, keys, n_keys,
 	                                &err);
 	if (rc == ST_OK)
 		return CLI_OK;
-	err.code = rc;
 	cli_error_path(path, &err);
 	return CLI_ERROR;
 }

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int dq_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
-                              uint64_t *b1, st_error *err)
+int dequant_config_text_block_size(const char *text, size_t len, const char *file,
+                                   uint64_t *b0, uint64_t *b1, st_error *err)
 {
 	st_error e;
 	int found = 0;
@@ -27,7 +27,7 @@ int dq_config_text_block_size(const char *text, size_t len, const char *file, ui
 	return found;
 }
 
-int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err)
+int dequant_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err)
 {
 	char *text = NULL, *file = NULL;
 	size_t n = 0;
@@ -35,7 +35,7 @@ int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *
 
 	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
 	if (rc == ST_OK)
-		rc = dq_config_text_block_size(text, n, file, b0, b1, err);
+		rc = dequant_config_text_block_size(text, n, file, b0, b1, err);
 	else
 		rc = rc == ST_ENOTFOUND ? 0 : -1; /* no config.json: the default */
 	free(text);

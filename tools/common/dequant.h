@@ -19,8 +19,8 @@
  * names one, 0 when not, or -1 with err naming file (a hostile block
  * size).
  */
-int dq_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
-                              uint64_t *b1, st_error *err);
+int dequant_config_text_block_size(const char *text, size_t len, const char *file,
+                                   uint64_t *b0, uint64_t *b1, st_error *err);
 
 /*
  * The same for the config.json of the checkpoint whose folder is dir
@@ -28,6 +28,6 @@ int dq_config_text_block_size(const char *text, size_t len, const char *file, ui
  * with err naming config.json (unreadable, larger than
  * ST_CONFIG_MAX_BYTES, a hostile block size).
  */
-int dq_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err);
+int dequant_config_block_size(const char *dir, uint64_t *b0, uint64_t *b1, st_error *err);
 
 #endif

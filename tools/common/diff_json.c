@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 static void json_name(const char *s, size_t len)
 {

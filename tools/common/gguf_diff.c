@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/gguf_info.h"
 
 /* --json: each list's items, written as they come, printed at the end. */
@@ -191,7 +191,6 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	const char *gpath = ga ? pa : pb, *cpath = ga ? pb : pa;
 	st_gguf *g;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_gguf_open(&g, gpath, &e) != ST_OK) {
 		cli_error_path(gpath, &e);
 		return CLI_ERROR;

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "common/ckpt.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/layers.h"
-#include "common/table.h"
+#include "fe/table.h"
 
 /* Arrays longer than this are shown as their type and length. */
 #define ARRAY_SHOW 8
@@ -179,8 +179,8 @@ static void print_type_table(const struct totals *t)
 		if (!t->by[d].tensors)
 			continue;
 		snprintf(c1, sizeof c1, "%llu", (unsigned long long)t->by[d].tensors);
-		fmt_full(c2, sizeof c2, t->by[d].params, 0);
-		fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
+		table_fmt_full(c2, sizeof c2, t->by[d].params, 0);
+		table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		table_add(&tab, (const char *const[]){st_ggml_type_name(d), c1, c2,
 		                                      c3});
 	}
@@ -202,7 +202,7 @@ static void print_tensor_table(const struct view *v, int all)
 		const st_tensor *t = v->p[row->members[0]];
 		size_t len;
 		char *raw = layers_row_name(row, &len);
-		char *name = display_name(raw, len);
+		char *name = table_display_name(raw, len);
 		free(raw);
 		cli_fmt_shape(shape, sizeof shape, t);
 		if (row->nmembers > 1) {
@@ -291,7 +291,7 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 		const st_stats *a = &accs[i];
-		char *name = display_name(t->name, t->name_len);
+		char *name = table_display_name(t->name, t->name_len);
 		const char *type = st_ggml_type_name(t->type);
 		if (!decodable(t->type)) {
 			skipped[t->type] = 1;
@@ -300,7 +300,7 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 			free(name);
 			continue;
 		}
-		stats_cells(a, c);
+		table_stats_cells(a, c);
 		table_add(&tab, (const char *const[]){name, type, c[0], c[1], c[2],
 		                                      c[3], c[4], c[5], c[6]});
 		free(name);
@@ -324,19 +324,19 @@ static void print_summary(const char *path, const st_gguf *g, int all,
 {
 	char buf[128];
 	char *p = cli_printable(path, strlen(path));
-	print_kv("path:", p);
-	print_kv("file:", p);
+	table_print_kv("path:", p);
+	table_print_kv("file:", p);
 	free(p);
 	snprintf(buf, sizeof buf, "GGUF version %u (llama.cpp), alignment %llu",
 	         st_gguf_version(g), (unsigned long long)st_gguf_alignment(g));
-	print_kv("  format:", buf);
-	fmt_full(buf, sizeof buf, st_gguf_data_offset(g), 1);
-	print_kv("  header:", buf);
-	fmt_full(buf, sizeof buf, st_gguf_data_size(g), 1);
-	print_kv("  data:", buf);
+	table_print_kv("  format:", buf);
+	table_fmt_full(buf, sizeof buf, st_gguf_data_offset(g), 1);
+	table_print_kv("  header:", buf);
+	table_fmt_full(buf, sizeof buf, st_gguf_data_size(g), 1);
+	table_print_kv("  data:", buf);
 	size_t nkv = st_gguf_n_kv(g);
 	if (nkv == 0)
-		print_kv("  metadata:", "(none)");
+		table_print_kv("  metadata:", "(none)");
 	for (size_t i = 0; i < nkv; i++) {
 		const st_gguf_kv *kv = st_gguf_kv_at(g, i);
 		printf("%-13s", i ? "" : "  metadata:");
@@ -347,7 +347,7 @@ static void print_summary(const char *path, const st_gguf *g, int all,
 	}
 	struct totals t;
 	totals(g, &t);
-	print_totals(t.tensors, t.params, t.bytes);
+	table_print_totals(t.tensors, t.params, t.bytes);
 	if (t.tensors == 0)
 		return;
 	putchar('\n');
@@ -462,7 +462,7 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		       (unsigned long long)(x->offset + x->n_bytes));
 		if (accs) {
 			if (decodable(x->type))
-				json_stats(&accs[i]);
+				table_json_stats(&accs[i]);
 			else
 				printf(", \"stats\": null");
 		}
@@ -493,7 +493,6 @@ int gguf_info_describe(const char *path, int all, int json, int stats,
 {
 	st_gguf *g;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	if (st_gguf_open(&g, path, &err) != ST_OK) {
 		cli_error_path(path, &err);
 		return CLI_ERROR;

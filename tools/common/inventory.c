@@ -4,7 +4,7 @@
  * problems.
  */
 #include "common/inventory.h"
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -176,7 +176,6 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 {
 	st_checkpoint *ck;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	/* A checkpoint that does not open has had its errors reported. */
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;

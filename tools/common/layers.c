@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 /* A dot component is an integer when it is digits without a leading zero. */
 static int comp_integer(const layers_comp *c, uint64_t *value)
 {

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
-#include "common/table.h"
+#include "fe/cli.h"
+#include "fe/table.h"
 
 void quant_info_print(FILE *f, const st_quant_summary *q)
 {
@@ -20,11 +20,11 @@ void quant_info_print(FILE *f, const st_quant_summary *q)
 	}
 	if (q->n_layouts == 0)
 		fprintf(f, "%-13s%s\n", "quantized:", "no weight/scale pair fits");
-	fmt_full(n1, sizeof n1, q->plan.parameters, 0);
+	table_fmt_full(n1, sizeof n1, q->plan.parameters, 0);
 	fprintf(f, "%-13s%s parameters, not counting the scales%s\n", "  weights:", n1,
 	        q->plan.n_mxfp4 ? " (MXFP4: two a byte)" : "");
-	fmt_full(n2, sizeof n2, q->scale_parameters, 0);
-	fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
+	table_fmt_full(n2, sizeof n2, q->scale_parameters, 0);
+	table_fmt_full(n3, sizeof n3, q->plan.scale_bytes, 1);
 	fprintf(f, "%-13s%zu tensor%s, %s parameters, %s", "  scales:", q->plan.n_scales,
 	        q->plan.n_scales == 1 ? "" : "s", n2, n3);
 	if (q->plan.n_act_scales)
@@ -109,7 +109,6 @@ int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
 	st_quant_summary q;
 	struct check_ctx cc = {fn, ctx, 0};
 
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return 0;
 	int rc = st_quant_summary_load(&q, ck, on_mismatch, &cc, &e);

@@ -6,7 +6,7 @@
  */
 #include "common/verify.h"
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +40,9 @@ static st_verify *run(const char *path, unsigned flags, int threads,
 	st_verify_options opt = {flags, threads, on_progress, &prog};
 	st_verify *v = NULL;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	int rc = st_verify_path(&v, path, &opt, &err);
 	cli_progress_done(&prog);
 	if (rc != ST_OK) {
-		err.code = rc;
 		cli_error_path(path, &err);
 		return NULL;
 	}
@@ -231,7 +229,7 @@ static void print_hash_doc(const char *path, const st_verify *v)
 	print_hash_json(path, v);
 }
 
-int hash_paths(char *const *paths, int n, int json, int threads)
+int verify_hash_paths(char *const *paths, int n, int json, int threads)
 {
 	unsigned flags = ST_VERIFY_HASH | (json ? ST_VERIFY_TENSORS : 0);
 	return each_path(paths, n, json, threads, flags, "hashing",

@@ -21,6 +21,6 @@ int verify_paths(char *const *paths, int n, int json, int threads);
  * files with their sizes and, for safetensors files, each tensor's SHA-256.
  * Returns 0, 1 when a file could not be hashed, 2 a PATH unreadable.
  */
-int hash_paths(char *const *paths, int n, int json, int threads);
+int verify_hash_paths(char *const *paths, int n, int json, int threads);
 
 #endif

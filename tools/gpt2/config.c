@@ -7,7 +7,7 @@
  * of weights (load.c).
  */
 #include "gpt2/gpt2.h"
-#include "common/json.h"
+#include "fe/json.h"
 #include "gpt2/internal.h"
 
 #include <errno.h>
@@ -28,67 +28,67 @@
 #define MAX_LAYERS 4096
 #define MAX_HEADS 1024 /* keeps tokens x heads attention tasks in an int */
 
-static int json_int(const tj *root, const char *key, int required,
+static int json_int(const json_node *root, const char *key, int required,
                     int lo, int hi, int *out, const char *name, char *err,
                     size_t errlen)
 {
-	const tj *v = tj_get(root, key);
-	if (!v || tj_is_null(v)) {
+	const json_node *v = json_get(root, key);
+	if (!v || json_is_null(v)) {
 		if (required)
 			return gpt2_err(err, errlen, "%s: \"%s\" is missing",
 			                name, key);
 		return 1;
 	}
-	if (!tj_is_number(v) || tj_number(v) != floor(tj_number(v)))
+	if (!json_is_number(v) || json_number(v) != floor(json_number(v)))
 		return gpt2_err(err, errlen, "%s: \"%s\" must be an integer",
 		                name, key);
-	if (tj_number(v) < lo || tj_number(v) > hi)
+	if (json_number(v) < lo || json_number(v) > hi)
 		return gpt2_err(err, errlen,
 		                "%s: \"%s\" is %.17g, expected %d to %d", name,
-		                key, tj_number(v), lo, hi);
-	*out = (int)tj_number(v);
+		                key, json_number(v), lo, hi);
+	*out = (int)json_number(v);
 	return 0;
 }
 
 /* A boolean option: absent or null keeps dflt; else it must be a bool. */
-static int json_bool(const tj *root, const char *key, int dflt, int *out,
+static int json_bool(const json_node *root, const char *key, int dflt, int *out,
                      const char *name, char *err, size_t errlen)
 {
-	const tj *v = tj_get(root, key);
+	const json_node *v = json_get(root, key);
 	*out = dflt;
-	if (!v || tj_is_null(v))
+	if (!v || json_is_null(v))
 		return 0;
-	if (!tj_is_bool(v))
+	if (!json_is_bool(v))
 		return gpt2_err(err, errlen, "%s: \"%s\" must be true or false",
 		                name, key);
-	*out = tj_is_true(v);
+	*out = json_is_true(v);
 	return 0;
 }
 
 /* eos_token_id: an integer, a list of integers, or null (none). */
-static int json_eos(const tj *v, gpt2_config *cfg, const char *name,
+static int json_eos(const json_node *v, gpt2_config *cfg, const char *name,
                     char *err, size_t errlen)
 {
 	cfg->n_eos = 0;
-	if (!v || tj_is_null(v))
+	if (!v || json_is_null(v))
 		return 0;
-	if (tj_is_number(v)) {
-		if (tj_number(v) != floor(tj_number(v)) ||
-		    tj_number(v) < 0 || tj_number(v) > INT_MAX)
+	if (json_is_number(v)) {
+		if (json_number(v) != floor(json_number(v)) ||
+		    json_number(v) < 0 || json_number(v) > INT_MAX)
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" must be a token id",
 			                name);
-		cfg->eos[cfg->n_eos++] = (int)tj_number(v);
+		cfg->eos[cfg->n_eos++] = (int)json_number(v);
 		return 0;
 	}
-	if (!tj_is_array(v))
+	if (!json_is_array(v))
 		return gpt2_err(err, errlen,
 		                "%s: \"eos_token_id\" must be an integer or a list",
 		                name);
-	const tj *e;
-	for (e = tj_first(v); e; e = tj_next(e)) {
-		if (!tj_is_number(e) || tj_number(e) != floor(tj_number(e)) ||
-		    tj_number(e) < 0 || tj_number(e) > INT_MAX)
+	const json_node *e;
+	for (e = json_first(v); e; e = json_next(e)) {
+		if (!json_is_number(e) || json_number(e) != floor(json_number(e)) ||
+		    json_number(e) < 0 || json_number(e) > INT_MAX)
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" must hold token ids",
 			                name);
@@ -96,7 +96,7 @@ static int json_eos(const tj *v, gpt2_config *cfg, const char *name,
 			return gpt2_err(err, errlen,
 			                "%s: \"eos_token_id\" lists more than %d ids",
 			                name, GPT2_MAX_EOS);
-		cfg->eos[cfg->n_eos++] = (int)tj_number(e);
+		cfg->eos[cfg->n_eos++] = (int)json_number(e);
 	}
 	return 0;
 }
@@ -128,11 +128,11 @@ static long nul_at(const char *json, size_t len)
 	return raw ? (long)(raw - json) : -1;
 }
 
-static tj *parse_json(const char *json, size_t len, const char *name,
+static json_node *parse_json(const char *json, size_t len, const char *name,
                       char *err, size_t errlen)
 {
 	size_t at;
-	tj *root = tj_parse(json, len, &at);
+	json_node *root = json_parse(json, len, &at);
 	if (!root) {
 		gpt2_err(err, errlen, "%s: not valid JSON (near byte %zu)", name, at);
 		return NULL;
@@ -142,21 +142,21 @@ static tj *parse_json(const char *json, size_t len, const char *name,
 	                    json[at] == '\n' || json[at] == '\r'))
 		at++;
 	if (at < len) {
-		tj_free(root);
+		json_free(root);
 		gpt2_err(err, errlen, "%s: not valid JSON (extra data at byte %zu)",
 		         name, at);
 		return NULL;
 	}
 	long nul = nul_at(json, len);
 	if (nul >= 0) {
-		tj_free(root);
+		json_free(root);
 		gpt2_err(err, errlen, "%s: a NUL at byte %ld (%s): a key or value "
 		         "would be cut there", name, nul,
 		         json[nul] ? "\\u0000" : "a raw 0 byte");
 		return NULL;
 	}
-	if (!tj_is_object(root)) {
-		tj_free(root);
+	if (!json_is_object(root)) {
+		json_free(root);
 		gpt2_err(err, errlen, "%s: not a JSON object", name);
 		return NULL;
 	}
@@ -167,18 +167,18 @@ static tj *parse_json(const char *json, size_t len, const char *name,
 	 * them: comparing every pair took minutes for a file of a million.
 	 */
 	size_t n = 0;
-	for (const tj *a = tj_first(root); a; a = tj_next(a))
+	for (const json_node *a = json_first(root); a; a = json_next(a))
 		n++;
 	const char **keys = malloc((n ? n : 1) * sizeof *keys);
 	if (!keys) {
-		tj_free(root);
+		json_free(root);
 		gpt2_err(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	n = 0;
-	for (const tj *a = tj_first(root); a; a = tj_next(a))
-		if (tj_key(a))
-			keys[n++] = tj_key(a);
+	for (const json_node *a = json_first(root); a; a = json_next(a))
+		if (json_key(a))
+			keys[n++] = json_key(a);
 	qsort(keys, n, sizeof *keys, key_cmp);
 	for (size_t i = 1; i < n; i++)
 		if (strcmp(keys[i - 1], keys[i]) == 0) {
@@ -186,7 +186,7 @@ static tj *parse_json(const char *json, size_t len, const char *name,
 			gpt2_printable(key, sizeof key, keys[i], strlen(keys[i]));
 			gpt2_err(err, errlen, "%s: key \"%s\" appears twice", name, key);
 			free(keys);
-			tj_free(root);
+			json_free(root);
 			return NULL;
 		}
 	free(keys);
@@ -225,21 +225,21 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
                       const char *name, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof *cfg);
-	tj *root = parse_json(json, len, name, err, errlen);
+	json_node *root = parse_json(json, len, name, err, errlen);
 	if (!root)
 		return -1;
 	int rc = -1;
 
 	/* What kind of model this is; only GPT-2's own block is implemented. */
-	const tj *mt = tj_get(root, "model_type");
-	if (!tj_is_string(mt)) {
+	const json_node *mt = json_get(root, "model_type");
+	if (!json_is_string(mt)) {
 		gpt2_err(err, errlen, "%s: \"model_type\" is %s, expected \"gpt2\"",
 		         name, mt ? "not a string" : "missing");
 		goto out;
 	}
 	char text[80];
-	if (strcmp(tj_string(mt), "gpt2") != 0) {
-		gpt2_printable(text, sizeof text, tj_string(mt), strlen(tj_string(mt)));
+	if (strcmp(json_string(mt), "gpt2") != 0) {
+		gpt2_printable(text, sizeof text, json_string(mt), strlen(json_string(mt)));
 		gpt2_err(err, errlen,
 		         "%s: model_type \"%s\" is not supported (expected \"gpt2\")",
 		         name, text);
@@ -264,11 +264,11 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 		goto out;
 	}
 	cfg->layer_norm_eps = 1e-5f;
-	const tj *eps = tj_get(root,
+	const json_node *eps = json_get(root,
 	                                                    "layer_norm_epsilon");
-	if (eps && !tj_is_null(eps)) {
-		if (!tj_is_number(eps) || !(tj_number(eps) > 0) ||
-		    !isfinite(tj_number(eps))) {
+	if (eps && !json_is_null(eps)) {
+		if (!json_is_number(eps) || !(json_number(eps) > 0) ||
+		    !isfinite(json_number(eps))) {
 			gpt2_err(err, errlen,
 			         "%s: \"layer_norm_epsilon\" must be a positive number",
 			         name);
@@ -276,31 +276,31 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 		}
 		/* It is held as a float: 1e210 would become infinite, 1e-300
 		 * zero, and gpt2_config_check refuse what parsed. */
-		if (tj_number(eps) > FLT_MAX || (float)tj_number(eps) == 0) {
+		if (json_number(eps) > FLT_MAX || (float)json_number(eps) == 0) {
 			gpt2_err(err, errlen,
 			         "%s: \"layer_norm_epsilon\" is %g, outside the range "
-			         "of a float", name, tj_number(eps));
+			         "of a float", name, json_number(eps));
 			goto out;
 		}
-		cfg->layer_norm_eps = (float)tj_number(eps);
+		cfg->layer_norm_eps = (float)json_number(eps);
 	}
 
 	/*
 	 * The variants of the block. gelu_pytorch_tanh is the same function
 	 * as gelu_new (both the tanh approximation), so both are accepted.
 	 */
-	const tj *act = tj_get(root,
+	const json_node *act = json_get(root,
 	                                                    "activation_function");
-	if (act && !tj_is_null(act)) {
-		if (!tj_is_string(act)) {
+	if (act && !json_is_null(act)) {
+		if (!json_is_string(act)) {
 			gpt2_err(err, errlen,
 			         "%s: \"activation_function\" must be a string", name);
 			goto out;
 		}
-		if (strcmp(tj_string(act), "gelu_new") != 0 &&
-		    strcmp(tj_string(act), "gelu_pytorch_tanh") != 0) {
-			gpt2_printable(text, sizeof text, tj_string(act),
-			          strlen(tj_string(act)));
+		if (strcmp(json_string(act), "gelu_new") != 0 &&
+		    strcmp(json_string(act), "gelu_pytorch_tanh") != 0) {
+			gpt2_printable(text, sizeof text, json_string(act),
+			               strlen(json_string(act)));
 			gpt2_err(err, errlen,
 			         "%s: activation_function \"%s\" is not implemented "
 			         "(only gelu_new)", name, text);
@@ -343,12 +343,12 @@ int gpt2_config_parse(gpt2_config *cfg, const char *json, size_t len,
 			goto out;
 		}
 	}
-	if (json_eos(tj_get(root, "eos_token_id"),
+	if (json_eos(json_get(root, "eos_token_id"),
 	             cfg, name, err, errlen))
 		goto out;
 	rc = 0;
 out:
-	tj_free(root);
+	json_free(root);
 	return rc;
 }
 
@@ -404,15 +404,15 @@ int gpt2_config_load(gpt2_config *cfg, const char *dir, char *err,
 		return -1;
 	if (rc == 1)
 		return 0;
-	tj *root = parse_json(buf, len, path, err, errlen);
+	json_node *root = parse_json(buf, len, path, err, errlen);
 	free(buf);
 	if (!root)
 		return -1;
-	const tj *eos = tj_get(root, "eos_token_id");
+	const json_node *eos = json_get(root, "eos_token_id");
 	rc = 0;
 	if (eos)
 		rc = json_eos(eos, cfg, path, err, errlen);
-	tj_free(root);
+	json_free(root);
 	return rc;
 }
 

@@ -306,7 +306,6 @@ int gpt2_export_hf_to_llmc(const char *in, const char *out,
 	}
 	st_checkpoint *ck;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, in, ST_OPEN_TORCH, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
 		                                                : st_strerror(e.code));

@@ -12,7 +12,7 @@
 #ifndef ST_GPT2_EXPORT_IMPL_H
 #define ST_GPT2_EXPORT_IMPL_H
 
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "gpt2/export.h"
 #include "gpt2/llmc.h"
 

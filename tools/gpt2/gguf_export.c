@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "gpt2/internal.h"
 #include "gpt2/tokenizer.h"
 #include "gpt2/tokenizer_vocab.h"
@@ -269,7 +269,6 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 	void *c = NULL;
 	int rc = -1;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (gpt2_tokenizer_load(&tok, dir, err, errlen))
 		return -1;
 	if (st_checkpoint_open(&ck, in, ST_OPEN_TORCH, &e) != ST_OK) {
@@ -682,7 +681,6 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 {
 	st_gguf *g = NULL;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_gguf_open(&g, in, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	struct reader r = {.g = g, .in = in, .err = err, .errlen = errlen};

@@ -369,7 +369,6 @@ int gpt2_model_load(gpt2_model **out, const char *path, int wdtype, char *err,
 		return -1;
 	st_checkpoint *ck;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
 		                                                : st_strerror(e.code));

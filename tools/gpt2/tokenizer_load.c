@@ -5,7 +5,7 @@
  * ranks, the added tokens). Every refusal is one line naming the file.
  */
 #include "gpt2/tokenizer_impl.h"
-#include "common/json.h"
+#include "fe/json.h"
 #include "gpt2/internal.h"
 
 
@@ -161,11 +161,11 @@ typedef struct load_state {
 	size_t errlen;
 } load_state;
 
-static int json_int_id(const tj *v, int32_t *id)
+static int json_int_id(const json_node *v, int32_t *id)
 {
-	if (!tj_is_number(v))
+	if (!json_is_number(v))
 		return -1;
-	double d = tj_number(v);
+	double d = json_number(v);
 	if (!(d >= 0 && d < MAX_IDS) || d != (double)(int32_t)d)
 		return -1;
 	*id = (int32_t)d;
@@ -173,26 +173,26 @@ static int json_int_id(const tj *v, int32_t *id)
 }
 
 /* The vocabulary object {"token": id, ...}. */
-static int load_vocab_object(load_state *ls, const tj *obj, const char *where)
+static int load_vocab_object(load_state *ls, const json_node *obj, const char *where)
 {
-	if (!tj_is_object(obj))
+	if (!json_is_object(obj))
 		return gpt2_err(ls->err, ls->errlen, "%s: %s is not an object", ls->vocab_path, where);
 	size_t n = 0;
-	for (const tj *c = tj_first(obj); c; c = tj_next(c))
+	for (const json_node *c = json_first(obj); c; c = json_next(c))
 		n++;
 	ls->vocab = calloc(n ? n : 1, sizeof *ls->vocab);
 	if (!ls->vocab)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", ls->vocab_path);
-	for (const tj *c = tj_first(obj); c; c = tj_next(c)) {
+	for (const json_node *c = json_first(obj); c; c = json_next(c)) {
 		vocab_entry *e = &ls->vocab[ls->n_vocab];
 		char sa[SHOW_MAX];
 		if (json_int_id(c, &e->id) != 0)
 			return gpt2_err(ls->err, ls->errlen,
 			            "%s: %s: token '%s' has id %s (expected an integer in [0, %d))",
-			            ls->vocab_path, where, show(sa, tj_key(c), strlen(tj_key(c))),
-			            tj_is_number(c) ? "out of range" : "not a number", MAX_IDS);
-		e->key = tj_key(c);
-		e->len = strlen(tj_key(c));
+			            ls->vocab_path, where, show(sa, json_key(c), strlen(json_key(c))),
+			            json_is_number(c) ? "out of range" : "not a number", MAX_IDS);
+		e->key = json_key(c);
+		e->len = strlen(json_key(c));
 		ls->n_vocab++;
 	}
 	return 0;
@@ -212,88 +212,88 @@ static int split_merge(const char *s, merge_entry *m)
 	return 0;
 }
 
-static int load_tokenizer_json(load_state *ls, const tj *root)
+static int load_tokenizer_json(load_state *ls, const json_node *root)
 {
 	const char *path = ls->vocab_path;
-	if (!tj_is_object(root))
+	if (!json_is_object(root))
 		return gpt2_err(ls->err, ls->errlen, "%s: not a JSON object", path);
 
 	/* The normalizer must be absent or null: the GPT-2 tokenizer has none. */
-	const tj *norm = tj_get(root, "normalizer");
-	if (norm && !tj_is_null(norm))
+	const json_node *norm = json_get(root, "normalizer");
+	if (norm && !json_is_null(norm))
 		return gpt2_err(ls->err, ls->errlen, "%s: normalizer is not supported (expected null)", path);
 
 	/* The pre-tokenizer: ByteLevel, or absent (then its defaults). */
-	const tj *pre = tj_get(root, "pre_tokenizer");
+	const json_node *pre = json_get(root, "pre_tokenizer");
 	char sa[SHOW_MAX];
-	if (pre && !tj_is_null(pre)) {
-		const tj *type = tj_get(pre, "type");
-		if (!tj_is_object(pre) || (type && (!tj_is_string(type) ||
-		                                      strcmp(tj_string(type), "ByteLevel") != 0)))
+	if (pre && !json_is_null(pre)) {
+		const json_node *type = json_get(pre, "type");
+		if (!json_is_object(pre) || (type && (!json_is_string(type) ||
+		                                      strcmp(json_string(type), "ByteLevel") != 0)))
 			return gpt2_err(ls->err, ls->errlen,
 			            "%s: pre_tokenizer: type '%s' is not supported (expected ByteLevel)",
-			            path, tj_is_string(type)
-			                  ? show(sa, tj_string(type), strlen(tj_string(type)))
+			            path, json_is_string(type)
+			                  ? show(sa, json_string(type), strlen(json_string(type)))
 			                  : "?");
-		const tj *v = tj_get(pre, "add_prefix_space");
-		if (tj_is_bool(v))
-			ls->add_prefix_space = tj_is_true(v);
-		v = tj_get(pre, "use_regex");
-		if (tj_is_bool(v))
-			ls->use_regex = tj_is_true(v);
+		const json_node *v = json_get(pre, "add_prefix_space");
+		if (json_is_bool(v))
+			ls->add_prefix_space = json_is_true(v);
+		v = json_get(pre, "use_regex");
+		if (json_is_bool(v))
+			ls->use_regex = json_is_true(v);
 	}
 
 	/* The model: BPE. */
-	const tj *model = tj_get(root, "model");
-	if (!tj_is_object(model))
+	const json_node *model = json_get(root, "model");
+	if (!json_is_object(model))
 		return gpt2_err(ls->err, ls->errlen, "%s: model is missing or not an object", path);
-	const tj *type = tj_get(model, "type");
-	if (type && (!tj_is_string(type) || strcmp(tj_string(type), "BPE") != 0))
+	const json_node *type = json_get(model, "type");
+	if (type && (!json_is_string(type) || strcmp(json_string(type), "BPE") != 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: type '%s' is not supported (expected BPE)",
-		            path, tj_is_string(type)
-		                  ? show(sa, tj_string(type), strlen(tj_string(type)))
+		            path, json_is_string(type)
+		                  ? show(sa, json_string(type), strlen(json_string(type)))
 		                  : "?");
-	const tj *v = tj_get(model, "ignore_merges");
-	if (tj_is_bool(v))
-		ls->ignore_merges = tj_is_true(v);
-	v = tj_get(model, "byte_fallback");
-	if (tj_is_true(v))
+	const json_node *v = json_get(model, "ignore_merges");
+	if (json_is_bool(v))
+		ls->ignore_merges = json_is_true(v);
+	v = json_get(model, "byte_fallback");
+	if (json_is_true(v))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: byte_fallback is not supported (expected false)", path);
-	v = tj_get(model, "dropout");
-	if (v && !tj_is_null(v) && !(tj_is_number(v) && tj_number(v) == 0))
+	v = json_get(model, "dropout");
+	if (v && !json_is_null(v) && !(json_is_number(v) && json_number(v) == 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: dropout is not supported (expected null)", path);
 	const char *affix[] = {"continuing_subword_prefix", "end_of_word_suffix"};
 	for (int i = 0; i < 2; i++) {
-		v = tj_get(model, affix[i]);
-		if (v && !tj_is_null(v) && !(tj_is_string(v) && !tj_string(v)[0]))
+		v = json_get(model, affix[i]);
+		if (v && !json_is_null(v) && !(json_is_string(v) && !json_string(v)[0]))
 			return gpt2_err(ls->err, ls->errlen, "%s: model: %s is not supported (expected empty)",
 			            path, affix[i]);
 	}
 
-	if (load_vocab_object(ls, tj_get(model, "vocab"), "model.vocab") != 0)
+	if (load_vocab_object(ls, json_get(model, "vocab"), "model.vocab") != 0)
 		return -1;
 
-	const tj *merges = tj_get(model, "merges");
-	if (merges && !tj_is_array(merges))
+	const json_node *merges = json_get(model, "merges");
+	if (merges && !json_is_array(merges))
 		return gpt2_err(ls->err, ls->errlen, "%s: model.merges is not an array", path);
-	size_t n = (size_t)tj_size(merges);
+	size_t n = (size_t)json_size(merges);
 	ls->mergev = calloc(n ? n : 1, sizeof *ls->mergev);
 	if (!ls->mergev)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", path);
 	size_t i = 0;
-	for (const tj *m = merges ? tj_first(merges) : NULL; m; m = tj_next(m), i++) {
+	for (const json_node *m = merges ? json_first(merges) : NULL; m; m = json_next(m), i++) {
 		merge_entry *e = &ls->mergev[i];
 		e->where = i;
-		if (tj_is_string(m)) {
-			if (split_merge(tj_string(m), e) != 0)
+		if (json_is_string(m)) {
+			if (split_merge(json_string(m), e) != 0)
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: model.merges[%zu]: '%s' is not two tokens separated by one space",
-				            path, i, show(sa, tj_string(m), strlen(tj_string(m))));
-		} else if (tj_is_array(m) && tj_size(m) == 2 &&
-		           tj_is_string(tj_first(m)) && tj_is_string(tj_next(tj_first(m)))) {
-			e->a = tj_string(tj_first(m));
+				            path, i, show(sa, json_string(m), strlen(json_string(m))));
+		} else if (json_is_array(m) && json_size(m) == 2 &&
+		           json_is_string(json_first(m)) && json_is_string(json_next(json_first(m)))) {
+			e->a = json_string(json_first(m));
 			e->alen = strlen(e->a);
-			e->b = tj_string(tj_next(tj_first(m)));
+			e->b = json_string(json_next(json_first(m)));
 			e->blen = strlen(e->b);
 		} else {
 			return gpt2_err(ls->err, ls->errlen,
@@ -304,38 +304,38 @@ static int load_tokenizer_json(load_state *ls, const tj *root)
 	ls->n_merges = i;
 
 	/* Added tokens: found in the text before pre-tokenization. */
-	const tj *added = tj_get(root, "added_tokens");
-	if (added && !tj_is_null(added) && !tj_is_array(added))
+	const json_node *added = json_get(root, "added_tokens");
+	if (added && !json_is_null(added) && !json_is_array(added))
 		return gpt2_err(ls->err, ls->errlen, "%s: added_tokens is not an array", path);
-	n = added && tj_is_array(added) ? (size_t)tj_size(added) : 0;
+	n = added && json_is_array(added) ? (size_t)json_size(added) : 0;
 	ls->added = calloc(n ? n : 1, sizeof *ls->added);
 	if (!ls->added)
 		return gpt2_err(ls->err, ls->errlen, "%s: out of memory", path);
 	i = 0;
-	for (const tj *a = n ? tj_first(added) : NULL; a; a = tj_next(a), i++) {
-		const tj *content = tj_get(a, "content");
-		const tj *id = tj_get(a, "id");
+	for (const json_node *a = n ? json_first(added) : NULL; a; a = json_next(a), i++) {
+		const json_node *content = json_get(a, "content");
+		const json_node *id = json_get(a, "id");
 		added_token *e;
-		if (!tj_is_string(content))
+		if (!json_is_string(content))
 			return gpt2_err(ls->err, ls->errlen, "%s: added_tokens[%zu]: content is missing", path, i);
 		/* The id must be there, but its value is not used (build). */
-		if (!tj_is_number(id))
+		if (!json_is_number(id))
 			return gpt2_err(ls->err, ls->errlen, "%s: added_tokens[%zu]: id is missing", path, i);
 		/* Hugging Face skips empty tokens. */
-		if (!tj_string(content)[0])
+		if (!json_string(content)[0])
 			continue;
 		const char *unsupported[] = {"lstrip", "rstrip", "single_word"};
 		for (int k = 0; k < 3; k++)
-			if (tj_is_true(tj_get(a, unsupported[k])))
+			if (json_is_true(json_get(a, unsupported[k])))
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: added_tokens[%zu] '%s': %s is not supported (expected false)",
 				            path, i,
-				            show(sa, tj_string(content), strlen(tj_string(content))),
+				            show(sa, json_string(content), strlen(json_string(content))),
 				            unsupported[k]);
 		e = &ls->added[ls->n_added++];
-		e->text = (char *)tj_string(content); /* borrowed while loading */
-		e->len = strlen(tj_string(content));
-		e->special = tj_is_true(tj_get(a, "special"));
+		e->text = (char *)json_string(content); /* borrowed while loading */
+		e->len = strlen(json_string(content));
+		e->special = json_is_true(json_get(a, "special"));
 	}
 	return 0;
 }
@@ -649,7 +649,7 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 
 	char *json = NULL, *mtext = NULL;
 	size_t json_len = 0, mlen = 0;
-	tj *root = NULL;
+	json_node *root = NULL;
 	gpt2_tokenizer *t = NULL;
 	int rc = -1;
 
@@ -657,7 +657,7 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 	    check_utf8(json_path, json, json_len, err, errlen) != 0)
 		goto done;
 	size_t at;
-	root = tj_parse(json, json_len, &at);
+	root = json_parse(json, json_len, &at);
 	if (!root) {
 		gpt2_err(err, errlen, "%s: not valid JSON (error at byte %zu)", json_path, at);
 		goto done;
@@ -703,7 +703,7 @@ done:
 	free(ls.vocab);
 	free(ls.mergev);
 	free(ls.added);
-	tj_free(root);
+	json_free(root);
 	free(json);
 	free(mtext);
 	return rc;

@@ -220,7 +220,6 @@ int gpt2_trace_write(const gpt2_trace *tr, const char *path,
 		ids64[i] = ids[i]; /* little-endian hosts only, as libst */
 	st_writer *w = NULL;
 	st_error e;
-	memset(&e, 0, sizeof e);
 	int rc = st_writer_new(&w, &e);
 	if (rc == ST_OK)
 		rc = st_writer_set_meta(w, "order", order, &e);

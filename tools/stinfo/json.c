@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cli.h"
-#include "common/table.h"
+#include "fe/cli.h"
+#include "fe/table.h"
 
 /* ---- JSON -------------------------------------------------------------- */
 
@@ -97,7 +97,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 		       (unsigned long long)x->end);
 		if (accs) {
 			if (st_dtype_has_values(x->dtype))
-				json_stats(&accs[i]);
+				table_json_stats(&accs[i]);
 			else
 				printf(", \"stats\": null");
 		}

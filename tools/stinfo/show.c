@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 #include "common/inventory.h"
 #include "common/layers.h"
 #include "common/quant_info.h"
-#include "common/table.h"
+#include "fe/table.h"
 
 /* ---- human summary ----------------------------------------------------- */
 
@@ -47,19 +47,19 @@ static void print_files(const st_checkpoint *ck)
 	const char *index = st_checkpoint_index_path(ck);
 	if (index) {
 		char *p = cli_printable(index, strlen(index));
-		print_kv("index:", p);
+		table_print_kv("index:", p);
 		free(p);
 	}
 	size_t nf = st_checkpoint_n_files(ck);
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
 		char *p = cli_printable(st_file_path(f), strlen(st_file_path(f)));
-		print_kv("file:", p);
+		table_print_kv("file:", p);
 		free(p);
 		if (st_file_format(f) == ST_FORMAT_TORCH) {
 			/* Offsets below count from the start of the file. */
 			const char *fn = st_file_format_name(f);
-			print_kv("  format:", !strcmp(fn, "pytorch-legacy")
+			table_print_kv("  format:", !strcmp(fn, "pytorch-legacy")
 			         ? "PyTorch legacy (pre-1.6) checkpoint (its pickle was "
 			           "read, not executed)"
 			         : !strcmp(fn, "pytorch-tar")
@@ -67,8 +67,8 @@ static void print_files(const st_checkpoint *ck)
 			           "read, not executed)"
 			         : "PyTorch zip checkpoint (its pickle was read, not "
 			           "executed)");
-			fmt_full(buf, sizeof buf, st_file_size(f), 1);
-			print_kv("  size:", buf);
+			table_fmt_full(buf, sizeof buf, st_file_size(f), 1);
+			table_print_kv("  size:", buf);
 			const st_torch_info *ti = st_file_torch_info(f);
 			print_torch_keys(ti);
 			char *k;
@@ -77,7 +77,7 @@ static void print_files(const st_checkpoint *ck)
 				char *line = cli_xmalloc(strlen(k) + 48);
 				sprintf(line, "%s%s", k, ti->key_auto
 				        ? " (every tensor is under it)" : "");
-				print_kv("  read:", line);
+				table_print_kv("  read:", line);
 				free(line);
 				free(k);
 			}
@@ -88,19 +88,19 @@ static void print_files(const st_checkpoint *ck)
 				        ti->n_skipped == 1 ? "entry that is not a tensor"
 				                           : "entries that are not tensors",
 				        k, ti->n_skipped > 8 ? ", ..." : "");
-				print_kv("  skipped:", line);
+				table_print_kv("  skipped:", line);
 				free(line);
 				free(k);
 			}
 		} else {
-			fmt_full(buf, sizeof buf, st_file_header_size(f), 1);
-			print_kv("  header:", buf);
-			fmt_full(buf, sizeof buf, st_file_data_size(f), 1);
-			print_kv("  data:", buf);
+			table_fmt_full(buf, sizeof buf, st_file_header_size(f), 1);
+			table_print_kv("  header:", buf);
+			table_fmt_full(buf, sizeof buf, st_file_data_size(f), 1);
+			table_print_kv("  data:", buf);
 		}
 		size_t nm = st_file_n_meta(f);
 		if (nm == 0)
-			print_kv("  metadata:", "(none)");
+			table_print_kv("  metadata:", "(none)");
 		for (size_t m = 0; m < nm; m++) {
 			const st_meta *e = st_file_meta(f, m);
 			size_t show = e->value_len > META_SHOW ? META_SHOW : e->value_len;
@@ -130,8 +130,8 @@ static void print_dtype_table(const struct stinfo_totals *t)
 		if (!t->by[d].tensors)
 			continue;
 		snprintf(c1, sizeof c1, "%llu", (unsigned long long)t->by[d].tensors);
-		fmt_full(c2, sizeof c2, t->by[d].params, 0);
-		fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
+		table_fmt_full(c2, sizeof c2, t->by[d].params, 0);
+		table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		table_add(&tab, (const char *const[]){st_dtype_name((st_dtype)d), c1, c2, c3});
 	}
 	table_print(&tab, stdout);
@@ -157,7 +157,7 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 		const st_tensor *t = st_checkpoint_tensor(ck, row->members[0], &file);
 		size_t len;
 		char *raw = layers_row_name(row, &len);
-		char *name = display_name(raw, len);
+		char *name = table_display_name(raw, len);
 		free(raw);
 		cli_fmt_shape(shape, sizeof shape, t);
 		if (row->nmembers > 1)
@@ -181,7 +181,7 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 				snprintf(where, sizeof where, "%zu files", nfiles);
 			} else {
 				const char *p = st_file_path(st_checkpoint_file(ck, file));
-				wherep = cli_printable(base_name(p), strlen(base_name(p)));
+				wherep = cli_printable(table_base_name(p), strlen(table_base_name(p)));
 			}
 		} else if (row->nmembers > 1) {
 			snprintf(where, sizeof where, "-");
@@ -211,14 +211,14 @@ static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		const st_stats *a = &accs[i];
-		char *name = display_name(t->name, t->name_len);
+		char *name = table_display_name(t->name, t->name_len);
 		if (!st_dtype_has_values(t->dtype)) {
 			table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype),
 			                                      "-", "-", "-", "-", "-", "-", "-"});
 			free(name);
 			continue;
 		}
-		stats_cells(a, c);
+		table_stats_cells(a, c);
 		table_add(&tab, (const char *const[]){name, st_dtype_name(t->dtype), c[0],
 		                                      c[1], c[2], c[3], c[4], c[5], c[6]});
 		free(name);
@@ -291,10 +291,10 @@ void stinfo_summary(const char *path, const st_checkpoint *ck, int all, const st
 	struct stinfo_totals t;
 	stinfo_totals(ck, &t);
 	char *p = cli_printable(path, strlen(path));
-	print_kv("path:", p);
+	table_print_kv("path:", p);
 	free(p);
 	print_files(ck);
-	print_totals(t.tensors, t.params, t.bytes);
+	table_print_totals(t.tensors, t.params, t.bytes);
 	stinfo_quant(ck, 0);
 	stinfo_inventory(ck, 0);
 	if (t.tensors == 0)

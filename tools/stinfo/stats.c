@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 /* ---- totals ------------------------------------------------------------ */
 

@@ -1,8 +1,9 @@
 /*
  * cli.h - what the tools share: program name, diagnostics, allocation,
  * option parsing, human-readable sizes, names and JSON output, progress.
- * Not part of libst. Helpers over checkpoints and tensor data are in
- * ckpt.h, signal handling in signals.h.
+ * Not part of libst. Opening a checkpoint for a tool is common/ckpt.h,
+ * tables fe/table.h, signal handling fe/signals.h; errors follow
+ * doc/errors.md (only the cli_die family prints a failure and exits).
  */
 #ifndef ST_CLI_H
 #define ST_CLI_H

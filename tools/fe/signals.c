@@ -3,7 +3,7 @@
  * temporaries is the tool's: a handler cannot do it safely, so it only
  * records the signal.
  */
-#include "common/signals.h"
+#include "fe/signals.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,9 +1,10 @@
 /*
- * table.h - stinfo's text output: numbers with their exact value beside
- * the short one, names made printable, and tables whose columns are
- * aligned by display width (CJK and emoji take two columns), so that the
- * safetensors and the GGUF summaries look the same; and the statistics
- * cells and JSON both print. Not part of libst.
+ * table.h - stinfo's text output (common/gguf_info.c's GGUF summary
+ * too): numbers with their exact value beside the short one, names made
+ * printable, and tables whose columns are aligned by display width (CJK
+ * and emoji take two columns), so that the safetensors and the GGUF
+ * summaries look the same; and the statistics cells and JSON both print.
+ * Not part of libst.
  */
 #ifndef ST_TABLE_H
 #define ST_TABLE_H
@@ -15,19 +16,19 @@
 #include <st.h>
 
 /* Decimal with thousands separators: 124439808 -> "124,439,808". */
-void fmt_group(char *buf, size_t size, uint64_t n);
+void table_fmt_group(char *buf, size_t size, uint64_t n);
 /*
  * A count or a size with its exact value beside the short one:
  * "124.4M (124,439,808)", "497.8 MB (497,759,232 B)"; just "300" or
  * "232 B" when the short form is exact.
  */
-void fmt_full(char *buf, size_t size, uint64_t n, int bytes);
+void table_fmt_full(char *buf, size_t size, uint64_t n, int bytes);
 /* A name for a table, printable; the empty name as "". Caller frees. */
-char *display_name(const char *s, size_t len);
+char *table_display_name(const char *s, size_t len);
 /* Columns a (valid UTF-8, printable) string takes on a terminal. */
-size_t display_width(const char *str);
+size_t table_display_width(const char *str);
 /* The part of path after its last slash. */
-const char *base_name(const char *path);
+const char *table_base_name(const char *path);
 
 /*
  * A table collects its cells (owned strings) first and prints them once the
@@ -47,15 +48,15 @@ void table_print(struct table *t, FILE *f);
 void table_free(struct table *t);
 
 /* One summary line: the key padded to 13 columns, then the value. */
-void print_kv(const char *key, const char *value);
+void table_print_kv(const char *key, const char *value);
 /* The summary's "tensors:", "parameters:" and "bytes:" lines. */
-void print_totals(uint64_t tensors, uint64_t params, uint64_t bytes);
+void table_print_totals(uint64_t tensors, uint64_t params, uint64_t bytes);
 /* A statistic as a table shows it ("%.6g"). */
-void fmt_stat(char *buf, size_t size, double v);
+void table_fmt_stat(char *buf, size_t size, double v);
 /* A statistics row's cells: min, max, mean, std ("-" when no finite
  * values), then the NaN, Inf and zero counts. */
-void stats_cells(const st_stats *a, char cells[7][48]);
+void table_stats_cells(const st_stats *a, char cells[7][48]);
 /* A tensor's ", \"stats\": {...}" in --json, on stdout. */
-void json_stats(const st_stats *a);
+void table_json_stats(const st_stats *a);
 
 #endif

@@ -3,7 +3,7 @@
  * options, formatting, progress. Printing and exiting happen here and in
  * the tools, never in libst; nothing here knows one tool's options.
  */
-#include "common/cli.h"
+#include "fe/cli.h"
 
 #include <errno.h>
 #include <math.h>

@@ -2,16 +2,16 @@
  * paths.c - the folders the tools look in for the data installed with
  * them (see paths.h). It only locates folders; it reads no file.
  */
-#include "common/paths.h"
+#include "fe/paths.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #ifndef ST_DATADIR
-#error "ST_DATADIR must be defined when compiling tools/common (see CMakeLists.txt)"
+#error "ST_DATADIR must be defined when compiling tools/fe (see CMakeLists.txt)"
 #endif
 #ifndef ST_SOURCE_DIR
-#error "ST_SOURCE_DIR must be defined when compiling tools/common (see CMakeLists.txt)"
+#error "ST_SOURCE_DIR must be defined when compiling tools/fe (see CMakeLists.txt)"
 #endif
 
 #define TOKENIZER_INSTALLED ST_DATADIR "/gpt2-tokenizer"

@@ -1,17 +1,17 @@
 /*
  * table.c - stinfo's number formatting and aligned tables (see table.h).
  */
-#include "common/table.h"
+#include "fe/table.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cli.h"
+#include "fe/cli.h"
 
 /* ---- small formatting helpers ------------------------------------------ */
 
 /* Decimal with thousands separators: 124439808 -> "124,439,808". */
-void fmt_group(char *buf, size_t size, uint64_t n)
+void table_fmt_group(char *buf, size_t size, uint64_t n)
 {
 	char tmp[32];
 	int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)n);
@@ -29,7 +29,7 @@ void fmt_group(char *buf, size_t size, uint64_t n)
  * "124.4M (124,439,808)", "497.8 MB (497,759,232 B)"; just "300" or
  * "232 B" when the short form is exact.
  */
-void fmt_full(char *buf, size_t size, uint64_t n, int bytes)
+void table_fmt_full(char *buf, size_t size, uint64_t n, int bytes)
 {
 	char a[32], b[32];
 	if (bytes)
@@ -40,7 +40,7 @@ void fmt_full(char *buf, size_t size, uint64_t n, int bytes)
 		snprintf(buf, size, "%s", a);
 		return;
 	}
-	fmt_group(b, sizeof b, n);
+	table_fmt_group(b, sizeof b, n);
 	snprintf(buf, size, "%s (%s%s)", a, b, bytes ? " B" : "");
 }
 
@@ -48,7 +48,7 @@ void fmt_full(char *buf, size_t size, uint64_t n, int bytes)
  * A tensor name for a table: printable, and the empty name (legal) shown
  * as "" so that its row does not start with a blank cell.
  */
-char *display_name(const char *s, size_t len)
+char *table_display_name(const char *s, size_t len)
 {
 	return len ? cli_printable(s, len) : cli_xstrdup("\"\"");
 }
@@ -74,7 +74,7 @@ static unsigned cp_width(uint32_t cp)
 }
 
 /* Columns a (valid UTF-8, printable) string takes on a terminal. */
-size_t display_width(const char *str)
+size_t table_display_width(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t w = 0;
@@ -91,7 +91,7 @@ size_t display_width(const char *str)
 	return w;
 }
 
-const char *base_name(const char *path)
+const char *table_base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
@@ -123,14 +123,14 @@ void table_print(struct table *t, FILE *f)
 	size_t *w = cli_xcalloc(t->ncols, sizeof *w);
 	for (size_t r = 0; r < t->nrows; r++)
 		for (size_t c = 0; c < t->ncols; c++) {
-			size_t cw = display_width(t->cells[r * t->ncols + c]);
+			size_t cw = table_display_width(t->cells[r * t->ncols + c]);
 			if (cw > w[c])
 				w[c] = cw;
 		}
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			const char *s = t->cells[r * t->ncols + c];
-			size_t pad = w[c] - display_width(s);
+			size_t pad = w[c] - table_display_width(s);
 			int last = c + 1 == t->ncols;
 			if (c)
 				fputs("  ", f);
@@ -156,34 +156,34 @@ void table_free(struct table *t)
 
 /* ---- summary lines and statistics ------------------------------------- */
 
-void print_kv(const char *key, const char *value)
+void table_print_kv(const char *key, const char *value)
 {
 	printf("%-13s%s\n", key, value);
 }
 
-void print_totals(uint64_t tensors, uint64_t params, uint64_t bytes)
+void table_print_totals(uint64_t tensors, uint64_t params, uint64_t bytes)
 {
 	char buf[96];
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)tensors);
-	print_kv("tensors:", buf);
-	fmt_full(buf, sizeof buf, params, 0);
-	print_kv("parameters:", buf);
-	fmt_full(buf, sizeof buf, bytes, 1);
-	print_kv("bytes:", buf);
+	table_print_kv("tensors:", buf);
+	table_fmt_full(buf, sizeof buf, params, 0);
+	table_print_kv("parameters:", buf);
+	table_fmt_full(buf, sizeof buf, bytes, 1);
+	table_print_kv("bytes:", buf);
 }
 
-void fmt_stat(char *buf, size_t size, double v)
+void table_fmt_stat(char *buf, size_t size, double v)
 {
 	snprintf(buf, size, "%.6g", v);
 }
 
-void stats_cells(const st_stats *a, char c[7][48])
+void table_stats_cells(const st_stats *a, char c[7][48])
 {
 	if (a->n) {
-		fmt_stat(c[0], sizeof c[0], a->min);
-		fmt_stat(c[1], sizeof c[1], a->max);
-		fmt_stat(c[2], sizeof c[2], st_stats_mean(a));
-		fmt_stat(c[3], sizeof c[3], st_stats_std(a));
+		table_fmt_stat(c[0], sizeof c[0], a->min);
+		table_fmt_stat(c[1], sizeof c[1], a->max);
+		table_fmt_stat(c[2], sizeof c[2], st_stats_mean(a));
+		table_fmt_stat(c[3], sizeof c[3], st_stats_std(a));
 	} else {
 		for (int k = 0; k < 4; k++)
 			snprintf(c[k], sizeof c[k], "-");
@@ -193,7 +193,7 @@ void stats_cells(const st_stats *a, char c[7][48])
 	snprintf(c[6], sizeof c[6], "%llu", (unsigned long long)a->zeros);
 }
 
-void json_stats(const st_stats *a)
+void table_json_stats(const st_stats *a)
 {
 	printf(", \"stats\": {\"min\": ");
 	if (a->n) {

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		rc = st_snapshot_commit(s, &err);
 	if (rc != ST_OK)
 		fprintf(stderr, "reshard: %s\n", err.message);
-	st_snapshot_free(s); /* before a commit: removes what was written */
+	st_snapshot_close(s); /* before a commit: removes what was written */
 	st_checkpoint_close(c);
 	free(names), free(t), free(shard), free(e);
 	return rc == ST_OK ? 0 : 2;

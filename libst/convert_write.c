@@ -421,6 +421,6 @@ int st_convert_write_snapshot(st_convert_plan *p, const char *dir, const char *s
 		rc = ST_EIO;
 	if (rc == ST_OK)
 		rc = st_snapshot_commit(snap, err);
-	st_snapshot_free(snap); /* uncommitted: removes the new directory */
+	st_snapshot_close(snap); /* uncommitted: removes the new directory */
 	return rc;
 }

@@ -12,7 +12,7 @@
  * Atomicity: everything is written inside "<parent>/.<base>.tmp-<pid>-X"
  * and synced; commit then exchanges that directory with the target in one
  * renameat2(RENAME_EXCHANGE), so a reader of the target sees the old
- * snapshot or the new one, never a mix. A failure, or st_snapshot_free
+ * snapshot or the new one, never a mix. A failure, or st_snapshot_close
  * before commit, removes the temporary tree; one left by a killed process
  * is removed by the next st_snapshot_open of the same target.
  */
@@ -219,7 +219,7 @@ int st_snapshot_open(st_snapshot **out, const char *dir, unsigned flags,
 	const char *slash = strrchr(s->path, '/');
 	const char *base = slash ? slash + 1 : s->path;
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		st_snapshot_free(s);
+		st_snapshot_close(s);
 		return st__error(err, ST_EINVAL, "%s: cannot replace this directory", dir);
 	}
 	st__sweep_stale(s->path);
@@ -236,7 +236,7 @@ int st_snapshot_open(st_snapshot **out, const char *dir, unsigned flags,
 		s->tmp = NULL;
 	}
 	if (!s->tmp) {
-		st_snapshot_free(s);
+		st_snapshot_close(s);
 		if (e == ENOMEM)
 			return st__error(err, ST_ENOMEM, "%s: out of memory", dir);
 		return st__error_sys(err, ST_EIO, e,
@@ -253,7 +253,7 @@ const char *st_snapshot_temp_path(const st_snapshot *s)
 	return s->committed ? NULL : s->tmp;
 }
 
-void st_snapshot_free(st_snapshot *s)
+void st_snapshot_close(st_snapshot *s)
 {
 	if (!s)
 		return;

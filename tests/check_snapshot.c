@@ -283,7 +283,7 @@ START_TEST(test_snapshot_commit_creates)
 	ck_assert(!exists(out));
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_ESTATE);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert_int_eq(count_prefix(tmp, ".out.tmp-"), 0);
 	char *t = read_text(path_in("out/notes.txt"));
 	ck_assert_str_eq(t, "hi");
@@ -304,7 +304,7 @@ START_TEST(test_snapshot_free_before_commit_leaves_nothing)
 	st_snapshot *s;
 	ck_assert_int_eq(st_snapshot_open(&s, out, 0, NULL), ST_OK);
 	put_shard(s, "model.safetensors", "abc");
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert(!exists(out));
 	ck_assert_int_eq(count_prefix(tmp, ".gone"), 0);
 }
@@ -328,7 +328,7 @@ START_TEST(test_snapshot_existing_untouched_until_commit)
 	ck_assert(!exists(path_in("old/model.safetensors")));
 	ck_assert(exists(path_in("old/model-00001-of-00002.safetensors")));
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert(exists(path_in("old/model.safetensors")));
 	ck_assert(!exists(path_in("old/model-00001-of-00002.safetensors")));
 	char *t = read_text(path_in("old/notes.txt"));
@@ -367,7 +367,7 @@ START_TEST(test_snapshot_copy_dir)
 	                 ST_OK);
 	ck_assert_int_eq(n_notes, 4); /* config, sub/tokenizer, .git, the .bin */
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	char *t = read_text(path_in("copy/config.json"));
 	ck_assert_str_eq(t, "{\"torch_dtype\": \"bfloat16\"}");
 	free(t);
@@ -396,7 +396,7 @@ START_TEST(test_copy_dir_keeps_a_file_added_before)
 	                 ST_OK);
 	ck_assert_int_eq(n_notes, 2); /* config.json not copied, tokenizer copied */
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	char *t = read_text(path_in("copy/config.json"));
 	ck_assert_str_eq(t, "{\"given\": 1}");
 	free(t);
@@ -433,7 +433,7 @@ START_TEST(test_copy_dir_leaves_out_links_outside_in)
 	                 ST_OK);
 	ck_assert_int_eq(n_warnings, 3);
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert(!exists(path_in("out/key")));
 	ck_assert(!exists(path_in("out/dir")));
 	ck_assert(!exists(path_in("out/root")));
@@ -468,7 +468,7 @@ START_TEST(test_copy_dir_follows_cache_links_into_blobs)
 	                 ST_OK);
 	ck_assert_int_eq(n_warnings, 0);
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	char *t = read_text(path_in("out/tokenizer.json"));
 	ck_assert_str_eq(t, "{}");
 	free(t);
@@ -517,7 +517,7 @@ START_TEST(test_stale_temporaries_removed_after_kill)
 	snprintf(prefix, sizeof prefix, ".snap.tmp-%ld-", (long)dead);
 	ck_assert_int_eq(count_prefix(tmp, prefix), 0);
 	ck_assert(exists(live));
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	st_atomic *a;
 	ck_assert_int_eq(st_atomic_open(&a, file, NULL), ST_OK);
 	snprintf(prefix, sizeof prefix, ".one.safetensors.tmp-%ld-", (long)dead);

@@ -17,7 +17,7 @@
  *                                                          config, tokenizer...
  *   6. st_snapshot_keep_old(s, c, fn, ctx, &err)  what else an existing OUT held
  *   7. st_snapshot_commit(s, &err)
- *   8. st_snapshot_free(s)      before a commit: removes everything written
+ *   8. st_snapshot_close(s)      before a commit: removes everything written
  *
  * The temporary directory is "<parent>/.<base>.tmp-<pid>-XXXXXX", named and
  * cleaned up as st/atomic.h says: st_snapshot_open removes those of OUT
@@ -66,7 +66,7 @@ typedef struct st_snapshot st_snapshot;
  * Start writing directory dir (an existing one is resolved through
  * symlinks and "..", and kept until commit). Creates the temporary
  * sibling, after removing stale ones. On success *out is the new handle
- * (free with st_snapshot_free). Returns ST_OK, ST_EINVAL (dir exists and
+ * (close with st_snapshot_close). Returns ST_OK, ST_EINVAL (dir exists and
  * REPLACE is not set; dir is "." or ".." or names something that is not a
  * directory), ST_EIO (the temporary cannot be made), ST_ENOMEM.
  */
@@ -168,8 +168,9 @@ ST_API int st_snapshot_keep_old(st_snapshot *s, const st_checkpoint *c,
  */
 ST_API int st_snapshot_commit(st_snapshot *s, st_error *err);
 
-/* Free; before a successful commit, remove the temporary directory. */
-ST_API void st_snapshot_free(st_snapshot *s);
+/* Close (pairs with st_snapshot_open); before a successful commit, remove
+ * the temporary directory. NULL does nothing. */
+ST_API void st_snapshot_close(st_snapshot *s);
 
 #ifdef __cplusplus
 }

@@ -351,7 +351,7 @@ void gpt2_snapshot_out_free(gpt2_snapshot_out *s)
 {
 	gpt2_sink_free(&s->sink);
 	st_writer_free(s->w);
-	st_snapshot_free(s->snap);
+	st_snapshot_close(s->snap);
 }
 
 /* Which slot and layer a tensor the writer declared is. */

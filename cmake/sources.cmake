@@ -1,0 +1,122 @@
+# cmake/sources.cmake - every source file, listed (scripts/gen_sources.sh
+# writes it). CMakeLists.txt checks each list against its folder at
+# configure time, so a file added or removed without updating the list
+# stops the build with its name.
+set(ST_SOURCES
+  libst/arch.c
+  libst/arch_gguf.c
+  libst/arch_inventory.c
+  libst/archive.c
+  libst/atomic.c
+  libst/compare.c
+  libst/config.c
+  libst/convert.c
+  libst/convert_write.c
+  libst/crc32.c
+  libst/diagnose.c
+  libst/diff.c
+  libst/diff_gguf.c
+  libst/dtype.c
+  libst/dtype_avx2.c
+  libst/dtype_avx512.c
+  libst/dtype_f8.c
+  libst/dtype_values.c
+  libst/error.c
+  libst/file.c
+  libst/format.c
+  libst/ggml_types.c
+  libst/gguf.c
+  libst/gguf_write.c
+  libst/hash.c
+  libst/index.c
+  libst/index_write.c
+  libst/json.c
+  libst/quant.c
+  libst/quant_plan.c
+  libst/quant_summary.c
+  libst/snapshot.c
+  libst/stats.c
+  libst/stream.c
+  libst/torch.c
+  libst/torch_pickle.c
+  libst/torch_views.c
+  libst/verify.c
+  libst/verify_fs.c
+  libst/verify_hf.c
+  libst/verify_jobs.c
+  libst/writer.c
+)
+set(ST_HEADERS
+  include/st/arch.h
+  include/st/atomic.h
+  include/st/checkpoint.h
+  include/st/compare.h
+  include/st/config.h
+  include/st/convert.h
+  include/st/diagnose.h
+  include/st/diff.h
+  include/st/dtype.h
+  include/st/error.h
+  include/st/file.h
+  include/st/gguf.h
+  include/st/hash.h
+  include/st/index.h
+  include/st/quant.h
+  include/st/snapshot.h
+  include/st/stats.h
+  include/st/stream.h
+  include/st/verify.h
+  include/st/writer.h
+)
+set(ST_FE_SOURCES
+  tools/fe/cli.c
+  tools/fe/json.c
+  tools/fe/paths.c
+  tools/fe/signals.c
+  tools/fe/table.c
+)
+set(ST_COMMON_SOURCES
+  tools/common/ckpt.c
+  tools/common/dequant.c
+  tools/common/diff_json.c
+  tools/common/gguf_diff.c
+  tools/common/gguf_info.c
+  tools/common/inventory.c
+  tools/common/layers.c
+  tools/common/order.c
+  tools/common/quant_info.c
+  tools/common/quantize.c
+  tools/common/verify.c
+)
+set(ST_GPT2_SOURCES
+  tools/gpt2/config.c
+  tools/gpt2/export.c
+  tools/gpt2/export_check.c
+  tools/gpt2/export_random.c
+  tools/gpt2/export_snapshot.c
+  tools/gpt2/gguf_export.c
+  tools/gpt2/gpt2.c
+  tools/gpt2/gpt2_forward.c
+  tools/gpt2/gpt2_sample.c
+  tools/gpt2/gpt2run_check.c
+  tools/gpt2/gpt2run_generate.c
+  tools/gpt2/gpt2run_options.c
+  tools/gpt2/gpt2run_prompt.c
+  tools/gpt2/kernels.c
+  tools/gpt2/kernels_avx2.c
+  tools/gpt2/kernels_avx512.c
+  tools/gpt2/llmc.c
+  tools/gpt2/load.c
+  tools/gpt2/pool.c
+  tools/gpt2/tokenizer.c
+  tools/gpt2/tokenizer_load.c
+  tools/gpt2/tokenizer_unicode.c
+  tools/gpt2/tokenizer_vocab.c
+  tools/gpt2/trace.c
+  tools/gpt2/util.c
+)
+set(ST_TOOL_SOURCES_stinfo
+  tools/stinfo/json.c
+  tools/stinfo/show.c
+  tools/stinfo/stats.c
+)

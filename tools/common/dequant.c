@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int dequant_config_text_block_size(const char *text, size_t len, const char *file,
-                                   uint64_t *b0, uint64_t *b1, st_error *err)
+int dequant_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
+                                   uint64_t *b1, st_error *err)
 {
 	st_error e;
 	int found = 0;

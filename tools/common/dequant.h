@@ -19,8 +19,8 @@
  * names one, 0 when not, or -1 with err naming file (a hostile block
  * size).
  */
-int dequant_config_text_block_size(const char *text, size_t len, const char *file,
-                                   uint64_t *b0, uint64_t *b1, st_error *err);
+int dequant_config_text_block_size(const char *text, size_t len, const char *file, uint64_t *b0,
+                                   uint64_t *b1, st_error *err);
 
 /*
  * The same for the config.json of the checkpoint whose folder is dir

@@ -77,6 +77,34 @@ static size_t index_nul_at(const char *text, size_t len)
 	return raw ? (size_t)(raw - text) : len;
 }
 
+/* I1's metadata.total_size, for a full check: reported, and kept in ix. */
+static void index_metadata(struct st__index *ix, const cJSON *root, struct st__report *r)
+{
+	const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	const cJSON *ts = cJSON_IsObject(md)
+	                  ? cJSON_GetObjectItemCaseSensitive(md, "total_size")
+	                  : NULL;
+	if (!md)
+		st__report(r, ST_PROBLEM_ERROR,
+		           "index has no \"metadata\" object with total_size (I1)");
+	else if (!cJSON_IsObject(md))
+		st__report(r, ST_PROBLEM_ERROR,
+		           "index \"metadata\" is not an object (I1)");
+	else if (!ts)
+		st__report(r, ST_PROBLEM_ERROR,
+		           "index metadata has no total_size (I1)");
+	else if (!cJSON_IsNumber(ts) || ts->valuedouble < 0 ||
+	         ts->valuedouble != floor(ts->valuedouble) ||
+	         ts->valuedouble > 9007199254740992.0)
+		st__report(r, ST_PROBLEM_ERROR,
+		           "index metadata total_size is not a non-negative "
+		           "integer (I1)");
+	else {
+		ix->has_total = 1;
+		ix->total_size = (uint64_t)ts->valuedouble;
+	}
+}
+
 int st__index_parse(struct st__index *ix, const char *text, size_t len,
                     struct st__report *r)
 {
@@ -130,31 +158,8 @@ int st__index_parse_shards(struct st__index *ix, const char *text, size_t len,
 		goto out;
 	}
 	/* Metadata: only a full check cares (loaders read weight_map only). */
-	if (r->fn) {
-		const cJSON *md = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-		const cJSON *ts = cJSON_IsObject(md)
-		                  ? cJSON_GetObjectItemCaseSensitive(md, "total_size")
-		                  : NULL;
-		if (!md)
-			st__report(r, ST_PROBLEM_ERROR,
-			           "index has no \"metadata\" object with total_size (I1)");
-		else if (!cJSON_IsObject(md))
-			st__report(r, ST_PROBLEM_ERROR,
-			           "index \"metadata\" is not an object (I1)");
-		else if (!ts)
-			st__report(r, ST_PROBLEM_ERROR,
-			           "index metadata has no total_size (I1)");
-		else if (!cJSON_IsNumber(ts) || ts->valuedouble < 0 ||
-		         ts->valuedouble != floor(ts->valuedouble) ||
-		         ts->valuedouble > 9007199254740992.0)
-			st__report(r, ST_PROBLEM_ERROR,
-			           "index metadata total_size is not a non-negative "
-			           "integer (I1)");
-		else {
-			ix->has_total = 1;
-			ix->total_size = (uint64_t)ts->valuedouble;
-		}
-	}
+	if (r->fn)
+		index_metadata(ix, root, r);
 	size_t n = (size_t)cJSON_GetArraySize(wm);
 	ix->e = calloc(n ? n : 1, sizeof *ix->e);
 	if (!ix->e) {

@@ -96,6 +96,18 @@ int st__error_sys(st_error *err, int code, int errnum, const char *fmt, ...)
 	return code;
 }
 
+void st_problem_report(st_problem_fn fn, void *ctx, int severity, const char *fmt, ...)
+{
+	if (!fn)
+		return;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	fn(ctx, severity, msg);
+}
+
 /*
  * A problem found by a reader: in open mode the first error goes to r->err
  * and later ones are only counted; in check mode every one goes to r->fn.

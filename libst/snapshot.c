@@ -119,21 +119,6 @@ static int plain_name(const char *name)
 	       strcmp(name, "..") != 0;
 }
 
-/* A report line to fn (printf-style); nothing when fn is NULL. */
-static void note(st_problem_fn fn, void *ctx, int severity, const char *fmt, ...)
-	ST_PRINTF(4, 5);
-static void note(st_problem_fn fn, void *ctx, int severity, const char *fmt, ...)
-{
-	if (!fn)
-		return;
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fn(ctx, severity, msg);
-}
-
 /* Sync a directory's entries: 0 or an errno. A file system that cannot
  * sync a directory is not a failure, as in st__fsync_dir. */
 static int fsync_path(const char *path)
@@ -407,7 +392,7 @@ static int copy_config(const char *src, const char *dst, mode_t mode,
 	size_t got;
 	int rc = st_config_read_file(src, &text, &got, err);
 	if (rc == ST_EFORMAT) {
-		note(fn, ctx, ST_PROBLEM_WARNING,
+		st_problem_report(fn, ctx, ST_PROBLEM_WARNING,
 		     "%s: too large to be a config; copied without updating torch_dtype", src);
 		return copy_file(src, dst, mode, err);
 	}
@@ -419,7 +404,7 @@ static int copy_config(const char *src, const char *dst, mode_t mode,
 	size_t edited_len;
 	rc = st_config_set_dtype(text, got, dtype, &edited, &edited_len, err);
 	if (rc == ST_EFORMAT) {
-		note(fn, ctx, ST_PROBLEM_WARNING,
+		st_problem_report(fn, ctx, ST_PROBLEM_WARNING,
 		     "%s: not a JSON object; copied without updating torch_dtype", src);
 		rc = write_new_file(dst, text, got, mode, err);
 	} else if (rc == ST_OK) {
@@ -557,7 +542,7 @@ static int link_inside(const struct copy_ctx *cx, const char *s, int *inside)
 		char target[PATH_MAX];
 		ssize_t len = readlink(s, target, sizeof target - 1);
 		target[len < 0 ? 0 : len] = 0;
-		note(cx->fn, cx->ctx, ST_PROBLEM_WARNING,
+		st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_WARNING,
 		     "not copied: %s: a link to %s, outside %s", s, target, cx->root);
 	}
 	free(real);
@@ -628,7 +613,7 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 			/* The checkpoint itself, or the output inside the input. */
 		} else if (S_ISDIR(st.st_mode)) {
 			if (strcmp(name, ".git") == 0 || strcmp(name, ".cache") == 0) {
-				note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
+				st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
 				     "not copied: %s (not part of a snapshot)", s);
 			} else if (mkdir(t, st.st_mode & 07777) != 0) {
 				rc = st__error_sys(cx->err, ST_EIO, errno,
@@ -639,11 +624,11 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 		} else if (S_ISREG(st.st_mode)) {
 			struct stat given;
 			if (is_weight_file(name)) {
-				note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
+				st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
 				     "not copied: %s (weights in another file)", s);
 			} else if (depth == 0 && lstat(t, &given) == 0) {
 				/* st_snapshot_add_file gave the new directory its own. */
-				note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
+				st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
 				     "not copied: %s (the new directory has its own)", s);
 			} else {
 				int config = depth == 0 && cx->dtype &&
@@ -654,7 +639,7 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 				else
 					rc = copy_file(s, t, st.st_mode, cx->err);
 				if (rc == ST_OK)
-					note(cx->fn, cx->ctx, ST_PROBLEM_NOTE, "copied %s%s%s", s,
+					st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_NOTE, "copied %s%s%s", s,
 					     config ? " with torch_dtype " : "",
 					     config ? cx->dtype : "");
 			}
@@ -876,11 +861,11 @@ int st_snapshot_keep_old(st_snapshot *s, const st_checkpoint *c,
 		} else if (is_layout_name(name, old_files, n_old) ||
 		           (stat(src, &st) == 0 && S_ISREG(st.st_mode) &&
 		            ids_has(&in_place, &st))) {
-			note(fn, ctx, ST_PROBLEM_NOTE, "removed %s (earlier layout)", src);
+			st_problem_report(fn, ctx, ST_PROBLEM_NOTE, "removed %s (earlier layout)", src);
 		} else {
 			rc = keep_entry(src, dst, 0, err);
 			if (rc == ST_OK)
-				note(fn, ctx, ST_PROBLEM_NOTE, "kept %s", src);
+				st_problem_report(fn, ctx, ST_PROBLEM_NOTE, "kept %s", src);
 		}
 		free(src);
 		free(dst);

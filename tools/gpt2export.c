@@ -115,9 +115,10 @@ static noreturn void export_failed(const char *err)
 	cli_die(CLI_ERROR, "%s", err);
 }
 
-static void print_warning(void *ctx, const char *message)
+static void print_warning(void *ctx, int severity, const char *message)
 {
 	(void)ctx;
+	(void)severity;
 	cli_warn("warning: %s", message);
 }
 

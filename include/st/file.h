@@ -218,6 +218,18 @@ enum { ST_PROBLEM_ERROR = 1, ST_PROBLEM_WARNING = 2 };
 typedef void (*st_problem_fn)(void *ctx, int severity, const char *message);
 
 /*
+ * Format a message (printf-style, cut at 1023 bytes) and give it to fn
+ * with severity; nothing when fn is NULL. For callers that report to an
+ * st_problem_fn of their own, as the library does.
+ */
+ST_API void st_problem_report(st_problem_fn fn, void *ctx, int severity,
+                              const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+
+/*
  * Check one file against every rule and report each problem (not only the
  * first) to fn. Returns the number of errors found (>= 0), or ST_EIO when
  * the path cannot be read at all (then err says why and fn is not called).

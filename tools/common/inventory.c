@@ -147,18 +147,6 @@ void inventory_json(FILE *f, const st_arch_config *cfg,
 	putc('}', f);
 }
 
-static void report(st_problem_fn fn, void *ctx, int severity,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void report(st_problem_fn fn, void *ctx, int severity,
-                   const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	fn(ctx, severity, msg);
-}
 
 static void shape_str(char *buf, size_t size, unsigned ndim,
                       const uint64_t *shape)
@@ -195,17 +183,17 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 			shape_str(got, sizeof got, it->found->ndim, it->found->shape);
 		switch (it->what) {
 		case ST_ARCH_MISSING:
-			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': missing "
+			st_problem_report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': missing "
 			       "(%s implies %s)", path, name, cfg.arch, want);
 			errors++;
 			break;
 		case ST_ARCH_MISSHAPEN:
-			report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': shape %s, "
+			st_problem_report(fn, ctx, ST_PROBLEM_ERROR, "%s: tensor '%s': shape %s, "
 			       "expected %s (%s)", path, name, got, want, cfg.arch);
 			errors++;
 			break;
 		case ST_ARCH_UNKNOWN:
-			report(fn, ctx, ST_PROBLEM_WARNING, "%s: tensor '%s' %s: not a "
+			st_problem_report(fn, ctx, ST_PROBLEM_WARNING, "%s: tensor '%s' %s: not a "
 			       "parameter of %s", path, name, got, cfg.arch);
 			break;
 		default:

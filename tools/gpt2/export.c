@@ -26,20 +26,6 @@
 #include "gpt2/internal.h"
 #include "gpt2/llmc.h"
 
-static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void warnf(const gpt2_export_opts *o, const char *fmt, ...)
-{
-	if (!o->warn)
-		return;
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	o->warn(o->warn_ctx, msg);
-}
 
 /* Stop when asked to (a signal): the caller's cleanup removes temporaries. */
 static int cancelled(const gpt2_export_opts *o, char *err, size_t errlen)
@@ -206,7 +192,7 @@ static int check_padding(llmc_reader *r, void *buf, const gpt2_export_opts *o,
 		for (size_t i = 0; i < n * es; i++) {
 			if (b[i] != 0) {
 				uint64_t at = off + i / es;
-				warnf(o, "%s: padding row %llu of wte (rows %ld..%ld pad "
+				st_problem_report(o->warn, o->warn_ctx, ST_PROBLEM_WARNING, "%s: padding row %llu of wte (rows %ld..%ld pad "
 				      "V = %ld to Vp = %ld) is not zero; the snapshot "
 				      "drops it, so a .bin made back from it holds "
 				      "zeros there", llmc_reader_path(r),

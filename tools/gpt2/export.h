@@ -33,7 +33,6 @@
  */
 #define GPT2_EXPORT_EOT 50256
 
-typedef void (*gpt2_export_warn_fn)(void *ctx, const char *message);
 
 typedef struct gpt2_export_opts {
 	/* Output dtype: -1 as the source, else ST_DTYPE_F32, _BF16 (both
@@ -44,7 +43,7 @@ typedef struct gpt2_export_opts {
 	/* Show a progress bar on stderr (only when it is a terminal). */
 	int progress;
 	/* Called for what is worth saying but not an error; may be NULL. */
-	gpt2_export_warn_fn warn;
+	st_problem_fn warn; /* told ST_PROBLEM_WARNING */
 	void *warn_ctx;
 	/* Polled between chunks (may be NULL): once it returns non-zero
 	 * (signals_caught, say), the export stops, removes its temporaries

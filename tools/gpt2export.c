@@ -206,13 +206,6 @@ static int check(const char *in, int in_llmc, const char *out,
 	return CLI_OK;
 }
 
-/* 1 when s ends in suffix. */
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n > k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* A --type value: the ggml type, or a usage error. */
 static int parse_gguf_type(const char *s)
 {
@@ -307,7 +300,7 @@ int main(int argc, char **argv)
 		                                  : "too many arguments");
 	const char *in = argv[optind], *out = argv[optind + 1];
 	gpt2_export_result res;
-	if (has_suffix(out, ".gguf")) {
+	if (cli_ends_with(out, ".gguf")) {
 		if (do_check || dtype >= 0 || tokenizer || no_tokenizer)
 			cli_usage_error("--check, --dtype and --tokenizer do not apply "
 			                "to a GGUF OUT (see --type)");
@@ -318,7 +311,7 @@ int main(int argc, char **argv)
 	}
 	if (gguf_type >= 0)
 		cli_usage_error("--type applies to a GGUF OUT (OUT.gguf)");
-	if (has_suffix(in, ".gguf")) {
+	if (cli_ends_with(in, ".gguf")) {
 		if (do_check || tokenizer || no_tokenizer)
 			cli_usage_error("--check and --tokenizer do not apply to a GGUF "
 			                "IN (its tokenizer is rebuilt from the file)");

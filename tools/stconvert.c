@@ -108,12 +108,6 @@ struct options {
 	int force, verbose, quiet;
 };
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
@@ -228,13 +222,13 @@ static void locate_out(const struct options *o, struct outloc *loc)
 		if (!o->force)
 			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force "
 			        "to replace it)", o->out);
-		loc->is_dir = trailing_slash || !ends_with(o->out, ".safetensors");
+		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
 	} else {
-		loc->is_dir = trailing_slash || !ends_with(o->out, ".safetensors");
+		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
 	}
 	if (loc->exists && !o->force)
 		cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", o->out);
-	if (!loc->exists && ends_with(o->out, ".index.json"))
+	if (!loc->exists && cli_ends_with(o->out, ".index.json"))
 		cli_usage_error("%s: OUT is a directory or a .safetensors file, not an index path",
 		                o->out);
 	if (!loc->is_dir && o->shard_size)

@@ -177,6 +177,12 @@ int cli_parse_double(const char *s, double *out)
 	return 0;
 }
 
+int cli_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
 	static const struct { const char *suffix; uint64_t mult; } units[] = {

@@ -69,6 +69,8 @@ int cli_getopt(int argc, char *const argv[], const char *shortopts,
  * Sizes: "5GB" (decimal: kB MB GB TB), "4GiB" (binary: KiB MiB GiB TiB),
  * "123" bytes. Returns 0 on success, -1 on a malformed or overflowing value.
  */
+/* 1 when file name s ends in suffix after at least one other byte. */
+int cli_ends_with(const char *s, const char *suffix);
 int cli_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative integer / a double; -1 when malformed. */
 int cli_parse_u64(const char *s, uint64_t *out);

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *layout_name(int layout)
 {
@@ -168,10 +169,19 @@ int verify_paths(char *const *paths, int n, int json, int threads)
 
 /*
  * A name as sha256sum writes it: a backslash or newline in it is escaped
- * and the line then starts with a backslash.
+ * and the line then starts with a backslash. On a terminal the name is
+ * shown as cli_printable makes it instead (a name may hold an escape
+ * sequence); to a file or a pipe the bytes are sha256sum's, so that
+ * --verify and sha256sum -c read them back.
  */
 static void print_sum(const char *hex, const char *name)
 {
+	if (isatty(STDOUT_FILENO)) {
+		char *shown = cli_printable(name, strlen(name));
+		printf("%s  %s\n", hex, shown);
+		free(shown);
+		return;
+	}
 	int esc = strchr(name, '\\') || strchr(name, '\n');
 	printf("%s%s  ", esc ? "\\" : "", hex);
 	for (const char *c = name; *c; c++) {

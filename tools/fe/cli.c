@@ -24,11 +24,25 @@ void cli_init(const char *name)
 
 const char *cli_progname(void) { return progname; }
 
+/* One line on stderr, "PROG: MESSAGE", the message made safe for a
+ * terminal (cli_printable): every message may carry names from a file,
+ * and this is where every one of them passes (doc/safety.md). */
+static void put_line(const char *msg)
+{
+	char *safe = cli_printable(msg, strlen(msg));
+	fprintf(stderr, "%s: %s\n", progname, safe);
+	free(safe);
+}
+
 void cli_vwarn(const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char *msg = NULL;
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fprintf(stderr, "%s: out of memory\n", progname);
+		return;
+	}
+	put_line(msg);
+	free(msg);
 }
 
 void cli_warn(const char *fmt, ...)
@@ -60,8 +74,7 @@ void cli_usage_error(const char *fmt, ...)
 
 void cli_error(const st_error *err)
 {
-	fprintf(stderr, "%s: %s\n", progname,
-	        err->message[0] ? err->message : st_strerror(err->code));
+	put_line(err->message[0] ? err->message : st_strerror(err->code));
 }
 
 void cli_error_path(const char *path, const st_error *err)
@@ -69,7 +82,7 @@ void cli_error_path(const char *path, const st_error *err)
 	if (err->message[0])
 		cli_error(err);
 	else
-		fprintf(stderr, "%s: %s: %s\n", progname, path, st_strerror(err->code));
+		cli_warn("%s: %s", path, st_strerror(err->code));
 }
 
 void cli_version(void)

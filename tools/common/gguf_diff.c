@@ -72,11 +72,20 @@ static void jpair(FILE *f, const char *hf, const char *gname, const char *ck_typ
 	        gguf_is_b ? ck_type : gg_type, gguf_is_b ? gg_type : ck_type);
 }
 
+/* "only in SIDE: NAME", the name made printable. */
+static void print_only(const char *side, const char *name, size_t len)
+{
+	char *shown = cli_printable(name, len);
+	printf("only in %s: %s\n", side, shown);
+	free(shown);
+}
+
 static void print_line(const char *what, const char *hf, const char *gg,
                        st_dtype dt, unsigned type, int transposed,
                        int gguf_is_b, const st_diff_gguf_item *v)
 {
-	printf("%s: %s ~ %s (%s vs %s%s, %llu elements)", what, hf, gg,
+	char *shf = cli_printable(hf, strlen(hf)), *sgg = cli_printable(gg, strlen(gg));
+	printf("%s: %s ~ %s (%s vs %s%s, %llu elements)", what, shf, sgg,
 	       st_dtype_name(dt), st_ggml_type_name(type),
 	       transposed ? ", transposed" : "", (unsigned long long)v->n);
 	if (!v->identical)
@@ -90,6 +99,8 @@ static void print_line(const char *what, const char *hf, const char *gg,
 		       type == ST_GGML_Q8_0 ? "quantized to" : "rounded to",
 		       st_ggml_type_name(type));
 	putchar('\n');
+	free(shf);
+	free(sgg);
 }
 
 /* A pair whose values could not be compared, and why. */
@@ -145,7 +156,10 @@ static void print_pair(st_checkpoint *ck, const st_gguf *g, const st_diff_gguf_i
 			cli_print_dims(f, gt->dims, gt->ndim);
 			fputs("}", f);
 		} else if (!o->quiet) {
-			printf("shape changed: %s ~ %s\n", hf, gt->name);
+			char *a = cli_printable(hf, strlen(hf)), *b = cli_printable(gt->name, gt->name_len);
+			printf("shape changed: %s ~ %s\n", a, b);
+			free(a);
+			free(b);
 		}
 		return;
 	}
@@ -157,14 +171,19 @@ static void print_pair(st_checkpoint *ck, const st_gguf *g, const st_diff_gguf_i
 		if (tl->j)
 			jnot_compared(tl->j, hf, gt, t->dtype, gguf_is_b,
 			              nf ? "not a float dtype" : "GGUF type cannot be decoded");
-		else if (!o->quiet && nf)
-			printf("differs: %s ~ %s: %s cannot be compared with %s\n", hf,
-			       gt->name, st_dtype_name(t->dtype),
-			       st_ggml_type_name(gt->type));
-		else if (!o->quiet)
-			printf("differs: %s ~ %s: %s values cannot be decoded (F32, "
-			       "F16, BF16 and Q8_0 can)\n", hf, gt->name,
-			       st_ggml_type_name(gt->type));
+		else if (!o->quiet) {
+			char *a = cli_printable(hf, strlen(hf));
+			char *b = cli_printable(gt->name, gt->name_len);
+			if (nf)
+				printf("differs: %s ~ %s: %s cannot be compared with %s\n", a, b,
+				       st_dtype_name(t->dtype), st_ggml_type_name(gt->type));
+			else
+				printf("differs: %s ~ %s: %s values cannot be decoded (F32, "
+				       "F16, BF16 and Q8_0 can)\n", a, b,
+				       st_ggml_type_name(gt->type));
+			free(a);
+			free(b);
+		}
 		return;
 	}
 	const char *what = v->verdict == ST_DIFF_IDENTICAL ? "identical"
@@ -229,7 +248,7 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 			if (tl.j)
 				cli_json_string(jitem(&j, ga ? J_ONLY_B : J_ONLY_A), hf, strlen(hf));
 			else if (!o->quiet)
-				printf("only in %s: %s\n", side_c, hf);
+				print_only(side_c, hf, strlen(hf));
 		} else if (v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
 			const st_gguf_tensor *gt = st_gguf_tensor_at(g, v->gg);
 			tl.only_a += ga ? 1 : 0;
@@ -238,7 +257,7 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 				cli_json_string(jitem(&j, ga ? J_ONLY_A : J_ONLY_B), gt->name,
 				                gt->name_len);
 			else if (!o->quiet)
-				printf("only in %s: %s\n", side_g, gt->name);
+				print_only(side_g, gt->name, gt->name_len);
 		} else {
 			print_pair(ck, g, v, !ga, o, &tl);
 		}

@@ -56,4 +56,13 @@ run legacy_json 0 "$S" --json gpt2-legacy &&
 run file_check 1 "$S" --check gpt2-missing/model.safetensors &&
   expect_out file_check 'INVALID \(2 errors\)$'
 
+# A config.json that is there but cannot be read (a folder in its place)
+# is an I/O error: exit 2 with one line, never "OK".
+mkdir -p "$TMP/unreadable/config.json"
+ln -s "$TESTDATA/archcheck/gpt2-good/model.safetensors" "$TMP/unreadable/"
+run unreadable_config 2 "$S" --check "$TMP/unreadable" &&
+  expect_err unreadable_config '^stinfo: .*/unreadable/config\.json: cannot read: not a regular file$'
+[ "$(wc -l <"$TMP/unreadable_config.err")" = 1 ] && [ ! -s "$TMP/unreadable_config.out" ] && ok ||
+  fail "unreadable_config: not one line on stderr and nothing on stdout"
+
 finish

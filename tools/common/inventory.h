@@ -36,11 +36,15 @@ void inventory_json(FILE *f, const st_arch_config *cfg,
  * For --check: every missing or misshapen parameter as one error, every
  * tensor the config does not explain as one warning (legacy buffers and
  * a tied head's alias are fine), each reported to fn as
- * "<path>: tensor '<name>': ...". A config.json that cannot be read, or
- * lacks the sizes it needs, implies nothing and is not reported here
- * (the summary says why). Returns the number of errors.
+ * "<path>: tensor '<name>': ...", of ck, the checkpoint at PATH opened
+ * once by the caller. No config.json, or one that is malformed or lacks
+ * the sizes it needs, implies nothing and is not reported here (the
+ * summary says why). Returns the number of errors, or -1 with err's one
+ * line when config.json exists but cannot be read (an I/O error: the
+ * caller gives no answer) or memory runs out.
  */
-int inventory_check(const char *path, st_problem_fn fn, void *ctx);
+int inventory_check(const st_checkpoint *ck, const char *path,
+                    st_problem_fn fn, void *ctx, st_error *err);
 
 /*
  * The config.json keys that differ between the folders of a and b

@@ -224,13 +224,9 @@ rsweep() {
   [ $((r_known - k0)) = 0 ] ||
     echo "KNOWN: $name: $((r_known - k0)) answers given under EIO: $known"
 }
-# The findings not fixed here (doc/safety.md, "Every writer is atomic"):
-# stinfo --check opens the checkpoint again for what config.json implies
-# and for the scale pairs (inventory_check, quant_info_check) and skips
-# both when that open fails; stdiff warns that config.json cannot be read
-# and compares without it; stinfo --verify reports a file it cannot read
-# as a problem (exit 1), and a cache listing it cannot read as "not
-# valid JSON".
+# The finding not fixed yet (doc/safety.md, "Every writer is atomic"):
+# stinfo --verify reports a file it cannot read as a problem (exit 1),
+# and a cache listing it cannot read as "not valid JSON".
 rsweep check_file - "$SI" --check mixed.safetensors
 rsweep check_snap - "$SI" --check snap
 rsweep diff_same - "$SD" snap/model.safetensors snap/model.safetensors

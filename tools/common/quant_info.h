@@ -34,7 +34,6 @@ void quant_info_json(FILE *f, const st_quant_summary *q);
  * Returns the number of errors, or -1 with err's one line when
  * config.json is there but cannot be read (an I/O error: no answer).
  */
-int quant_info_check(const st_checkpoint *ck, st_problem_fn fn, void *ctx,
-                     st_error *err);
+int quant_info_check(const st_checkpoint *ck, st_problem_fn fn, void *ctx, st_error *err);
 
 #endif

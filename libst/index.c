@@ -401,6 +401,12 @@ static int open_index(st_checkpoint *c, const char *index_path, int torch,
 		r->n_errors += sr.n_errors;
 		if (frc || sr.n_errors)
 			all_open = 0;
+		/* A read that failed (EIO) says nothing of the shard: no answer. */
+		if (frc == ST_EIO && r->err && r->err->sys_errno == EIO) {
+			free(p);
+			rc = frc;
+			break;
+		}
 		if (frc && r->fn && frc != ST_ENOMEM) {
 			if (frc == ST_EIO) {
 				/* An unreadable shard is a problem of the checkpoint. */

@@ -169,6 +169,24 @@ static long temp_owner(const char *name, const char *prefix, size_t plen)
 	return pid;
 }
 
+/* Only ESRCH means the process is gone; EPERM: alive, someone else's. */
+static int owner_gone(long pid)
+{
+	return pid && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int st__temp_is_stale(const char *name)
+{
+	/* ".<base>.tmp-<pid>-XXXXXX": the last tag, after a non-empty base. */
+	const char *tag = NULL;
+	for (const char *p = name; (p = strstr(p, ST__TEMP_TAG)) != NULL; p++)
+		tag = p;
+	if (name[0] != '.' || !tag || tag == name + 1)
+		return 0;
+	size_t plen = (size_t)(tag - name) + sizeof ST__TEMP_TAG - 1;
+	return owner_gone(temp_owner(name, name, plen));
+}
+
 void st__sweep_stale(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -187,9 +205,7 @@ void st__sweep_stale(const char *path)
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d)) != NULL) {
-			long pid = temp_owner(e->d_name, prefix, plen);
-			/* EPERM: alive, someone else's. Only ESRCH means gone. */
-			if (!pid || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			if (!owner_gone(temp_owner(e->d_name, prefix, plen)))
 				continue;
 			size_t n = strlen(dir) + 1 + strlen(e->d_name) + 1;
 			char *victim = malloc(n);

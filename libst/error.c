@@ -186,7 +186,8 @@ void st__buf_put(struct st__buf *b, const void *p, size_t n)
 		b->data = d;
 		b->cap = cap;
 	}
-	memcpy(b->data + b->len, p, n);
+	if (n) /* p may be NULL when there is nothing to copy */
+		memcpy(b->data + b->len, p, n);
 	b->len += n;
 	b->data[b->len] = 0;
 }

@@ -401,6 +401,12 @@ static int open_index(st_checkpoint *c, const char *index_path, int torch,
 		r->n_errors += sr.n_errors;
 		if (frc || sr.n_errors)
 			all_open = 0;
+		/* A read that failed (EIO) says nothing of the shard: no answer. */
+		if (frc == ST_EIO && r->err && r->err->sys_errno == EIO) {
+			free(p);
+			rc = frc;
+			break;
+		}
 		if (frc && r->fn && frc != ST_ENOMEM) {
 			if (frc == ST_EIO) {
 				/* An unreadable shard is a problem of the checkpoint. */
@@ -574,6 +580,31 @@ int st_checkpoint_read(st_checkpoint *c, size_t i, uint64_t off, void *buf,
 	                    err);
 }
 
+/*
+ * A warning for each leftover of a writer that is gone in folder path
+ * (st__temp_is_stale): not an error, since the snapshot beside it may be
+ * fine, but not part of it either.
+ */
+static void warn_leftovers(const char *path, st_problem_fn fn, void *ctx)
+{
+	struct stat st;
+	if (!fn || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return;
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!st__temp_is_stale(e->d_name))
+			continue;
+		char msg[1024];
+		snprintf(msg, sizeof msg, "%.480s/%.400s: left by a writer that is "
+		         "gone; not part of the snapshot", path, e->d_name);
+		fn(ctx, ST_PROBLEM_WARNING, msg);
+	}
+	closedir(d);
+}
+
 int st_check_path(const char *path, st_problem_fn fn, void *ctx, st_error *err)
 {
 	st_error local;
@@ -592,5 +623,6 @@ int st_check_path(const char *path, st_problem_fn fn, void *ctx, st_error *err)
 			fn(ctx, ST_PROBLEM_ERROR, err->message);
 		return r.n_errors + 1;
 	}
+	warn_leftovers(path, fn, ctx);
 	return r.n_errors;
 }

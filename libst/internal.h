@@ -179,7 +179,8 @@ void st__index_free(struct st__index *ix);
  * after st__sweep_stale; *tmp is malloc'd. st__temp_name only makes such a
  * name (attempt varies it). st__fsync_dir makes a rename in path's
  * directory durable. st__sweep_stale removes (files or whole trees) the
- * temporaries of path whose owner process is gone. st__rm_tree removes a
+ * temporaries of path whose owner process is gone; st__temp_is_stale says
+ * whether a file name is such a temporary (of any path). st__rm_tree removes a
  * tree without following symlinks. st__writeback starts writeback of len
  * bytes of fd at off (0, 0: the whole file), without waiting.
  */
@@ -190,6 +191,7 @@ int st__temp_name(const char *path, char **out, int attempt);
 int st__temp_create(const char *path, char **tmp, int *fd);
 int st__fsync_dir(const char *path);
 void st__sweep_stale(const char *path);
+int st__temp_is_stale(const char *name);
 int st__rm_tree(const char *path);
 void st__writeback(int fd, uint64_t off, uint64_t len);
 

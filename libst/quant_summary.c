@@ -17,8 +17,11 @@ static void block_size(st_quant_summary *q, const st_checkpoint *ck)
 	st_error e;
 
 	q->block_rows = q->block_cols = ST_QUANT_DEFAULT_BLOCK;
-	/* An unreadable config.json is st_arch_inventory's to name. */
 	int rc = st_config_read(st_checkpoint_dir(ck), &text, &len, &file, &e);
+	/* One that is there but cannot be read gives no block size: the
+	 * pairs would be judged against a guess. */
+	if (rc == ST_EIO)
+		q->config_error = e;
 	if (rc == ST_OK) {
 		uint64_t b0, b1;
 		int found = 0;

@@ -144,11 +144,12 @@ static int unescape_name(char *s)
 static void load_sidecar(st_verify *v, const char *path, struct sidecar *sc)
 {
 	size_t len = 0;
-	char *text = st__verify_read_small(path, &len);
+	int io;
+	char *text = st__verify_read_small(path, &len, &io);
 	memset(sc, 0, sizeof *sc);
 	if (!text) {
-		st__verify_problem(v, ST_VERIFY_BAD_LISTING, path, "cannot read: %s",
-		                   strerror(errno));
+		st__verify_problem(v, io ? ST_VERIFY_READ_ERROR : ST_VERIFY_BAD_LISTING, path,
+		                   "cannot read: %s", strerror(errno));
 		return;
 	}
 	v->sidecar = 1;
@@ -607,7 +608,7 @@ const char *st_verify_kind_name(int kind)
 		"?", "corrupt", "truncated", "dangling-link", "absolute-link",
 		"escaping-link", "replaced-link", "incomplete", "missing-snapshot",
 		"missing-file", "not-regular", "unreadable", "bad-name",
-		"bad-listing", "invalid", "unchecked",
+		"bad-listing", "invalid", "unchecked", "read-error",
 	};
 	if (kind < 1 || kind >= (int)(sizeof names / sizeof *names))
 		return "?";

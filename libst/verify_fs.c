@@ -225,8 +225,9 @@ void st__verify_free_names(char **names)
 }
 
 /* Read a small file whole (NUL-terminated); NULL with errno on failure. */
-char *st__verify_read_small(const char *path, size_t *len)
+char *st__verify_read_small(const char *path, size_t *len, int *read_failed)
 {
+	*read_failed = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
@@ -243,7 +244,15 @@ char *st__verify_read_small(const char *path, size_t *len)
 		ssize_t k = read(fd, buf + got, n - got);
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k <= 0)
+		if (k < 0) { /* an I/O error: no text, not the part read */
+			int e = errno;
+			free(buf);
+			close(fd);
+			*read_failed = 1;
+			errno = e;
+			return NULL;
+		}
+		if (k == 0)
 			break;
 		got += (size_t)k;
 	}

@@ -196,10 +196,11 @@ static void load_tree(struct repo *r, struct snapshot *s)
 	struct stat sb;
 	if (full && lstat(full, &sb) == 0) {
 		size_t len = 0;
-		char *text = S_ISREG(sb.st_mode) ? st__verify_read_small(full, &len) : NULL;
+		int io = 0;
+		char *text = S_ISREG(sb.st_mode) ? st__verify_read_small(full, &len, &io) : NULL;
 		char why[256];
 		if (!text) {
-			st__verify_problem(r->v, ST_VERIFY_BAD_LISTING, full,
+			st__verify_problem(r->v, io ? ST_VERIFY_READ_ERROR : ST_VERIFY_BAD_LISTING, full,
 			                   "cannot read the listing: %s",
 			                   S_ISREG(sb.st_mode) ? strerror(errno)
 			                                : "not a regular file");
@@ -271,11 +272,12 @@ static void verify_refs(struct repo *r, const char *sub, int depth,
 			free(s2);
 		} else {
 			size_t len = 0;
-			char *text = st__verify_read_small(full, &len);
+			int io;
+			char *text = st__verify_read_small(full, &len, &io);
 			while (text && len && (text[len - 1] == '\n' || text[len - 1] == '\r'))
 				text[--len] = '\0';
 			if (!text) {
-				st__verify_problem(r->v, ST_VERIFY_UNREADABLE, full,
+				st__verify_problem(r->v, io ? ST_VERIFY_READ_ERROR : ST_VERIFY_UNREADABLE, full,
 				                   "cannot read the ref: %s", strerror(errno));
 			} else if (!st__is_hex(text, 40)) {
 				if (!only_commit)
@@ -321,8 +323,9 @@ static void check_index(st_verify *v, const char *full)
 {
 	st_error err;
 	if (st_check_path(full, on_index_problem, v, &err) < 0)
-		st__verify_problem(v, ST_VERIFY_UNREADABLE, full, "cannot check: %s",
-		                   err.message);
+		st__verify_problem(v, err.sys_errno == EIO ? ST_VERIFY_READ_ERROR
+		                                           : ST_VERIFY_UNREADABLE,
+		                   full, "cannot check: %s", err.message);
 }
 
 /* A job reading full, with format problems named after name. */

@@ -79,7 +79,7 @@ int st__verify_resolve(const char *root, const char *rel, char **out, char **lin
 char **st__verify_list_dir(st_verify *v, const char *path, size_t *n_out);
 void st__verify_free_names(char **names);
 /* Read a small file whole (NUL-terminated); NULL with errno on failure. */
-char *st__verify_read_small(const char *path, size_t *len);
+char *st__verify_read_small(const char *path, size_t *len, int *read_failed);
 
 /* ---- jobs and the reading threads (verify_jobs.c) ----------------------------- */
 

@@ -265,9 +265,9 @@ static void run_job(struct reader *rd, struct job *j)
 	unsigned char d[32];
 	char hex[65], want[65];
 	if (read_errno) {
-		st__verify_problem(v, ST_VERIFY_UNREADABLE, j->label, "read failed after "
-		                   "%llu bytes: %s", (unsigned long long)off,
-		                   strerror(read_errno));
+		st__verify_problem(v, ST_VERIFY_READ_ERROR, j->label, "cannot read: %s "
+		                   "(after %llu bytes)", strerror(read_errno),
+		                   (unsigned long long)off);
 	} else if (!size_bad && off != size) {
 		st__verify_problem(v, ST_VERIFY_UNREADABLE, j->label, "changed size while "
 		                   "it was read (%llu bytes, then %llu)",

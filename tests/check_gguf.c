@@ -589,6 +589,37 @@ START_TEST(test_writer_refuses)
 }
 END_TEST
 
+/* A GGUF with no metadata key at all: the header holds a count of 0 and
+ * nothing else before the tensor infos (memcpy of an empty key block was
+ * called with NULL, which UBSan stops on in the sanitizer build). */
+START_TEST(test_writer_no_metadata)
+{
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	uint64_t dims[1] = {2};
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "t", ST_GGML_F32, 1, dims,
+	                                           &err), ST_OK);
+	char dir[] = "/tmp/check_gguf_nokv_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/out.gguf", dir);
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	float d[2] = {1.5f, -2.0f};
+	ck_assert_int_eq(st_gguf_writer_write(w, d, sizeof d, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+	st_gguf *g;
+	ck_assert_int_eq(st_gguf_open(&g, path, &err), ST_OK);
+	ck_assert_uint_eq(st_gguf_n_kv(g), 0);
+	ck_assert_uint_eq(st_gguf_n_tensors(g), 1);
+	ck_assert_str_eq(st_gguf_tensor_at(g, 0)->name, "t");
+	st_gguf_close(g);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gguf");
@@ -602,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, test_sparse_header_only);
 	tcase_add_test(tc, test_writer_reproduces_fixture);
 	tcase_add_test(tc, test_writer_refuses);
+	tcase_add_test(tc, test_writer_no_metadata);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_manifest);

@@ -477,6 +477,65 @@ END_TEST
 
 /* A child that starts a snapshot and an atomic file of out, then dies by
  * SIGKILL before it can clean up. Returns its pid. */
+/* The pid of a process that has exited and been reaped: gone. */
+static pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return pid;
+}
+
+/* Leftovers of a killed writer in IN are not copied, with a note; a live
+ * writer's temporary is not a leftover. */
+START_TEST(test_copy_dir_skips_leftovers_of_a_gone_writer)
+{
+	char in[512], dead[256], live[256];
+	snprintf(in, sizeof in, "%s", path_in("in"));
+	ck_assert_int_eq(mkdir(in, 0755), 0);
+	write_text(path_in("in/tokenizer.json"), "{}");
+	snprintf(dead, sizeof dead, "in/.tokenizer.json.tmp-%d-AbC123", (int)gone_pid());
+	snprintf(live, sizeof live, "in/.vocab.txt.tmp-%d-AbC123", (int)getpid());
+	write_text(path_in(dead), "half");
+	write_text(path_in(live), "busy");
+	st_snapshot *s;
+	ck_assert_int_eq(st_snapshot_open(&s, path_in("copy"), 0, NULL), ST_OK);
+	n_notes = 0;
+	ck_assert_int_eq(st_snapshot_copy_dir(s, in, NULL, NULL, count_note, NULL, NULL), ST_OK);
+	ck_assert_int_eq(n_notes, 3); /* tokenizer, the live one copied; the leftover not */
+	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
+	st_snapshot_free(s);
+	ck_assert(exists(path_in("copy/tokenizer.json")));
+	ck_assert_int_eq(count_prefix(path_in("copy"), ".tokenizer.json.tmp-"), 0);
+	ck_assert_int_eq(count_prefix(path_in("copy"), ".vocab.txt.tmp-"), 1);
+}
+END_TEST
+
+/* Leftovers of a killed writer in the old OUT are not carried over. */
+START_TEST(test_keep_old_drops_leftovers_of_a_gone_writer)
+{
+	char out[512], dead[256];
+	snprintf(out, sizeof out, "%s", path_in("old"));
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	write_text(path_in("old/notes.txt"), "keep me");
+	snprintf(dead, sizeof dead, "old/.notes.txt.tmp-%d-xYz789", (int)gone_pid());
+	write_text(path_in(dead), "half");
+	st_snapshot *s;
+	ck_assert_int_eq(st_snapshot_open(&s, out, ST_SNAPSHOT_REPLACE, NULL), ST_OK);
+	put_shard(s, "model.safetensors", "new");
+	n_notes = 0;
+	ck_assert_int_eq(st_snapshot_keep_old(s, NULL, count_note, NULL, NULL), ST_OK);
+	ck_assert_int_eq(n_notes, 2); /* kept notes.txt, not the leftover */
+	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
+	st_snapshot_free(s);
+	ck_assert(exists(path_in("old/notes.txt")));
+	ck_assert_int_eq(count_prefix(out, ".notes.txt.tmp-"), 0);
+}
+END_TEST
+
 static pid_t killed_writer(const char *out, const char *file)
 {
 	pid_t pid = fork();
@@ -557,6 +616,8 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_snapshot_free_before_commit_leaves_nothing);
 	tcase_add_test(tc, test_snapshot_existing_untouched_until_commit);
 	tcase_add_test(tc, test_snapshot_copy_dir);
+	tcase_add_test(tc, test_copy_dir_skips_leftovers_of_a_gone_writer);
+	tcase_add_test(tc, test_keep_old_drops_leftovers_of_a_gone_writer);
 	tcase_add_test(tc, test_copy_dir_keeps_a_file_added_before);
 	tcase_add_test(tc, test_copy_dir_leaves_out_links_outside_in);
 	tcase_add_test(tc, test_copy_dir_follows_cache_links_into_blobs);

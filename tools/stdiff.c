@@ -17,7 +17,6 @@
 #include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/diff_json.h"
-#include "common/inventory.h"
 #include "common/order.h"
 #include "common/gguf_diff.h"
 #include <st.h>
@@ -170,19 +169,55 @@ static void print_dq_tally(const struct st_diff_dq_tally *t)
 		       what, (unsigned long long)within);
 }
 
+/* The config.json keys that differ, as lines, read before anything is
+ * printed: one that cannot be read ends the run (exit 2). */
+struct config_lines {
+	char *text;
+	size_t len;
+	int n;
+};
+
 /* A config.json key that differs: one line, like a metadata entry. */
 static void print_config_key(void *ctx, const char *key, const char *a,
                              const char *b)
 {
-	(void)ctx;
-	print_head("config.json ", key, strlen(key));
-	print_head(": ", a ? a : "(absent)", strlen(a ? a : "(absent)"));
-	print_head(" -> ", b ? b : "(absent)", strlen(b ? b : "(absent)"));
-	putchar('\n');
+	FILE *f = ctx;
+	fputs("config.json ", f);
+	cli_print_name(f, key, strlen(key));
+	fputs(": ", f);
+	cli_print_name(f, a ? a : "(absent)", strlen(a ? a : "(absent)"));
+	fputs(" -> ", f);
+	cli_print_name(f, b ? b : "(absent)", strlen(b ? b : "(absent)"));
+	fputc('\n', f);
+}
+
+/*
+ * Snapshots: a changed epsilon or activation changes no tensor. A
+ * config.json that is not a JSON object is a warning, and compared as
+ * none; one that is there but cannot be read is an I/O error.
+ */
+static void read_config_lines(const st_diff *r, struct config_lines *c)
+{
+	memset(c, 0, sizeof *c);
+	FILE *f = open_memstream(&c->text, &c->len);
+	if (!f)
+		cli_die(CLI_ERROR, "out of memory comparing config.json");
+	st_error err;
+	c->n = st_arch_checkpoint_config_diff(r->ca, r->cb, print_config_key, f, &err);
+	if (fclose(f) != 0)
+		cli_die(CLI_ERROR, "out of memory comparing config.json");
+	if (c->n == ST_EIO || c->n == ST_ENOMEM)
+		cli_die(CLI_ERROR, "%s", err.message);
+	if (c->n < 0) {
+		cli_warn("%s", err.message);
+		c->len = 0;
+	}
 }
 
 static void print_human(const st_diff *r, bool verbose)
 {
+	struct config_lines cfg;
+	read_config_lines(r, &cfg);
 	if (r->quant_side >= 0) {
 		char what[256];
 		st_quant_plan_describe(&r->quant, what, sizeof what);
@@ -206,12 +241,9 @@ static void print_human(const st_diff *r, bool verbose)
 			       p->dq_b ? " dequantized" : "");
 		}
 	}
-	/* Snapshots: a changed epsilon or activation changes no tensor. */
-	char err[1200];
-	int n_config = inventory_config_diff(r->ca, r->cb, print_config_key,
-	                                     NULL, err, sizeof err);
-	if (n_config < 0)
-		cli_warn("%s", err);
+	fwrite(cfg.text, 1, cfg.len, stdout);
+	int n_config = cfg.n;
+	free(cfg.text);
 	for (size_t i = 0; i < r->n_meta; i++) {
 		const st_diff_meta *m = &r->meta[i];
 		const st_meta *k = m->a ? m->a : m->b;

@@ -112,6 +112,36 @@ static void plural(char *buf, size_t size, int n, const char *what)
 	snprintf(buf, size, "%d %s%s", n, what, n == 1 ? "" : "s");
 }
 
+/*
+ * What config.json implies (every missing or misshapen parameter) and
+ * every scaled weight with its scale, as stconvert --to pairs them, of
+ * the checkpoint at PATH, opened once for both. A checkpoint that does
+ * not open for a reason of its format has had its errors reported by the
+ * check; one that cannot be read, or a config.json that cannot, is an
+ * error (CLI_ERROR after one line), never a pass.
+ */
+static int check_checkpoint(const char *path, struct check_ctx *cc)
+{
+	st_checkpoint *ck;
+	st_error err;
+	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &err);
+	if (rc == ST_EIO || rc == ST_ENOMEM) {
+		cli_error_path(path, &err);
+		return CLI_ERROR;
+	}
+	if (rc != ST_OK)
+		return CLI_OK;
+	int n = inventory_check(ck, path, on_problem, cc, &err);
+	if (n >= 0)
+		n = quant_info_check(ck, on_problem, cc, &err);
+	st_checkpoint_close(ck);
+	if (n < 0) {
+		cli_error_path(path, &err);
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
 /* Returns the exit code for this path. */
 static int check_path(const char *path)
 {
@@ -129,10 +159,8 @@ static int check_path(const char *path)
 	/* Trust the count libst returns even if a callback was lost. */
 	if (n > cc.errors)
 		cc.errors = n;
-	/* What config.json implies: every missing or misshapen parameter. */
-	inventory_check(path, on_problem, &cc);
-	/* Every scaled weight with its scale, as stconvert --to pairs them. */
-	quant_info_check(path, on_problem, &cc);
+	if (check_checkpoint(path, &cc) != CLI_OK)
+		return CLI_ERROR;
 	char *p = cli_printable(path, strlen(path));
 	char e[32], w[32];
 	plural(e, sizeof e, cc.errors, "error");

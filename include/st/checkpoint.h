@@ -92,8 +92,10 @@ ST_API int st_checkpoint_read(st_checkpoint *c, size_t i, uint64_t off,
  * problem to fn. A PyTorch checkpoint (and pytorch_model.bin.index.json) is
  * checked too: its pickle, every tensor's view, and the CRC-32 of every
  * zip member, the storages read in place included (an open does not read
- * those). Returns the number of errors (>= 0), or ST_EIO when PATH
- * cannot be read at all (does not exist, permission denied).
+ * those). A folder PATH's leftovers of a writer that is gone
+ * (".NAME.tmp-PID-XXXXXX" whose process PID no longer exists) are each
+ * a warning, not an error. Returns the number of errors (>= 0), or ST_EIO
+ * when PATH cannot be read at all (does not exist, permission denied).
  */
 ST_API int st_check_path(const char *path, st_problem_fn fn, void *ctx,
                          st_error *err);

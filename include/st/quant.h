@@ -304,8 +304,10 @@ typedef struct st_quant_summary {
 	st_error config_error;           /* code ST_EINVAL: config.json's
 	                                    weight_block_size cannot be used
 	                                    (the message names the file and
-	                                    quotes it), blocks are then the
-	                                    default; else code ST_OK */
+	                                    quotes it); ST_EIO: config.json
+	                                    is there but cannot be read;
+	                                    blocks are then the default;
+	                                    else code ST_OK */
 } st_quant_summary;
 
 /*
@@ -313,8 +315,9 @@ typedef struct st_quant_summary {
  * quantization_config.weight_block_size (st_quant_config_block_size of
  * the config.json of the folder of ck's files, st_config_read of
  * st_checkpoint_dir), else ST_QUANT_DEFAULT_BLOCK on both sides; a
- * config.json that cannot be read counts as none (it is
- * st_arch_inventory's to report). Every weight/scale mismatch goes to fn
+ * config.json that is there but cannot be read sets config_error (code
+ * ST_EIO, the message naming the file and the errno text), as one whose
+ * block size cannot be used does. Every weight/scale mismatch goes to fn
  * (may be NULL), except when the block size is config_error's default:
  * mismatches found against a guess are counted (plan.n_problems), not
  * reported. Returns ST_OK when ck has any scaled weight, scale tensor or

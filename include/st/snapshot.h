@@ -120,7 +120,9 @@ ST_API int st_snapshot_replace_file(st_snapshot *s, const char *name,
  * Copy the snapshot files of directory src into the new directory:
  * everything but weight files (*.safetensors, *.bin, *.pt, *.gguf...,
  * and their indexes), the files of checkpoint c (may be NULL), .git and
- * .cache directories, and the new directory and the target themselves.
+ * .cache directories, the leftovers of a writer that is gone (a
+ * ".NAME.tmp-PID-XXXXXX" whose process PID no longer exists; a note says
+ * so), and the new directory and the target themselves.
  * Directories are followed through symlinks and rebuilt; files are copied
  * with their permission bits. Nothing outside src is read: a link whose
  * target lies outside src is not copied, and fn hears of it as a warning
@@ -148,7 +150,9 @@ ST_API int st_snapshot_copy_dir(st_snapshot *s, const char *src,
  * across file systems), symlinks re-created, directories rebuilt. When
  * the target is the directory c was read from (in place) and c is
  * safetensors, c's files are the old layout too, whatever their names.
- * Nothing to do when the target does not exist. Returns ST_OK, ST_EIO.
+ * The leftovers of a writer that is gone are not kept either (a note
+ * says so). Nothing to do when the target does not exist. Returns ST_OK,
+ * ST_EIO.
  */
 ST_API int st_snapshot_keep_old(st_snapshot *s, const st_checkpoint *c,
                                 st_problem_fn fn, void *ctx, st_error *err);

@@ -64,7 +64,9 @@ typedef enum st_verify_kind {
 	ST_VERIFY_BAD_NAME,         /* a blob or ref whose name says nothing */
 	ST_VERIFY_BAD_LISTING,      /* trees/<commit>.json or SHA256SUMS broken */
 	ST_VERIFY_INVALID,          /* breaks a format rule (what --check says) */
-	ST_VERIFY_UNCHECKED         /* nothing was read, or a file no manifest lists */
+	ST_VERIFY_UNCHECKED,        /* nothing was read, or a file no manifest lists */
+	ST_VERIFY_READ_ERROR        /* read(2) failed partway (an I/O error): the
+	                               file's state is unknown, no answer */
 } st_verify_kind;
 
 /* "corrupt", "truncated", "dangling-link", ... ("?" for anything else). */

@@ -177,4 +177,15 @@ expect_err empty_dir '^stdiff: expected: '
 run json_err 2 "$S" --json a.safetensors nope.safetensors
 [ -s "$TMP/json_err.out" ] && fail "json_err: stdout not empty" || ok
 
+# A config.json that is there but cannot be read (a folder in its place)
+# is an I/O error: exit 2, one line, no comparison without it.
+mkdir -p "$TMP/cfg_a/config.json" "$TMP/cfg_b"
+cp a.safetensors "$TMP/cfg_a/model.safetensors"
+cp a.safetensors "$TMP/cfg_b/model.safetensors"
+printf '{"n_layer": 2}\n' >"$TMP/cfg_b/config.json"
+run config_unreadable 2 "$S" "$TMP/cfg_a" "$TMP/cfg_b" &&
+  expect_err config_unreadable "^stdiff: $TMP/cfg_a/config\.json: cannot read: not a regular file\$"
+[ "$(wc -l <"$TMP/config_unreadable.err")" = 1 ] && [ ! -s "$TMP/config_unreadable.out" ] && ok ||
+  fail "config_unreadable: not one line on stderr and nothing on stdout"
+
 finish

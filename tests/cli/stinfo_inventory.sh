@@ -56,4 +56,23 @@ run legacy_json 0 "$S" --json gpt2-legacy &&
 run file_check 1 "$S" --check gpt2-missing/model.safetensors &&
   expect_out file_check 'INVALID \(2 errors\)$'
 
+# A config.json that is there but cannot be read (a folder in its place)
+# is an I/O error: exit 2 with one line, never "OK".
+mkdir -p "$TMP/unreadable/config.json"
+ln -s "$TESTDATA/archcheck/gpt2-good/model.safetensors" "$TMP/unreadable/"
+run unreadable_config 2 "$S" --check "$TMP/unreadable" &&
+  expect_err unreadable_config '^stinfo: .*/unreadable/config\.json: cannot read: not a regular file$'
+[ "$(wc -l <"$TMP/unreadable_config.err")" = 1 ] && [ ! -s "$TMP/unreadable_config.out" ] && ok ||
+  fail "unreadable_config: not one line on stderr and nothing on stdout"
+
+# A leftover of a killed writer in the folder is a warning, not an error.
+mkdir -p "$TMP/leftover"
+ln -s "$TESTDATA/archcheck/gpt2-good/model.safetensors" "$TMP/leftover/"
+cp "$TESTDATA/archcheck/gpt2-good/config.json" "$TMP/leftover/"
+gone=$(sh -c 'echo $$')
+: >"$TMP/leftover/.config.json.tmp-$gone-AbC123"
+run leftover 0 "$S" --check "$TMP/leftover" &&
+  expect_out leftover 'leftover: OK \(1 warning\)$' &&
+  expect_err leftover "^stinfo: warning: .*/leftover/\.config\.json\.tmp-$gone-AbC123: left by a writer that is gone; not part of the snapshot$"
+
 finish

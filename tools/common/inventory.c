@@ -160,17 +160,20 @@ static void shape_str(char *buf, size_t size, unsigned ndim,
 		snprintf(buf + o, size - o, "]");
 }
 
-int inventory_check(const char *path, st_problem_fn fn, void *ctx)
+int inventory_check(const st_checkpoint *ck, const char *path,
+                    st_problem_fn fn, void *ctx, st_error *err)
 {
-	st_checkpoint *ck;
-	st_error e;
-	/* A checkpoint that does not open has had its errors reported. */
-	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
-		return 0;
 	st_arch_config cfg;
 	st_arch_report r;
+	st_error e;
+	int rc = st_arch_inventory(ck, &cfg, &r, &e);
+	/* A config.json that is there but cannot be read is no answer. */
+	if (rc == ST_EIO || rc == ST_ENOMEM) {
+		if (err)
+			*err = e;
+		return -1;
+	}
 	/* No config, or one that says too little, implies nothing to check. */
-	int rc = st_arch_inventory(ck, &cfg, &r, NULL);
 	int errors = 0;
 	for (size_t i = 0; rc == ST_OK && i < r.n_items; i++) {
 		const st_arch_item *it = &r.items[i];
@@ -202,19 +205,5 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 		free(name);
 	}
 	st_arch_report_free(&r);
-	st_checkpoint_close(ck);
 	return errors;
-}
-
-int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          st_arch_diff_fn fn, void *ctx, char *err,
-                          size_t errlen)
-{
-	st_error e;
-	int n = st_arch_checkpoint_config_diff(a, b, fn, ctx, &e);
-	if (n < 0) {
-		snprintf(err, errlen, "%s", e.message);
-		return -1;
-	}
-	return n;
 }

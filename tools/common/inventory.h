@@ -1,8 +1,7 @@
 /*
  * inventory.h - stinfo's config-aware inventory: the config.json beside
  * a checkpoint compared with its tensors (libst's st_arch_inventory), as
- * summary lines, a JSON member and --check problems; and stdiff's
- * config.json keys.
+ * summary lines, a JSON member and --check problems.
  *
  * Not part of libst; tool code, so it prints (to the FILE or callback it
  * is given).
@@ -36,20 +35,14 @@ void inventory_json(FILE *f, const st_arch_config *cfg,
  * For --check: every missing or misshapen parameter as one error, every
  * tensor the config does not explain as one warning (legacy buffers and
  * a tied head's alias are fine), each reported to fn as
- * "<path>: tensor '<name>': ...". A config.json that cannot be read, or
- * lacks the sizes it needs, implies nothing and is not reported here
- * (the summary says why). Returns the number of errors.
+ * "<path>: tensor '<name>': ...", of ck, the checkpoint at PATH opened
+ * once by the caller. No config.json, or one that is malformed or lacks
+ * the sizes it needs, implies nothing and is not reported here (the
+ * summary says why). Returns the number of errors, or -1 with err's one
+ * line when config.json exists but cannot be read (an I/O error: the
+ * caller gives no answer) or memory runs out.
  */
-int inventory_check(const char *path, st_problem_fn fn, void *ctx);
-
-/*
- * The config.json keys that differ between the folders of a and b
- * (st_arch_checkpoint_config_diff), for stdiff. Returns how many (0 when
- * either side has no config.json or both are the same file), or -1 with
- * one line in err when one cannot be read or is not a JSON object.
- */
-int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          st_arch_diff_fn fn, void *ctx, char *err,
-                          size_t errlen);
+int inventory_check(const st_checkpoint *ck, const char *path,
+                    st_problem_fn fn, void *ctx, st_error *err);
 
 #endif

@@ -102,16 +102,22 @@ static void on_mismatch(void *ctx, const char *message)
 	cc->fn(cc->ctx, ST_PROBLEM_ERROR, message);
 }
 
-int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
+int quant_info_check(const st_checkpoint *ck, st_problem_fn fn, void *ctx,
+                     st_error *err)
 {
-	st_checkpoint *ck;
 	st_error e;
 	st_quant_summary q;
 	struct check_ctx cc = {fn, ctx, 0};
 
-	if (st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &e) != ST_OK)
-		return 0;
 	int rc = st_quant_summary_load(&q, ck, on_mismatch, &cc, &e);
+	if (q.config_error.code == ST_EIO) {
+		/* No answer: the pairs were not judged against its block size. */
+		if (rc == ST_OK)
+			st_quant_summary_free(&q);
+		if (err)
+			*err = q.config_error;
+		return -1;
+	}
 	if (rc == ST_ENOMEM) {
 		cc.errors++;
 		fn(ctx, ST_PROBLEM_ERROR, "out of memory pairing weights with their scales");
@@ -122,6 +128,5 @@ int quant_info_check(const char *path, st_problem_fn fn, void *ctx)
 	}
 	if (rc == ST_OK)
 		st_quant_summary_free(&q);
-	st_checkpoint_close(ck);
 	return cc.errors;
 }

@@ -29,11 +29,11 @@ void quant_info_print(FILE *f, const st_quant_summary *q);
 void quant_info_json(FILE *f, const st_quant_summary *q);
 
 /*
- * For --check: every weight/scale mismatch of PATH, and a config.json
+ * For --check: every weight/scale mismatch of ck, and a config.json
  * weight_block_size that cannot be used, as one error each to fn.
- * Returns the number of errors (0 when PATH does not open: its errors
- * are reported elsewhere).
+ * Returns the number of errors, or -1 with err's one line when
+ * config.json is there but cannot be read (an I/O error: no answer).
  */
-int quant_info_check(const char *path, st_problem_fn fn, void *ctx);
+int quant_info_check(const st_checkpoint *ck, st_problem_fn fn, void *ctx, st_error *err);
 
 #endif

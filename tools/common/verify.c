@@ -153,6 +153,10 @@ static int each_path(char *const *paths, int n, int json, int threads,
 		(json ? doc : text)(paths[i], v);
 		if (st_verify_n_problems(v) && status < CLI_NO)
 			status = CLI_NO;
+		/* A read that failed is no answer: an I/O error, as for --check. */
+		for (size_t k = 0; k < st_verify_n_problems(v); k++)
+			if (st_verify_problem_at(v, k)->kind == ST_VERIFY_READ_ERROR)
+				status = CLI_ERROR;
 		st_verify_free(v);
 		fflush(stdout);
 	}

@@ -604,7 +604,7 @@ static int copy_tree(const struct copy_ctx *cx, const char *src, const char *dst
 		if (!s || !t) {
 			rc = st__error(cx->err, ST_ENOMEM, "%s: out of memory", src);
 		} else if (st__temp_is_stale(name)) {
-			note(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
+			st_problem_report(cx->fn, cx->ctx, ST_PROBLEM_NOTE,
 			     "not copied: %s (a temporary of a writer that is gone)", s);
 		} else if ((rc = link_inside(cx, s, &inside)) != ST_OK) {
 			/* named in the error */
@@ -862,7 +862,7 @@ int st_snapshot_keep_old(st_snapshot *s, const st_checkpoint *c,
 		} else if (lstat(dst, &st) == 0) {
 			/* Replaced by the new output. */
 		} else if (st__temp_is_stale(name)) {
-			note(fn, ctx, ST_PROBLEM_NOTE,
+			st_problem_report(fn, ctx, ST_PROBLEM_NOTE,
 			     "not kept: %s (a temporary of a writer that is gone)", src);
 		} else if (is_layout_name(name, old_files, n_old) ||
 		           (stat(src, &st) == 0 && S_ISREG(st.st_mode) &&

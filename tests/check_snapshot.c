@@ -507,7 +507,7 @@ START_TEST(test_copy_dir_skips_leftovers_of_a_gone_writer)
 	ck_assert_int_eq(st_snapshot_copy_dir(s, in, NULL, NULL, count_note, NULL, NULL), ST_OK);
 	ck_assert_int_eq(n_notes, 3); /* tokenizer, the live one copied; the leftover not */
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert(exists(path_in("copy/tokenizer.json")));
 	ck_assert_int_eq(count_prefix(path_in("copy"), ".tokenizer.json.tmp-"), 0);
 	ck_assert_int_eq(count_prefix(path_in("copy"), ".vocab.txt.tmp-"), 1);
@@ -530,7 +530,7 @@ START_TEST(test_keep_old_drops_leftovers_of_a_gone_writer)
 	ck_assert_int_eq(st_snapshot_keep_old(s, NULL, count_note, NULL, NULL), ST_OK);
 	ck_assert_int_eq(n_notes, 2); /* kept notes.txt, not the leftover */
 	ck_assert_int_eq(st_snapshot_commit(s, NULL), ST_OK);
-	st_snapshot_free(s);
+	st_snapshot_close(s);
 	ck_assert(exists(path_in("old/notes.txt")));
 	ck_assert_int_eq(count_prefix(out, ".notes.txt.tmp-"), 0);
 }

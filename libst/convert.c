@@ -27,30 +27,23 @@ int st__convert_config(st_convert_plan *p, const char **text, size_t *len, st_er
 
 /*
  * The FP8 block size IN's config.json names (the default without one), as
- * stinfo and stdiff read it: a file inside a snapshot counts too. Sets
- * *found to whether it names one. Returns ST_OK, ST_EINVAL naming the
- * file (a hostile block size), or st_config_read's error.
+ * stinfo and stdiff read it (st__config_block_size, on the text the plan
+ * writes from): a file inside a snapshot counts too. Sets *found to
+ * whether it names one. Returns ST_OK, ST_EINVAL naming the file (a
+ * hostile block size), or st_config_read's error.
  */
 static int in_block_size(st_convert_plan *p, uint64_t *b0, uint64_t *b1, int *found,
                          st_error *err)
 {
 	const char *text;
 	size_t len;
-	st_error e;
 	int rc = st__convert_config(p, &text, &len, err);
 
 	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
 	*found = 0;
-	if (rc != ST_OK || !text)
+	if (rc != ST_OK)
 		return rc;
-	rc = st_quant_config_block_size(text, len, b0, b1, found, &e);
-	if (rc == ST_EINVAL)
-		return st__error(err, ST_EINVAL, "%.300s: %.200s", p->config_file, e.message);
-	if (rc != ST_OK) { /* not a JSON object: no block size in it */
-		*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-		*found = 0;
-	}
-	return ST_OK;
+	return st__config_block_size(text, len, p->config_file, b0, b1, found, err);
 }
 
 static int glob_match(const char *glob, const st_tensor *t)

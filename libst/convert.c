@@ -186,8 +186,8 @@ static int requant_check(st_convert_plan *p, st_error *err)
 			tensor_where(p->c, i, where, sizeof where);
 		if (d->role == ST_QUANT_ROLE_MXFP4)
 			return st__error(err, ST_EFORMAT, "%s: MXFP4 blocks cannot be kept beside the "
-			                 "FP8 quantization_config --to f8_e4m3 writes; dequantize first "
-			                 "(--to bf16)", where);
+			                 "FP8 quantization_config quantizing writes; dequantize it first",
+			                 where);
 		if (f8_alone)
 			return st__error(err, ST_EFORMAT, "%s: %s without a scale: config.json's FP8 "
 			                 "quantization_config would call it scaled", where,
@@ -216,11 +216,11 @@ static int requant_check(st_convert_plan *p, st_error *err)
 		            (b0 != p->block[0] || b1 != p->block[1]) && inv;
 		char hint[64] = "";
 		if (other)
-			snprintf(hint, sizeof hint, " or give --block %llu,%llu", (unsigned long long)b0,
-			         (unsigned long long)b1);
+			snprintf(hint, sizeof hint, " or quantize with %llux%llu blocks",
+			         (unsigned long long)b0, (unsigned long long)b1);
 		return st__error(err, ST_EFORMAT, "%s: already quantized as %s %s with scale '%.*s' "
-		                 "%s %s; the config.json written describes %s: dequantize first "
-		                 "(--to bf16)%s", where, st_dtype_name(t->dtype), sa,
+		                 "%s %s; the config.json written describes %s: dequantize it first%s",
+		                 where, st_dtype_name(t->dtype), sa,
 		                 (int)(s->name_len > 200 ? 200 : s->name_len), s->name,
 		                 st_dtype_name(s->dtype), sb, want, hint);
 	}

@@ -17,7 +17,6 @@
 #include "fe/cli.h"
 #include "common/ckpt.h"
 #include "common/diff_json.h"
-#include "common/inventory.h"
 #include "common/order.h"
 #include "common/gguf_diff.h"
 #include <st.h>
@@ -207,11 +206,10 @@ static void print_human(const st_diff *r, bool verbose)
 		}
 	}
 	/* Snapshots: a changed epsilon or activation changes no tensor. */
-	char err[1200];
-	int n_config = inventory_config_diff(r->ca, r->cb, print_config_key,
-	                                     NULL, err, sizeof err);
+	st_error err;
+	int n_config = st_arch_checkpoint_config_diff(r->ca, r->cb, print_config_key, NULL, &err);
 	if (n_config < 0)
-		cli_warn("%s", err);
+		cli_warn("%s", err.message);
 	for (size_t i = 0; i < r->n_meta; i++) {
 		const st_diff_meta *m = &r->meta[i];
 		const st_meta *k = m->a ? m->a : m->b;
@@ -278,7 +276,6 @@ static int print_first(st_diff *r, bool quiet)
 		       r->n_only_a + r->n_pairs, how);
 		const st_tensor *t = st_checkpoint_tensor(r->ca, idx[k], NULL);
 		st_error err;
-		memset(&err, 0, sizeof err);
 		if (only)
 			print_line("only in A: ", t->name, t->name_len);
 		else if (!p->same_shape)
@@ -460,7 +457,6 @@ int main(int argc, char **argv)
 	o.d.ctx = &prog;
 	st_diff r;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	if (st_diff_match(&r, ca, cb, &o.d, &err) != ST_OK) {
 		const st_diff_tensor *x = r.clash;
 		if (r.clash_side >= 0)

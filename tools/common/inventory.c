@@ -217,16 +217,3 @@ int inventory_check(const char *path, st_problem_fn fn, void *ctx)
 	st_checkpoint_close(ck);
 	return errors;
 }
-
-int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          st_arch_diff_fn fn, void *ctx, char *err,
-                          size_t errlen)
-{
-	st_error e;
-	int n = st_arch_checkpoint_config_diff(a, b, fn, ctx, &e);
-	if (n < 0) {
-		snprintf(err, errlen, "%s", e.message);
-		return -1;
-	}
-	return n;
-}

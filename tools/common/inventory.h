@@ -1,8 +1,8 @@
 /*
  * inventory.h - stinfo's config-aware inventory: the config.json beside
  * a checkpoint compared with its tensors (libst's st_arch_inventory), as
- * summary lines, a JSON member and --check problems; and stdiff's
- * config.json keys.
+ * summary lines, a JSON member and --check problems. (stdiff's
+ * config.json keys are libst's st_arch_checkpoint_config_diff.)
  *
  * Not part of libst; tool code, so it prints (to the FILE or callback it
  * is given).
@@ -41,15 +41,5 @@ void inventory_json(FILE *f, const st_arch_config *cfg,
  * (the summary says why). Returns the number of errors.
  */
 int inventory_check(const char *path, st_problem_fn fn, void *ctx);
-
-/*
- * The config.json keys that differ between the folders of a and b
- * (st_arch_checkpoint_config_diff), for stdiff. Returns how many (0 when
- * either side has no config.json or both are the same file), or -1 with
- * one line in err when one cannot be read or is not a JSON object.
- */
-int inventory_config_diff(const st_checkpoint *a, const st_checkpoint *b,
-                          st_arch_diff_fn fn, void *ctx, char *err,
-                          size_t errlen);
 
 #endif

@@ -471,7 +471,9 @@ static void word_plan_error(st_error *err)
 	else
 		snprintf(out + k, sizeof out - k, "dequantize first (--to bf16) or give --block %llu,%llu",
 		         r, c);
-	snprintf(m, sizeof err->message, "%s", out);
+	k = strlen(out) < sizeof err->message ? strlen(out) : sizeof err->message - 1;
+	memcpy(m, out, k); /* cut as libst cuts its messages */
+	m[k] = 0;
 }
 
 /* ---- main -------------------------------------------------------------------- */

@@ -42,7 +42,10 @@ static inline void remove_tree(const char *path)
 }
 
 #ifdef TMPDIR_NAME
-static inline void tmpdir_teardown(void) { remove_tree(tmp); }
+static inline void tmpdir_teardown(void)
+{
+	remove_tree(tmp);
+}
 
 /* tmp/name, in one of four buffers used in turn. */
 static inline char *path_in(const char *name)
@@ -64,7 +67,10 @@ static inline void write_bytes(const char *path, const void *data, size_t n)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-static inline void write_text(const char *path, const char *s) { write_bytes(path, s, strlen(s)); }
+static inline void write_text(const char *path, const char *s)
+{
+	write_bytes(path, s, strlen(s));
+}
 
 /* The whole of the file path (malloc'd, free it, NUL-terminated); *len
  * (may be NULL) receives its size. */

@@ -77,7 +77,6 @@ set(ST_FE_SOURCES
 )
 set(ST_COMMON_SOURCES
   tools/common/ckpt.c
-  tools/common/dequant.c
   tools/common/diff_json.c
   tools/common/gguf_diff.c
   tools/common/gguf_info.c

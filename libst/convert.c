@@ -27,30 +27,23 @@ int st__convert_config(st_convert_plan *p, const char **text, size_t *len, st_er
 
 /*
  * The FP8 block size IN's config.json names (the default without one), as
- * stinfo and stdiff read it: a file inside a snapshot counts too. Sets
- * *found to whether it names one. Returns ST_OK, ST_EINVAL naming the
- * file (a hostile block size), or st_config_read's error.
+ * stinfo and stdiff read it (st__config_block_size, on the text the plan
+ * writes from): a file inside a snapshot counts too. Sets *found to
+ * whether it names one. Returns ST_OK, ST_EINVAL naming the file (a
+ * hostile block size), or st_config_read's error.
  */
 static int in_block_size(st_convert_plan *p, uint64_t *b0, uint64_t *b1, int *found,
                          st_error *err)
 {
 	const char *text;
 	size_t len;
-	st_error e;
 	int rc = st__convert_config(p, &text, &len, err);
 
 	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
 	*found = 0;
-	if (rc != ST_OK || !text)
+	if (rc != ST_OK)
 		return rc;
-	rc = st_quant_config_block_size(text, len, b0, b1, found, &e);
-	if (rc == ST_EINVAL)
-		return st__error(err, ST_EINVAL, "%.300s: %.200s", p->config_file, e.message);
-	if (rc != ST_OK) { /* not a JSON object: no block size in it */
-		*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-		*found = 0;
-	}
-	return ST_OK;
+	return st__config_block_size(text, len, p->config_file, b0, b1, found, err);
 }
 
 static int glob_match(const char *glob, const st_tensor *t)
@@ -193,8 +186,8 @@ static int requant_check(st_convert_plan *p, st_error *err)
 			tensor_where(p->c, i, where, sizeof where);
 		if (d->role == ST_QUANT_ROLE_MXFP4)
 			return st__error(err, ST_EFORMAT, "%s: MXFP4 blocks cannot be kept beside the "
-			                 "FP8 quantization_config --to f8_e4m3 writes; dequantize first "
-			                 "(--to bf16)", where);
+			                 "FP8 quantization_config quantizing writes; dequantize it first",
+			                 where);
 		if (f8_alone)
 			return st__error(err, ST_EFORMAT, "%s: %s without a scale: config.json's FP8 "
 			                 "quantization_config would call it scaled", where,
@@ -223,11 +216,11 @@ static int requant_check(st_convert_plan *p, st_error *err)
 		            (b0 != p->block[0] || b1 != p->block[1]) && inv;
 		char hint[64] = "";
 		if (other)
-			snprintf(hint, sizeof hint, " or give --block %llu,%llu", (unsigned long long)b0,
-			         (unsigned long long)b1);
+			snprintf(hint, sizeof hint, " or quantize with %llux%llu blocks",
+			         (unsigned long long)b0, (unsigned long long)b1);
 		return st__error(err, ST_EFORMAT, "%s: already quantized as %s %s with scale '%.*s' "
-		                 "%s %s; the config.json written describes %s: dequantize first "
-		                 "(--to bf16)%s", where, st_dtype_name(t->dtype), sa,
+		                 "%s %s; the config.json written describes %s: dequantize it first%s",
+		                 where, st_dtype_name(t->dtype), sa,
 		                 (int)(s->name_len > 200 ? 200 : s->name_len), s->name,
 		                 st_dtype_name(s->dtype), sb, want, hint);
 	}

@@ -226,31 +226,6 @@ static bool has_scales(st_checkpoint *c)
 	return false;
 }
 
-/* The FP8 block size of the config.json in c's folder; the default
- * without one or when it is not a JSON object. */
-static int block_size(st_checkpoint *c, uint64_t *b0, uint64_t *b1,
-                      st_error *err)
-{
-	char *text = NULL, *file = NULL;
-	size_t n = 0;
-	int found = 0, rc = st_config_read(st_checkpoint_dir(c), &text, &n, &file, err);
-	*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-	if (rc == ST_OK) {
-		st_error e;
-		rc = st_quant_config_block_size(text, n, b0, b1, &found, &e);
-		if (rc == ST_EINVAL)
-			st__error(err, rc, "%.300s: %.200s", file, e.message);
-		else if (rc != ST_OK) /* not a JSON object: no block size in it */
-			*b0 = *b1 = ST_QUANT_DEFAULT_BLOCK;
-		rc = rc == ST_EINVAL ? rc : ST_OK;
-	} else if (rc == ST_ENOTFOUND) {
-		rc = ST_OK; /* no config.json: the default */
-	}
-	free(text);
-	free(file);
-	return rc;
-}
-
 /* ---- planning ------------------------------------------------------------- */
 
 /* Set what the value pass does with a common tensor. */
@@ -436,7 +411,7 @@ int st_diff_match(st_diff *d, st_checkpoint *ca, st_checkpoint *cb,
 	if (qa != qb) {
 		st_checkpoint *c = qa ? ca : cb;
 		uint64_t b0, b1;
-		if ((rc = block_size(c, &b0, &b1, err)) != ST_OK ||
+		if ((rc = st_config_read_block_size(st_checkpoint_dir(c), &b0, &b1, NULL, err)) != ST_OK ||
 		    (rc = st_quant_plan_build(&d->quant, c, b0, b1, err)) != ST_OK)
 			return rc;
 		d->quant_side = qa ? 0 : 1;

@@ -313,6 +313,17 @@ int st__tree_parse(struct st__tree *t, const char *text, size_t len,
                    char *why, size_t why_size);
 void st__tree_free(struct st__tree *t);
 
+/* ---- quant: the FP8 block size of a config.json's text (quant.c) -------- */
+
+/*
+ * st_config_read_block_size on a config.json's text already read (NULL:
+ * none), file (may be NULL) its path for the message: the block size
+ * st_quant_config_block_size gives, the default when text is NULL or not
+ * a JSON object. Returns ST_OK or ST_EINVAL naming file.
+ */
+int st__config_block_size(const char *text, size_t len, const char *file, uint64_t *block_rows,
+                          uint64_t *block_cols, int *found, st_error *err);
+
 /* ---- arch: a read-only JSON tree over cJSON (json.c), for arch.c -------- */
 
 /*

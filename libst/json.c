@@ -330,7 +330,7 @@ void st__tree_free(struct st__tree *t)
 
 /*
  * A struct st__json is a cJSON node: the casts below are the whole of the
- * mapping, as in the tools' common/json.c.
+ * mapping, as in the tools' fe/json.c.
  */
 #define NODE(v) ((const cJSON *)(const void *)(v))
 #define JV(n) ((const struct st__json *)(const void *)(n))

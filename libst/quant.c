@@ -751,6 +751,41 @@ int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_r
 	return ST_OK;
 }
 
+int st__config_block_size(const char *text, size_t len, const char *file, uint64_t *block_rows,
+                          uint64_t *block_cols, int *found, st_error *err)
+{
+	st_error e;
+	int rc = text ? st_quant_config_block_size(text, len, block_rows, block_cols, found, &e)
+	              : ST_EFORMAT;
+
+	if (rc != ST_OK) { /* a hostile block size, or no JSON object to give one */
+		*block_rows = *block_cols = ST_QUANT_DEFAULT_BLOCK;
+		*found = 0;
+	}
+	if (rc == ST_EINVAL)
+		return st__error(err, ST_EINVAL, "%.300s: %.200s", file ? file : "config.json",
+		                 e.message);
+	return ST_OK;
+}
+
+int st_config_read_block_size(const char *path, uint64_t *block_rows, uint64_t *block_cols,
+                              int *found, st_error *err)
+{
+	char *text = NULL, *file = NULL;
+	size_t len = 0;
+	int found_here, rc = st_config_read(path, &text, &len, &file, err);
+
+	if (!found)
+		found = &found_here;
+	*block_rows = *block_cols = ST_QUANT_DEFAULT_BLOCK;
+	*found = 0;
+	if (rc == ST_OK || rc == ST_ENOTFOUND) /* no config.json: the default */
+		rc = st__config_block_size(text, len, file, block_rows, block_cols, found, err);
+	free(text);
+	free(file);
+	return rc;
+}
+
 int st_quant_config_dequantized(const char *config, size_t len, const char *torch_dtype,
                                 char **out, size_t *out_len, st_error *err)
 {

@@ -206,7 +206,7 @@ static int pair_one(struct pairing *g, size_t i, int fp8)
 		d->row_len = d->mx.rows;
 		g->p->n_mxfp4++;
 	}
-	/* FP8 weights stream through the pipeline's reads (st_quant_range's in);
+	/* FP8 weights stream through st_stream's reads (st_quant_range's in);
 	 * MXFP4's transposed layout reads whole columns: mapped. Inspection
 	 * reads headers only. */
 	if (!g->inspect && ((d->role == ST_QUANT_ROLE_MXFP4 && map(c, i, &d->data, g->err)) ||

@@ -12,32 +12,16 @@
 /* The block size config.json gives, or the default with why not. */
 static void block_size(st_quant_summary *q, const st_checkpoint *ck)
 {
-	char *text = NULL, *file = NULL;
-	size_t len = 0;
 	st_error e;
-
+	int found = 0;
 	q->block_rows = q->block_cols = ST_QUANT_DEFAULT_BLOCK;
-	int rc = st_config_read(st_checkpoint_dir(ck), &text, &len, &file, &e);
-	/* One that is there but cannot be read gives no block size: the
+	int rc = st_config_read_block_size(st_checkpoint_dir(ck), &q->block_rows, &q->block_cols,
+	                                   &found, &e);
+	/* A hostile block size, or one that is there but cannot be read: the
 	 * pairs would be judged against a guess. */
-	if (rc == ST_EIO)
+	if (rc == ST_EINVAL || rc == ST_EIO)
 		q->config_error = e;
-	if (rc == ST_OK) {
-		uint64_t b0, b1;
-		int found = 0;
-		memset(&e, 0, sizeof e);
-		rc = st_quant_config_block_size(text, len, &b0, &b1, &found, &e);
-		if (rc == ST_EINVAL) {
-			st__error(&q->config_error, ST_EINVAL, "%.300s: %.200s",
-			          file ? file : st_checkpoint_dir(ck), e.message);
-		} else if (rc == ST_OK && found) {
-			q->block_rows = b0;
-			q->block_cols = b1;
-			q->block_from_config = 1;
-		}
-	}
-	free(text);
-	free(file);
+	q->block_from_config = rc == ST_OK && found;
 }
 
 int st_quant_summary_load(st_quant_summary *q, const st_checkpoint *ck, st_quant_problem_fn fn,

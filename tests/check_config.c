@@ -2,8 +2,9 @@
  * check_config.c - unit tests of the config.json reader (libst/config.c,
  * st/config.h): which file a path's config is, what is read, and the
  * errors that say a config is missing, too large or unreadable, each
- * naming the file. The editors are tested in check_snapshot.c and
- * check_quant.c.
+ * naming the file; the FP8 block size read from it
+ * (st_config_read_block_size). The editors are tested in check_snapshot.c
+ * and check_quant.c.
  */
 #include <st.h>
 
@@ -139,6 +140,73 @@ START_TEST(test_unreadable_config_is_an_error_naming_it)
 }
 END_TEST
 
+START_TEST(block_size_is_the_default_without_one_in_config)
+{
+	uint64_t r = 0, c = 0;
+	int found = -1;
+	st_error e;
+	/* No config.json at all. */
+	ck_assert_int_eq(st_config_read_block_size(tmp, &r, &c, &found, &e), ST_OK);
+	ck_assert_uint_eq(r, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_uint_eq(c, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_int_eq(found, 0);
+	/* One that is not a JSON object, and one naming no block size. */
+	write_text(path_in("config.json"), "[1, 2]");
+	r = c = 0;
+	found = -1;
+	ck_assert_int_eq(st_config_read_block_size(tmp, &r, &c, &found, &e), ST_OK);
+	ck_assert_uint_eq(r, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_uint_eq(c, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_int_eq(found, 0);
+	write_text(path_in("config.json"), "{\"quantization_config\": {\"fmt\": \"e4m3\"}}");
+	ck_assert_int_eq(st_config_read_block_size(tmp, &r, &c, NULL, &e), ST_OK);
+	ck_assert_uint_eq(r, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_uint_eq(c, ST_QUANT_DEFAULT_BLOCK);
+}
+END_TEST
+
+START_TEST(block_size_of_config_beside_a_file)
+{
+	uint64_t r = 0, c = 0;
+	int found = 0;
+	write_text(path_in("config.json"),
+	           "{\"quantization_config\": {\"weight_block_size\": [64, 32]}}");
+	ck_assert_int_eq(st_config_read_block_size(path_in("model.safetensors"), &r, &c, &found,
+	                                           NULL),
+	                 ST_OK);
+	ck_assert_uint_eq(r, 64);
+	ck_assert_uint_eq(c, 32);
+	ck_assert_int_eq(found, 1);
+}
+END_TEST
+
+START_TEST(hostile_block_size_is_refused_naming_config)
+{
+	uint64_t r = 0, c = 0;
+	int found = -1;
+	st_error e;
+	write_text(path_in("config.json"),
+	           "{\"quantization_config\": {\"weight_block_size\": [0, 32]}}");
+	ck_assert_int_eq(st_config_read_block_size(tmp, &r, &c, &found, &e), ST_EINVAL);
+	ck_assert_int_eq(e.code, ST_EINVAL);
+	char want[600];
+	snprintf(want, sizeof want, "%s: quantization_config.weight_block_size ",
+	         path_in("config.json"));
+	ck_assert_msg(strncmp(e.message, want, strlen(want)) == 0, "%s", e.message);
+	ck_assert_uint_eq(r, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_uint_eq(c, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_int_eq(found, 0);
+	/* An unreadable config.json is st_config_read's error. */
+	ck_assert_int_eq(unlink(path_in("config.json")), 0);
+	ck_assert_int_eq(mkdir(path_in("config.json"), 0755), 0);
+	ck_assert_int_eq(st_config_read_block_size(tmp, &r, &c, &found, &e), ST_EIO);
+	ck_assert_ptr_nonnull(strstr(e.message, "not a regular file"));
+	ck_assert_uint_eq(r, ST_QUANT_DEFAULT_BLOCK);
+	ck_assert_int_eq(found, 0);
+	rmdir(path_in("config.json"));
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -149,6 +217,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_config_is_not_found_naming_it);
 	tcase_add_test(tc, test_config_past_the_cap_is_too_large);
 	tcase_add_test(tc, test_unreadable_config_is_an_error_naming_it);
+	tcase_add_test(tc, block_size_is_the_default_without_one_in_config);
+	tcase_add_test(tc, block_size_of_config_beside_a_file);
+	tcase_add_test(tc, hostile_block_size_is_refused_naming_config);
 	suite_add_tcase(s, tc);
 	return s;
 }

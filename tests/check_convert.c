@@ -253,6 +253,10 @@ START_TEST(requant_refuses_mxfp4)
 	ck_assert_ptr_null(p);
 	ck_assert_msg(strstr(e.message, "tensor 'model.layers.0.mlp.experts.gate_up_proj_blocks': "
 	                     "MXFP4 blocks cannot be kept") != NULL, "%s", e.message);
+	/* In libst's words: the remedy names no tool's option. */
+	const char *end = "; dequantize it first";
+	ck_assert_str_eq(e.message + strlen(e.message) - strlen(end), end);
+	ck_assert_ptr_null(strstr(e.message, "--"));
 	st_checkpoint_close(c);
 }
 END_TEST
@@ -266,7 +270,9 @@ START_TEST(requant_keeps_fp8_of_the_config_blocks)
 	/* Other blocks than config.json's: refused, the hint naming them. */
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &o, &e), ST_EFORMAT);
 	ck_assert_msg(strstr(e.message, "already quantized as F8_E4M3") != NULL, "%s", e.message);
-	ck_assert_msg(strstr(e.message, "or give --block 2,3") != NULL, "%s", e.message);
+	ck_assert_msg(strstr(e.message, ": dequantize it first or quantize with 2x3 blocks") != NULL,
+	              "%s", e.message);
+	ck_assert_ptr_null(strstr(e.message, "--"));
 	/* Without blocks given, the FP8 pairs are copied with config.json's. */
 	st_convert_options o2 = {.quantize = 1};
 	p = plan(c, &o2);

@@ -17,20 +17,7 @@
 
 #define DIR ST_TESTDATA "/gguf/"
 
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	ck_assert(buf != NULL);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
+#include "tmpdir.h"
 
 struct counts {
 	int errors, warnings;
@@ -88,7 +75,7 @@ START_TEST(test_manifest)
 
 		/* The memory reader: the same verdict and message. */
 		size_t len;
-		void *buf = slurp(path, &len);
+		void *buf = read_file(path, &len);
 		st_gguf *h = NULL;
 		st_error err2 = {0};
 		rc = st_gguf_open_memory(&h, buf, len, name, &err2);
@@ -330,9 +317,9 @@ END_TEST
 START_TEST(test_q8_0_matches_numpy)
 {
 	size_t ns, nq, nd;
-	float *src = slurp(DIR "q8_0/src.f32", &ns);
-	unsigned char *ref = slurp(DIR "q8_0/ref.q8_0", &nq);
-	float *deq = slurp(DIR "q8_0/deq.f32", &nd);
+	float *src = read_file(DIR "q8_0/src.f32", &ns);
+	unsigned char *ref = read_file(DIR "q8_0/ref.q8_0", &nq);
+	float *deq = read_file(DIR "q8_0/deq.f32", &nd);
 	size_t n = ns / 4;
 	ck_assert_uint_eq(n % 32, 0);
 	ck_assert_uint_eq(nq, n / 32 * 34);
@@ -396,7 +383,7 @@ START_TEST(test_sparse_header_only)
 	int fd = mkstemp(path);
 	ck_assert(fd >= 0);
 	size_t len;
-	void *hdr = slurp(DIR "ok_v2.gguf", &len);
+	void *hdr = read_file(DIR "ok_v2.gguf", &len);
 	/* ok_v2 with its one tensor grown to 75e9 F32 elements (300 GB). */
 	ck_assert_int_eq(write(fd, hdr, len), (ssize_t)len);
 	st_gguf *g;
@@ -540,8 +527,8 @@ START_TEST(test_writer_reproduces_fixture)
 	st_gguf_writer_free(w);
 	st_gguf_close(ref);
 	size_t n1, n2;
-	char *a = slurp(path, &n1);
-	char *b = slurp(DIR "ok_all_types.gguf", &n2);
+	char *a = read_file(path, &n1);
+	char *b = read_file(DIR "ok_all_types.gguf", &n2);
 	ck_assert_uint_eq(n1, n2);
 	ck_assert(!memcmp(a, b, n1));
 	free(a);

@@ -24,20 +24,8 @@
 
 #define DIR ST_TESTDATA "/llmc/"
 
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_gpt2export.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tree(const char *path)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-	ck_assert_int_eq(system(cmd), 0);
-}
+#define TMPDIR_NAME "check_gpt2export"
+#include "tmpdir.h"
 
 /* ---- llm.c headers ---------------------------------------------------------- */
 
@@ -254,12 +242,12 @@ static const gpt2_export_opts quiet_opts = {.dtype = -1};
 
 START_TEST(test_export_to_hf_transposes)
 {
-	make_tmpdir();
+	tmpdir_setup();
 	const char *v[2] = {"tiny_fp32", "tiny_bf16"};
 	for (int i = 0; i < 2; i++) {
 		char in[512], out[512], file[600];
 		snprintf(in, sizeof in, DIR "%s.bin", v[i]);
-		snprintf(out, sizeof out, "%s/%s", tmpdir, v[i]);
+		snprintf(out, sizeof out, "%s/%s", tmp, v[i]);
 		gpt2_export_result res;
 		char err[512];
 		ck_assert_msg(gpt2_export_llmc_to_hf(in, out, &quiet_opts, &res,
@@ -274,17 +262,17 @@ START_TEST(test_export_to_hf_transposes)
 		snprintf(file, sizeof file, "%s/tokenizer.json", out);
 		ck_assert_int_ne(access(file, F_OK), 0);
 	}
-	remove_tree(tmpdir);
+	tmpdir_teardown();
 }
 END_TEST
 
 START_TEST(test_export_to_llmc_transposes)
 {
-	make_tmpdir();
+	tmpdir_setup();
 	const char *src[3] = {"tiny_fp32_hf", "tiny_bf16_hf", "tiny_variants_hf"};
 	for (int i = 0; i < 3; i++) {
 		char out[512];
-		snprintf(out, sizeof out, "%s/%d.bin", tmpdir, i);
+		snprintf(out, sizeof out, "%s/%d.bin", tmp, i);
 		char in[512];
 		snprintf(in, sizeof in, DIR "%s", src[i]);
 		gpt2_export_result res;
@@ -298,7 +286,7 @@ START_TEST(test_export_to_llmc_transposes)
 		compare_llmc_hf(out, i == 1 ? DIR "tiny_bf16_hf/model.safetensors"
 		                            : DIR "tiny_fp32_hf/model.safetensors");
 	}
-	remove_tree(tmpdir);
+	tmpdir_teardown();
 }
 END_TEST
 
@@ -308,16 +296,16 @@ END_TEST
  */
 START_TEST(test_export_refuses_shared_storage)
 {
-	make_tmpdir();
+	tmpdir_setup();
 	char out[512], err[1024];
-	snprintf(out, sizeof out, "%s/shared.bin", tmpdir);
+	snprintf(out, sizeof out, "%s/shared.bin", tmp);
 	gpt2_export_result res;
 	ck_assert_int_eq(gpt2_export_hf_to_llmc(ST_TESTDATA "/gpt2/shared-storage", out,
 	                                        &quiet_opts, &res, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "pytorch_model.bin: tensor 'h.1.") &&
 	              strstr(err, "its data overlaps that of 'h.0."), "%s", err);
 	ck_assert_int_eq(access(out, F_OK), -1);
-	remove_tree(tmpdir);
+	tmpdir_teardown();
 }
 END_TEST
 
@@ -449,10 +437,10 @@ static void stats(const float *x, uint64_t n, double *mean, double *std)
 
 START_TEST(test_random_init_statistics)
 {
-	make_tmpdir();
+	tmpdir_setup();
 	gpt2_config cfg = {128, 5000, 4, 4, 64, 1e-5f, 0, {0}, 0, 0};
 	char out[512], file[600], err[512];
-	snprintf(out, sizeof out, "%s/r", tmpdir);
+	snprintf(out, sizeof out, "%s/r", tmp);
 	ck_assert_msg(gpt2_export_random(out, &cfg, 5, &quiet_opts, err,
 	                                 sizeof err) == 0, "%s", err);
 	snprintf(file, sizeof file, "%s/model.safetensors", out);
@@ -502,7 +490,7 @@ START_TEST(test_random_init_statistics)
 	ck_assert_msg(fabs(std - 0.02) < 1e-4, "wte std %g", std);
 	free(x);
 	st_file_close(f);
-	remove_tree(tmpdir);
+	tmpdir_teardown();
 }
 END_TEST
 

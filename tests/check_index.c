@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tmpdir.h"
 
 #define DIR ST_TESTDATA "/index/"
 
@@ -184,10 +185,7 @@ static void nul_index(char *dir, const char *text, size_t n)
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
 	ck_assert_int_eq(symlink(DIR "single/model.safetensors", path), 0);
 	snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert(f != NULL);
-	ck_assert_uint_eq(fwrite(text, 1, n, f), n);
-	ck_assert_int_eq(fclose(f), 0);
+	write_bytes(path, text, n);
 }
 
 static void nul_index_rm(const char *dir)

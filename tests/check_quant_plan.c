@@ -1,7 +1,7 @@
 /*
  * check_quant_plan.c - unit tests for libst/quant_plan.c: pairing scaled
  * weights with their scales by name, dequantizing any element range (as
- * the pipeline cuts them, across row boundaries) to the same bytes as
+ * st_stream cuts them, across row boundaries) to the same bytes as
  * libst's whole-tensor dequantization, which check_quant tests against
  * the numpy reference; and what quantizing selects, names and writes in
  * ranges, against st_quant_fp8_quantize of the whole tensor.

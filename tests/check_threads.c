@@ -22,7 +22,9 @@
 #define N_THREADS 8
 #define N_TENSORS 48
 
-static char dir[64];
+#define TMPDIR_NAME "check_threads"
+#include "tmpdir.h"
+
 static char path1[600], path2[600], index_path[600];
 
 static unsigned char rule(uint64_t o, unsigned file)
@@ -72,12 +74,11 @@ static void make_file(const char *path, unsigned first, unsigned n,
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/check_threads.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path1, sizeof path1, "%s/model-00001-of-00002.safetensors", dir);
-	snprintf(path2, sizeof path2, "%s/model-00002-of-00002.safetensors", dir);
+	tmpdir_setup();
+	snprintf(path1, sizeof path1, "%s/model-00001-of-00002.safetensors", tmp);
+	snprintf(path2, sizeof path2, "%s/model-00002-of-00002.safetensors", tmp);
 	snprintf(index_path, sizeof index_path, "%s/model.safetensors.index.json",
-	         dir);
+	         tmp);
 	make_file(path1, 0, N_TENSORS / 2, 0);
 	make_file(path2, N_TENSORS / 2, N_TENSORS / 2, 1);
 	FILE *f = fopen(index_path, "w");
@@ -92,10 +93,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	unlink(path1);
-	unlink(path2);
-	unlink(index_path);
-	rmdir(dir);
+	tmpdir_teardown();
 }
 
 /* ---- many readers, one handle ------------------------------------------- */
@@ -208,7 +206,7 @@ START_TEST(test_checkpoint_shared_by_threads)
 	for (int round = 0; round < 4; round++) {
 		st_checkpoint *c;
 		st_error err;
-		ck_assert_int_eq(st_checkpoint_open(&c, dir, 0, &err), ST_OK);
+		ck_assert_int_eq(st_checkpoint_open(&c, tmp, 0, &err), ST_OK);
 		ck_assert_uint_eq(st_checkpoint_n_tensors(c), N_TENSORS);
 		run_readers(NULL, c);
 		st_checkpoint_close(c);

@@ -1139,7 +1139,7 @@ START_TEST(test_crc_chunks)
 	static const char *names[] = {"w", "t", "h"};
 	for (size_t k = 0; k < 3; k++) {
 		for (int pattern = 0; pattern < 3; pattern++) {
-			/* 65521 (prime): chunks cut elements, as pipeline chunks can. */
+			/* 65521 (prime): chunks cut elements, as st_stream's chunks can. */
 			size_t n;
 			ck_assert_int_eq(cr_read(good, names[k], 65521, pattern, &n), -1);
 			ck_assert_uint_gt(n, 8);

@@ -29,77 +29,22 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s: %s", path, strerror(errno));
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	ck_assert_ptr_nonnull(buf);
-	for (;;) {
-		if (n == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			ck_assert_ptr_nonnull(buf);
-		}
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (r == 0)
-			break;
-	}
-	ck_assert(!ferror(f));
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
-static void write_text(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "wb");
-	ck_assert_ptr_nonnull(f);
-	fputs(s, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
+#define TMPDIR_NAME "check_writer"
+#include "tmpdir.h"
 
 static void assert_file_is(const char *path, const char *content)
 {
 	size_t len;
-	char *got = read_all(path, &len);
+	char *got = read_file(path, &len);
 	ck_assert_msg(len == strlen(content) && memcmp(got, content, len) == 0,
 	              "%s was changed", path);
 	free(got);
 }
 
-static char tmpdir[64];
-
-static void make_tmpdir(void)
-{
-	strcpy(tmpdir, "/tmp/check_writer.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-/* Remove the test directory and its files (the tests make no subdirectories). */
-static void remove_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char p[512];
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(tmpdir);
-}
-
 /* The number of entries in the test directory; a leftover temp file shows. */
 static int dir_entries(void)
 {
-	DIR *d = opendir(tmpdir);
+	DIR *d = opendir(tmp);
 	ck_assert_ptr_nonnull(d);
 	int n = 0;
 	struct dirent *e;
@@ -115,7 +60,7 @@ static const char *tpath(const char *name)
 	static char p[4][512];
 	static int k;
 	k = (k + 1) % 4;
-	snprintf(p[k], sizeof p[k], "%s/%s", tmpdir, name);
+	snprintf(p[k], sizeof p[k], "%s/%s", tmp, name);
 	return p[k];
 }
 
@@ -251,12 +196,12 @@ static void init_all_dtypes(void)
 static void setup(void)
 {
 	init_all_dtypes();
-	make_tmpdir();
+	tmpdir_setup();
 }
 
 static void teardown(void)
 {
-	remove_tmpdir();
+	tmpdir_teardown();
 }
 
 static st_writer *build(const struct wcase *c)
@@ -321,7 +266,7 @@ static void assert_same_as_expected(const char *got_path, const char *expected)
 	char ep[512];
 	snprintf(ep, sizeof ep, "%s/writer/%s", ST_TESTDATA, expected);
 	size_t el, gl;
-	char *e = read_all(ep, &el), *g = read_all(got_path, &gl);
+	char *e = read_file(ep, &el), *g = read_file(got_path, &gl);
 	size_t i = 0;
 	while (i < el && i < gl && e[i] == g[i])
 		i++;
@@ -365,7 +310,7 @@ START_TEST(test_header_is_file_prefix)
 	char ep[512];
 	snprintf(ep, sizeof ep, "%s/writer/%s.safetensors", ST_TESTDATA, c->file);
 	size_t el;
-	char *e = read_all(ep, &el);
+	char *e = read_file(ep, &el);
 	st_writer *w = build(c);
 	const void *h;
 	size_t hl;
@@ -583,7 +528,7 @@ START_TEST(test_stream_large)
 		st_error err;
 		ck_assert_int_eq(st_writer_header(w, &h, &hl, &err), ST_OK);
 		unsigned char *data = case_data(&c, w, &dl);
-		char *f = read_all(path, &fl);
+		char *f = read_file(path, &fl);
 		ck_assert_uint_eq(fl, hl + dl);
 		ck_assert(memcmp(f, h, hl) == 0);
 		ck_assert(memcmp(f + hl, data, dl) == 0);
@@ -628,12 +573,12 @@ START_TEST(test_free_before_finish_keeps_target)
 	ck_assert_int_eq(st_writer_write(w, data, len / 2, &err), ST_OK);
 
 	/* The temporary file is hidden, beside the target. */
-	const char *tmp = st_writer_temp_path(w);
-	ck_assert_ptr_nonnull(tmp);
+	const char *temp = st_writer_temp_path(w);
+	ck_assert_ptr_nonnull(temp);
 	char prefix[512];
-	snprintf(prefix, sizeof prefix, "%s/.model.safetensors.tmp-", tmpdir);
-	ck_assert_msg(strncmp(tmp, prefix, strlen(prefix)) == 0, "temp path %s", tmp);
-	ck_assert_int_eq(access(tmp, F_OK), 0);
+	snprintf(prefix, sizeof prefix, "%s/.model.safetensors.tmp-", tmp);
+	ck_assert_msg(strncmp(temp, prefix, strlen(prefix)) == 0, "temp path %s", temp);
+	ck_assert_int_eq(access(temp, F_OK), 0);
 	ck_assert_int_eq(dir_entries(), 2);
 	assert_file_is(path, "old contents");
 
@@ -809,9 +754,9 @@ START_TEST(test_set_mode_and_writeback)
 	st_writer_set_writeback(w, 1);
 	ck_assert_int_eq(st_writer_open(w, path, &err), ST_OK);
 	ck_assert_int_eq(st_writer_set_mode(w, 0644, &err), ST_ESTATE);
-	const char *tmp = st_writer_temp_path(w);
+	const char *temp = st_writer_temp_path(w);
 	struct stat st;
-	ck_assert_int_eq(stat(tmp, &st), 0);
+	ck_assert_int_eq(stat(temp, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	size_t len;
 	unsigned char *data = case_data(&cases[0], w, &len);
@@ -852,10 +797,10 @@ START_TEST(test_open_directory_target)
 {
 	st_writer *w = build(&cases[0]);
 	st_error err;
-	ck_assert_int_eq(st_writer_open(w, tmpdir, &err), ST_EIO);
+	ck_assert_int_eq(st_writer_open(w, tmp, &err), ST_EIO);
 	ck_assert_int_eq(err.sys_errno, EISDIR);
 	char slash[600];
-	snprintf(slash, sizeof slash, "%s/", tmpdir);
+	snprintf(slash, sizeof slash, "%s/", tmp);
 	ck_assert_int_eq(st_writer_open(w, slash, &err), ST_EINVAL);
 	ck_assert_int_eq(st_writer_open(w, "", &err), ST_EINVAL);
 	ck_assert_int_eq(dir_entries(), 0);
@@ -868,7 +813,7 @@ START_TEST(test_relative_path)
 {
 	char cwd[4096];
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-	ck_assert_int_eq(chdir(tmpdir), 0);
+	ck_assert_int_eq(chdir(tmp), 0);
 	st_writer *w = build(&cases[0]);
 	st_error err;
 	ck_assert_int_eq(st_writer_open(w, "rel.safetensors", &err), ST_OK);
@@ -1172,7 +1117,7 @@ START_TEST(test_index_atomic)
 	ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
 	char stale[512];
 	snprintf(stale, sizeof stale, "%s/.model.safetensors.index.json.tmp-%ld-Ab12Cd",
-	         tmpdir, (long)dead);
+	         tmp, (long)dead);
 	write_text(stale, "half an index");
 	st_error err;
 	const char *p = tpath("model.safetensors.index.json");
@@ -1244,7 +1189,7 @@ START_TEST(test_index_io_errors)
 {
 	const char *p = tpath("no/dir/model.safetensors.index.json");
 	ASSERT_ERR(st_index_write(p, 1, NULL, 0, NULL, 0, E), ST_EIO, p, strerror(ENOENT));
-	ASSERT_ERR(st_index_write(tmpdir, 1, NULL, 0, NULL, 0, E), ST_EIO, strerror(EISDIR));
+	ASSERT_ERR(st_index_write(tmp, 1, NULL, 0, NULL, 0, E), ST_EIO, strerror(EISDIR));
 	/* An existing index is replaced, keeping its mode. */
 	p = tpath("index_empty.json");
 	write_text(p, "old");
@@ -1281,7 +1226,7 @@ START_TEST(test_index_checkpoint)
 	st_error err;
 	ck_assert_int_eq(st_index_write(ip, total, e, ne, NULL, 0, &err), ST_OK);
 	st_checkpoint *c;
-	int rc = st_checkpoint_open(&c, tmpdir, 0, &err);
+	int rc = st_checkpoint_open(&c, tmp, 0, &err);
 	ck_assert_msg(rc == ST_OK, "%s", err.message);
 	ck_assert_uint_eq(st_checkpoint_n_files(c), 2);
 	ck_assert_uint_eq(st_checkpoint_n_tensors(c), 4);

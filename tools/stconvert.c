@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -429,6 +430,46 @@ static _Noreturn void fail(const st_error *err)
 	exit(CLI_ERROR);
 }
 
+/*
+ * A plan's refusal in stconvert's words: libst ends the refusal of weights
+ * already quantized with "dequantize it first[ or quantize with RxC
+ * blocks]" (st_convert_plan_new) and says "quantizing" for what --to
+ * f8_e4m3 does; the remedy is named by the options that give it.
+ */
+static void word_plan_error(st_error *err)
+{
+	static const char quantizing[] = "quantization_config quantizing writes";
+	static const char first[] = "dequantize it first";
+	char *m = err->message, out[sizeof err->message + 64];
+	char *q = strstr(m, quantizing), *f = strstr(m, first);
+	unsigned long long r = 0, c = 0;
+	int n = -1;
+
+	if (!f)
+		return; /* not the refusal */
+	const char *tail = f + sizeof first - 1;
+	if (*tail && (sscanf(tail, " or quantize with %llux%llu blocks%n", &r, &c, &n) != 2 ||
+	              n < 0 || tail[n]))
+		return;
+	*f = 0;
+	if (q && q < f) {
+		*q = 0;
+		snprintf(out, sizeof out, "%squantization_config --to f8_e4m3 writes%s", m,
+		         q + sizeof quantizing - 1);
+	} else {
+		snprintf(out, sizeof out, "%s", m);
+	}
+	size_t k = strlen(out);
+	if (n < 0)
+		snprintf(out + k, sizeof out - k, "dequantize first (--to bf16)");
+	else
+		snprintf(out + k, sizeof out - k, "dequantize first (--to bf16) or give --block %llu,%llu",
+		         r, c);
+	k = strlen(out) < sizeof err->message ? strlen(out) : sizeof err->message - 1;
+	memcpy(m, out, k); /* cut as libst cuts its messages */
+	m[k] = 0;
+}
+
 /* ---- main -------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -452,8 +493,10 @@ int main(int argc, char **argv)
 		                            : "entries that are not tensors",
 		         ti->skipped, ti->n_skipped > 8 ? ", ..." : "");
 	st_convert_plan *p;
-	if (st_convert_plan_new(&p, c, &o.c, &err) != ST_OK)
+	if (st_convert_plan_new(&p, c, &o.c, &err) != ST_OK) {
+		word_plan_error(&err);
 		fail(&err);
+	}
 	plan_notes(&o, p);
 	struct outloc loc;
 	locate_out(&o, &loc);

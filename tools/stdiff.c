@@ -310,7 +310,6 @@ static int print_first(st_diff *r, bool quiet)
 		       r->n_only_a + r->n_pairs, how);
 		const st_tensor *t = st_checkpoint_tensor(r->ca, idx[k], NULL);
 		st_error err;
-		memset(&err, 0, sizeof err);
 		if (only)
 			print_line("only in A: ", t->name, t->name_len);
 		else if (!p->same_shape)
@@ -492,7 +491,6 @@ int main(int argc, char **argv)
 	o.d.ctx = &prog;
 	st_diff r;
 	st_error err;
-	memset(&err, 0, sizeof err);
 	if (st_diff_match(&r, ca, cb, &o.d, &err) != ST_OK) {
 		const st_diff_tensor *x = r.clash;
 		if (r.clash_side >= 0)

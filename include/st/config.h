@@ -1,7 +1,8 @@
 /*
  * st/config.h - a model's config.json: reading it from a checkpoint's
- * directory, and editing its text where a conversion changes what it
- * describes (torch_dtype, quantization_config).
+ * directory (and the FP8 block size it gives), and editing its text where
+ * a conversion changes what it describes (torch_dtype,
+ * quantization_config).
  *
  * What it is: the one reader of config.json in libst and the tools, with
  * one size cap (ST_CONFIG_MAX_BYTES), and editors that splice the values
@@ -85,6 +86,20 @@ ST_API const char *st_torch_dtype_name(st_dtype dtype);
  */
 ST_API int st_quant_config_block_size(const char *config, size_t len, uint64_t *block_rows,
                                       uint64_t *block_cols, int *found, st_error *err);
+
+/*
+ * The FP8 block size of the config.json of path (st_config_read), the one
+ * reading of it every libst operation makes: st_quant_config_block_size's
+ * answer, *found (may be NULL) 1 when the config names one; or
+ * ST_QUANT_DEFAULT_BLOCK on both sides, *found 0, when there is no
+ * config.json, it is not a JSON object or it names none. Returns ST_OK;
+ * ST_EINVAL ("CONFIG: quantization_config.weight_block_size ...", CONFIG
+ * the config's path: a hostile block size); st_config_read's ST_EFORMAT,
+ * ST_EIO (an unreadable config.json), ST_ENOMEM. On an error both sides
+ * are the default and *found 0.
+ */
+ST_API int st_config_read_block_size(const char *path, uint64_t *block_rows, uint64_t *block_cols,
+                                     int *found, st_error *err);
 
 /*
  * A config.json for the dequantized checkpoint: torch_dtype set as

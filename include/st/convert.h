@@ -109,8 +109,12 @@ typedef struct st_convert_plan st_convert_plan;
  * the FP8 block size; pairs scaled weights with their scales when
  * converting; when quantizing, refuses weights already quantized in a way
  * the config.json written would not describe (MXFP4, an F8 weight without
- * a scale, other blocks or dtypes: ST_EFORMAT naming file and tensor) and
- * prepares every quantized weight and its new scale tensor. Returns ST_OK,
+ * a scale, other blocks or dtypes: ST_EFORMAT naming file and tensor; for
+ * MXFP4 and other blocks or dtypes the message ends in "dequantize it
+ * first", or in "dequantize it first or quantize with RxC blocks" when IN's
+ * config.json's R x C blocks would keep the weight, for a front end to
+ * word in its options) and prepares every quantized weight and its new
+ * scale tensor. Returns ST_OK,
  * ST_EINVAL (bad options, a config.json's hostile block size),
  * ST_EFORMAT, ST_EIO, ST_ENOMEM.
  */

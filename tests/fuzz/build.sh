@@ -58,7 +58,7 @@ done
 # The tools' shared modules (tools/common, and tools/fe's cli and json).
 cobjs=()
 for src in "$root"/tools/common/order.c "$root"/tools/fe/json.c \
-		"$root"/tools/common/dequant.c "$root"/tools/fe/cli.c; do
+		"$root"/tools/fe/cli.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"

@@ -9,7 +9,8 @@
  *                   order_tensors gives every tensor exactly once, the
  *                   listed ones first.
  *
- *   fuzz_dequant    a table of tensors (common/dequant): the first byte
+ *   fuzz_dequant    a table of tensors (libst's st_quant_plan_*, which
+ *                   the tools' dequantization runs on): the first byte
  *                   picks the FP8 block size, then each 4-byte record a
  *                   name from a small set of weight and scale names, a
  *                   dtype, a rank and a shape code; the file is written
@@ -23,7 +24,6 @@
  *
  * It is not a test of messages or exact results: the unit tests do that.
  */
-#include "common/dequant.h"
 #include "common/order.h"
 /* fuzz.h's file and mode-byte helpers are not needed here. */
 #pragma GCC diagnostic push

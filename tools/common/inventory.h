@@ -1,7 +1,8 @@
 /*
  * inventory.h - stinfo's config-aware inventory: the config.json beside
  * a checkpoint compared with its tensors (libst's st_arch_inventory), as
- * summary lines, a JSON member and --check problems.
+ * summary lines, a JSON member and --check problems. (stdiff's
+ * config.json keys are libst's st_arch_checkpoint_config_diff.)
  *
  * Not part of libst; tool code, so it prints (to the FILE or callback it
  * is given).

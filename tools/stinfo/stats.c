@@ -124,7 +124,6 @@ int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs)
 		.ctx = &r,
 	};
 	st_error err;
-	memset(&err, 0, sizeof err);
 	cli_progress_start(&r.progress, "stats", total);
 	int rc = st_stream_run(&cfg, &err);
 	cli_progress_done(&r.progress);

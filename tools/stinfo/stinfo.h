@@ -4,7 +4,7 @@
  * (stats.c: totals by dtype, --stats through st_stream_run), the human
  * summary (show.c) and the JSON document (json.c).
  *
- * Tool code: it prints to stdout and reports errors through common/cli.
+ * Tool code: it prints to stdout and reports errors through fe/cli.
  * What a file format or a convention defines is libst's (st/stats.h,
  * st_arch_inventory, st_quant_summary_load); these files put it in words.
  */

@@ -119,3 +119,6 @@ set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/show.c
   tools/stinfo/stats.c
 )
+set(ST_TOOL_SOURCES_stdiff
+  tools/stdiff/show.c
+)

@@ -1,0 +1,20 @@
+/*
+ * stdiff.h - what stdiff.c's main() calls in tools/stdiff/: the human
+ * output of a comparison (show.c). Not shared with other tools.
+ */
+#ifndef ST_TOOLS_STDIFF_H
+#define ST_TOOLS_STDIFF_H
+
+#include <st.h>
+
+#include <stdbool.h>
+
+/* The text report of r: only-in lines, changes, one line per pair (all
+ * of them when verbose), the summary. */
+void stdiff_print_human(const st_diff *r, bool verbose);
+
+/* --first: the first pair, in the order given, whose values differ;
+ * returns the exit code, CLI_OK or CLI_NO (an error exits 2). */
+int stdiff_print_first(st_diff *r, bool quiet);
+
+#endif

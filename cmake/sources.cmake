@@ -119,6 +119,9 @@ set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/show.c
   tools/stinfo/stats.c
 )
+set(ST_TOOL_SOURCES_stconvert
+  tools/stconvert/report.c
+)
 set(ST_TOOL_SOURCES_stdiff
   tools/stdiff/show.c
 )

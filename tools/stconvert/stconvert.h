@@ -1,0 +1,27 @@
+/*
+ * stconvert.h - what stconvert.c shares with its own files in
+ * tools/stconvert/: the options as parsed, and the report (report.c).
+ * Not shared with other tools.
+ */
+#ifndef ST_TOOLS_STCONVERT_H
+#define ST_TOOLS_STCONVERT_H
+
+#include <st.h>
+
+struct stconvert_options {
+	const char *in, *out;
+	st_convert_options c; /* quantize: --to f8_e4m3 (has_to stays 0) */
+	const char **keep, **drop, **keys;
+	size_t n_keys;
+	st_convert_meta *meta;
+	uint64_t shard_size; /* 0: no sharding */
+	int force, verbose, quiet;
+};
+
+/* The report on stderr: tensors and bytes in and out, what happened to
+ * them (every tensor with -v), values that overflowed or underflowed;
+ * nothing with -q. */
+void stconvert_report(const struct stconvert_options *o, st_checkpoint *c,
+                      const st_convert_plan *p);
+
+#endif

@@ -44,10 +44,14 @@ import os
 import struct
 import sys
 
-import numpy as np
-import torch
-import torch.nn.functional as F
-from torch import nn
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+except ImportError as e:  # say what to install, not a traceback
+    sys.exit("gpt2_trace_torch.py: needs numpy and PyTorch for the system python3 (%s);\n"
+             "on Debian: apt-get install python3-numpy python3-torch" % e)
 
 NUMPY = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4"}
 

@@ -82,11 +82,16 @@ static uint64_t count_nan(st_dtype d, const unsigned char *p, size_t n)
 	return c;
 }
 
-#define DECODE_INT(T, le)                                            \
+/* The bytes as the unsigned U, in host order, then as the T of the same
+ * width (a copy of the bits: no conversion of an out-of-range value). */
+#define DECODE_INT(T, U, le)                                         \
 	for (size_t i = 0; i < n; i++) {                             \
+		U u;                                                 \
 		T v;                                                 \
-		memcpy(&v, p + sizeof v * i, sizeof v);              \
-		out[i] = (wide_int)(T)le(v);                         \
+		memcpy(&u, p + sizeof u * i, sizeof u);              \
+		u = le(u);                                           \
+		memcpy(&v, &u, sizeof v);                            \
+		out[i] = (wide_int)v;                                \
 	}
 
 /*
@@ -97,14 +102,14 @@ static void decode_int(st_dtype d, const unsigned char *p, wide_int *out,
                        size_t n)
 {
 	switch (d) {
-	case ST_DTYPE_BOOL: case ST_DTYPE_U8: DECODE_INT(uint8_t, ); break;
-	case ST_DTYPE_I8: DECODE_INT(int8_t, ); break;
-	case ST_DTYPE_U16: DECODE_INT(uint16_t, le16toh); break;
-	case ST_DTYPE_I16: DECODE_INT(int16_t, le16toh); break;
-	case ST_DTYPE_U32: DECODE_INT(uint32_t, le32toh); break;
-	case ST_DTYPE_I32: DECODE_INT(int32_t, le32toh); break;
-	case ST_DTYPE_U64: DECODE_INT(uint64_t, le64toh); break;
-	case ST_DTYPE_I64: DECODE_INT(int64_t, le64toh); break;
+	case ST_DTYPE_BOOL: case ST_DTYPE_U8: DECODE_INT(uint8_t, uint8_t, ); break;
+	case ST_DTYPE_I8: DECODE_INT(int8_t, uint8_t, ); break;
+	case ST_DTYPE_U16: DECODE_INT(uint16_t, uint16_t, le16toh); break;
+	case ST_DTYPE_I16: DECODE_INT(int16_t, uint16_t, le16toh); break;
+	case ST_DTYPE_U32: DECODE_INT(uint32_t, uint32_t, le32toh); break;
+	case ST_DTYPE_I32: DECODE_INT(int32_t, uint32_t, le32toh); break;
+	case ST_DTYPE_U64: DECODE_INT(uint64_t, uint64_t, le64toh); break;
+	case ST_DTYPE_I64: DECODE_INT(int64_t, uint64_t, le64toh); break;
 	default: break;
 	}
 }

@@ -173,7 +173,7 @@ scalar_loop(st_dtype dt, unsigned char *d, st_dtype srct, const unsigned char *s
 
 	for (size_t i = 0; i < n; i++, s += ss, d += ds) {
 		uint32_t f;
-		int sinf, szero, dinf = 0, dzero = 0;
+		unsigned sinf, szero, dinf = 0, dzero = 0; /* 0 or 1: counted below */
 
 		if (srct == ST_DTYPE_F64) {
 			uint64_t x = ld64(s);

@@ -106,8 +106,13 @@ st512(st_dtype dt, unsigned char *d, __m512i x, int full, int nt, __mmask16 m, i
 		return;
 	}
 	if (dt == ST_DTYPE_F16) {
+		/* Unoptimized, gcc's avx512fintrin.h makes this a macro that passes
+		 * the mask -1 as an __mmask16: its conversion, not ours. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
 		h = _mm512_cvt_roundps_ph(_mm512_castsi512_ps(x),
 		                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#pragma GCC diagnostic pop
 	} else {
 		__m512i t = _mm512_srli_epi32(x, 16);
 		__m512i r = _mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF));

@@ -49,12 +49,19 @@ int st_dtype_has_values(st_dtype d)
 	}
 }
 
-/* One loop per type, so each is a plain load the compiler can vectorize. */
-#define WIDEN(T, le)                                          \
+/*
+ * One loop per type, so each is a plain load the compiler can vectorize.
+ * The bytes are read as the unsigned U and put in host order, then copied
+ * into the T of the same width (the bits, not a conversion of the value).
+ */
+#define WIDEN(T, U, le)                                       \
 	for (size_t i = 0; i < n; i++) {                      \
+		U u;                                          \
 		T v;                                          \
-		memcpy(&v, p + sizeof v * i, sizeof v);       \
-		dst[i] = (double)(T)le(v);                    \
+		memcpy(&u, p + sizeof u * i, sizeof u);       \
+		u = le(u);                                    \
+		memcpy(&v, &u, sizeof v);                     \
+		dst[i] = (double)v;                           \
 	}
 
 void st_dtype_widen(st_dtype d, const void *src, double *dst, size_t n)
@@ -71,14 +78,14 @@ void st_dtype_widen(st_dtype d, const void *src, double *dst, size_t n)
 		for (size_t i = 0; i < n; i++)
 			dst[i] = p[i] != 0;
 		break;
-	case ST_DTYPE_U8: WIDEN(uint8_t, ); break;
-	case ST_DTYPE_I8: WIDEN(int8_t, ); break;
-	case ST_DTYPE_U16: WIDEN(uint16_t, le16toh); break;
-	case ST_DTYPE_I16: WIDEN(int16_t, le16toh); break;
-	case ST_DTYPE_U32: WIDEN(uint32_t, le32toh); break;
-	case ST_DTYPE_I32: WIDEN(int32_t, le32toh); break;
-	case ST_DTYPE_U64: WIDEN(uint64_t, le64toh); break;
-	case ST_DTYPE_I64: WIDEN(int64_t, le64toh); break;
+	case ST_DTYPE_U8: WIDEN(uint8_t, uint8_t, ); break;
+	case ST_DTYPE_I8: WIDEN(int8_t, uint8_t, ); break;
+	case ST_DTYPE_U16: WIDEN(uint16_t, uint16_t, le16toh); break;
+	case ST_DTYPE_I16: WIDEN(int16_t, uint16_t, le16toh); break;
+	case ST_DTYPE_U32: WIDEN(uint32_t, uint32_t, le32toh); break;
+	case ST_DTYPE_I32: WIDEN(int32_t, uint32_t, le32toh); break;
+	case ST_DTYPE_U64: WIDEN(uint64_t, uint64_t, le64toh); break;
+	case ST_DTYPE_I64: WIDEN(int64_t, uint64_t, le64toh); break;
 	default: break;
 	}
 }

@@ -36,6 +36,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#define bytes_cmp st__bytes_cmp
+
 /* A reader rejects a header longer than this (doc/format.md, rule 2). */
 #define HEADER_MAX 100000000u
 /* Small writes are gathered up to this size; larger ones go straight out. */
@@ -46,16 +48,19 @@ struct meta_entry {
 	size_t key_len, value_len;
 };
 
-/* One slot of the open-addressing set of names (duplicate detection). */
+/*
+ * One slot of an open-addressing set of names (duplicate detection): 8
+ * bytes, so that a set of 100k names is 2 MB and a probe compares hashes
+ * without leaving the slot array; the name itself is read only when the
+ * 32 hash bits match.
+ */
 struct name_slot {
-	const char *name; /* NULL: empty slot; points at a tensor's own copy */
-	size_t len;
-	size_t at;        /* for metadata keys: the entry's index */
-	uint64_t hash;    /* name_hash of the name: probes and growth compare
-	                   * and place by it without reading the name */
+	uint32_t hash; /* the low 32 bits of name_hash */
+	uint32_t at;   /* 0: empty slot; else the entry's index + 1 */
 };
 
-/* An open-addressing set: tensor names, or metadata keys. */
+/* An open-addressing set of the tensors' names, or of the metadata keys:
+ * a slot's index is into the writer's t or meta array. */
 struct name_set {
 	struct name_slot *slot;
 	size_t cap; /* a power of two, or 0 */
@@ -70,12 +75,14 @@ struct st_writer {
 	int sorted;
 	uint64_t data_size; /* sum of every tensor's n_bytes */
 
-	struct name_set names;
+	struct name_set names; /* of t; stale (t was sorted) while names_stale */
+	int names_stale;
 	uint64_t seed;  /* of name_hash, random per writer */
 
 	struct meta_entry *meta;
 	size_t n_meta, meta_cap;
-	struct name_set keys; /* of meta: a key set again is found at once */
+	struct name_set keys; /* of meta, unless keys_in_order */
+	int keys_in_order;    /* see meta_find */
 
 	struct st__buf header; /* 8-byte N + padded JSON, when header_ok */
 	int header_ok;
@@ -160,57 +167,85 @@ static uint64_t name_hash(uint64_t seed, const char *s, size_t len)
 	return h;
 }
 
-static struct name_slot *set_find_hash(struct name_slot *set, size_t cap,
-                                       uint64_t h, const char *s, size_t len)
+/* The name of entry i of set ns: a tensor's name or a metadata key. */
+static const char *entry_name(const st_writer *w, const struct name_set *ns,
+                              size_t i, size_t *len)
 {
-	size_t i = (size_t)h & (cap - 1);
-	while (set[i].name && !(set[i].hash == h && set[i].len == len &&
-	                        memcmp(set[i].name, s, len) == 0))
-		i = (i + 1) & (cap - 1);
-	return &set[i];
+	if (ns == &w->keys) {
+		*len = w->meta[i].key_len;
+		return w->meta[i].key;
+	}
+	*len = w->t[i].name_len;
+	return w->t[i].name;
 }
 
-/* The slot holding s, or the empty slot where it goes, with its hash set. */
-static struct name_slot *set_find(uint64_t seed, struct name_slot *set,
-                                  size_t cap, const char *s, size_t len)
+/*
+ * The slot holding s in ns, or the empty slot where it goes (h: its
+ * name_hash, truncated). The set must have a free slot (set_reserve).
+ */
+static struct name_slot *set_find(const st_writer *w, const struct name_set *ns,
+                                  uint32_t h, const char *s, size_t len)
 {
-	uint64_t h = name_hash(seed, s, len);
-	struct name_slot *slot = set_find_hash(set, cap, h, s, len);
-	slot->hash = h;
-	return slot;
+	size_t mask = ns->cap - 1, i = h & mask;
+	for (;; i = (i + 1) & mask) {
+		struct name_slot *slot = &ns->slot[i];
+		if (!slot->at)
+			return slot;
+		if (slot->hash != h)
+			continue;
+		size_t el;
+		const char *e = entry_name(w, ns, slot->at - 1, &el);
+		if (el == len && memcmp(e, s, len) == 0)
+			return slot;
+	}
 }
 
-/* The slot of s in set ns, or NULL when the set is still empty. */
-static struct name_slot *set_lookup(uint64_t seed, const struct name_set *ns,
-                                    const char *s, size_t len)
+/* Names are unique: each goes to the first free slot from its hash. */
+static void set_place(struct name_slot *set, size_t cap, struct name_slot s)
 {
-	return ns->cap ? set_find(seed, ns->slot, ns->cap, s, len) : NULL;
+	size_t j = s.hash & (cap - 1);
+	while (set[j].at)
+		j = (j + 1) & (cap - 1);
+	set[j] = s;
 }
 
-/* Make room for a set holding n names and one more; keeps the load at
- * most one half. */
+/*
+ * Make room for a set holding n names and one more; keeps the load at
+ * most one half. A slot's index and hash are 32 bits, so a set holds fewer
+ * than 2^31 names (a header of that many could not be read back anyway:
+ * a reader stops at 100 MB); past that it fails as out of memory.
+ */
 static int set_reserve(struct name_set *ns, size_t n)
 {
 	if (ns->cap && (n + 1) * 2 <= ns->cap)
 		return 0;
-	size_t cap = ns->cap ? ns->cap * 2 : 64;
-	if (cap > SIZE_MAX / sizeof *ns->slot)
+	if (n >= (size_t)1 << 31 || n > SIZE_MAX / 4 / sizeof *ns->slot)
 		return -1;
+	size_t cap = ns->cap ? ns->cap * 2 : 64;
+	while ((n + 1) * 2 > cap)
+		cap *= 2; /* at most 4 (n + 1): no overflow, by the check above */
 	struct name_slot *set = calloc(cap, sizeof *set);
 	if (!set)
 		return -1;
-	/* Names are unique: each goes to the first free slot from its hash. */
 	for (size_t i = 0; i < ns->cap; i++)
-		if (ns->slot[i].name) {
-			size_t j = (size_t)ns->slot[i].hash & (cap - 1);
-			while (set[j].name)
-				j = (j + 1) & (cap - 1);
-			set[j] = ns->slot[i];
-		}
+		if (ns->slot[i].at)
+			set_place(set, cap, ns->slot[i]);
 	free(ns->slot);
 	ns->slot = set;
 	ns->cap = cap;
 	return 0;
+}
+
+/* Put the names of t back in the set after prepare() sorted t. */
+static void names_rebuild(st_writer *w)
+{
+	memset(w->names.slot, 0, w->names.cap * sizeof *w->names.slot);
+	for (size_t i = 0; i < w->n; i++) {
+		uint32_t h = (uint32_t)name_hash(w->seed, w->t[i].name, w->t[i].name_len);
+		set_place(w->names.slot, w->names.cap,
+		          (struct name_slot){ h, (uint32_t)(i + 1) });
+	}
+	w->names_stale = 0;
 }
 
 /* ---- building ------------------------------------------------------------- */
@@ -224,6 +259,7 @@ int st_writer_new(st_writer **out, st_error *err)
 	}
 	w->fd = -1;
 	w->mode = -1;
+	w->keys_in_order = 1;
 	if (getrandom(&w->seed, sizeof w->seed, GRND_NONBLOCK) !=
 	    (ssize_t)sizeof w->seed)
 		w->seed = (uint64_t)(uintptr_t)w ^ (uint64_t)getpid() << 32;
@@ -280,6 +316,61 @@ static char *dup_bytes(const char *s, size_t len)
 	return d;
 }
 
+/*
+ * Put every metadata key in the set (the first key out of order came):
+ * -1 when out of memory.
+ */
+static int keys_to_set(st_writer *w)
+{
+	if (set_reserve(&w->keys, w->n_meta))
+		return -1;
+	for (size_t i = 0; i < w->n_meta; i++) {
+		uint32_t h = (uint32_t)name_hash(w->seed, w->meta[i].key, w->meta[i].key_len);
+		/* n_meta < 2^31: set_reserve */
+		set_place(w->keys.slot, w->keys.cap, (struct name_slot){ h, (uint32_t)(i + 1) });
+	}
+	w->keys_in_order = 0;
+	return 0;
+}
+
+/*
+ * Find a metadata key: *at is its entry, or n_meta when it is new; then
+ * *slot, unless NULL, is where it goes in the set (hash *h). -1: out of
+ * memory.
+ *
+ * Keys in increasing byte order (as a file this writer wrote lists them)
+ * need no set: while keys_in_order, the entries after the first (the
+ * default "format" that st_writer_new sets) are in strictly increasing
+ * order, so a key is the first, the last, or new when it sorts after the
+ * last, and the header lists them without sorting. The first key out of
+ * order puts them all in the set, which finds keys from then on.
+ */
+static int meta_find(st_writer *w, const char *key, size_t kl, size_t *at,
+                     struct name_slot **slot, uint32_t *h)
+{
+	size_t n = w->n_meta;
+	*slot = NULL;
+	if (w->keys_in_order) {
+		if (n == 0 || bytes_cmp(key, kl, w->meta[0].key, w->meta[0].key_len) == 0) {
+			*at = 0;
+			return 0;
+		}
+		int c = n > 1 ? bytes_cmp(key, kl, w->meta[n - 1].key, w->meta[n - 1].key_len) : 1;
+		if (c >= 0) {
+			*at = c > 0 ? n : n - 1;
+			return 0;
+		}
+		if (keys_to_set(w))
+			return -1;
+	}
+	if (set_reserve(&w->keys, n))
+		return -1;
+	*h = (uint32_t)name_hash(w->seed, key, kl);
+	*slot = set_find(w, &w->keys, *h, key, kl);
+	*at = (*slot)->at ? (*slot)->at - 1 : n;
+	return 0;
+}
+
 int st_writer_set_meta(st_writer *w, const char *key, const char *value,
                        st_error *err)
 {
@@ -299,13 +390,15 @@ int st_writer_set_meta(st_writer *w, const char *key, const char *value,
 	char *v = dup_bytes(value, vl);
 	if (!v)
 		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
-	if (set_reserve(&w->keys, w->n_meta)) {
+	size_t at;
+	struct name_slot *slot;
+	uint32_t h = 0;
+	if (meta_find(w, key, kl, &at, &slot, &h)) {
 		free(v);
 		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
 	}
-	struct name_slot *slot = set_find(w->seed, w->keys.slot, w->keys.cap, key, kl);
-	if (slot->name) {
-		struct meta_entry *m = &w->meta[slot->at];
+	if (at < w->n_meta) {
+		struct meta_entry *m = &w->meta[at];
 		free(m->value);
 		m->value = v;
 		m->value_len = vl;
@@ -314,7 +407,8 @@ int st_writer_set_meta(st_writer *w, const char *key, const char *value,
 	}
 	if (w->n_meta == w->meta_cap) {
 		size_t cap = w->meta_cap ? w->meta_cap * 2 : 8;
-		struct meta_entry *m = realloc(w->meta, cap * sizeof *m);
+		struct meta_entry *m =
+			cap <= SIZE_MAX / sizeof *m ? realloc(w->meta, cap * sizeof *m) : NULL;
 		if (!m) {
 			free(v);
 			return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
@@ -327,9 +421,8 @@ int st_writer_set_meta(st_writer *w, const char *key, const char *value,
 		free(v);
 		return st__error(err, ST_ENOMEM, "metadata '%s': out of memory", key);
 	}
-	slot->name = k;
-	slot->len = kl;
-	slot->at = w->n_meta;
+	if (slot) /* n_meta < 2^31: set_reserve */
+		*slot = (struct name_slot){ h, (uint32_t)w->n_meta + 1 };
 	w->meta[w->n_meta++] = (struct meta_entry){ k, v, kl, vl };
 	w->header_ok = 0;
 	return ST_OK;
@@ -359,8 +452,14 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 	if (name_len == 12 && memcmp(name, "__metadata__", 12) == 0)
 		return st__error(err, ST_EINVAL,
 		                 "tensor '__metadata__': name is reserved for the metadata");
-	struct name_slot *dup = set_lookup(w->seed, &w->names, name, name_len);
-	if (dup && dup->name)
+	/* One probe: it finds the duplicate or the slot the name goes to. */
+	if (set_reserve(&w->names, w->n))
+		return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
+	if (w->names_stale)
+		names_rebuild(w);
+	uint32_t h = (uint32_t)name_hash(w->seed, name, name_len);
+	struct name_slot *slot = set_find(w, &w->names, h, name, name_len);
+	if (slot->at)
 		return st__error(err, ST_EINVAL, "tensor '%s': duplicate name", shown);
 
 	/* Dtype and shape. */
@@ -395,8 +494,6 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 		                 "tensor '%s': total data size overflows 64 bits", shown);
 
 	/* Store it. */
-	if (set_reserve(&w->names, w->n))
-		return st__error(err, ST_ENOMEM, "tensor '%s': out of memory", shown);
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 16;
 		st_tensor *t = cap <= SIZE_MAX / sizeof *t ? realloc(w->t, cap * sizeof *t) : NULL;
@@ -418,9 +515,8 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 		.name = nm, .name_len = name_len, .dtype = dtype, .ndim = ndim,
 		.shape = dims, .n_elements = count, .n_bytes = bits / 8,
 	};
-	struct name_slot *slot = set_find(w->seed, w->names.slot, w->names.cap, nm, name_len);
-	slot->name = nm;
-	slot->len = name_len;
+	/* n < 2^31: set_reserve */
+	*slot = (struct name_slot){ h, (uint32_t)w->n };
 	w->data_size = total;
 	w->sorted = 0;
 	w->header_ok = 0;
@@ -428,8 +524,6 @@ int st_writer_add(st_writer *w, const char *name, size_t name_len,
 }
 
 /* ---- canonical order and header ------------------------------------------- */
-
-#define bytes_cmp st__bytes_cmp
 
 /* Descending dtype rank (the enum order), then name bytes: as the reference. */
 int st__tensor_cmp(const st_tensor *a, const st_tensor *b)
@@ -474,19 +568,89 @@ int st_canonical_order(const st_tensor *t, size_t n, size_t *order,
 	return ST_OK;
 }
 
-static int meta_cmp(const void *pa, const void *pb)
+/*
+ * A metadata entry to sort, with its key's first 16 bytes as two
+ * big-endian numbers (zero-padded), so that comparisons of keys that
+ * differ there (most keys are shorter) read neither the entry nor the
+ * key. Keys hold no NUL byte (set_meta takes C strings), so the padding
+ * sorts a shorter key first, as byte order does.
+ */
+struct meta_rec {
+	uint64_t prefix[2];
+	const struct meta_entry *m;
+};
+
+static struct meta_rec meta_rec_of(const struct meta_entry *m)
 {
-	const struct meta_entry *a = *(const struct meta_entry *const *)pa;
-	const struct meta_entry *b = *(const struct meta_entry *const *)pb;
-	return bytes_cmp(a->key, a->key_len, b->key, b->key_len);
+	struct meta_rec r = { { 0, 0 }, m };
+	for (size_t i = 0; i < 16; i++) {
+		unsigned c = i < m->key_len ? (unsigned char)m->key[i] : 0u;
+		r.prefix[i / 8] = r.prefix[i / 8] << 8 | c;
+	}
+	return r;
+}
+
+static int meta_rec_cmp(const void *pa, const void *pb)
+{
+	const struct meta_rec *a = pa, *b = pb;
+	for (int i = 0; i < 2; i++)
+		if (a->prefix[i] != b->prefix[i])
+			return a->prefix[i] < b->prefix[i] ? -1 : 1;
+	return bytes_cmp(a->m->key, a->m->key_len, b->m->key, b->m->key_len);
+}
+
+/*
+ * The metadata entries in key order, as an array of pointers (the entries
+ * stay where they are: the key set holds their indexes), or NULL when out
+ * of memory. While keys_in_order only the first entry needs its place.
+ */
+static const struct meta_entry **meta_sorted(const st_writer *w)
+{
+	size_t n = w->n_meta;
+	const struct meta_entry **sorted = malloc((n ? n : 1) * sizeof *sorted);
+	if (!sorted)
+		return NULL;
+	if (!w->keys_in_order) {
+		struct meta_rec *rec = malloc((n ? n : 1) * sizeof *rec);
+		if (!rec) {
+			free(sorted);
+			return NULL;
+		}
+		for (size_t i = 0; i < n; i++)
+			rec[i] = meta_rec_of(&w->meta[i]);
+		qsort(rec, n, sizeof *rec, meta_rec_cmp);
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = rec[i].m;
+		free(rec);
+		return sorted;
+	}
+	/* meta[1..n) are in order: meta[0] goes after those before it. */
+	const struct meta_entry *first = &w->meta[0];
+	size_t lo = 1, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct meta_entry *m = &w->meta[mid];
+		if (bytes_cmp(m->key, m->key_len, first->key, first->key_len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 1; i < lo; i++)
+		sorted[i - 1] = &w->meta[i];
+	sorted[lo - 1] = first;
+	for (size_t i = lo; i < n; i++)
+		sorted[i] = &w->meta[i];
+	return sorted;
 }
 
 static void prepare(st_writer *w)
 {
 	if (w->sorted)
 		return;
-	if (w->n > 1)
+	if (w->n > 1) {
 		qsort(w->t, w->n, sizeof *w->t, tensor_cmp);
+		w->names_stale = 1; /* the set's indexes are of the old order */
+	}
 	uint64_t off = 0;
 	for (size_t i = 0; i < w->n; i++) {
 		w->t[i].begin = off;
@@ -501,15 +665,9 @@ static int build_header(st_writer *w, st_error *err)
 	if (w->header_ok)
 		return ST_OK;
 	prepare(w);
-	/* Entries stay where they are (the key set holds their indexes); the
-	 * header lists them sorted through an array of pointers. */
-	const struct meta_entry **sorted = malloc((w->n_meta ? w->n_meta : 1) * sizeof *sorted);
+	const struct meta_entry **sorted = meta_sorted(w);
 	if (!sorted)
 		return st__error(err, ST_ENOMEM, "cannot sort %zu metadata entries", w->n_meta);
-	for (size_t i = 0; i < w->n_meta; i++)
-		sorted[i] = &w->meta[i];
-	if (w->n_meta > 1)
-		qsort(sorted, w->n_meta, sizeof *sorted, meta_cmp);
 
 	struct st__buf *b = &w->header;
 	st__buf_free(b);

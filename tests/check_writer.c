@@ -419,6 +419,100 @@ START_TEST(test_meta_many_keys_set_again_replace_their_own_entry)
 }
 END_TEST
 
+/* The JSON of w's header, from after the length to the padding. */
+static const char *header_json(st_writer *w, char *out, size_t size)
+{
+	const void *h;
+	size_t hl;
+	ck_assert_int_eq(st_writer_header(w, &h, &hl, NULL), ST_OK);
+	ck_assert_uint_ge(hl, 8);
+	ck_assert_uint_lt(hl - 8, size);
+	memcpy(out, (const char *)h + 8, hl - 8);
+	size_t n = hl - 8;
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = 0;
+	return out;
+}
+
+/*
+ * Keys set in increasing order are placed without the key set; the
+ * default "format" goes to its place among them, and a key set again
+ * while they are in order (the last one, or "format") replaces its value.
+ */
+START_TEST(test_meta_in_order_keys_and_format_in_their_place)
+{
+	st_writer *w;
+	char j[256];
+	ck_assert_int_eq(st_writer_new(&w, NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "a", "1", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "b", "2", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "b", "3", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "z", "4", NULL), ST_OK);
+	ck_assert_str_eq(header_json(w, j, sizeof j),
+	                 "{\"__metadata__\":{\"a\":\"1\",\"b\":\"3\",\"format\":\"pt\",\"z\":\"4\"}}");
+	ck_assert_int_eq(st_writer_set_meta(w, "format", "mlx", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "zz", "5", NULL), ST_OK);
+	ck_assert_str_eq(header_json(w, j, sizeof j),
+	                 "{\"__metadata__\":{\"a\":\"1\",\"b\":\"3\",\"format\":\"mlx\",\"z\":\"4\",\"zz\":\"5\"}}");
+	st_writer_free(w);
+}
+END_TEST
+
+/*
+ * The first key out of order moves every key to the set: keys set before
+ * and after it are then found and replaced, and the header sorts them,
+ * including keys that differ only past their first 16 bytes.
+ */
+START_TEST(test_meta_out_of_order_keys_found_and_sorted)
+{
+	st_writer *w;
+	char j[512];
+	ck_assert_int_eq(st_writer_new(&w, NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "g1", "1", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "g2", "2", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "a1", "3", NULL), ST_OK); /* out of order */
+	ck_assert_int_eq(st_writer_set_meta(w, "g1", "4", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "format", "mlx", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "a1", "5", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "0123456789abcdefB", "6", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "0123456789abcdef", "7", NULL), ST_OK);
+	ck_assert_int_eq(st_writer_set_meta(w, "0123456789abcdefA", "8", NULL), ST_OK);
+	ck_assert_str_eq(header_json(w, j, sizeof j),
+	                 "{\"__metadata__\":{\"0123456789abcdef\":\"7\",\"0123456789abcdefA\":\"8\","
+	                 "\"0123456789abcdefB\":\"6\",\"a1\":\"5\",\"format\":\"mlx\","
+	                 "\"g1\":\"4\",\"g2\":\"2\"}}");
+	st_writer_free(w);
+}
+END_TEST
+
+/* Tensors added after the header sorted them: duplicates of the earlier
+ * names and of the later ones are still found. */
+START_TEST(test_duplicate_after_header)
+{
+	st_writer *w;
+	uint64_t s[1] = {1};
+	char name[32];
+	const void *h;
+	size_t hl;
+	ck_assert_int_eq(st_writer_new(&w, NULL), ST_OK);
+	for (int i = 0; i < 100; i++) {
+		int n = snprintf(name, sizeof name, "t%d", 99 - i);
+		ck_assert_int_eq(st_writer_add(w, name, (size_t)n, ST_DTYPE_U8, 1, s, NULL), ST_OK);
+	}
+	ck_assert_int_eq(st_writer_header(w, &h, &hl, NULL), ST_OK);
+	for (int i = 0; i < 100; i++) {
+		int n = snprintf(name, sizeof name, "t%d", i);
+		ck_assert_int_eq(st_writer_add(w, name, (size_t)n, ST_DTYPE_U8, 1, s, NULL), ST_EINVAL);
+	}
+	ck_assert_int_eq(st_writer_add(w, S("u"), ST_DTYPE_U8, 1, s, NULL), ST_OK);
+	ck_assert_int_eq(st_writer_add(w, S("u"), ST_DTYPE_U8, 1, s, NULL), ST_EINVAL);
+	ck_assert_int_eq(st_writer_add(w, S("t7"), ST_DTYPE_U8, 1, s, NULL), ST_EINVAL);
+	ck_assert_uint_eq(st_writer_n_tensors(w), 101);
+	st_writer_free(w);
+}
+END_TEST
+
 static void count_problem(void *ctx, int severity, const char *message)
 {
 	(void)message;
@@ -1298,6 +1392,8 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_tensor_order_and_offsets);
 	tcase_add_test(tc, test_meta_replace_and_header_refresh);
 	tcase_add_test(tc, test_meta_many_keys_set_again_replace_their_own_entry);
+	tcase_add_test(tc, test_meta_in_order_keys_and_format_in_their_place);
+	tcase_add_test(tc, test_meta_out_of_order_keys_found_and_sorted);
 	tcase_add_loop_test(tc, test_roundtrip_reader, 0, (int)NELEM(cases));
 	suite_add_tcase(s, tc);
 
@@ -1327,6 +1423,7 @@ static Suite *writer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_duplicate_name);
 	tcase_add_test(tc, test_duplicate_among_many);
+	tcase_add_test(tc, test_duplicate_after_header);
 	tcase_add_test(tc, test_colliding_names);
 	tcase_add_test(tc, test_reserved_and_bad_names);
 	tcase_add_test(tc, test_bad_dtype_and_dims);

@@ -1,10 +1,13 @@
 /*
  * ggml_types.c - the ggml type table (names, block sizes, the dtype each
- * plain type matches) and the row codecs for the ggml types libst
- * converts (F32, F16, BF16, Q8_0), declared in include/st/gguf.h. They
- * hold no state and read no file: the GGUF parsing is in gguf.c, the
- * writing in gguf_write.c, scaled FP8 and MXFP4 weights in quant.c.
+ * plain type matches, the block decoder of each quantized type) and the
+ * row codecs declared in include/st/gguf.h: st_ggml_to_f32 decodes every
+ * type the table gives a decoder (ggml_quants.c, ggml_iq.c), whole blocks
+ * at a time; st_ggml_from_f32 encodes F32, F16, BF16 and Q8_0. They hold
+ * no state and read no file: the GGUF parsing is in gguf.c, the writing in
+ * gguf_write.c, scaled FP8 and MXFP4 weights in quant.c.
  */
+#include "ggml_internal.h"
 #include "internal.h"
 
 #include <math.h>
@@ -15,18 +18,19 @@
 struct ggml_traits {
 	const char *name;
 	unsigned block, bytes;
+	st__ggml_dec_fn *dec; /* the block decoder; NULL for plain types */
 };
 
-/* Block sizes of ggml.c's type_traits (QK_K = 256). */
+/* Block sizes of ggml.c's type_traits (QK_K = 256), and the decoders. */
 static const struct ggml_traits traits[ST_GGML_TYPE_COUNT] = {
 	[ST_GGML_F32] = {"F32", 1, 4},
 	[ST_GGML_F16] = {"F16", 1, 2},
-	[ST_GGML_Q4_0] = {"Q4_0", 32, 18},
-	[ST_GGML_Q4_1] = {"Q4_1", 32, 20},
-	[ST_GGML_Q5_0] = {"Q5_0", 32, 22},
-	[ST_GGML_Q5_1] = {"Q5_1", 32, 24},
-	[ST_GGML_Q8_0] = {"Q8_0", 32, 34},
-	[ST_GGML_Q8_1] = {"Q8_1", 32, 36},
+	[ST_GGML_Q4_0] = {"Q4_0", 32, 18, st__ggml_dec_q4_0},
+	[ST_GGML_Q4_1] = {"Q4_1", 32, 20, st__ggml_dec_q4_1},
+	[ST_GGML_Q5_0] = {"Q5_0", 32, 22, st__ggml_dec_q5_0},
+	[ST_GGML_Q5_1] = {"Q5_1", 32, 24, st__ggml_dec_q5_1},
+	[ST_GGML_Q8_0] = {"Q8_0", 32, 34, st__ggml_dec_q8_0},
+	[ST_GGML_Q8_1] = {"Q8_1", 32, 36, st__ggml_dec_q8_1},
 	[ST_GGML_Q2_K] = {"Q2_K", 256, 84},
 	[ST_GGML_Q3_K] = {"Q3_K", 256, 110},
 	[ST_GGML_Q4_K] = {"Q4_K", 256, 144},
@@ -112,25 +116,21 @@ static int convert_plain(unsigned type, int to_f32, void *dst, const void *src,
 
 int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
 {
-	const unsigned char *s = src;
 	switch (type) {
 	case ST_GGML_F32:
 	case ST_GGML_F16:
 	case ST_GGML_BF16:
 		return convert_plain(type, 1, dst, src, n);
-	case ST_GGML_Q8_0:
-		if (n % QK8_0)
-			return ST_EINVAL;
-		for (uint64_t b = 0; b < n / QK8_0; b++, s += 2 + QK8_0) {
-			st_f16 h = {(uint16_t)(s[0] | s[1] << 8)};
-			float d = st_f16_to_f32(h);
-			for (int j = 0; j < QK8_0; j++)
-				dst[b * QK8_0 + (uint64_t)j] = (float)(int8_t)s[2 + j] * d;
-		}
-		return ST_OK;
 	default:
-		return ST_EUNSUPPORTED;
+		break;
 	}
+	if (type >= ST_GGML_TYPE_COUNT || !traits[type].dec)
+		return ST_EUNSUPPORTED;
+	const struct ggml_traits *t = &traits[type];
+	if (n % t->block)
+		return ST_EINVAL;
+	t->dec(src, dst, n / t->block);
+	return ST_OK;
 }
 
 int st_ggml_from_f32(unsigned type, const float *src, void *dst, uint64_t n)

@@ -21,6 +21,7 @@
 
 static const char *const types[] = {
 	"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q8_1",
+	"Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K",
 };
 #define N_TYPES (int)(sizeof types / sizeof types[0])
 

@@ -226,7 +226,7 @@ START_TEST(test_tensor_infos_and_data)
 	ck_assert_uint_eq(st_gguf_size(g), st_gguf_data_offset(g) + 576);
 	ck_assert_uint_eq(st_gguf_data_size(g), 576);
 
-	float out[64];
+	float out[256];
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 0),
 	                                out, 6), ST_OK);
 	for (int i = 0; i < 6; i++)
@@ -243,8 +243,11 @@ START_TEST(test_tensor_infos_and_data)
 	                                out, 64), ST_OK);
 	for (int i = 0; i < 64; i++)
 		ck_assert(out[i] == 0.5f * (float)(i % 32 - 16));
+	/* Q4_K decodes too (check_ggml_decode.c tests its values). */
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_Q4_K, st_gguf_tensor_data(g, 4),
-	                                out, 256), ST_EUNSUPPORTED);
+	                                out, 256), ST_OK);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_I32, st_gguf_tensor_data(g, 4),
+	                                out, 4), ST_EUNSUPPORTED);
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_Q8_0, st_gguf_tensor_data(g, 3),
 	                                out, 31), ST_EINVAL);
 	st_gguf_close(g);

@@ -20,7 +20,9 @@ typedef void st__ggml_dec_fn(const unsigned char *src, float *dst, uint64_t nb);
 
 st__ggml_dec_fn st__ggml_dec_q4_0, st__ggml_dec_q4_1, st__ggml_dec_q5_0, st__ggml_dec_q5_1,
 	st__ggml_dec_q8_0, st__ggml_dec_q8_1, st__ggml_dec_q2_k, st__ggml_dec_q3_k,
-	st__ggml_dec_q4_k, st__ggml_dec_q5_k, st__ggml_dec_q6_k, st__ggml_dec_q8_k;
+	st__ggml_dec_q4_k, st__ggml_dec_q5_k, st__ggml_dec_q6_k, st__ggml_dec_q8_k,
+	st__ggml_dec_tq1_0, st__ggml_dec_tq2_0, st__ggml_dec_mxfp4, st__ggml_dec_nvfp4,
+	st__ggml_dec_q1_0, st__ggml_dec_q2_0;
 
 /* An F16 stored little-endian at p, as a float (exact). */
 float st__ggml_f16(const unsigned char *p);

@@ -218,3 +218,110 @@ void st__ggml_dec_q8_k(const unsigned char *s, float *y, uint64_t nb)
 	for (uint64_t b = 0; b < nb; b++, s += 292, y += 256)
 		int8_times(s + 4, bits_float(le32(s)), y, 256);
 }
+
+/* ---- ternary, FP4 and the low-bit 1- and 2-bit types ------------------------ */
+
+/* Trit n (0..4) of a byte holding base-3 digits scaled to 0..255 (TQ1_0). */
+static int trit(unsigned char byte, int n)
+{
+	static const unsigned char pow3[5] = {1, 3, 9, 27, 81};
+	const unsigned char q = (unsigned char)(byte * pow3[n]);
+	return (q * 3) >> 8;
+}
+
+/*
+ * TQ1_0: 48 bytes of five trits (32 then 16 bytes, trit n of byte m at
+ * n * width + m), 4 bytes of four trits, F16 d; x = (t - 1) * d.
+ */
+void st__ggml_dec_tq1_0(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 54) {
+		const float d = st__ggml_f16(s + 52);
+		static const struct {
+			int from, width, trits;
+		} part[3] = {{0, 32, 5}, {32, 16, 5}, {48, 4, 4}};
+		for (int p = 0; p < 3; p++)
+			for (int n = 0; n < part[p].trits; n++)
+				for (int m = 0; m < part[p].width; m++)
+					*y++ = (float)(trit(s[part[p].from + m], n) - 1) * d;
+	}
+}
+
+/* TQ2_0: 64 bytes of 2-bit q (element 128 h + 32 k + m: byte 32 h + m, bits 2k), F16 d. */
+void st__ggml_dec_tq2_0(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 66, y += 256) {
+		const float d = st__ggml_f16(s + 64);
+		for (int e = 0; e < 256; e++) {
+			const int q = s[e / 128 * 32 + e % 32] >> (e % 128 / 32 * 2) & 3;
+			y[e] = (float)(q - 1) * d;
+		}
+	}
+}
+
+/* The E2M1 values doubled (ggml's kvalues_mxfp4), by 4-bit code. */
+static const int8_t e2m1x2[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+/* Half the E8M0 scale 2^(e - 127): 2^(e - 128), subnormal for e < 2. */
+static float e8m0_half(unsigned char e)
+{
+	return bits_float(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
+}
+
+/* 16 E2M1 codes in 8 bytes (low nibbles first) times d, to y[0..15]. */
+static void fp4_times(const unsigned char *q, float d, float *y, int half)
+{
+	for (int j = 0; j < half; j++) {
+		y[j] = (float)e2m1x2[q[j] & 0xF] * d;
+		y[j + half] = (float)e2m1x2[q[j] >> 4] * d;
+	}
+}
+
+/* MXFP4: an E8M0 exponent, 16 bytes of E2M1 codes; x = e2m1 * 2^(e-127). */
+void st__ggml_dec_mxfp4(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 17, y += 32)
+		fp4_times(s + 1, e8m0_half(s[0]), y, 16);
+}
+
+/*
+ * Half a UE4M3 scale as ggml reads it: the top bit ignored, 0x00 and 0x7F
+ * zero, exponent 0 subnormal (m * 2^-9), else (1 + m/8) * 2^(e - 7).
+ */
+static float ue4m3_half(unsigned char x)
+{
+	if (x == 0 || x == 0x7F)
+		return 0.0f;
+	const int e = x >> 3 & 0xF, m = x & 7;
+	/* Both forms are exact in float: m / 8 and the power of two. */
+	return e == 0 ? (float)m * 0x1p-10f
+	              : (float)(8 + m) * bits_float((uint32_t)(e + 116) << 23);
+}
+
+/* NVFP4: 4 UE4M3 scales, 32 bytes of E2M1 codes in 4 sub-blocks of 16. */
+void st__ggml_dec_nvfp4(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 36)
+		for (int k = 0; k < 4; k++, y += 16)
+			fp4_times(s + 4 + 8 * k, ue4m3_half(s[k]), y, 8);
+}
+
+/* Q1_0: F16 d, 16 bytes of sign bits (element j: byte j/8, bit j%8); +-d. */
+void st__ggml_dec_q1_0(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 18, y += 128) {
+		const float d = st__ggml_f16(s), neg = -d;
+		for (int j = 0; j < 128; j++)
+			y[j] = s[2 + j / 8] >> (j % 8) & 1 ? d : neg;
+	}
+}
+
+/* Q2_0: F16 d, 16 bytes of 2-bit q (element j: byte j/4, bits 2 (j%4)); (q-1) d. */
+void st__ggml_dec_q2_0(const unsigned char *s, float *y, uint64_t nb)
+{
+	for (uint64_t b = 0; b < nb; b++, s += 18, y += 64) {
+		const float d = st__ggml_f16(s);
+		for (int j = 0; j < 64; j++)
+			y[j] = (float)((s[2 + j / 4] >> (j % 4 * 2) & 3) - 1) * d;
+	}
+}

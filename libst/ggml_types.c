@@ -52,9 +52,12 @@ static const struct ggml_traits traits[ST_GGML_TYPE_COUNT] = {
 	[ST_GGML_F64] = {"F64", 1, 8},
 	[ST_GGML_IQ1_M] = {"IQ1_M", 256, 56},
 	[ST_GGML_BF16] = {"BF16", 1, 2},
-	[ST_GGML_TQ1_0] = {"TQ1_0", 256, 54},
-	[ST_GGML_TQ2_0] = {"TQ2_0", 256, 66},
-	[ST_GGML_MXFP4] = {"MXFP4", 32, 17},
+	[ST_GGML_TQ1_0] = {"TQ1_0", 256, 54, st__ggml_dec_tq1_0},
+	[ST_GGML_TQ2_0] = {"TQ2_0", 256, 66, st__ggml_dec_tq2_0},
+	[ST_GGML_MXFP4] = {"MXFP4", 32, 17, st__ggml_dec_mxfp4},
+	[ST_GGML_NVFP4] = {"NVFP4", 64, 36, st__ggml_dec_nvfp4},
+	[ST_GGML_Q1_0] = {"Q1_0", 128, 18, st__ggml_dec_q1_0},
+	[ST_GGML_Q2_0] = {"Q2_0", 64, 18, st__ggml_dec_q2_0},
 };
 
 const char *st_ggml_type_name(unsigned type)

@@ -22,7 +22,15 @@ st__ggml_dec_fn st__ggml_dec_q4_0, st__ggml_dec_q4_1, st__ggml_dec_q5_0, st__ggm
 	st__ggml_dec_q8_0, st__ggml_dec_q8_1, st__ggml_dec_q2_k, st__ggml_dec_q3_k,
 	st__ggml_dec_q4_k, st__ggml_dec_q5_k, st__ggml_dec_q6_k, st__ggml_dec_q8_k,
 	st__ggml_dec_tq1_0, st__ggml_dec_tq2_0, st__ggml_dec_mxfp4, st__ggml_dec_nvfp4,
-	st__ggml_dec_q1_0, st__ggml_dec_q2_0;
+	st__ggml_dec_q1_0, st__ggml_dec_q2_0, st__ggml_dec_iq2_xxs, st__ggml_dec_iq2_xs,
+	st__ggml_dec_iq2_s, st__ggml_dec_iq3_xxs, st__ggml_dec_iq3_s, st__ggml_dec_iq1_s,
+	st__ggml_dec_iq1_m, st__ggml_dec_iq4_nl, st__ggml_dec_iq4_xs;
+
+/* The IQ lattices and the IQ4 table (ggml_iq_grids.c, generated). */
+extern const uint64_t st__ggml_iq2xxs_grid[256], st__ggml_iq2xs_grid[512], st__ggml_iq2s_grid[1024],
+	st__ggml_iq1s_grid[2048];
+extern const uint32_t st__ggml_iq3xxs_grid[256], st__ggml_iq3s_grid[512];
+extern const int8_t st__ggml_iq4nl_values[16];
 
 /* An F16 stored little-endian at p, as a float (exact). */
 float st__ggml_f16(const unsigned char *p);

@@ -15,11 +15,6 @@ float st__ggml_f16(const unsigned char *p)
 	return bits_float(f16b_to_f32b((uint16_t)(p[0] | p[1] << 8)));
 }
 
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* ---- legacy 32-element blocks ------------------------------------------------ */
 
 /* Q4_0: F16 d, 16 bytes of nibbles; x = d * (q - 8). */
@@ -57,7 +52,7 @@ void st__ggml_dec_q5_0(const unsigned char *s, float *y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 22, y += 32) {
 		const float d = st__ggml_f16(s);
-		const uint32_t qh = le32(s + 2);
+		const uint32_t qh = ld32(s + 2);
 		for (int j = 0; j < 16; j++) {
 			y[j] = (float)(((s[6 + j] & 0xF) | q5_high(qh, j)) - 16) * d;
 			y[j + 16] = (float)(((s[6 + j] >> 4) | q5_high(qh, j + 16)) - 16) * d;
@@ -70,7 +65,7 @@ void st__ggml_dec_q5_1(const unsigned char *s, float *y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 24, y += 32) {
 		const float d = st__ggml_f16(s), m = st__ggml_f16(s + 2);
-		const uint32_t qh = le32(s + 4);
+		const uint32_t qh = ld32(s + 4);
 		for (int j = 0; j < 16; j++) {
 			y[j] = (float)((s[8 + j] & 0xF) | q5_high(qh, j)) * d + m;
 			y[j + 16] = (float)((s[8 + j] >> 4) | q5_high(qh, j + 16)) * d + m;
@@ -216,7 +211,7 @@ void st__ggml_dec_q6_k(const unsigned char *s, float *y, uint64_t nb)
 void st__ggml_dec_q8_k(const unsigned char *s, float *y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 292, y += 256)
-		int8_times(s + 4, bits_float(le32(s)), y, 256);
+		int8_times(s + 4, bits_float(ld32(s)), y, 256);
 }
 
 /* ---- ternary, FP4 and the low-bit 1- and 2-bit types ------------------------ */

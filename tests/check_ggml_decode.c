@@ -20,8 +20,9 @@
 #define DIR ST_TESTDATA "/ggml/"
 
 static const char *const types[] = {
-	"Q4_0", "Q4_1", "Q5_0", "Q5_1",  "Q8_0",  "Q8_1",  "Q2_K",  "Q3_K", "Q4_K",
-	"Q5_K", "Q6_K", "Q8_K", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0", "Q2_0",
+	"Q4_0",    "Q4_1",   "Q5_0",  "Q5_1",    "Q8_0",  "Q8_1",  "Q2_K",  "Q3_K",   "Q4_K",
+	"Q5_K",    "Q6_K",   "Q8_K",  "TQ1_0",   "TQ2_0", "MXFP4", "NVFP4", "Q1_0",   "Q2_0",
+	"IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ1_S", "IQ1_M", "IQ4_NL", "IQ4_XS",
 };
 #define N_TYPES (int)(sizeof types / sizeof types[0])
 

@@ -22,7 +22,8 @@
  *   2. st_gguf_n_kv / st_gguf_kv_at / st_gguf_find_kv        the metadata
  *   3. st_gguf_n_tensors / st_gguf_tensor_at / st_gguf_find  the tensor infos
  *   4. st_gguf_tensor_data(g, i)   a borrowed view of the tensor's bytes;
- *      st_ggml_to_f32 decodes F32, F16, BF16 and Q8_0 rows
+ *      st_ggml_to_f32 decodes it to F32 (every float and quantized
+ *      type ggml defines a dequantization for; doc/ggml.md)
  *   5. st_gguf_close(g)
  *
  * Opening checks every count, length and offset against the file before it
@@ -134,10 +135,17 @@ ST_API int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes);
 ST_API int st_ggml_type_dtype(unsigned type, st_dtype *out);
 
 /*
- * Decode n elements (a multiple of the type's block) of type F32, F16,
- * BF16 or Q8_0 from src into dst. Q8_0 blocks are an F16 scale d and 32
- * int8 q, each element d * q (as ggml's dequantize_row_q8_0).
- * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED.
+ * Decode n elements (a multiple of the type's block) of a ggml type from
+ * src (the bytes as the file stores them, any alignment) into dst: F32,
+ * F16, BF16, and every quantized type ggml defines a dequantization for,
+ * Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1, Q2_K..Q6_K Q8_K, IQ1_S IQ1_M IQ2_XXS
+ * IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ4_NL IQ4_XS, TQ1_0 TQ2_0, MXFP4 NVFP4,
+ * Q1_0 Q2_0. Every float has the bits of ggml's own to_float (Q8_1 and
+ * Q8_K, which ggml does not decode: d * q); the layouts are described in
+ * doc/ggml.md. Whole blocks at a time, with no state and no allocation,
+ * so a tensor can be decoded in chunks of any whole number of blocks.
+ * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED (the
+ * integer and F64 types, or a type number libst does not know).
  */
 ST_API int st_ggml_to_f32(unsigned type, const void *src, float *dst,
                           uint64_t n);

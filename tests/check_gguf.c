@@ -254,6 +254,34 @@ START_TEST(test_tensor_infos_and_data)
 }
 END_TEST
 
+/* A future type between two F32 tensors: listed, sizeless; the others read. */
+START_TEST(test_unknown_type_is_listed_and_the_rest_reads)
+{
+	st_gguf *g;
+	st_error err;
+	ck_assert_int_eq(st_gguf_open(&g, DIR "warn_type57_between.gguf", &err),
+	                 ST_OK);
+	ck_assert_uint_eq(st_gguf_n_tensors(g), 3);
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, 1);
+	ck_assert_str_eq(t->name, "new");
+	ck_assert_uint_eq(t->type, 57);
+	ck_assert_uint_eq(t->n_elements, 64);
+	ck_assert_uint_eq(t->n_bytes, 0);
+	ck_assert_ptr_null(st_ggml_type_name(t->type));
+	ck_assert_int_eq(st_ggml_type_block(t->type, NULL, NULL), ST_ENOTFOUND);
+	ck_assert_int_eq(st_ggml_to_f32(t->type, NULL, NULL, 0), ST_EUNSUPPORTED);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_IQ2_XXS, NULL, NULL, 0), ST_OK);
+	float out[8];
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 0),
+	                                out, 8), ST_OK);
+	ck_assert(out[7] == 7.0f);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 2),
+	                                out, 4), ST_OK);
+	ck_assert(out[0] == 1.0f && out[3] == 4.0f);
+	st_gguf_close(g);
+}
+END_TEST
+
 START_TEST(test_v2_default_alignment)
 {
 	st_gguf *g;
@@ -618,6 +646,7 @@ int main(void)
 	tcase_add_test(tc, test_every_value_type);
 	tcase_add_test(tc, test_tensor_infos_and_data);
 	tcase_add_test(tc, test_v2_default_alignment);
+	tcase_add_test(tc, test_unknown_type_is_listed_and_the_rest_reads);
 	tcase_add_test(tc, test_type_table);
 	tcase_add_test(tc, test_q8_0_matches_numpy);
 	tcase_add_test(tc, test_f16_bf16_encode);

@@ -103,7 +103,13 @@ typedef struct st_gguf_kv {
 
 /*
  * ggml tensor types, with the numbers the file uses. The gaps (4, 5,
- * 31-33, 36-38) are types ggml has removed; files holding them are refused.
+ * 31-33, 36-38) are types ggml has removed. A tensor of a type number
+ * libst does not know (a removed or a future one) does not stop a file
+ * from opening: it is listed with its type number as stored, n_bytes 0
+ * (its size is unknown) and st_ggml_type_name() NULL, and checking
+ * reports it as a warning. Only its start can be checked: its offset must
+ * be aligned, inside the data section and not inside the tensor before
+ * it; whether a later tensor starts inside it cannot be known.
  */
 enum {
 	ST_GGML_F32 = 0, ST_GGML_F16 = 1, ST_GGML_Q4_0 = 2, ST_GGML_Q4_1 = 3,
@@ -145,7 +151,9 @@ ST_API int st_ggml_type_dtype(unsigned type, st_dtype *out);
  * doc/ggml.md. Whole blocks at a time, with no state and no allocation,
  * so a tensor can be decoded in chunks of any whole number of blocks.
  * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED (the
- * integer and F64 types, or a type number libst does not know).
+ * integer and F64 types, or a type number libst does not know). With
+ * n = 0 nothing is read or written: the result says whether a type
+ * decodes (ST_OK) or not (ST_EUNSUPPORTED).
  */
 ST_API int st_ggml_to_f32(unsigned type, const void *src, float *dst,
                           uint64_t n);

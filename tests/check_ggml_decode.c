@@ -17,6 +17,8 @@
 
 #include <st.h>
 
+#include "tmpdir.h"
+
 #define DIR ST_TESTDATA "/ggml/"
 
 static const char *const types[] = {
@@ -35,18 +37,7 @@ static unsigned char *slurp(const char *name, const char *ext, size_t *len)
 		lower[i] = (char)tolower((unsigned char)name[i]);
 	lower[i] = 0;
 	snprintf(path, sizeof path, "%s%s.%s", DIR, lower, ext);
-	FILE *f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	long n = ftell(f);
-	ck_assert_int_ge(n, 1);
-	rewind(f);
-	unsigned char *p = malloc((size_t)n);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return p;
+	return read_file(path, len);
 }
 
 static uint32_t bits_at(const unsigned char *p)

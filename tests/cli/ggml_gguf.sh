@@ -20,20 +20,29 @@ le() {
 # str S: a GGUF string (u64 length, bytes).
 str() { le ${#1} 8; printf '%s' "$1"; }
 
-# mk_gguf OUT TYPE ELEMENTS DATA: one tensor 'w' of ELEMENTS values of ggml
-# type TYPE (1-D) holding the bytes of DATA, GGUF v3, alignment 32.
+# mk_gguf OUT TYPE ELEMENTS DATA [NAME]: one tensor NAME (default w) of
+# ELEMENTS values of ggml type TYPE (1-D) holding the bytes of DATA, GGUF
+# v3, alignment 32.
 mk_gguf() {
 	{
 		printf 'GGUF'; le 3 4; le 1 8; le 2 8
 		str general.architecture; le 8 4; str test
 		str general.quantization_version; le 4 4; le 2 4
-		str w; le 1 4; le "$3" 8; le "$2" 4; le 0 8
+		str "${5:-w}"; le 1 4; le "$3" 8; le "$2" 4; le 0 8
 	} > "$1"
 	local size pad
 	size=$(stat -c %s "$1")
 	pad=$(((32 - size % 32) % 32))
 	head -c "$pad" /dev/zero >> "$1"
 	cat "$4" >> "$1"
+}
+
+# mk_st OUT NAME ELEMENTS DATA: a safetensors file of one F32 tensor NAME
+# holding the first ELEMENTS floats of DATA.
+mk_st() {
+	local h="{\"$2\":{\"dtype\":\"F32\",\"shape\":[$3],\"data_offsets\":[0,$(($3 * 4))]}}"
+	while [ $((${#h} % 8)) != 0 ]; do h="$h "; done
+	{ le ${#h} 8; printf '%s' "$h"; head -c $(($3 * 4)) "$4"; } > "$1"
 }
 
 # name type block bytes (ggml's type traits)
@@ -87,6 +96,26 @@ while read -r name type block bytes; do
 	run "check_$lower" 0 "$S" --check "$TMP/$lower.gguf" &&
 		expect_out "check_$lower" ": OK$"
 done <<< "$types"
+
+# stdiff --map gpt2: a Q4_K block (ggml's quantizer's) against the floats
+# ggml decodes it to is compared and within tolerance (no element off); a
+# damaged block differs; a type libst does not know is not compared.
+D=$BIN/stdiff
+G=$TESTDATA/ggml
+mk_st "$TMP/ln.safetensors" h.0.ln_1.weight 256 "$G/q4_k.f32"
+head -c 144 "$G/q4_k.bin" > "$TMP/blk"
+mk_gguf "$TMP/ln.gguf" 12 256 "$TMP/blk" blk.0.attn_norm.weight
+run diff_q4_k 0 "$D" --map gpt2 -v "$TMP/ln.safetensors" "$TMP/ln.gguf"
+expect_out diff_q4_k '^within tolerance: h\.0\.ln_1\.weight ~ blk\.0\.attn_norm\.weight \(F32 vs Q4_K, 256 elements\): 0 mismatched \(0%\), max abs 0, max rel 0$'
+printf '\0\0\0\0' | dd of="$TMP/blk" bs=1 seek=16 conv=notrunc status=none
+mk_gguf "$TMP/ln-bad.gguf" 12 256 "$TMP/blk" blk.0.attn_norm.weight
+run diff_q4_k_bad 1 "$D" --map gpt2 "$TMP/ln.safetensors" "$TMP/ln-bad.gguf"
+expect_out diff_q4_k_bad '^differs: h\.0\.ln_1\.weight ~ blk\.0\.attn_norm\.weight \(F32 vs Q4_K, 256 elements\): 8 mismatched'
+mk_gguf "$TMP/ln-57.gguf" 57 256 "$TMP/blk" blk.0.attn_norm.weight
+run diff_unknown 1 "$D" --map gpt2 "$TMP/ln.safetensors" "$TMP/ln-57.gguf"
+expect_out diff_unknown '^differs: h\.0\.ln_1\.weight ~ blk\.0\.attn_norm\.weight: not compared: type 57 \(unknown\): libst does not know the type, its values were not read$'
+run diff_unknown_json 1 "$D" --json --map gpt2 "$TMP/ln.safetensors" "$TMP/ln-57.gguf"
+expect_out diff_unknown_json '"dtype_b": "type 57 \(unknown\)", "elements": 256, "values_compared": false, "verdict": "differs", "reason": "GGUF type unknown to libst"'
 
 # A type libst does not know: listed and flagged, the rest shown.
 U=$TESTDATA/gguf/warn_type57_between.gguf

@@ -671,7 +671,9 @@ static int check_tensors(struct parser *ps)
 			if (st__report_stop(ps->r))
 				goto stop;
 		}
-		if (t->type == UINT32_MAX)
+		/* Marked after an error (a type number 2^32 - 1 in an otherwise
+		 * valid file is an unknown type like any other). */
+		if (t->type == UINT32_MAX && ps->r->n_errors)
 			continue; /* reported: no size known */
 		if (!st_ggml_type_name(t->type)) {
 			/*

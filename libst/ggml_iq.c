@@ -24,14 +24,14 @@ static unsigned signs7(unsigned v)
 }
 
 /* y[j] = dl * grid byte j, negated where sign bit j is set. */
-static void signed8(uint64_t g, unsigned signs, float dl, float *y)
+static void signed8(uint64_t g, unsigned signs, float dl, float *restrict y)
 {
 	for (int j = 0; j < 8; j++)
 		y[j] = dl * (float)gbyte(g, j) * (signs >> j & 1 ? -1.f : 1.f);
 }
 
 /* IQ2_XXS: F16 d; per 32: 4 grid bytes, u32 of 4 x 7 sign bits | 4-bit scale. */
-void st__ggml_dec_iq2_xxs(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq2_xxs(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 66) {
 		const float d = st__ggml_f16(s);
@@ -53,7 +53,7 @@ static void iq2_scales(float d, unsigned char sc, float db[2])
 }
 
 /* IQ2_XS: F16 d, 32 u16 (9-bit grid index | 7 sign bits), 8 bytes of scales. */
-void st__ggml_dec_iq2_xs(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq2_xs(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 74) {
 		const float d = st__ggml_f16(s);
@@ -69,7 +69,7 @@ void st__ggml_dec_iq2_xs(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* IQ2_S: F16 d, 32 grid low bytes, 32 sign bytes, 8 qh (2 bits each), 8 scales. */
-void st__ggml_dec_iq2_s(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq2_s(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 82) {
 		const float d = st__ggml_f16(s);
@@ -93,7 +93,7 @@ static uint64_t pair4(uint32_t lo, uint32_t hi)
 }
 
 /* IQ3_XXS: F16 d, 64 grid bytes, per 32 a u32 of 4 x 7 sign bits | 4-bit scale. */
-void st__ggml_dec_iq3_xxs(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq3_xxs(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 98) {
 		const float d = st__ggml_f16(s);
@@ -110,7 +110,7 @@ void st__ggml_dec_iq3_xxs(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* IQ3_S: F16 d, 64 grid low bytes, 8 qh (1 bit each), 32 sign bytes, 4 scales. */
-void st__ggml_dec_iq3_s(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq3_s(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 110) {
 		const float d = st__ggml_f16(s);
@@ -140,7 +140,7 @@ static void iq1_8(unsigned idx, float dl, float delta, float *y)
 #define IQ1_DELTA 0.125f
 
 /* IQ1_S: F16 d, 32 grid low bytes, 8 u16 (4 x 3 high bits, 3-bit scale, sign). */
-void st__ggml_dec_iq1_s(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq1_s(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 50) {
 		const float d = st__ggml_f16(s);
@@ -158,7 +158,7 @@ void st__ggml_dec_iq1_s(const unsigned char *s, float *y, uint64_t nb)
  * IQ1_M: 32 grid low bytes, 16 qh bytes (per 8 values 3 high bits and a
  * shift sign), 4 u16 of 3-bit scales whose top nibbles form the F16 d.
  */
-void st__ggml_dec_iq1_m(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq1_m(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 56) {
 		unsigned sc[4];
@@ -185,7 +185,7 @@ void st__ggml_dec_iq1_m(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* 32 values of 16 IQ4 bytes (low nibbles first) times dl. */
-static void iq4_32(const unsigned char *q, float dl, float *y)
+static void iq4_32(const unsigned char *restrict q, float dl, float *restrict y)
 {
 	for (int j = 0; j < 16; j++) {
 		y[j] = dl * (float)st__ggml_iq4nl_values[q[j] & 0xF];
@@ -194,14 +194,14 @@ static void iq4_32(const unsigned char *q, float dl, float *y)
 }
 
 /* IQ4_NL: F16 d, 16 bytes of 4-bit indices into the non-linear table. */
-void st__ggml_dec_iq4_nl(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq4_nl(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 18, y += 32)
 		iq4_32(s + 2, st__ggml_f16(s), y);
 }
 
 /* IQ4_XS: F16 d, u16 of 8 x 2 high scale bits, 4 bytes of low nibbles, 128 q. */
-void st__ggml_dec_iq4_xs(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_iq4_xs(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 136) {
 		const float d = st__ggml_f16(s);

@@ -18,7 +18,7 @@ float st__ggml_f16(const unsigned char *p)
 /* ---- legacy 32-element blocks ------------------------------------------------ */
 
 /* Q4_0: F16 d, 16 bytes of nibbles; x = d * (q - 8). */
-void st__ggml_dec_q4_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q4_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 18, y += 32) {
 		const float d = st__ggml_f16(s);
@@ -30,7 +30,7 @@ void st__ggml_dec_q4_0(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* Q4_1: F16 d, F16 m, 16 bytes of nibbles; x = d * q + m. */
-void st__ggml_dec_q4_1(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q4_1(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 20, y += 32) {
 		const float d = st__ggml_f16(s), m = st__ggml_f16(s + 2);
@@ -48,7 +48,7 @@ static int q5_high(uint32_t qh, int j)
 }
 
 /* Q5_0: F16 d, u32 qh (bit j: element j's fifth bit), nibbles; d * (q - 16). */
-void st__ggml_dec_q5_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q5_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 22, y += 32) {
 		const float d = st__ggml_f16(s);
@@ -61,7 +61,7 @@ void st__ggml_dec_q5_0(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* Q5_1: F16 d, F16 m, u32 qh, nibbles; x = d * q + m. */
-void st__ggml_dec_q5_1(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q5_1(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 24, y += 32) {
 		const float d = st__ggml_f16(s), m = st__ggml_f16(s + 2);
@@ -74,21 +74,21 @@ void st__ggml_dec_q5_1(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* n int8 values times d (Q8_0, Q8_1, Q8_K). */
-static void int8_times(const unsigned char *q, float d, float *y, int n)
+static void int8_times(const unsigned char *restrict q, float d, float *restrict y, int n)
 {
 	for (int j = 0; j < n; j++)
 		y[j] = (float)(int8_t)q[j] * d;
 }
 
 /* Q8_0: F16 d, 32 int8; x = d * q. */
-void st__ggml_dec_q8_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q8_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 34, y += 32)
 		int8_times(s + 2, st__ggml_f16(s), y, 32);
 }
 
 /* Q8_1: F16 d, F16 s (d * the sum of q, unused), 32 int8; x = d * q. */
-void st__ggml_dec_q8_1(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q8_1(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 36, y += 32)
 		int8_times(s + 4, st__ggml_f16(s), y, 32);
@@ -97,7 +97,7 @@ void st__ggml_dec_q8_1(const unsigned char *s, float *y, uint64_t nb)
 /* ---- K-quants: 256-element super-blocks ------------------------------------- */
 
 /* Q2_K: 16 bytes of 4-bit scale | 4-bit min, 64 bytes of 2-bit q, F16 d, dmin. */
-void st__ggml_dec_q2_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q2_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 84, y += 256) {
 		const float d = st__ggml_f16(s + 80), min = st__ggml_f16(s + 82);
@@ -123,7 +123,7 @@ static int q3k_scale(const unsigned char *sc, int j)
 }
 
 /* Q3_K: 32 bytes hmask, 64 bytes of 2-bit q, 12 bytes scales, F16 d. */
-void st__ggml_dec_q3_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q3_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 110, y += 256) {
 		const float d = st__ggml_f16(s + 108);
@@ -158,7 +158,7 @@ static void k4_scale_min(const unsigned char *q, int j, unsigned *sc, unsigned *
  * Q4_K and Q5_K: F16 d, F16 dmin, 12 bytes of scales and mins, (Q5_K: 32
  * bytes qh), 128 bytes of nibbles; x = d * sc * q - dmin * m per 32.
  */
-static void dec_k45(const unsigned char *s, float *y, uint64_t nb, int five)
+static void dec_k45(const unsigned char *restrict s, float *restrict y, uint64_t nb, int five)
 {
 	const unsigned bytes = five ? 176 : 144;
 	for (uint64_t b = 0; b < nb; b++, s += bytes, y += 256) {
@@ -170,45 +170,53 @@ static void dec_k45(const unsigned char *s, float *y, uint64_t nb, int five)
 			const float dl = d * (float)sc, ml = min * (float)m;
 			const unsigned char *q = ql + j / 2 * 32;
 			const int shift = j % 2 * 4;
-			for (int l = 0; l < 32; l++) {
-				int v = q[l] >> shift & 0xF;
-				if (five && qh[l] >> j & 1)
-					v += 16;
-				y[j * 32 + l] = dl * (float)v - ml;
-			}
+			float *o = y + j * 32;
+			if (five)
+				for (int l = 0; l < 32; l++)
+					o[l] = dl * (float)((q[l] >> shift & 0xF) | (qh[l] >> j & 1)
+					                                                    << 4) -
+					       ml;
+			else
+				for (int l = 0; l < 32; l++)
+					o[l] = dl * (float)(q[l] >> shift & 0xF) - ml;
 		}
 	}
 }
 
-void st__ggml_dec_q4_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q4_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	dec_k45(s, y, nb, 0);
 }
 
-void st__ggml_dec_q5_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q5_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	dec_k45(s, y, nb, 1);
 }
 
 /* Q6_K: 128 bytes low nibbles, 64 bytes high 2 bits, 16 int8 scales, F16 d. */
-void st__ggml_dec_q6_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q6_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 210, y += 256) {
 		const float d = st__ggml_f16(s + 208);
-		for (int e = 0; e < 256; e++) {
-			/* half h of 128, quarter k of 32 in it, l in the quarter */
-			const int h = e / 128, k = e % 128 / 32, l = e % 32;
-			const unsigned char *ql = s + h * 64, *qh = s + 128 + h * 32;
-			const int lo = ql[l + (k & 1) * 32] >> (k / 2 * 4) & 0xF;
-			const int hi = qh[l] >> (2 * k) & 3;
-			const int8_t sc = (int8_t)s[192 + h * 8 + l / 16 + 2 * k];
-			y[e] = d * (float)sc * (float)((lo | hi << 4) - 32);
-		}
+		/* half h of 128, quarter k of 32 in it, l in the quarter */
+		for (int h = 0; h < 2; h++)
+			for (int k = 0; k < 4; k++) {
+				const unsigned char *ql = s + h * 64 + (k & 1) * 32;
+				const unsigned char *qh = s + 128 + h * 32;
+				const int lo_shift = k / 2 * 4, hi_shift = 2 * k;
+				float *o = y + h * 128 + k * 32;
+				for (int l = 0; l < 32; l++) {
+					const int lo = ql[l] >> lo_shift & 0xF;
+					const int hi = qh[l] >> hi_shift & 3;
+					const int8_t sc = (int8_t)s[192 + h * 8 + l / 16 + 2 * k];
+					o[l] = d * (float)sc * (float)((lo | hi << 4) - 32);
+				}
+			}
 	}
 }
 
 /* Q8_K: F32 d, 256 int8, 16 int16 sums of 16 (unused); x = d * q. */
-void st__ggml_dec_q8_k(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q8_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 292, y += 256)
 		int8_times(s + 4, bits_float(ld32(s)), y, 256);
@@ -228,7 +236,7 @@ static int trit(unsigned char byte, int n)
  * TQ1_0: 48 bytes of five trits (32 then 16 bytes, trit n of byte m at
  * n * width + m), 4 bytes of four trits, F16 d; x = (t - 1) * d.
  */
-void st__ggml_dec_tq1_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_tq1_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 54) {
 		const float d = st__ggml_f16(s + 52);
@@ -243,14 +251,16 @@ void st__ggml_dec_tq1_0(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* TQ2_0: 64 bytes of 2-bit q (element 128 h + 32 k + m: byte 32 h + m, bits 2k), F16 d. */
-void st__ggml_dec_tq2_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_tq2_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 66, y += 256) {
 		const float d = st__ggml_f16(s + 64);
-		for (int e = 0; e < 256; e++) {
-			const int q = s[e / 128 * 32 + e % 32] >> (e % 128 / 32 * 2) & 3;
-			y[e] = (float)(q - 1) * d;
-		}
+		for (int h = 0; h < 2; h++)
+			for (int k = 0; k < 4; k++)
+				for (int m = 0; m < 32; m++) {
+					const int q = s[h * 32 + m] >> (2 * k) & 3;
+					y[h * 128 + k * 32 + m] = (float)(q - 1) * d;
+				}
 	}
 }
 
@@ -264,7 +274,7 @@ static float e8m0_half(unsigned char e)
 }
 
 /* 16 E2M1 codes in 8 bytes (low nibbles first) times d, to y[0..15]. */
-static void fp4_times(const unsigned char *q, float d, float *y, int half)
+static void fp4_times(const unsigned char *restrict q, float d, float *restrict y, int half)
 {
 	for (int j = 0; j < half; j++) {
 		y[j] = (float)e2m1x2[q[j] & 0xF] * d;
@@ -273,7 +283,7 @@ static void fp4_times(const unsigned char *q, float d, float *y, int half)
 }
 
 /* MXFP4: an E8M0 exponent, 16 bytes of E2M1 codes; x = e2m1 * 2^(e-127). */
-void st__ggml_dec_mxfp4(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_mxfp4(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 17, y += 32)
 		fp4_times(s + 1, e8m0_half(s[0]), y, 16);
@@ -294,7 +304,7 @@ static float ue4m3_half(unsigned char x)
 }
 
 /* NVFP4: 4 UE4M3 scales, 32 bytes of E2M1 codes in 4 sub-blocks of 16. */
-void st__ggml_dec_nvfp4(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_nvfp4(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 36)
 		for (int k = 0; k < 4; k++, y += 16)
@@ -302,21 +312,23 @@ void st__ggml_dec_nvfp4(const unsigned char *s, float *y, uint64_t nb)
 }
 
 /* Q1_0: F16 d, 16 bytes of sign bits (element j: byte j/8, bit j%8); +-d. */
-void st__ggml_dec_q1_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q1_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 18, y += 128) {
 		const float d = st__ggml_f16(s), neg = -d;
-		for (int j = 0; j < 128; j++)
-			y[j] = s[2 + j / 8] >> (j % 8) & 1 ? d : neg;
+		for (int byte = 0; byte < 16; byte++)
+			for (int bit = 0; bit < 8; bit++)
+				y[8 * byte + bit] = s[2 + byte] >> bit & 1 ? d : neg;
 	}
 }
 
 /* Q2_0: F16 d, 16 bytes of 2-bit q (element j: byte j/4, bits 2 (j%4)); (q-1) d. */
-void st__ggml_dec_q2_0(const unsigned char *s, float *y, uint64_t nb)
+void st__ggml_dec_q2_0(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 18, y += 64) {
 		const float d = st__ggml_f16(s);
-		for (int j = 0; j < 64; j++)
-			y[j] = (float)((s[2 + j / 4] >> (j % 4 * 2) & 3) - 1) * d;
+		for (int byte = 0; byte < 16; byte++)
+			for (int k = 0; k < 4; k++)
+				y[4 * byte + k] = (float)((s[2 + byte] >> (2 * k) & 3) - 1) * d;
 	}
 }

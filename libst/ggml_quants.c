@@ -156,41 +156,51 @@ static void k4_scale_min(const unsigned char *q, int j, unsigned *sc, unsigned *
 
 /*
  * Q4_K and Q5_K: F16 d, F16 dmin, 12 bytes of scales and mins, (Q5_K: 32
- * bytes qh), 128 bytes of nibbles; x = d * sc * q - dmin * m per 32.
+ * bytes qh), 128 bytes of nibbles; x = d * sc * q - dmin * m per 32. Sub-
+ * blocks 2p and 2p + 1 are the low and high nibbles of bytes 32 p..+31.
  */
-static void dec_k45(const unsigned char *restrict s, float *restrict y, uint64_t nb, int five)
+static void k45_scales(const unsigned char *s, int p, float dl[2], float ml[2])
 {
-	const unsigned bytes = five ? 176 : 144;
-	for (uint64_t b = 0; b < nb; b++, s += bytes, y += 256) {
-		const float d = st__ggml_f16(s), min = st__ggml_f16(s + 2);
-		const unsigned char *qh = s + 16, *ql = s + (five ? 48 : 16);
-		for (int j = 0; j < 8; j++) {
-			unsigned sc, m;
-			k4_scale_min(s + 4, j, &sc, &m);
-			const float dl = d * (float)sc, ml = min * (float)m;
-			const unsigned char *q = ql + j / 2 * 32;
-			const int shift = j % 2 * 4;
-			float *o = y + j * 32;
-			if (five)
-				for (int l = 0; l < 32; l++)
-					o[l] = dl * (float)((q[l] >> shift & 0xF) | (qh[l] >> j & 1)
-					                                                    << 4) -
-					       ml;
-			else
-				for (int l = 0; l < 32; l++)
-					o[l] = dl * (float)(q[l] >> shift & 0xF) - ml;
-		}
+	const float d = st__ggml_f16(s), min = st__ggml_f16(s + 2);
+	for (int k = 0; k < 2; k++) {
+		unsigned sc, m;
+		k4_scale_min(s + 4, 2 * p + k, &sc, &m);
+		dl[k] = d * (float)sc;
+		ml[k] = min * (float)m;
 	}
 }
 
 void st__ggml_dec_q4_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
-	dec_k45(s, y, nb, 0);
+	for (uint64_t b = 0; b < nb; b++, s += 144, y += 256)
+		for (int p = 0; p < 4; p++) {
+			float dl[2], ml[2];
+			k45_scales(s, p, dl, ml);
+			const unsigned char *q = s + 16 + 32 * p;
+			float *o = y + 64 * p;
+			for (int l = 0; l < 32; l++) {
+				o[l] = dl[0] * (float)(q[l] & 0xF) - ml[0];
+				o[l + 32] = dl[1] * (float)(q[l] >> 4) - ml[1];
+			}
+		}
 }
 
+/* Q5_K: as Q4_K, bit j of qh[l] the fifth bit of element l of sub-block j. */
 void st__ggml_dec_q5_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
-	dec_k45(s, y, nb, 1);
+	for (uint64_t b = 0; b < nb; b++, s += 176, y += 256)
+		for (int p = 0; p < 4; p++) {
+			float dl[2], ml[2];
+			k45_scales(s, p, dl, ml);
+			const unsigned char *q = s + 48 + 32 * p, *qh = s + 16;
+			float *o = y + 64 * p;
+			for (int l = 0; l < 32; l++) {
+				const int h0 = (qh[l] >> (2 * p) & 1) << 4;
+				const int h1 = (qh[l] >> (2 * p + 1) & 1) << 4;
+				o[l] = dl[0] * (float)((q[l] & 0xF) | h0) - ml[0];
+				o[l + 32] = dl[1] * (float)((q[l] >> 4) | h1) - ml[1];
+			}
+		}
 }
 
 /* Q6_K: 128 bytes low nibbles, 64 bytes high 2 bits, 16 int8 scales, F16 d. */
@@ -205,11 +215,15 @@ void st__ggml_dec_q6_k(const unsigned char *restrict s, float *restrict y, uint6
 				const unsigned char *qh = s + 128 + h * 32;
 				const int lo_shift = k / 2 * 4, hi_shift = 2 * k;
 				float *o = y + h * 128 + k * 32;
-				for (int l = 0; l < 32; l++) {
-					const int lo = ql[l] >> lo_shift & 0xF;
-					const int hi = qh[l] >> hi_shift & 3;
-					const int8_t sc = (int8_t)s[192 + h * 8 + l / 16 + 2 * k];
-					o[l] = d * (float)sc * (float)((lo | hi << 4) - 32);
+				/* Two sub-blocks of 16, each with its int8 scale. */
+				for (int half = 0; half < 2; half++) {
+					const float ds =
+						d * (float)(int8_t)s[192 + h * 8 + half + 2 * k];
+					for (int l = 16 * half; l < 16 * half + 16; l++) {
+						const int lo = ql[l] >> lo_shift & 0xF;
+						const int hi = qh[l] >> hi_shift & 3;
+						o[l] = ds * (float)((lo | hi << 4) - 32);
+					}
 				}
 			}
 	}

@@ -24,6 +24,9 @@ set(ST_SOURCES
   libst/error.c
   libst/file.c
   libst/format.c
+  libst/ggml_iq.c
+  libst/ggml_iq_grids.c
+  libst/ggml_quants.c
   libst/ggml_types.c
   libst/gguf.c
   libst/gguf_write.c

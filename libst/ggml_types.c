@@ -1,10 +1,13 @@
 /*
  * ggml_types.c - the ggml type table (names, block sizes, the dtype each
- * plain type matches) and the row codecs for the ggml types libst
- * converts (F32, F16, BF16, Q8_0), declared in include/st/gguf.h. They
- * hold no state and read no file: the GGUF parsing is in gguf.c, the
- * writing in gguf_write.c, scaled FP8 and MXFP4 weights in quant.c.
+ * plain type matches, the block decoder of each quantized type) and the
+ * row codecs declared in include/st/gguf.h: st_ggml_to_f32 decodes every
+ * type the table gives a decoder (ggml_quants.c, ggml_iq.c), whole blocks
+ * at a time; st_ggml_from_f32 encodes F32, F16, BF16 and Q8_0. They hold
+ * no state and read no file: the GGUF parsing is in gguf.c, the writing in
+ * gguf_write.c, scaled FP8 and MXFP4 weights in quant.c.
  */
+#include "ggml_internal.h"
 #include "internal.h"
 
 #include <math.h>
@@ -15,42 +18,46 @@
 struct ggml_traits {
 	const char *name;
 	unsigned block, bytes;
+	st__ggml_dec_fn *dec; /* the block decoder; NULL for plain types */
 };
 
-/* Block sizes of ggml.c's type_traits (QK_K = 256). */
+/* Block sizes of ggml.c's type_traits (QK_K = 256), and the decoders. */
 static const struct ggml_traits traits[ST_GGML_TYPE_COUNT] = {
 	[ST_GGML_F32] = {"F32", 1, 4},
 	[ST_GGML_F16] = {"F16", 1, 2},
-	[ST_GGML_Q4_0] = {"Q4_0", 32, 18},
-	[ST_GGML_Q4_1] = {"Q4_1", 32, 20},
-	[ST_GGML_Q5_0] = {"Q5_0", 32, 22},
-	[ST_GGML_Q5_1] = {"Q5_1", 32, 24},
-	[ST_GGML_Q8_0] = {"Q8_0", 32, 34},
-	[ST_GGML_Q8_1] = {"Q8_1", 32, 36},
-	[ST_GGML_Q2_K] = {"Q2_K", 256, 84},
-	[ST_GGML_Q3_K] = {"Q3_K", 256, 110},
-	[ST_GGML_Q4_K] = {"Q4_K", 256, 144},
-	[ST_GGML_Q5_K] = {"Q5_K", 256, 176},
-	[ST_GGML_Q6_K] = {"Q6_K", 256, 210},
-	[ST_GGML_Q8_K] = {"Q8_K", 256, 292},
-	[ST_GGML_IQ2_XXS] = {"IQ2_XXS", 256, 66},
-	[ST_GGML_IQ2_XS] = {"IQ2_XS", 256, 74},
-	[ST_GGML_IQ3_XXS] = {"IQ3_XXS", 256, 98},
-	[ST_GGML_IQ1_S] = {"IQ1_S", 256, 50},
-	[ST_GGML_IQ4_NL] = {"IQ4_NL", 32, 18},
-	[ST_GGML_IQ3_S] = {"IQ3_S", 256, 110},
-	[ST_GGML_IQ2_S] = {"IQ2_S", 256, 82},
-	[ST_GGML_IQ4_XS] = {"IQ4_XS", 256, 136},
+	[ST_GGML_Q4_0] = {"Q4_0", 32, 18, st__ggml_dec_q4_0},
+	[ST_GGML_Q4_1] = {"Q4_1", 32, 20, st__ggml_dec_q4_1},
+	[ST_GGML_Q5_0] = {"Q5_0", 32, 22, st__ggml_dec_q5_0},
+	[ST_GGML_Q5_1] = {"Q5_1", 32, 24, st__ggml_dec_q5_1},
+	[ST_GGML_Q8_0] = {"Q8_0", 32, 34, st__ggml_dec_q8_0},
+	[ST_GGML_Q8_1] = {"Q8_1", 32, 36, st__ggml_dec_q8_1},
+	[ST_GGML_Q2_K] = {"Q2_K", 256, 84, st__ggml_dec_q2_k},
+	[ST_GGML_Q3_K] = {"Q3_K", 256, 110, st__ggml_dec_q3_k},
+	[ST_GGML_Q4_K] = {"Q4_K", 256, 144, st__ggml_dec_q4_k},
+	[ST_GGML_Q5_K] = {"Q5_K", 256, 176, st__ggml_dec_q5_k},
+	[ST_GGML_Q6_K] = {"Q6_K", 256, 210, st__ggml_dec_q6_k},
+	[ST_GGML_Q8_K] = {"Q8_K", 256, 292, st__ggml_dec_q8_k},
+	[ST_GGML_IQ2_XXS] = {"IQ2_XXS", 256, 66, st__ggml_dec_iq2_xxs},
+	[ST_GGML_IQ2_XS] = {"IQ2_XS", 256, 74, st__ggml_dec_iq2_xs},
+	[ST_GGML_IQ3_XXS] = {"IQ3_XXS", 256, 98, st__ggml_dec_iq3_xxs},
+	[ST_GGML_IQ1_S] = {"IQ1_S", 256, 50, st__ggml_dec_iq1_s},
+	[ST_GGML_IQ4_NL] = {"IQ4_NL", 32, 18, st__ggml_dec_iq4_nl},
+	[ST_GGML_IQ3_S] = {"IQ3_S", 256, 110, st__ggml_dec_iq3_s},
+	[ST_GGML_IQ2_S] = {"IQ2_S", 256, 82, st__ggml_dec_iq2_s},
+	[ST_GGML_IQ4_XS] = {"IQ4_XS", 256, 136, st__ggml_dec_iq4_xs},
 	[ST_GGML_I8] = {"I8", 1, 1},
 	[ST_GGML_I16] = {"I16", 1, 2},
 	[ST_GGML_I32] = {"I32", 1, 4},
 	[ST_GGML_I64] = {"I64", 1, 8},
 	[ST_GGML_F64] = {"F64", 1, 8},
-	[ST_GGML_IQ1_M] = {"IQ1_M", 256, 56},
+	[ST_GGML_IQ1_M] = {"IQ1_M", 256, 56, st__ggml_dec_iq1_m},
 	[ST_GGML_BF16] = {"BF16", 1, 2},
-	[ST_GGML_TQ1_0] = {"TQ1_0", 256, 54},
-	[ST_GGML_TQ2_0] = {"TQ2_0", 256, 66},
-	[ST_GGML_MXFP4] = {"MXFP4", 32, 17},
+	[ST_GGML_TQ1_0] = {"TQ1_0", 256, 54, st__ggml_dec_tq1_0},
+	[ST_GGML_TQ2_0] = {"TQ2_0", 256, 66, st__ggml_dec_tq2_0},
+	[ST_GGML_MXFP4] = {"MXFP4", 32, 17, st__ggml_dec_mxfp4},
+	[ST_GGML_NVFP4] = {"NVFP4", 64, 36, st__ggml_dec_nvfp4},
+	[ST_GGML_Q1_0] = {"Q1_0", 128, 18, st__ggml_dec_q1_0},
+	[ST_GGML_Q2_0] = {"Q2_0", 64, 18, st__ggml_dec_q2_0},
 };
 
 const char *st_ggml_type_name(unsigned type)
@@ -112,25 +119,21 @@ static int convert_plain(unsigned type, int to_f32, void *dst, const void *src,
 
 int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
 {
-	const unsigned char *s = src;
 	switch (type) {
 	case ST_GGML_F32:
 	case ST_GGML_F16:
 	case ST_GGML_BF16:
 		return convert_plain(type, 1, dst, src, n);
-	case ST_GGML_Q8_0:
-		if (n % QK8_0)
-			return ST_EINVAL;
-		for (uint64_t b = 0; b < n / QK8_0; b++, s += 2 + QK8_0) {
-			st_f16 h = {(uint16_t)(s[0] | s[1] << 8)};
-			float d = st_f16_to_f32(h);
-			for (int j = 0; j < QK8_0; j++)
-				dst[b * QK8_0 + (uint64_t)j] = (float)(int8_t)s[2 + j] * d;
-		}
-		return ST_OK;
 	default:
-		return ST_EUNSUPPORTED;
+		break;
 	}
+	if (type >= ST_GGML_TYPE_COUNT || !traits[type].dec)
+		return ST_EUNSUPPORTED;
+	const struct ggml_traits *t = &traits[type];
+	if (n % t->block)
+		return ST_EINVAL;
+	t->dec(src, dst, n / t->block);
+	return ST_OK;
 }
 
 int st_ggml_from_f32(unsigned type, const float *src, void *dst, uint64_t n)

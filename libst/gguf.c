@@ -583,10 +583,14 @@ static int parse_tensors(struct parser *ps, uint64_t n_t)
 		t->n_elements = ne;
 		unsigned blk, bytes;
 		if (st_ggml_type_block(t->type, &blk, &bytes)) {
-			st__report(ps->r, ST_PROBLEM_ERROR,
-			           "tensor '%s': unknown ggml type %u", name, t->type);
-			if (st__report_stop(ps->r))
-				return ST_EFORMAT;
+			/*
+			 * A type from a newer ggml (or a removed one) is not fatal:
+			 * the tensor is listed with n_bytes 0, its extent unknown.
+			 */
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "tensor '%s': unknown ggml type %u: its size is not "
+			           "known, so its data is neither checked nor read "
+			           "(llama.cpp refuses the file)", name, t->type);
 			continue;
 		}
 		if (t->dims[0] % blk) {
@@ -667,8 +671,30 @@ static int check_tensors(struct parser *ps)
 			if (st__report_stop(ps->r))
 				goto stop;
 		}
-		if (!st_ggml_type_name(t->type))
+		/* Marked after an error (a type number 2^32 - 1 in an otherwise
+		 * valid file is an unknown type like any other). */
+		if (t->type == UINT32_MAX && ps->r->n_errors)
 			continue; /* reported: no size known */
+		if (!st_ggml_type_name(t->type)) {
+			/*
+			 * An unknown type: only its start is known. It must lie in
+			 * the data section and not inside the tensor before it; the
+			 * tensors after it are checked against the ones before.
+			 */
+			if (t->offset > data_size ||
+			    (prev && t->offset < prev->offset + prev->n_bytes)) {
+				st__report(ps->r, ST_PROBLEM_ERROR,
+				           "tensor '%s' (unknown type %u): data offset %llu "
+				           "is %s", name, t->type,
+				           (unsigned long long)t->offset,
+				           t->offset > data_size
+				               ? "past the end of the data section"
+				               : "inside the tensor before it");
+				if (st__report_stop(ps->r))
+					goto stop;
+			}
+			continue;
+		}
 		if (t->offset > data_size || t->n_bytes > data_size - t->offset) {
 			st__report(ps->r, ST_PROBLEM_ERROR,
 			           "tensor '%s': data [%llu, %llu) runs past the end of "

@@ -274,17 +274,20 @@ START_TEST(describe_stats_decodes_what_libst_can)
 	ck_assert_int_eq(r.nan, 0);
 	ck_assert_int_eq(r.inf, 0);
 	ck_assert_int_eq(r.zeros, 2);
-	/* Q4_0 is not decoded: dashes, and a note naming the type. */
-	assert_has(out, "\nc         Q4_0    -    -     -         -    -    -      -\n");
-	assert_has(out, "note: no statistics for Q4_0 tensors (libst decodes "
-	                "F32, F16, BF16, Q8_0 and the integer types)\n");
+	/* Q4_0 decodes too: d = 0, so 32 zeros (-0, (q - 8) * 0), no note. */
+	ck_assert_int_eq(stats_row(out, "c", &r), 9);
+	ck_assert_str_eq(r.type, "Q4_0");
+	ck_assert_double_eq(r.min, 0);
+	ck_assert_double_eq(r.max, 0);
+	ck_assert_int_eq(r.zeros, 32);
+	ck_assert_ptr_null(strstr(out, "note:"));
 	free(out);
 	free(errs);
 
 	ck_assert_int_eq(describe(path, 0, 1, 1, &printed, &out, &errs), CLI_OK);
 	assert_has(out, "\"data_offsets\": [32, 40], \"stats\": {\"min\": -1, "
 	                "\"max\": 1, \"mean\": 0, ");
-	assert_has(out, "\"data_offsets\": [64, 82], \"stats\": null}");
+	assert_has(out, "\"data_offsets\": [64, 82], \"stats\": {\"min\": ");
 	free(out);
 	free(errs);
 }

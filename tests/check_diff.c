@@ -488,6 +488,67 @@ START_TEST(gguf_pair_tolerance_shape_and_exact)
 }
 END_TEST
 
+/* The first n bytes of a testdata/ggml fixture. */
+static void fixture(const char *file, void *buf, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/ggml/%s", ST_TESTDATA, file);
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "%s", path);
+	ck_assert_uint_eq(fread(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/*
+ * A Q4_K tensor (ggml's quantizer's first block, testdata/ggml/q4_k.bin)
+ * against a checkpoint holding the floats ggml decodes it to: decoded and
+ * compared, no element off (but not "exactly quantized": libst has no Q4_K
+ * quantizer); one element moved is a difference.
+ */
+START_TEST(gguf_quantized_side_decodes_every_type)
+{
+	static float y[256], moved[256];
+	unsigned char blk[144];
+	fixture("q4_k.f32", y, sizeof y);
+	fixture("q4_k.bin", blk, sizeof blk);
+	memcpy(moved, y, sizeof y);
+	moved[100] += 1.0f;
+	struct t ck[2] = {{"h.0.ln_1.weight", "F32", 1, {256}, y, sizeof y},
+	                  {"h.0.ln_1.bias", "F32", 1, {256}, moved, sizeof moved}};
+	write_st(path_in("q.safetensors"), ck, 2, NULL);
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	const uint64_t dims[1] = {256};
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "blk.0.attn_norm.weight", ST_GGML_Q4_K, 1,
+	                                           dims, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "blk.0.attn_norm.bias", ST_GGML_Q4_K, 1,
+	                                           dims, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_open(w, path_in("q.gguf"), &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_write(w, blk, sizeof blk, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_write(w, blk, sizeof blk, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+	st_checkpoint *c = open_ck(path_in("q.safetensors"));
+	st_gguf *g = open_gguf(path_in("q.gguf"));
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item it;
+	ck_assert_str_eq(st_checkpoint_tensor(c, 0, NULL)->name, "h.0.ln_1.weight");
+	ck_assert_int_eq(st_diff_gguf_pair(c, 0, g, 0, false, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.kind, ST_DIFF_GGUF_COMPARED);
+	ck_assert_uint_eq(it.mismatched, 0);
+	ck_assert(it.max_abs == 0 && !it.encoded && !it.identical);
+	ck_assert_int_eq(it.verdict, ST_DIFF_WITHIN);
+	ck_assert_int_eq(st_diff_gguf_pair(c, 1, g, 1, false, &o, &it, &err), ST_OK);
+	ck_assert_int_eq(it.kind, ST_DIFF_GGUF_COMPARED);
+	ck_assert_uint_eq(it.mismatched, 1);
+	ck_assert_int_eq(it.verdict, ST_DIFF_DIFFERENT);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -507,6 +568,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tc, gguf_pairs_through_the_name_map);
 	tcase_add_test(tc, gguf_pair_tolerance_shape_and_exact);
+	tcase_add_test(tc, gguf_quantized_side_decodes_every_type);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -226,7 +226,7 @@ START_TEST(test_tensor_infos_and_data)
 	ck_assert_uint_eq(st_gguf_size(g), st_gguf_data_offset(g) + 576);
 	ck_assert_uint_eq(st_gguf_data_size(g), 576);
 
-	float out[64];
+	float out[256];
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 0),
 	                                out, 6), ST_OK);
 	for (int i = 0; i < 6; i++)
@@ -243,10 +243,41 @@ START_TEST(test_tensor_infos_and_data)
 	                                out, 64), ST_OK);
 	for (int i = 0; i < 64; i++)
 		ck_assert(out[i] == 0.5f * (float)(i % 32 - 16));
+	/* Q4_K decodes too (check_ggml_decode.c tests its values). */
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_Q4_K, st_gguf_tensor_data(g, 4),
-	                                out, 256), ST_EUNSUPPORTED);
+	                                out, 256), ST_OK);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_I32, st_gguf_tensor_data(g, 4),
+	                                out, 4), ST_EUNSUPPORTED);
 	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_Q8_0, st_gguf_tensor_data(g, 3),
 	                                out, 31), ST_EINVAL);
+	st_gguf_close(g);
+}
+END_TEST
+
+/* A future type between two F32 tensors: listed, sizeless; the others read. */
+START_TEST(test_unknown_type_is_listed_and_the_rest_reads)
+{
+	st_gguf *g;
+	st_error err;
+	ck_assert_int_eq(st_gguf_open(&g, DIR "warn_type57_between.gguf", &err),
+	                 ST_OK);
+	ck_assert_uint_eq(st_gguf_n_tensors(g), 3);
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, 1);
+	ck_assert_str_eq(t->name, "new");
+	ck_assert_uint_eq(t->type, 57);
+	ck_assert_uint_eq(t->n_elements, 64);
+	ck_assert_uint_eq(t->n_bytes, 0);
+	ck_assert_ptr_null(st_ggml_type_name(t->type));
+	ck_assert_int_eq(st_ggml_type_block(t->type, NULL, NULL), ST_ENOTFOUND);
+	ck_assert_int_eq(st_ggml_to_f32(t->type, NULL, NULL, 0), ST_EUNSUPPORTED);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_IQ2_XXS, NULL, NULL, 0), ST_OK);
+	float out[8];
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 0),
+	                                out, 8), ST_OK);
+	ck_assert(out[7] == 7.0f);
+	ck_assert_int_eq(st_ggml_to_f32(ST_GGML_F32, st_gguf_tensor_data(g, 2),
+	                                out, 4), ST_OK);
+	ck_assert(out[0] == 1.0f && out[3] == 4.0f);
 	st_gguf_close(g);
 }
 END_TEST
@@ -285,6 +316,7 @@ START_TEST(test_type_table)
 		{26, "I32", 1, 4}, {27, "I64", 1, 8}, {28, "F64", 1, 8},
 		{29, "IQ1_M", 256, 56}, {30, "BF16", 1, 2}, {34, "TQ1_0", 256, 54},
 		{35, "TQ2_0", 256, 66}, {39, "MXFP4", 32, 17},
+		{40, "NVFP4", 64, 36}, {41, "Q1_0", 128, 18}, {42, "Q2_0", 64, 18},
 	};
 	int known = 0;
 	for (unsigned t = 0; t < 64; t++) {
@@ -614,6 +646,7 @@ int main(void)
 	tcase_add_test(tc, test_every_value_type);
 	tcase_add_test(tc, test_tensor_infos_and_data);
 	tcase_add_test(tc, test_v2_default_alignment);
+	tcase_add_test(tc, test_unknown_type_is_listed_and_the_rest_reads);
 	tcase_add_test(tc, test_type_table);
 	tcase_add_test(tc, test_q8_0_matches_numpy);
 	tcase_add_test(tc, test_f16_bf16_encode);

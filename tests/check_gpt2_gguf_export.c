@@ -424,6 +424,94 @@ START_TEST(export_and_import_refuse_bad_input_leaving_nothing)
 }
 END_TEST
 
+/*
+ * Retype GGUF tensor `name` of the file in buf as ggml `type`, its data
+ * the blocks of testdata/ggml/<fixture>.bin repeated; the F32 bytes it
+ * frees stay as a gap. The floats ggml decodes those blocks to (the
+ * fixture's .f32, repeated alike) go to want.
+ */
+static void retype(unsigned char *buf, size_t len, const char *name,
+                   unsigned type, const char *fixture, float *want)
+{
+	st_gguf *g;
+	st_error e;
+	ck_assert_int_eq(st_gguf_open_memory(&g, buf, len, "m.gguf", &e), ST_OK);
+	long i = st_gguf_find(g, name);
+	ck_assert_int_ge(i, 0);
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, (size_t)i);
+	unsigned blk, bytes;
+	ck_assert_int_eq(st_ggml_type_block(type, &blk, &bytes), ST_OK);
+	ck_assert_uint_eq(t->dims[0] % blk, 0);
+	/* The info: name, u32 n_dims, u64 dims[n_dims], u32 type, u64 offset;
+	 * the name is found in the header, preceded by its u64 length. */
+	unsigned char key[80] = {(unsigned char)t->name_len};
+	memcpy(key + 8, t->name, t->name_len);
+	unsigned char *at = memmem(buf, st_gguf_data_offset(g), key, 8 + t->name_len);
+	ck_assert_ptr_nonnull(at);
+	at += 8 + t->name_len + 4 + 8 * t->ndim;
+	at[0] = (unsigned char)type;
+	at[1] = at[2] = at[3] = 0;
+	unsigned char *data = buf + st_gguf_data_offset(g) + t->offset;
+	uint64_t nb = t->n_elements / blk;
+	st_gguf_close(g);
+	char path[600];
+	size_t raw_len, f_len;
+	snprintf(path, sizeof path, "%s/ggml/%s.bin", ST_TESTDATA, fixture);
+	unsigned char *raw = read_file(path, &raw_len);
+	snprintf(path, sizeof path, "%s/ggml/%s.f32", ST_TESTDATA, fixture);
+	unsigned char *fl = read_file(path, &f_len);
+	size_t have = raw_len / bytes;
+	for (uint64_t b = 0; b < nb; b++) {
+		memcpy(data + b * bytes, raw + b % have * bytes, bytes);
+		memcpy(want + b * blk, fl + b % have * blk * 4, blk * 4);
+	}
+	free(raw);
+	free(fl);
+}
+
+/*
+ * Any type imports: an F32 export with a Conv1D matrix retyped Q1_0 and
+ * another IQ4_NL (whole blocks of rows of 128 and 32) comes back as F32
+ * holding exactly the floats ggml's own to_float gives those blocks,
+ * transposed back to Conv1D's [in, out].
+ */
+START_TEST(import_dequantizes_any_ggml_type)
+{
+	make_snapshot();
+	st_gguf_close(export_gguf("f32.gguf", ST_GGML_F32));
+	size_t len;
+	unsigned char *buf = read_file(path_in("f32.gguf"), &len);
+	static float down[4 * C * C], qkv[3 * C * C];
+	retype(buf, len, "blk.0.ffn_down.weight", ST_GGML_Q1_0, "q1_0", down);
+	retype(buf, len, "blk.1.attn_qkv.weight", ST_GGML_IQ4_NL, "iq4_nl", qkv);
+	write_bytes(path_in("mixed.gguf"), buf, len);
+	free(buf);
+	char back[600], err[512];
+	snprintf(back, sizeof back, "%s", path_in("back"));
+	gpt2_export_opts o = {.dtype = -1};
+	gpt2_export_result res;
+	ck_assert_msg(gpt2_export_gguf_to_hf(path_in("mixed.gguf"), back, -1, &o, &res, err,
+	                                     sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(res.dst_dtype, ST_DTYPE_F32);
+	st_file *sf = open_st(back);
+	uint64_t n;
+	/* c_proj: HF [in 4C, out C], the GGUF's rows [out][in]. */
+	float *x = hf_values(sf, "h.0.mlp.c_proj.weight", &n);
+	ck_assert_uint_eq(n, 4 * C * C);
+	for (uint64_t in = 0; in < 4 * C; in++)
+		for (uint64_t out = 0; out < C; out++)
+			ck_assert(!memcmp(&x[in * C + out], &down[out * 4 * C + in], 4));
+	free(x);
+	x = hf_values(sf, "h.1.attn.c_attn.weight", &n);
+	ck_assert_uint_eq(n, 3 * C * C);
+	for (uint64_t in = 0; in < C; in++)
+		for (uint64_t out = 0; out < 3 * C; out++)
+			ck_assert(!memcmp(&x[in * 3 * C + out], &qkv[out * C + in], 4));
+	free(x);
+	st_file_close(sf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gpt2_gguf_export");
@@ -435,6 +523,7 @@ int main(void)
 	tcase_add_test(tc, import_of_an_f32_export_gives_the_snapshot_back);
 	tcase_add_test(tc, import_of_a_q8_0_export_gives_its_dequantized_values);
 	tcase_add_test(tc, export_and_import_refuse_bad_input_leaving_nothing);
+	tcase_add_test(tc, import_dequantizes_any_ggml_type);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -22,7 +22,8 @@
  *   2. st_gguf_n_kv / st_gguf_kv_at / st_gguf_find_kv        the metadata
  *   3. st_gguf_n_tensors / st_gguf_tensor_at / st_gguf_find  the tensor infos
  *   4. st_gguf_tensor_data(g, i)   a borrowed view of the tensor's bytes;
- *      st_ggml_to_f32 decodes F32, F16, BF16 and Q8_0 rows
+ *      st_ggml_to_f32 decodes it to F32 (every float and quantized
+ *      type ggml defines a dequantization for; doc/ggml.md)
  *   5. st_gguf_close(g)
  *
  * Opening checks every count, length and offset against the file before it
@@ -102,7 +103,13 @@ typedef struct st_gguf_kv {
 
 /*
  * ggml tensor types, with the numbers the file uses. The gaps (4, 5,
- * 31-33, 36-38) are types ggml has removed; files holding them are refused.
+ * 31-33, 36-38) are types ggml has removed. A tensor of a type number
+ * libst does not know (a removed or a future one) does not stop a file
+ * from opening: it is listed with its type number as stored, n_bytes 0
+ * (its size is unknown) and st_ggml_type_name() NULL, and checking
+ * reports it as a warning. Only its start can be checked: its offset must
+ * be aligned, inside the data section and not inside the tensor before
+ * it; whether a later tensor starts inside it cannot be known.
  */
 enum {
 	ST_GGML_F32 = 0, ST_GGML_F16 = 1, ST_GGML_Q4_0 = 2, ST_GGML_Q4_1 = 3,
@@ -114,7 +121,8 @@ enum {
 	ST_GGML_IQ2_S = 22, ST_GGML_IQ4_XS = 23, ST_GGML_I8 = 24,
 	ST_GGML_I16 = 25, ST_GGML_I32 = 26, ST_GGML_I64 = 27, ST_GGML_F64 = 28,
 	ST_GGML_IQ1_M = 29, ST_GGML_BF16 = 30, ST_GGML_TQ1_0 = 34,
-	ST_GGML_TQ2_0 = 35, ST_GGML_MXFP4 = 39, ST_GGML_TYPE_COUNT = 40
+	ST_GGML_TQ2_0 = 35, ST_GGML_MXFP4 = 39, ST_GGML_NVFP4 = 40,
+	ST_GGML_Q1_0 = 41, ST_GGML_Q2_0 = 42, ST_GGML_TYPE_COUNT = 43
 };
 
 /* ggml's name of a tensor type ("F32", "Q8_0", "IQ4_XS"...); NULL if unknown. */
@@ -133,10 +141,19 @@ ST_API int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes);
 ST_API int st_ggml_type_dtype(unsigned type, st_dtype *out);
 
 /*
- * Decode n elements (a multiple of the type's block) of type F32, F16,
- * BF16 or Q8_0 from src into dst. Q8_0 blocks are an F16 scale d and 32
- * int8 q, each element d * q (as ggml's dequantize_row_q8_0).
- * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED.
+ * Decode n elements (a multiple of the type's block) of a ggml type from
+ * src (the bytes as the file stores them, any alignment) into dst: F32,
+ * F16, BF16, and every quantized type ggml defines a dequantization for,
+ * Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q8_1, Q2_K..Q6_K Q8_K, IQ1_S IQ1_M IQ2_XXS
+ * IQ2_XS IQ2_S IQ3_XXS IQ3_S IQ4_NL IQ4_XS, TQ1_0 TQ2_0, MXFP4 NVFP4,
+ * Q1_0 Q2_0. Every float has the bits of ggml's own to_float (Q8_1 and
+ * Q8_K, which ggml does not decode: d * q); the layouts are described in
+ * doc/ggml.md. Whole blocks at a time, with no state and no allocation,
+ * so a tensor can be decoded in chunks of any whole number of blocks.
+ * Returns ST_OK, ST_EINVAL (n not whole blocks), ST_EUNSUPPORTED (the
+ * integer and F64 types, or a type number libst does not know). With
+ * n = 0 nothing is read or written: the result says whether a type
+ * decodes (ST_OK) or not (ST_EUNSUPPORTED).
  */
 ST_API int st_ggml_to_f32(unsigned type, const void *src, float *dst,
                           uint64_t n);

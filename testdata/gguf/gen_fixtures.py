@@ -240,11 +240,24 @@ add('bad_alignment_value.gguf',
          [('w', [8], T_F32, f32(range(8)))], align=48), 'error',
     "'general.alignment': 48 is not a power of two",
     'alignment 48')
+# Unknown types are listed, not fatal (only their start can be checked).
 add('bad_tensor_type.gguf', gguf([ARCH], [('w', [8], 4, b'\0' * 32)]),
-    'error', "tensor 'w': unknown ggml type 4",
-    'ggml type 4 (Q4_2, removed from ggml)')
+    'warning', "tensor 'w': unknown ggml type 4",
+    'ggml type 4 (Q4_2, removed from ggml): a warning, the file opens')
 add('bad_tensor_type99.gguf', gguf([ARCH], [('w', [8], 99, b'\0' * 32)]),
-    'error', "tensor 'w': unknown ggml type 99", 'ggml type 99')
+    'warning', "tensor 'w': unknown ggml type 99",
+    'ggml type 99: a warning, the file opens')
+add('warn_type57_between.gguf',
+    gguf([ARCH], [('a', [8], T_F32, f32(range(8))),
+                  ('new', [64], 57, b'\x5a' * 40),
+                  ('b', [4], T_F32, f32([1, 2, 3, 4]))]),
+    'warning', "tensor 'new': unknown ggml type 57",
+    'a future type between two F32 tensors: they still read')
+add('bad_type57_past_end.gguf',
+    gguf([ARCH], [('a', [8], T_F32, f32(range(8))),
+                  ('new', [64], 57, b'')], offsets=[0, 4096])[:-4064],
+    'error', "tensor 'new' (unknown type 57): data offset 4096 is past the end",
+    'a future type whose offset lies past the data section')
 add('bad_ndims.gguf', gguf([ARCH], [('w', [1, 1, 1, 1, 8], T_F32,
                                      f32(range(8)))]), 'error',
     "tensor 'w': 5 dimensions (at most 4)", 'five dimensions')

@@ -108,7 +108,9 @@ static void jnot_compared(struct jout *j, const char *hf, const st_gguf_tensor *
                           st_dtype dt, int gguf_is_b, const char *why)
 {
 	FILE *f = jitem(j, J_TENSORS);
-	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
+	char tb[32];
+	jpair(f, hf, gt->name, st_dtype_name(dt), gguf_type_label(gt->type, tb, sizeof tb),
+	      gguf_is_b);
 	fprintf(f, ", \"elements\": %llu, \"values_compared\": false, \"verdict\": "
 	        "\"differs\", \"reason\": \"%s\"}", (unsigned long long)gt->n_elements, why);
 }
@@ -142,14 +144,14 @@ static void print_pair(st_checkpoint *ck, const st_gguf *g, const st_diff_gguf_i
 {
 	const st_tensor *t = st_checkpoint_tensor(ck, v->ck, NULL);
 	const st_gguf_tensor *gt = st_gguf_tensor_at(g, v->gg);
-	char hf[256];
+	char hf[256], tb[32];
 	snprintf(hf, sizeof hf, "%.*s", (int)t->name_len, t->name);
+	const char *gtype = gguf_type_label(gt->type, tb, sizeof tb);
 	if (v->kind == ST_DIFF_GGUF_SHAPE) {
 		tl->shape++;
 		if (tl->j) {
 			FILE *f = jitem(tl->j, J_CHANGED);
-			jpair(f, hf, gt->name, st_dtype_name(t->dtype),
-			      st_ggml_type_name(gt->type), gguf_is_b);
+			jpair(f, hf, gt->name, st_dtype_name(t->dtype), gtype, gguf_is_b);
 			fputs(", \"shape\": ", f);
 			cli_print_dims(f, t->shape, t->ndim);
 			fputs(", \"gguf_dims\": ", f);
@@ -170,17 +172,22 @@ static void print_pair(st_checkpoint *ck, const st_gguf *g, const st_diff_gguf_i
 		tl->differ++;
 		if (tl->j)
 			jnot_compared(tl->j, hf, gt, t->dtype, gguf_is_b,
-			              nf ? "not a float dtype" : "GGUF type cannot be decoded");
+			              nf                              ? "not a float dtype"
+			              : st_ggml_type_name(gt->type) ? "GGUF type is not a float type"
+			                                              : "GGUF type unknown to libst");
 		else if (!o->quiet) {
 			char *a = cli_printable(hf, strlen(hf));
 			char *b = cli_printable(gt->name, gt->name_len);
 			if (nf)
 				printf("differs: %s ~ %s: %s cannot be compared with %s\n", a, b,
-				       st_dtype_name(t->dtype), st_ggml_type_name(gt->type));
+				       st_dtype_name(t->dtype), gtype);
+			else if (st_ggml_type_name(gt->type))
+				printf("differs: %s ~ %s: not compared: %s values are not "
+				       "floats\n", a, b, st_ggml_type_name(gt->type));
 			else
-				printf("differs: %s ~ %s: %s values cannot be decoded (F32, "
-				       "F16, BF16 and Q8_0 can)\n", a, b,
-				       st_ggml_type_name(gt->type));
+				printf("differs: %s ~ %s: not compared: type %u (unknown): "
+				       "libst does not know the type, its values were not "
+				       "read\n", a, b, gt->type);
 			free(a);
 			free(b);
 		}

@@ -1,8 +1,10 @@
 /*
  * gguf_info.c - stinfo on a GGUF file: the summary, --json and --stats,
  * laid out as for safetensors (see gguf_info.h). The file is read by
- * libst's st_gguf_open (header only); --stats decodes the tensors libst
- * can (st_ggml_to_f32 and the integer types) chunk by chunk.
+ * libst's st_gguf_open (header only); --stats decodes every tensor of a
+ * type libst knows (st_ggml_to_f32 and the integer types) chunk by chunk.
+ * A tensor of a type libst does not know is listed as "type N (unknown)",
+ * its size and values unknown: --stats says so instead of figures.
  */
 #include "common/gguf_info.h"
 
@@ -32,6 +34,15 @@ int gguf_info_is_gguf(const char *path)
 	size_t k = fread(head, 1, 4, f);
 	fclose(f);
 	return st_gguf_is_gguf(head, k);
+}
+
+const char *gguf_type_label(unsigned type, char *buf, size_t n)
+{
+	const char *name = st_ggml_type_name(type);
+	if (name)
+		return name;
+	snprintf(buf, n, "type %u (unknown)", type);
+	return buf;
 }
 
 /* ---- values as text ---------------------------------------------------- */
@@ -151,8 +162,15 @@ static void view_free(struct view *v)
 
 struct totals {
 	uint64_t tensors, params, bytes;
-	struct { uint64_t tensors, params, bytes; } by[ST_GGML_TYPE_COUNT];
+	/* by type; the last row sums the tensors of unknown types */
+	struct { uint64_t tensors, params, bytes; } by[ST_GGML_TYPE_COUNT + 1];
 };
+
+/* A type's row in totals.by. */
+static unsigned type_row(unsigned type)
+{
+	return st_ggml_type_name(type) ? type : ST_GGML_TYPE_COUNT;
+}
 
 static void totals(const st_gguf *g, struct totals *t)
 {
@@ -162,9 +180,10 @@ static void totals(const st_gguf *g, struct totals *t)
 		t->tensors++;
 		t->params += x->n_elements;
 		t->bytes += x->n_bytes;
-		t->by[x->type].tensors++;
-		t->by[x->type].params += x->n_elements;
-		t->by[x->type].bytes += x->n_bytes;
+		unsigned r = type_row(x->type);
+		t->by[r].tensors++;
+		t->by[r].params += x->n_elements;
+		t->by[r].bytes += x->n_bytes;
 	}
 }
 
@@ -175,14 +194,18 @@ static void print_type_table(const struct totals *t)
 	table_init(&tab, 4, "lrrr");
 	table_add(&tab, (const char *const[]){"type", "tensors", "parameters",
 	                                      "bytes"});
-	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++) {
+	for (unsigned d = 0; d <= ST_GGML_TYPE_COUNT; d++) {
 		if (!t->by[d].tensors)
 			continue;
 		snprintf(c1, sizeof c1, "%llu", (unsigned long long)t->by[d].tensors);
 		table_fmt_full(c2, sizeof c2, t->by[d].params, 0);
-		table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
-		table_add(&tab, (const char *const[]){st_ggml_type_name(d), c1, c2,
-		                                      c3});
+		if (d == ST_GGML_TYPE_COUNT)
+			snprintf(c3, sizeof c3, "unknown");
+		else
+			table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
+		const char *name = d < ST_GGML_TYPE_COUNT ? st_ggml_type_name(d)
+		                                          : "unknown types";
+		table_add(&tab, (const char *const[]){name, c1, c2, c3});
 	}
 	table_print(&tab, stdout);
 	table_free(&tab);
@@ -193,7 +216,7 @@ static void print_tensor_table(const struct view *v, int all)
 	size_t nrows;
 	layers_row *rows = layers_compact(v->p, v->n, all, &nrows);
 	struct table tab;
-	char shape[1024], params[64], where[64];
+	char shape[1024], params[64], where[64], type[32];
 	table_init(&tab, 5, "lllrl");
 	table_add(&tab, (const char *const[]){"name", "type", "shape",
 	                                      "parameters", "offset"});
@@ -215,9 +238,8 @@ static void print_tensor_table(const struct view *v, int all)
 			snprintf(where, sizeof where, "%llu",
 			         (unsigned long long)t->begin);
 		}
-		table_add(&tab, (const char *const[]){name,
-		                                      st_ggml_type_name(t->dtype),
-		                                      shape, params, where});
+		const char *tl = gguf_type_label((unsigned)t->dtype, type, sizeof type);
+		table_add(&tab, (const char *const[]){name, tl, shape, params, where});
 		free(name);
 	}
 	table_print(&tab, stdout);
@@ -230,12 +252,12 @@ static void print_tensor_table(const struct view *v, int all)
 /* Elements decoded at a time (a multiple of every block size). */
 #define STATS_CHUNK ((uint64_t)1 << 18)
 
-/* Whether --stats can decode a ggml type. */
+/* Whether --stats can decode a ggml type (every type libst knows). */
 static int decodable(unsigned type)
 {
 	st_dtype d;
-	return type == ST_GGML_Q8_0 || (!st_ggml_type_dtype(type, &d) &&
-	                                st_dtype_is_numeric(d));
+	return st_ggml_to_f32(type, NULL, NULL, 0) == ST_OK ||
+	       (!st_ggml_type_dtype(type, &d) && st_dtype_is_numeric(d));
 }
 
 static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
@@ -287,14 +309,15 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 	table_add(&tab, (const char *const[]){"name", "type", "min", "max",
 	                                      "mean", "std", "nan", "inf",
 	                                      "zeros"});
-	int skipped[ST_GGML_TYPE_COUNT] = {0};
+	size_t skipped = 0;
+	char buf[32];
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 		const st_stats *a = &accs[i];
 		char *name = table_display_name(t->name, t->name_len);
-		const char *type = st_ggml_type_name(t->type);
+		const char *type = gguf_type_label(t->type, buf, sizeof buf);
 		if (!decodable(t->type)) {
-			skipped[t->type] = 1;
+			skipped++;
 			table_add(&tab, (const char *const[]){name, type, "-", "-", "-",
 			                                      "-", "-", "-", "-"});
 			free(name);
@@ -307,14 +330,10 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 	}
 	table_print(&tab, stdout);
 	table_free(&tab);
-	int any = 0;
-	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++)
-		if (skipped[d])
-			printf("%s%s", any++ ? ", " : "note: no statistics for ",
-			       st_ggml_type_name(d));
-	if (any)
-		printf(" tensors (libst decodes F32, F16, BF16, Q8_0 and the "
-		       "integer types)\n");
+	if (skipped)
+		printf("note: no statistics for %zu tensor%s of a type libst does "
+		       "not know: %s values were not read\n", skipped,
+		       skipped == 1 ? "" : "s", skipped == 1 ? "its" : "their");
 }
 
 /* ---- the summary ------------------------------------------------------- */
@@ -447,19 +466,26 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
 		printf("    {\"name\": ");
 		cli_json_string(stdout, x->name, x->name_len);
-		printf(", \"dtype\": \"%s\", \"shape\": [", st_ggml_type_name(x->type));
+		const char *tn = st_ggml_type_name(x->type);
+		if (tn)
+			printf(", \"dtype\": \"%s\", \"shape\": [", tn);
+		else
+			printf(", \"dtype\": \"unknown\", \"ggml_type\": %u, "
+			       "\"shape\": [", x->type);
 		for (unsigned k = 0; k < x->ndim; k++)
 			printf("%s%llu", k ? ", " : "",
 			       (unsigned long long)x->dims[x->ndim - 1 - k]);
 		printf("], \"gguf_dims\": ");
 		cli_print_dims(stdout, x->dims, x->ndim);
-		printf(", \"parameters\": %llu, \"bytes\": %llu, \"file\": ",
-		       (unsigned long long)x->n_elements,
-		       (unsigned long long)x->n_bytes);
+		char bytes[32], end[32];
+		snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)x->n_bytes);
+		snprintf(end, sizeof end, "%llu",
+		         (unsigned long long)(x->offset + x->n_bytes));
+		printf(", \"parameters\": %llu, \"bytes\": %s, \"file\": ",
+		       (unsigned long long)x->n_elements, tn ? bytes : "null");
 		cli_json_string(stdout, path, strlen(path));
-		printf(", \"data_offsets\": [%llu, %llu]",
-		       (unsigned long long)x->offset,
-		       (unsigned long long)(x->offset + x->n_bytes));
+		printf(", \"data_offsets\": [%llu, %s]",
+		       (unsigned long long)x->offset, tn ? end : "null");
 		if (accs) {
 			if (decodable(x->type))
 				table_json_stats(&accs[i]);
@@ -475,11 +501,12 @@ static void print_json(const char *path, const st_gguf *g, int all,
 	       (unsigned long long)t.tensors, (unsigned long long)t.params,
 	       (unsigned long long)t.bytes);
 	int first = 1;
-	for (unsigned d = 0; d < ST_GGML_TYPE_COUNT; d++) {
+	for (unsigned d = 0; d <= ST_GGML_TYPE_COUNT; d++) {
 		if (!t.by[d].tensors)
 			continue;
 		printf("%s\"%s\": {\"tensors\": %llu, \"parameters\": %llu, "
-		       "\"bytes\": %llu}", first ? "" : ", ", st_ggml_type_name(d),
+		       "\"bytes\": %llu}", first ? "" : ", ",
+		       d < ST_GGML_TYPE_COUNT ? st_ggml_type_name(d) : "unknown",
 		       (unsigned long long)t.by[d].tensors,
 		       (unsigned long long)t.by[d].params,
 		       (unsigned long long)t.by[d].bytes);

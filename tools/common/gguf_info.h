@@ -11,6 +11,8 @@
 #ifndef ST_GGUF_INFO_H
 #define ST_GGUF_INFO_H
 
+#include <stddef.h>
+
 /* 1 when path names a GGUF file: it ends in .gguf, or starts with "GGUF". */
 int gguf_info_is_gguf(const char *path);
 
@@ -21,6 +23,12 @@ int gguf_info_is_gguf(const char *path);
  * a comma goes first); set on return. Returns CLI_OK, or CLI_ERROR after
  * printing why.
  */
+/*
+ * A ggml type's name, or "type N (unknown)" written to buf (n bytes) for a
+ * type number libst does not know; the result is buf or a static name.
+ */
+const char *gguf_type_label(unsigned type, char *buf, size_t n);
+
 int gguf_info_describe(const char *path, int all, int json, int stats,
                        int *printed);
 

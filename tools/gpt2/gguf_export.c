@@ -774,9 +774,16 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 		int drc = st_ggml_to_f32(gt->type, st_gguf_tensor_data(g, (size_t)gi),
 		                         a, gt->n_elements);
 		if (drc != ST_OK) {
-			gpt2_err(err, errlen, "%s: tensor '%s': %s data cannot be "
-			         "decoded (F32, F16, BF16 and Q8_0 can)", in, gname,
-			         st_ggml_type_name(gt->type));
+			/* Every float and quantized type decodes: what is left is an
+			 * integer type, or a type libst does not know. */
+			if (st_ggml_type_name(gt->type))
+				gpt2_err(err, errlen, "%s: tensor '%s': %s values are not "
+				         "floats: not converted", in, gname,
+				         st_ggml_type_name(gt->type));
+			else
+				gpt2_err(err, errlen, "%s: tensor '%s': type %u (unknown): "
+				         "libst does not know the type, its values were not "
+				         "read: not converted", in, gname, gt->type);
 			goto out;
 		}
 		const float *x = a;

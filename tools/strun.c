@@ -67,8 +67,7 @@ static int is_llama(const char *dir)
  * GPT-2 snapshot uses that one. for_output: the tokenizer is only needed
  * to print text (--print-ids would do without).
  */
-static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o,
-                                      int for_output)
+static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o, int for_output)
 {
 	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
 	gpt2_tokenizer *tok;
@@ -82,8 +81,7 @@ static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o,
 	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
 		if (gpt2_tokenizer_load(&tok, fallback, err2, sizeof err2) != 0)
 			cli_die(CLI_ERROR, "%s", err2);
-		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s",
-		         dir, fallback);
+		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s", dir, fallback);
 		return tok;
 	}
 	cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
@@ -131,10 +129,11 @@ static void load_model(const struct gpt2run_options *o, struct run *r)
 		char params[32], what[256];
 		cli_fmt_count(params, sizeof params, r->m.num_parameters);
 		r->m.ops->describe(&r->m, what, sizeof what);
-		fprintf(stderr, "%s: loaded %s: %s, %s parameters held as %s, in "
-		        "%.0f ms (%d thread%s)\n", cli_progname(), o->model_dir,
-		        what, params, st_dtype_name(r->m.wdtype), t_load * 1e3,
-		        o->threads, o->threads == 1 ? "" : "s");
+		fprintf(stderr,
+		        "%s: loaded %s: %s, %s parameters held as %s, in "
+		        "%.0f ms (%d thread%s)\n",
+		        cli_progname(), o->model_dir, what, params, st_dtype_name(r->m.wdtype),
+		        t_load * 1e3, o->threads, o->threads == 1 ? "" : "s");
 	}
 }
 
@@ -154,16 +153,16 @@ static void settle_prompt(const struct gpt2run_options *o, struct run *r)
 		} else {
 			size_t rn;
 			int32_t *ids = gpt2run_ref_ids(r->ref, o->check, &rn);
-			if (ids && (rn != r->T ||
-			            memcmp(ids, r->prompt, r->T * sizeof *ids) != 0))
-				cli_warn("%s: its tensor 'ids' is not this prompt",
-				         o->check);
+			if (ids && (rn != r->T || memcmp(ids, r->prompt, r->T * sizeof *ids) != 0))
+				cli_warn("%s: its tensor 'ids' is not this prompt", o->check);
 			free(ids);
 		}
 	}
 	if (!r->prompt || r->T == 0) {
-		int eot = r->m.bos >= 0 ? r->m.bos : r->m.n_eos ? r->m.eos[0]
-		          : r->tok ? gpt2_tokenizer_eot(r->tok) : -1;
+		int eot = r->m.bos >= 0 ? r->m.bos
+		          : r->m.n_eos  ? r->m.eos[0]
+		          : r->tok      ? gpt2_tokenizer_eot(r->tok)
+		                        : -1;
 		if (eot < 0 || eot >= V)
 			cli_usage_error("no prompt, and no end-of-text token to start "
 			                "from: give --prompt, --prompt-file or --ids");
@@ -174,12 +173,16 @@ static void settle_prompt(const struct gpt2run_options *o, struct run *r)
 	}
 	for (size_t i = 0; i < r->T; i++)
 		if (r->prompt[i] < 0 || r->prompt[i] >= V)
-			cli_die(CLI_ERROR, "prompt token %zu: id %ld is outside the "
-			        "model's vocabulary (0..%d)%s", i, (long)r->prompt[i],
-			        V - 1, r->need_text ? "; is the tokenizer the model's?" : "");
+			cli_die(CLI_ERROR,
+			        "prompt token %zu: id %ld is outside the "
+			        "model's vocabulary (0..%d)%s",
+			        i, (long)r->prompt[i], V - 1,
+			        r->need_text ? "; is the tokenizer the model's?" : "");
 	if (r->T > (size_t)r->m.max_seq_len)
-		cli_die(CLI_ERROR, "the prompt has %zu tokens, more than the model's "
-		        "context (%s %d)", r->T, r->m.ctx_key, r->m.max_seq_len);
+		cli_die(CLI_ERROR,
+		        "the prompt has %zu tokens, more than the model's "
+		        "context (%s %d)",
+		        r->T, r->m.ctx_key, r->m.max_seq_len);
 }
 
 /* The cache holds the prompt and what is fed back after it. */
@@ -191,14 +194,13 @@ static void new_cache(const struct gpt2run_options *o, struct run *r)
 		r->greedy = gpt2run_ref_greedy(r->ref, o->check, &r->n_greedy);
 	if (r->n_greedy > P - T) {
 		cli_warn("%s: tensor 'greedy': %zu ids do not fit in the context "
-		         "after the prompt; checking the first %zu", o->check,
-		         r->n_greedy, P - T);
+		         "after the prompt; checking the first %zu",
+		         o->check, r->n_greedy, P - T);
 		r->n_greedy = P - T;
 	}
 	int capacity = (int)(T + (r->n_greedy ? r->n_greedy - 1 : 0));
 	if (!r->logits_mode)
-		capacity = T + o->new_tokens > (uint64_t)P ? (int)P
-		                                           : (int)(T + o->new_tokens);
+		capacity = T + o->new_tokens > (uint64_t)P ? (int)P : (int)(T + o->new_tokens);
 	if (model_cache_new(&r->m, capacity, err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 }
@@ -219,8 +221,7 @@ static int run_logits(const struct gpt2run_options *o, struct run *r)
 	if (model_forward(&r->m, r->prompt, (int)T, logits, 1, err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	double dt = cli_now() - t0;
-	if (o->trace &&
-	    r->m.ops->trace_write(&r->m, o->trace, r->prompt, err, sizeof err))
+	if (o->trace && r->m.ops->trace_write(&r->m, o->trace, r->prompt, err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	if (!o->quiet)
 		fprintf(stderr, "%s: prompt: %zu tokens in %.1f ms (%.1f tokens/s)\n",
@@ -228,12 +229,11 @@ static int run_logits(const struct gpt2run_options *o, struct run *r)
 	if (o->logits_out)
 		gpt2run_write_logits(o->logits_out, logits, (int)T, V);
 	if (o->check)
-		rc = gpt2run_check_logits(r->ref, r->ref_logits, o->check, logits,
-		                          (int)T, V, o->atol);
+		rc = gpt2run_check_logits(r->ref, r->ref_logits, o->check, logits, (int)T, V,
+		                          o->atol);
 	if (r->greedy && r->n_greedy) {
-		int g = gpt2run_check_greedy_model(&r->m,
-		                                   logits + (T - 1) * (size_t)V,
-		                                   r->greedy, r->n_greedy, o->check);
+		int g = gpt2run_check_greedy_model(&r->m, logits + (T - 1) * (size_t)V, r->greedy,
+		                                   r->n_greedy, o->check);
 		if (g != CLI_OK)
 			rc = g;
 	}
@@ -242,14 +242,14 @@ static int run_logits(const struct gpt2run_options *o, struct run *r)
 }
 
 static const char STRUN_INTRO[] =
-"Run a model from a Hugging Face snapshot on the CPU: GPT-2 or the Llama\n"
-"family (llama, mistral, qwen2, qwen3), as config.json's architectures or\n"
-"model_type says. Generate text, or dump or check the logits of a prompt.\n"
-"\n"
-"DIR holds config.json and the weights (model.safetensors, a shard index,\n"
-"one *.safetensors file, or pytorch_model.bin read without running its\n"
-"pickle), F32, F16 or BF16, and normally the tokenizer files. The Llama\n"
-"family's weights are used where they lie, in their own dtype.\n";
+	"Run a model from a Hugging Face snapshot on the CPU: GPT-2 or the Llama\n"
+	"family (llama, mistral, qwen2, qwen3), as config.json's architectures or\n"
+	"model_type says. Generate text, or dump or check the logits of a prompt.\n"
+	"\n"
+	"DIR holds config.json and the weights (model.safetensors, a shard index,\n"
+	"one *.safetensors file, or pytorch_model.bin read without running its\n"
+	"pickle), F32, F16 or BF16, and normally the tokenizer files. The Llama\n"
+	"family's weights are used where they lie, in their own dtype.\n";
 
 int main(int argc, char **argv)
 {

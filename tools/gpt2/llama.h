@@ -41,18 +41,18 @@
 enum llama_rope { LLAMA_ROPE_DEFAULT, LLAMA_ROPE_LINEAR, LLAMA_ROPE_LLAMA3 };
 
 typedef struct llama_config {
-	st_arch_config arch;  /* sizes and tensors: libst's table */
-	char model_type[32];  /* "llama", "mistral", "qwen2", "qwen3" */
+	st_arch_config arch; /* sizes and tensors: libst's table */
+	char model_type[32]; /* "llama", "mistral", "qwen2", "qwen3" */
 	int vocab_size, hidden, layers, heads, kv_heads, head_dim;
 	int intermediate;
-	int max_seq_len;      /* max_position_embeddings */
-	float rms_eps;        /* rms_norm_eps, e.g. 1e-5 */
-	double rope_theta;    /* e.g. 10000, 500000 (Llama 3) */
+	int max_seq_len;   /* max_position_embeddings */
+	float rms_eps;     /* rms_norm_eps, e.g. 1e-5 */
+	double rope_theta; /* e.g. 10000, 500000 (Llama 3) */
 	enum llama_rope rope;
-	double rope_factor;   /* linear and llama3 */
+	double rope_factor;                       /* linear and llama3 */
 	double low_freq_factor, high_freq_factor; /* llama3 */
-	double rope_orig_ctx; /* llama3: original_max_position_embeddings */
-	int sliding_window;   /* Mistral: keys at q - k < window; 0: none */
+	double rope_orig_ctx;                     /* llama3: original_max_position_embeddings */
+	int sliding_window;                       /* Mistral: keys at q - k < window; 0: none */
 	int n_eos;
 	int eos[GPT2_MAX_EOS];
 	int has_bos, bos;
@@ -67,8 +67,8 @@ typedef struct llama_config {
  * num_local_experts), Qwen's use_sliding_window, and out-of-range values.
  * 0, or -1 with one line in err.
  */
-int llama_config_parse(llama_config *cfg, const char *json, size_t len,
-                       const char *name, char *err, size_t errlen);
+int llama_config_parse(llama_config *cfg, const char *json, size_t len, const char *name, char *err,
+                       size_t errlen);
 /* Whether config.json text names a model of this family (by
  * architectures[0], else model_type). */
 int llama_config_is_llama(const char *json, size_t len);
@@ -96,13 +96,13 @@ typedef struct llama_model {
 	llama_layer *layers;   /* (L) */
 	float *vectors;        /* the F32 norms and biases, one allocation */
 	size_t vectors_n;
-	void **copies;         /* matrices copied for alignment (rare) */
+	void **copies; /* matrices copied for alignment (rare) */
 	size_t n_copies;
-	st_checkpoint *ck;     /* open: the matrices point into its files */
+	st_checkpoint *ck; /* open: the matrices point into its files */
 	uint64_t num_parameters;
-	st_dtype wdtype;       /* the matrices' dtype if one, else F32 */
-	float *inv_freq;       /* (hd / 2) rotary frequencies, scaled */
-	gpt2_pool *pool;       /* NULL: one thread */
+	st_dtype wdtype; /* the matrices' dtype if one, else F32 */
+	float *inv_freq; /* (hd / 2) rotary frequencies, scaled */
+	gpt2_pool *pool; /* NULL: one thread */
 	const struct gpt2_kernels *kernels;
 } llama_model;
 
@@ -115,11 +115,9 @@ typedef struct llama_model {
  * rotary_emb.inv_freq buffers are skipped; lm_head.weight of a tied
  * model must hold embed_tokens' bytes. 0, or -1 with one line in err.
  */
-int llama_model_load(llama_model **out, const char *dir, char *err,
-                     size_t errlen);
+int llama_model_load(llama_model **out, const char *dir, char *err, size_t errlen);
 /* Use n threads (>= 1). 0, or -1 with a message. */
-int llama_model_set_threads(llama_model *m, int n, char *err,
-                            size_t errlen);
+int llama_model_set_threads(llama_model *m, int n, char *err, size_t errlen);
 void llama_model_free(llama_model *m);
 
 /*
@@ -135,8 +133,8 @@ void llama_rope_inv_freq(const llama_config *cfg, float *inv_freq);
  * one sequence; capacity <= max_seq_len, 0 for max_seq_len.
  */
 typedef struct llama_cache llama_cache;
-int llama_cache_new(llama_cache **out, const llama_model *m, int capacity,
-                    char *err, size_t errlen);
+int llama_cache_new(llama_cache **out, const llama_model *m, int capacity, char *err,
+                    size_t errlen);
 void llama_cache_free(llama_cache *c);
 int llama_cache_len(const llama_cache *c);
 
@@ -146,9 +144,8 @@ int llama_cache_len(const llama_cache *c);
  * blocks), rows x width F32 values (one row per token), and the inner
  * shape of a row: heads x hd for the per-head stages (heads 0: [width]).
  */
-typedef void (*llama_trace_fn)(void *ctx, const char *name, int layer,
-                               const float *values, int rows, size_t width,
-                               int heads);
+typedef void (*llama_trace_fn)(void *ctx, const char *name, int layer, const float *values,
+                               int rows, size_t width, int heads);
 void llama_cache_set_trace(llama_cache *c, llama_trace_fn fn, void *ctx);
 
 /*
@@ -157,7 +154,7 @@ void llama_cache_set_trace(llama_cache *c, llama_trace_fn fn, void *ctx);
  * Results do not depend on the thread count. 0, or -1 with a message (an
  * id outside the vocabulary, the cache full, out of memory).
  */
-int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T,
-                  float *logits, int all_logits, char *err, size_t errlen);
+int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T, float *logits,
+                  int all_logits, char *err, size_t errlen);
 
 #endif

@@ -23,37 +23,39 @@
 static const char *const TYPES[] = {"llama", "mistral", "qwen2", "qwen3"};
 
 /* A number member: 1 when absent or null (*out = dflt), 0, or -1. */
-static int get_number(const json_node *root, const char *key, double dflt,
-                      double *out, const char *name, char *err,
-                      size_t errlen)
+static int get_number(const json_node *root, const char *key, double dflt, double *out,
+                      const char *name, char *err, size_t errlen)
 {
 	const json_node *v = json_get(root, key);
 	*out = dflt;
 	if (!v || json_is_null(v))
 		return 1;
 	if (!json_is_number(v))
-		return gpt2_err(err, errlen, "%s: \"%s\" must be a number", name,
-		                key);
+		return gpt2_err(err, errlen, "%s: \"%s\" must be a number", name, key);
 	*out = json_number(v);
 	return 0;
 }
 
-/* A number that must be > 0 and finite. */
-static int get_positive(const json_node *root, const char *key, double dflt,
-                        double *out, const char *name, char *err,
-                        size_t errlen)
+/* A number that must be > 0 and finite; absent, dflt (NAN: required). */
+static int get_positive(const json_node *root, const char *key, double dflt, double *out,
+                        const char *name, char *err, size_t errlen)
 {
-	if (get_number(root, key, dflt, out, name, err, errlen) < 0)
+	int rc = get_number(root, key, dflt, out, name, err, errlen);
+	if (rc < 0)
 		return -1;
+	if (rc == 1 && !isnan(dflt))
+		return 0;
 	if (!(*out > 0) || isinf(*out))
-		return gpt2_err(err, errlen, "%s: \"%s\" is %.17g, expected a "
-		                "positive number", name, key, *out);
+		return gpt2_err(err, errlen,
+		                "%s: \"%s\" is %.17g, expected a "
+		                "positive number",
+		                name, key, *out);
 	return 0;
 }
 
 /* rope_scaling: null, {"rope_type"|"type": "linear"|"llama3", ...}. */
-static int parse_rope_scaling(llama_config *cfg, const json_node *root,
-                              const char *name, char *err, size_t errlen)
+static int parse_rope_scaling(llama_config *cfg, const json_node *root, const char *name, char *err,
+                              size_t errlen)
 {
 	const json_node *rs = json_get(root, "rope_scaling");
 	cfg->rope = LLAMA_ROPE_DEFAULT;
@@ -61,92 +63,105 @@ static int parse_rope_scaling(llama_config *cfg, const json_node *root,
 	if (!rs || json_is_null(rs))
 		return 0;
 	if (!json_is_object(rs))
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\" must be an "
-		                "object or null", name);
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\" must be an "
+		                "object or null",
+		                name);
 	const char *type = json_string(json_get(rs, "rope_type"));
 	if (!type)
 		type = json_string(json_get(rs, "type"));
 	if (!type)
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\" has no "
-		                "\"rope_type\"", name);
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\" has no "
+		                "\"rope_type\"",
+		                name);
 	if (strcmp(type, "default") == 0)
 		return 0;
 	if (strcmp(type, "linear") != 0 && strcmp(type, "llama3") != 0) {
 		char t[64];
 		gpt2_printable(t, sizeof t, type, strlen(type));
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\": rope_type "
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\": rope_type "
 		                "\"%s\" is not implemented (linear and llama3 are)",
 		                name, t);
 	}
-	if (get_positive(rs, "factor", NAN, &cfg->rope_factor, name, err,
-	                 errlen))
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\" needs a "
-		                "positive \"factor\"", name);
+	if (get_positive(rs, "factor", NAN, &cfg->rope_factor, name, err, errlen))
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\" needs a "
+		                "positive \"factor\"",
+		                name);
 	cfg->rope = LLAMA_ROPE_LINEAR;
 	if (strcmp(type, "llama3") != 0)
 		return 0;
 	cfg->rope = LLAMA_ROPE_LLAMA3;
-	if (get_positive(rs, "low_freq_factor", NAN, &cfg->low_freq_factor,
-	                 name, err, errlen) ||
-	    get_positive(rs, "high_freq_factor", NAN, &cfg->high_freq_factor,
-	                 name, err, errlen) ||
-	    get_positive(rs, "original_max_position_embeddings", NAN,
-	                 &cfg->rope_orig_ctx, name, err, errlen))
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\" of type llama3 "
+	if (get_positive(rs, "low_freq_factor", NAN, &cfg->low_freq_factor, name, err, errlen) ||
+	    get_positive(rs, "high_freq_factor", NAN, &cfg->high_freq_factor, name, err, errlen) ||
+	    get_positive(rs, "original_max_position_embeddings", NAN, &cfg->rope_orig_ctx, name,
+	                 err, errlen))
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\" of type llama3 "
 		                "needs positive low_freq_factor, high_freq_factor "
-		                "and original_max_position_embeddings", name);
+		                "and original_max_position_embeddings",
+		                name);
 	if (!(cfg->high_freq_factor > cfg->low_freq_factor))
-		return gpt2_err(err, errlen, "%s: \"rope_scaling\": "
-		                "high_freq_factor must exceed low_freq_factor", name);
+		return gpt2_err(err, errlen,
+		                "%s: \"rope_scaling\": "
+		                "high_freq_factor must exceed low_freq_factor",
+		                name);
 	return 0;
 }
 
 /* The keys of features this forward pass does not implement. */
-static int refuse_features(const llama_config *cfg, const json_node *root,
-                           const char *name, char *err, size_t errlen)
+static int refuse_features(const llama_config *cfg, const json_node *root, const char *name,
+                           char *err, size_t errlen)
 {
-	static const char *const moe[] = {"num_experts", "num_local_experts",
-	                                  "n_routed_experts"};
+	static const char *const moe[] = {"num_experts", "num_local_experts", "n_routed_experts"};
 	for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
 		const json_node *v = json_get(root, moe[i]);
-		if (v && !json_is_null(v) &&
-		    !(json_is_number(v) && json_number(v) <= 1))
-			return gpt2_err(err, errlen, "%s: \"%s\": mixture-of-experts "
-			                "models are not implemented", name, moe[i]);
+		if (v && !json_is_null(v) && !(json_is_number(v) && json_number(v) <= 1))
+			return gpt2_err(err, errlen,
+			                "%s: \"%s\": mixture-of-experts "
+			                "models are not implemented",
+			                name, moe[i]);
 	}
 	const char *act = json_string(json_get(root, "hidden_act"));
 	if (json_get(root, "hidden_act") && (!act || strcmp(act, "silu") != 0))
-		return gpt2_err(err, errlen, "%s: \"hidden_act\" must be \"silu\" "
-		                "(the SwiGLU MLP)", name);
+		return gpt2_err(err, errlen,
+		                "%s: \"hidden_act\" must be \"silu\" "
+		                "(the SwiGLU MLP)",
+		                name);
 	double prf;
-	if (get_number(root, "partial_rotary_factor", 1.0, &prf, name, err,
-	               errlen) < 0)
+	if (get_number(root, "partial_rotary_factor", 1.0, &prf, name, err, errlen) < 0)
 		return -1;
 	if (prf != 1.0)
-		return gpt2_err(err, errlen, "%s: \"partial_rotary_factor\" %g is "
-		                "not implemented (only 1)", name, prf);
+		return gpt2_err(err, errlen,
+		                "%s: \"partial_rotary_factor\" %g is "
+		                "not implemented (only 1)",
+		                name, prf);
 	const json_node *usw = json_get(root, "use_sliding_window");
 	if (strcmp(cfg->model_type, "mistral") != 0 && usw && json_is_true(usw))
-		return gpt2_err(err, errlen, "%s: \"use_sliding_window\" true is "
-		                "not implemented for %s", name, cfg->model_type);
+		return gpt2_err(err, errlen,
+		                "%s: \"use_sliding_window\" true is "
+		                "not implemented for %s",
+		                name, cfg->model_type);
 	return 0;
 }
 
 /* The sizes from libst's table, as ints the forward pass can use. */
-static int take_sizes(llama_config *cfg, const char *name, char *err,
-                      size_t errlen)
+static int take_sizes(llama_config *cfg, const char *name, char *err, size_t errlen)
 {
 	const st_arch_config *a = &cfg->arch;
-	if (a->vocab > MAX_VOCAB || a->hidden > MAX_WIDTH ||
-	    a->intermediate > MAX_WIDTH || a->heads > MAX_HEADS ||
-	    a->head_dim > MAX_WIDTH || a->heads * a->head_dim > MAX_WIDTH)
-		return gpt2_err(err, errlen, "%s: sizes beyond this runner's "
-		                "bounds (vocab %d, widths %d, heads %d)", name,
-		                MAX_VOCAB, MAX_WIDTH, MAX_HEADS);
+	if (a->vocab > MAX_VOCAB || a->hidden > MAX_WIDTH || a->intermediate > MAX_WIDTH ||
+	    a->heads > MAX_HEADS || a->head_dim > MAX_WIDTH || a->heads * a->head_dim > MAX_WIDTH)
+		return gpt2_err(err, errlen,
+		                "%s: sizes beyond this runner's "
+		                "bounds (vocab %d, widths %d, heads %d)",
+		                name, MAX_VOCAB, MAX_WIDTH, MAX_HEADS);
 	if (a->head_dim % 2)
-		return gpt2_err(err, errlen, "%s: head_dim %llu is odd: rotary "
-		                "embeddings rotate pairs", name,
-		                (unsigned long long)a->head_dim);
+		return gpt2_err(err, errlen,
+		                "%s: head_dim %llu is odd: rotary "
+		                "embeddings rotate pairs",
+		                name, (unsigned long long)a->head_dim);
 	cfg->vocab_size = (int)a->vocab;
 	cfg->hidden = (int)a->hidden;
 	cfg->layers = (int)a->layers;
@@ -158,15 +173,14 @@ static int take_sizes(llama_config *cfg, const char *name, char *err,
 }
 
 /* model_type, which must be one of TYPES; 0 or -1. */
-static int take_type(llama_config *cfg, const json_node *root,
-                     const char *name, char *err, size_t errlen)
+static int take_type(llama_config *cfg, const json_node *root, const char *name, char *err,
+                     size_t errlen)
 {
 	const char *type = json_string(json_get(root, "model_type"));
 	if (!type) {
 		/* architectures[0] said it: LlamaForCausalLM -> llama, ... */
-		static const char *const archs[] = {
-			"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-			"Qwen3ForCausalLM"};
+		static const char *const archs[] = {"LlamaForCausalLM", "MistralForCausalLM",
+		                                    "Qwen2ForCausalLM", "Qwen3ForCausalLM"};
 		for (size_t i = 0; i < 4; i++)
 			if (strcmp(cfg->arch.arch, archs[i]) == 0)
 				type = TYPES[i];
@@ -177,37 +191,38 @@ static int take_type(llama_config *cfg, const json_node *root,
 			return 0;
 		}
 	char t[64];
-	gpt2_printable(t, sizeof t, type ? type : "(none)",
-	               strlen(type ? type : "(none)"));
-	return gpt2_err(err, errlen, "%s: model_type \"%s\" is not one of the "
-	                "Llama family (llama, mistral, qwen2, qwen3)", name, t);
+	gpt2_printable(t, sizeof t, type ? type : "(none)", strlen(type ? type : "(none)"));
+	return gpt2_err(err, errlen,
+	                "%s: model_type \"%s\" is not one of the "
+	                "Llama family (llama, mistral, qwen2, qwen3)",
+	                name, t);
 }
 
-static int parse_numbers(llama_config *cfg, const json_node *root,
-                         const char *name, char *err, size_t errlen)
+static int parse_numbers(llama_config *cfg, const json_node *root, const char *name, char *err,
+                         size_t errlen)
 {
 	double eps, pos, window;
 	if (get_positive(root, "rms_norm_eps", 1e-6, &eps, name, err, errlen) ||
-	    get_positive(root, "rope_theta", 10000.0, &cfg->rope_theta, name,
-	                 err, errlen) ||
-	    get_positive(root, "max_position_embeddings", 2048, &pos, name, err,
-	                 errlen))
+	    get_positive(root, "rope_theta", 10000.0, &cfg->rope_theta, name, err, errlen) ||
+	    get_positive(root, "max_position_embeddings", 2048, &pos, name, err, errlen))
 		return -1;
 	if (eps > 1 || pos != floor(pos) || pos > MAX_POSITIONS)
-		return gpt2_err(err, errlen, "%s: rms_norm_eps %g or "
-		                "max_position_embeddings %.17g out of range", name,
-		                eps, pos);
+		return gpt2_err(err, errlen,
+		                "%s: rms_norm_eps %g or "
+		                "max_position_embeddings %.17g out of range",
+		                name, eps, pos);
 	cfg->rms_eps = (float)eps;
 	cfg->max_seq_len = (int)pos;
 	cfg->sliding_window = 0;
 	if (strcmp(cfg->model_type, "mistral") == 0) {
-		int rc = get_positive(root, "sliding_window", 0, &window, name, err,
-		                      errlen);
+		int rc = get_number(root, "sliding_window", 0, &window, name, err, errlen);
 		if (rc < 0)
 			return -1;
-		if (rc == 0 && window != floor(window))
-			return gpt2_err(err, errlen, "%s: \"sliding_window\" must be "
-			                "an integer", name);
+		if (rc == 0 && (window != floor(window) || window < 1))
+			return gpt2_err(err, errlen,
+			                "%s: \"sliding_window\" is %.17g, "
+			                "expected a positive integer or null",
+			                name, window);
 		if (rc == 0 && window < pos)
 			cfg->sliding_window = (int)window;
 	}
@@ -219,8 +234,8 @@ static int parse_numbers(llama_config *cfg, const json_node *root,
 	return 0;
 }
 
-int llama_config_parse(llama_config *cfg, const char *json, size_t len,
-                       const char *name, char *err, size_t errlen)
+int llama_config_parse(llama_config *cfg, const char *json, size_t len, const char *name, char *err,
+                       size_t errlen)
 {
 	memset(cfg, 0, sizeof *cfg);
 	st_error e;
@@ -228,20 +243,18 @@ int llama_config_parse(llama_config *cfg, const char *json, size_t len,
 	if (src != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	if (cfg->arch.family != ST_ARCH_LLAMA)
-		return gpt2_err(err, errlen, "%s: %s is not of the Llama family",
-		                name, cfg->arch.arch);
+		return gpt2_err(err, errlen, "%s: %s is not of the Llama family", name,
+		                cfg->arch.arch);
 	json_node *root = gpt2_json_object(json, len, name, err, errlen);
 	if (!root)
 		return -1;
 	gpt2_config eos = {0};
 	int rc = -1;
-	if (take_type(cfg, root, name, err, errlen) ||
-	    take_sizes(cfg, name, err, errlen) ||
+	if (take_type(cfg, root, name, err, errlen) || take_sizes(cfg, name, err, errlen) ||
 	    refuse_features(cfg, root, name, err, errlen) ||
 	    parse_rope_scaling(cfg, root, name, err, errlen) ||
 	    parse_numbers(cfg, root, name, err, errlen) ||
-	    gpt2_json_eos(json_get(root, "eos_token_id"), &eos, name, err,
-	                  errlen))
+	    gpt2_json_eos(json_get(root, "eos_token_id"), &eos, name, err, errlen))
 		goto out;
 	cfg->n_eos = eos.n_eos;
 	memcpy(cfg->eos, eos.eos, sizeof cfg->eos);
@@ -254,8 +267,8 @@ out:
 int llama_config_is_llama(const char *json, size_t len)
 {
 	st_arch_config a;
-	return st_arch_config_parse(&a, json, len, "config.json", NULL) ==
-	               ST_OK && a.family == ST_ARCH_LLAMA;
+	return st_arch_config_parse(&a, json, len, "config.json", NULL) == ST_OK &&
+	       a.family == ST_ARCH_LLAMA;
 }
 
 void llama_rope_inv_freq(const llama_config *cfg, float *inv_freq)

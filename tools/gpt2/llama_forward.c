@@ -30,9 +30,9 @@ struct llama_cache {
 	int act_T;
 	float *x, *xn, *q, *kk, *vv, *att, *proj, *gate, *up;
 	int scratch_threads;
-	float *att_scratch;  /* (threads, capacity) */
-	float *panels;       /* (threads, max IN, panel) */
-	float *rows;         /* (threads, max IN) */
+	float *att_scratch; /* (threads, capacity) */
+	float *panels;      /* (threads, max IN, panel) */
+	float *rows;        /* (threads, max IN) */
 	size_t panel_floats, max_in;
 	llama_trace_fn trace;
 	void *trace_ctx;
@@ -56,8 +56,8 @@ static void dot_task(void *arg, int task, int thread)
 	const struct lin_ctx *c = arg;
 	int o0 = task * DOT_ROWS;
 	int n = c->OUT - o0 < DOT_ROWS ? c->OUT - o0 : DOT_ROWS;
-	const char *w = (const char *)c->w.w +
-	                (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
+	const char *w =
+		(const char *)c->w.w + (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
 	c->k->dots(c->out + o0, c->inp, w, c->w.dt, c->IN, n);
 	if (c->bias)
 		for (int o = 0; o < n; o++)
@@ -65,8 +65,7 @@ static void dot_task(void *arg, int task, int thread)
 }
 
 /* Rows o0.. of W, transposed and widened, into panel (IN, P). */
-static void pack_rows(float *panel, float *row, llama_mat w, int IN, int OUT,
-                      int o0, int P)
+static void pack_rows(float *panel, float *row, llama_mat w, int IN, int OUT, int o0, int P)
 {
 	size_t es = gpt2_dtype_size(w.dt);
 	for (int j = 0; j < P; j++) {
@@ -75,8 +74,7 @@ static void pack_rows(float *panel, float *row, llama_mat w, int IN, int OUT,
 				panel[(size_t)i * (size_t)P + (size_t)j] = 0.0f;
 			continue;
 		}
-		const char *src = (const char *)w.w +
-		                  (size_t)(o0 + j) * (size_t)IN * es;
+		const char *src = (const char *)w.w + (size_t)(o0 + j) * (size_t)IN * es;
 		st_convert(ST_DTYPE_F32, row, w.dt, src, (size_t)IN, NULL);
 		for (int i = 0; i < IN; i++)
 			panel[(size_t)i * (size_t)P + (size_t)j] = row[i];
@@ -95,25 +93,21 @@ static void gemm_task(void *arg, int task, int thread)
 	           c->bias ? c->bias + o0 : NULL, c->T, c->IN, nc);
 }
 
-static void linear(const llama_model *m, const llama_cache *c, float *out,
-                   const float *inp, llama_mat w, const float *bias, int T,
-                   int IN, int OUT)
+static void linear(const llama_model *m, const llama_cache *c, float *out, const float *inp,
+                   llama_mat w, const float *bias, int T, int IN, int OUT)
 {
 	const gpt2_kernels *K = m->kernels;
 	struct lin_ctx ctx = {K, c, out, inp, w, bias, T, IN, OUT};
 	if (T == 1)
-		gpt2_pool_run(m->pool, dot_task, &ctx,
-		              (OUT + DOT_ROWS - 1) / DOT_ROWS);
+		gpt2_pool_run(m->pool, dot_task, &ctx, (OUT + DOT_ROWS - 1) / DOT_ROWS);
 	else
-		gpt2_pool_run(m->pool, gemm_task, &ctx,
-		              (OUT + K->panel - 1) / K->panel);
+		gpt2_pool_run(m->pool, gemm_task, &ctx, (OUT + K->panel - 1) / K->panel);
 }
 
 /* ---- row-wise layers ------------------------------------------------------ */
 
 /* x (n) * rsqrt(mean(x^2) + eps) * w, as LlamaRMSNorm in F32. */
-static void rmsnorm(float *out, const float *x, const float *w, int n,
-                    float eps)
+static void rmsnorm(float *out, const float *x, const float *w, int n, float eps)
 {
 	float ss = 0.0f;
 	for (int i = 0; i < n; i++)
@@ -144,9 +138,7 @@ static void rows_task(void *arg, int task, int thread)
 		float *o = c->out + off;
 		const float *x = c->inp + off;
 		switch (c->op) {
-		case ROW_NORM:
-			rmsnorm(o, x, c->w, c->C, c->eps);
-			break;
+		case ROW_NORM: rmsnorm(o, x, c->w, c->C, c->eps); break;
 		case ROW_SWIGLU: /* out = gate: silu(gate) * up */
 			for (int i = 0; i < c->C; i++)
 				o[i] = o[i] / (1.0f + expf(-o[i])) * x[i];
@@ -161,8 +153,7 @@ static void rows_task(void *arg, int task, int thread)
 
 static void rows_run(gpt2_pool *pool, struct rows_ctx c)
 {
-	gpt2_pool_run(pool, rows_task, &c,
-	              (c.T + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
+	gpt2_pool_run(pool, rows_task, &c, (c.T + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
 }
 
 /*
@@ -170,15 +161,13 @@ static void rows_run(gpt2_pool *pool, struct rows_ctx c)
  * i + hd/2 of a head form a pair (transformers' rotate_half), not i and
  * i + 1 (GGUF's interleaved layout, doc/llama.md).
  */
-static void rope_heads(float *x, int T, int heads, int hd, int pos0,
-                       const float *inv_freq)
+static void rope_heads(float *x, int T, int heads, int hd, int pos0, const float *inv_freq)
 {
 	int half = hd / 2;
 	for (int t = 0; t < T; t++) {
 		float pos = (float)(pos0 + t);
 		for (int h = 0; h < heads; h++) {
-			float *v = x + ((size_t)t * (size_t)heads + (size_t)h) *
-			                   (size_t)hd;
+			float *v = x + ((size_t)t * (size_t)heads + (size_t)h) * (size_t)hd;
 			for (int i = 0; i < half; i++) {
 				float f = pos * inv_freq[i];
 				float cs = cosf(f), sn = sinf(f);
@@ -207,18 +196,16 @@ static void attention_task(void *arg, int task, int thread)
 	/* repeat_kv: query heads g*rep .. g*rep+rep-1 read kv head g. */
 	int g = h / (a->NH / a->NKV);
 	int s0 = a->window && p + 1 > a->window ? p + 1 - a->window : 0;
-	size_t base = ((size_t)g * (size_t)a->c->capacity + (size_t)s0) *
-	              (size_t)hd;
+	size_t base = ((size_t)g * (size_t)a->c->capacity + (size_t)s0) * (size_t)hd;
 	size_t qo = ((size_t)t * (size_t)a->NH + (size_t)h) * (size_t)hd;
-	a->k->attend(a->c->att + qo, a->c->q + qo, a->kc + base, a->vc + base,
-	             (size_t)hd, p - s0 + 1, hd, 1.0f / sqrtf((float)hd),
+	a->k->attend(a->c->att + qo, a->c->q + qo, a->kc + base, a->vc + base, (size_t)hd,
+	             p - s0 + 1, hd, 1.0f / sqrtf((float)hd),
 	             a->c->att_scratch + (size_t)thread * (size_t)a->c->capacity);
 }
 
 /* ---- the cache ------------------------------------------------------------ */
 
-int llama_cache_new(llama_cache **out, const llama_model *m, int capacity,
-                    char *err, size_t errlen)
+int llama_cache_new(llama_cache **out, const llama_model *m, int capacity, char *err, size_t errlen)
 {
 	const llama_config *cfg = &m->config;
 	*out = NULL;
@@ -231,14 +218,16 @@ int llama_cache_new(llama_cache **out, const llama_model *m, int capacity,
 	c->L = cfg->layers;
 	c->NKV = cfg->kv_heads;
 	c->hd = cfg->head_dim;
-	c->kv_bytes = (size_t)c->L * (size_t)c->NKV * (size_t)capacity *
-	              (size_t)c->hd * sizeof(float);
+	c->kv_bytes =
+		(size_t)c->L * (size_t)c->NKV * (size_t)capacity * (size_t)c->hd * sizeof(float);
 	c->k = gpt2_big_alloc(c->kv_bytes);
 	c->v = gpt2_big_alloc(c->kv_bytes);
 	if (!c->k || !c->v) {
 		llama_cache_free(c);
-		return gpt2_err(err, errlen, "out of memory for the KV cache "
-		                "(%d positions)", capacity);
+		return gpt2_err(err, errlen,
+		                "out of memory for the KV cache "
+		                "(%d positions)",
+		                capacity);
 	}
 	*out = c;
 	return 0;
@@ -246,8 +235,7 @@ int llama_cache_new(llama_cache **out, const llama_model *m, int capacity,
 
 static void free_acts(llama_cache *c)
 {
-	float **a[] = {&c->x, &c->xn, &c->q, &c->kk, &c->vv, &c->att, &c->proj,
-	               &c->gate, &c->up};
+	float **a[] = {&c->x, &c->xn, &c->q, &c->kk, &c->vv, &c->att, &c->proj, &c->gate, &c->up};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
 		free(*a[i]);
 		*a[i] = NULL;
@@ -268,7 +256,10 @@ void llama_cache_free(llama_cache *c)
 	free(c);
 }
 
-int llama_cache_len(const llama_cache *c) { return c->len; }
+int llama_cache_len(const llama_cache *c)
+{
+	return c->len;
+}
 
 void llama_cache_set_trace(llama_cache *c, llama_trace_fn fn, void *ctx)
 {
@@ -277,8 +268,7 @@ void llama_cache_set_trace(llama_cache *c, llama_trace_fn fn, void *ctx)
 }
 
 /* Activations for T rows and scratch for threads; no-op once sized. */
-static int ensure_acts(llama_cache *c, const llama_config *cfg, int T,
-                       int threads, int panel)
+static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threads, int panel)
 {
 	size_t C = (size_t)cfg->hidden, Q = (size_t)cfg->heads * (size_t)c->hd;
 	size_t KV = (size_t)c->NKV * (size_t)c->hd, I = (size_t)cfg->intermediate;
@@ -294,8 +284,8 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T,
 		c->proj = malloc(t * C * sizeof(float));
 		c->gate = malloc(t * I * sizeof(float));
 		c->up = malloc(t * I * sizeof(float));
-		if (!c->x || !c->xn || !c->q || !c->kk || !c->vv || !c->att ||
-		    !c->proj || !c->gate || !c->up) {
+		if (!c->x || !c->xn || !c->q || !c->kk || !c->vv || !c->att || !c->proj ||
+		    !c->gate || !c->up) {
 			free_acts(c);
 			return -1;
 		}
@@ -309,8 +299,7 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T,
 		if (I > c->max_in)
 			c->max_in = I;
 		c->panel_floats = c->max_in * (size_t)panel;
-		c->att_scratch = malloc((size_t)threads * (size_t)c->capacity *
-		                        sizeof(float));
+		c->att_scratch = malloc((size_t)threads * (size_t)c->capacity * sizeof(float));
 		c->panels = malloc((size_t)threads * c->panel_floats * sizeof(float));
 		c->rows = malloc((size_t)threads * c->max_in * sizeof(float));
 		c->scratch_threads = threads;
@@ -324,11 +313,10 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T,
 
 /* ---- the forward pass ----------------------------------------------------- */
 
-#define TRACE(name, layer, values, rows, width, heads)                     \
-	do {                                                               \
-		if (c->trace)                                              \
-			c->trace(c->trace_ctx, name, layer, values, rows,  \
-			         (size_t)(width), heads);                  \
+#define TRACE(name, layer, values, rows, width, heads)                                             \
+	do {                                                                                       \
+		if (c->trace)                                                                      \
+			c->trace(c->trace_ctx, name, layer, values, rows, (size_t)(width), heads); \
 	} while (0)
 
 /* Keys and values of T tokens into the cache at pos0.. (by head). */
@@ -345,16 +333,14 @@ static void store_kv(llama_cache *c, int l, int T, int pos0)
 		}
 }
 
-static void attention_block(llama_model *m, llama_cache *c, int l, int T,
-                            int pos0)
+static void attention_block(llama_model *m, llama_cache *c, int l, int T, int pos0)
 {
 	const llama_config *cfg = &m->config;
 	const llama_layer *y = &m->layers[l];
 	int C = cfg->hidden, NH = cfg->heads, NKV = cfg->kv_heads;
 	int hd = cfg->head_dim, Q = NH * hd, KV = NKV * hd;
 	gpt2_pool *pool = m->pool;
-	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->in_norm, T, C,
-	                                 cfg->rms_eps});
+	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->in_norm, T, C, cfg->rms_eps});
 	TRACE("input_norm", l, c->xn, T, C, 0);
 	linear(m, c, c->q, c->xn, y->q, y->bq, T, C, Q);
 	linear(m, c, c->kk, c->xn, y->k, y->bk, T, C, KV);
@@ -368,9 +354,8 @@ static void attention_block(llama_model *m, llama_cache *c, int l, int T,
 			rmsnorm(c->q + (size_t)i * (size_t)hd, c->q + (size_t)i * (size_t)hd,
 			        y->q_norm, hd, cfg->rms_eps);
 		for (int i = 0; i < T * NKV; i++)
-			rmsnorm(c->kk + (size_t)i * (size_t)hd,
-			        c->kk + (size_t)i * (size_t)hd, y->k_norm, hd,
-			        cfg->rms_eps);
+			rmsnorm(c->kk + (size_t)i * (size_t)hd, c->kk + (size_t)i * (size_t)hd,
+			        y->k_norm, hd, cfg->rms_eps);
 		TRACE("attn.q_norm", l, c->q, T, Q, NH);
 		TRACE("attn.k_norm", l, c->kk, T, KV, NKV);
 	}
@@ -380,14 +365,13 @@ static void attention_block(llama_model *m, llama_cache *c, int l, int T,
 	TRACE("attn.k_rope", l, c->kk, T, KV, NKV);
 	store_kv(c, l, T, pos0);
 	size_t lo = (size_t)l * (size_t)NKV * (size_t)c->capacity * (size_t)hd;
-	struct attn_ctx ac = {m->kernels, c, c->k + lo, c->v + lo, T, pos0, NH,
-	                      NKV, hd, cfg->sliding_window};
+	struct attn_ctx ac = {m->kernels, c,  c->k + lo, c->v + lo, T,
+	                      pos0,       NH, NKV,       hd,        cfg->sliding_window};
 	gpt2_pool_run(pool, attention_task, &ac, T * NH);
 	TRACE("attn.out", l, c->att, T, Q, 0);
 	linear(m, c, c->proj, c->att, y->o, y->bo, T, Q, C);
 	TRACE("attn.proj", l, c->proj, T, C, 0);
-	rows_run(pool, (struct rows_ctx){ROW_RESIDUAL, c->x, c->proj, NULL, T, C,
-	                                 0});
+	rows_run(pool, (struct rows_ctx){ROW_RESIDUAL, c->x, c->proj, NULL, T, C, 0});
 	TRACE("resid_mid", l, c->x, T, C, 0);
 }
 
@@ -397,55 +381,53 @@ static void mlp_block(llama_model *m, llama_cache *c, int l, int T)
 	const llama_layer *y = &m->layers[l];
 	int C = cfg->hidden, I = cfg->intermediate;
 	gpt2_pool *pool = m->pool;
-	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->post_norm, T,
-	                                 C, cfg->rms_eps});
+	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->post_norm, T, C, cfg->rms_eps});
 	TRACE("post_norm", l, c->xn, T, C, 0);
 	linear(m, c, c->gate, c->xn, y->gate, y->bgate, T, C, I);
 	linear(m, c, c->up, c->xn, y->up, y->bup, T, C, I);
 	TRACE("mlp.gate", l, c->gate, T, I, 0);
 	TRACE("mlp.up", l, c->up, T, I, 0);
-	rows_run(pool, (struct rows_ctx){ROW_SWIGLU, c->gate, c->up, NULL, T, I,
-	                                 0});
+	rows_run(pool, (struct rows_ctx){ROW_SWIGLU, c->gate, c->up, NULL, T, I, 0});
 	TRACE("mlp.act", l, c->gate, T, I, 0);
 	linear(m, c, c->proj, c->gate, y->down, y->bdown, T, I, C);
 	TRACE("mlp.down", l, c->proj, T, C, 0);
-	rows_run(pool, (struct rows_ctx){ROW_RESIDUAL, c->x, c->proj, NULL, T, C,
-	                                 0});
+	rows_run(pool, (struct rows_ctx){ROW_RESIDUAL, c->x, c->proj, NULL, T, C, 0});
 	TRACE("resid", l, c->x, T, C, 0);
 }
 
-int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T,
-                  float *logits, int all_logits, char *err, size_t errlen)
+int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T, float *logits,
+                  int all_logits, char *err, size_t errlen)
 {
 	const llama_config *cfg = &m->config;
 	int C = cfg->hidden, V = cfg->vocab_size;
 	if (T < 1)
 		return gpt2_err(err, errlen, "no tokens to run");
 	if (T > c->capacity - c->len)
-		return gpt2_err(err, errlen, "the context is full: %d + %d tokens "
-		                "exceed %d (max_position_embeddings %d)", c->len, T,
-		                c->capacity, cfg->max_seq_len);
+		return gpt2_err(err, errlen,
+		                "the context is full: %d + %d tokens "
+		                "exceed %d (max_position_embeddings %d)",
+		                c->len, T, c->capacity, cfg->max_seq_len);
 	for (int t = 0; t < T; t++)
 		if (ids[t] < 0 || ids[t] >= V)
-			return gpt2_err(err, errlen, "token id %ld is outside the "
-			                "vocabulary (0..%d)", (long)ids[t], V - 1);
+			return gpt2_err(err, errlen,
+			                "token id %ld is outside the "
+			                "vocabulary (0..%d)",
+			                (long)ids[t], V - 1);
 	if (ensure_acts(c, cfg, T, gpt2_pool_size(m->pool), m->kernels->panel))
 		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	int pos0 = c->len;
 	size_t es = gpt2_dtype_size(m->embed.dt);
 	for (int t = 0; t < T; t++)
 		st_convert(ST_DTYPE_F32, c->x + (size_t)t * (size_t)C, m->embed.dt,
-		           (const char *)m->embed.w +
-		               (size_t)ids[t] * (size_t)C * es,
-		           (size_t)C, NULL);
+		           (const char *)m->embed.w + (size_t)ids[t] * (size_t)C * es, (size_t)C,
+		           NULL);
 	TRACE("embed", -1, c->x, T, C, 0);
 	for (int l = 0; l < cfg->layers; l++) {
 		attention_block(m, c, l, T, pos0);
 		mlp_block(m, c, l, T);
 	}
 	int first = all_logits ? 0 : T - 1, rows = T - first;
-	rows_run(m->pool, (struct rows_ctx){ROW_NORM, c->xn,
-	                                    c->x + (size_t)first * (size_t)C,
+	rows_run(m->pool, (struct rows_ctx){ROW_NORM, c->xn, c->x + (size_t)first * (size_t)C,
 	                                    m->norm, rows, C, cfg->rms_eps});
 	TRACE("norm", -1, c->xn, rows, C, 0);
 	linear(m, c, logits, c->xn, m->head, NULL, rows, C, V);

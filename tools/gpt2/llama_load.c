@@ -23,8 +23,7 @@ static const struct slot {
 	size_t off; /* offsetof in llama_layer */
 } SLOTS[] = {
 	{"input_layernorm.weight", M_VEC, offsetof(llama_layer, in_norm)},
-	{"post_attention_layernorm.weight", M_VEC,
-	 offsetof(llama_layer, post_norm)},
+	{"post_attention_layernorm.weight", M_VEC, offsetof(llama_layer, post_norm)},
 	{"self_attn.q_norm.weight", M_VEC, offsetof(llama_layer, q_norm)},
 	{"self_attn.k_norm.weight", M_VEC, offsetof(llama_layer, k_norm)},
 	{"self_attn.q_proj.weight", M_MAT, offsetof(llama_layer, q)},
@@ -43,8 +42,7 @@ static const struct slot {
 	{"mlp.down_proj.bias", M_VEC, offsetof(llama_layer, bdown)},
 };
 
-static int read_config(llama_config *cfg, const char *dir, char *err,
-                       size_t errlen)
+static int read_config(llama_config *cfg, const char *dir, char *err, size_t errlen)
 {
 	char path[4096];
 	char *buf;
@@ -57,8 +55,7 @@ static int read_config(llama_config *cfg, const char *dir, char *err,
 	if (rc)
 		return -1;
 	/* generation_config.json's eos_token_id, when given, wins. */
-	if (gpt2_join(path, sizeof path, dir, "generation_config.json", err,
-	              errlen))
+	if (gpt2_join(path, sizeof path, dir, "generation_config.json", err, errlen))
 		return -1;
 	rc = gpt2_read_config_file(path, &buf, &len, 1, err, errlen);
 	if (rc)
@@ -80,8 +77,7 @@ static int read_config(llama_config *cfg, const char *dir, char *err,
 }
 
 /* The first problem of libst's inventory, as one line. */
-static int inventory(llama_model *m, const char *file, char *err,
-                     size_t errlen, long *alias)
+static int inventory(llama_model *m, const char *file, char *err, size_t errlen, long *alias)
 {
 	st_arch_report r;
 	st_error e;
@@ -95,29 +91,32 @@ static int inventory(llama_model *m, const char *file, char *err,
 		gpt2_printable(name, sizeof name, it->name, strlen(it->name));
 		switch (it->what) {
 		case ST_ARCH_MISSING:
-			rc = gpt2_err(err, errlen, "%s: missing tensor '%s' (the "
-			              "config implies it)", file, name);
+			rc = gpt2_err(err, errlen,
+			              "%s: missing tensor '%s' (the "
+			              "config implies it)",
+			              file, name);
 			break;
 		case ST_ARCH_MISSHAPEN:
-			rc = gpt2_err(err, errlen, "%s: tensor '%s': shape [%llu%s%llu],"
-			              " expected [%llu%s%llu]", file, name,
-			              (unsigned long long)it->found->shape[0],
+			rc = gpt2_err(err, errlen,
+			              "%s: tensor '%s': shape [%llu%s%llu],"
+			              " expected [%llu%s%llu]",
+			              file, name, (unsigned long long)it->found->shape[0],
 			              it->found->ndim > 1 ? ", " : "",
-			              (unsigned long long)(it->found->ndim > 1
-			                                   ? it->found->shape[1] : 0),
-			              (unsigned long long)it->shape[0],
-			              it->ndim > 1 ? ", " : "",
+			              (unsigned long long)(it->found->ndim > 1 ? it->found->shape[1]
+			                                                       : 0),
+			              (unsigned long long)it->shape[0], it->ndim > 1 ? ", " : "",
 			              (unsigned long long)it->shape[1]);
 			break;
 		case ST_ARCH_UNKNOWN:
-			rc = gpt2_err(err, errlen, "%s: tensor '%s' is not a parameter "
-			              "of this config (a leftover)", file, name);
+			rc = gpt2_err(err, errlen,
+			              "%s: tensor '%s' is not a parameter "
+			              "of this config (a leftover)",
+			              file, name);
 			break;
 		case ST_ARCH_ALIAS:
 			*alias = st_checkpoint_find(m->ck, it->name, strlen(it->name));
 			break;
-		case ST_ARCH_BUFFER:
-			break;
+		case ST_ARCH_BUFFER: break;
 		}
 	}
 	st_arch_report_free(&r);
@@ -125,17 +124,17 @@ static int inventory(llama_model *m, const char *file, char *err,
 }
 
 /* A matrix's place: F32, F16 or BF16, aligned for its dtype. */
-static int take_matrix(llama_model *m, size_t i, llama_mat *out,
-                       const char *file, char *err, size_t errlen)
+static int take_matrix(llama_model *m, size_t i, llama_mat *out, const char *file, char *err,
+                       size_t errlen)
 {
 	const st_tensor *t = st_checkpoint_tensor(m->ck, i, NULL);
 	const void *data;
 	st_error e;
-	if (t->dtype != ST_DTYPE_F32 && t->dtype != ST_DTYPE_F16 &&
-	    t->dtype != ST_DTYPE_BF16)
-		return gpt2_err(err, errlen, "%s: tensor '%.*s': dtype %s is not "
-		                "one this runner reads (F32, F16, BF16)", file,
-		                (int)t->name_len, t->name, st_dtype_name(t->dtype));
+	if (t->dtype != ST_DTYPE_F32 && t->dtype != ST_DTYPE_F16 && t->dtype != ST_DTYPE_BF16)
+		return gpt2_err(err, errlen,
+		                "%s: tensor '%.*s': dtype %s is not "
+		                "one this runner reads (F32, F16, BF16)",
+		                file, (int)t->name_len, t->name, st_dtype_name(t->dtype));
 	if (st_checkpoint_data(m->ck, i, &data, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	size_t es = gpt2_dtype_size(t->dtype);
@@ -159,21 +158,20 @@ static int take_matrix(llama_model *m, size_t i, llama_mat *out,
 }
 
 /* A vector widened to F32 at *at (n floats, advanced). */
-static int take_vector(llama_model *m, size_t i, float **at,
-                       const float **out, const char *file, char *err,
-                       size_t errlen)
+static int take_vector(llama_model *m, size_t i, float **at, const float **out, const char *file,
+                       char *err, size_t errlen)
 {
 	const st_tensor *t = st_checkpoint_tensor(m->ck, i, NULL);
 	const void *data;
 	st_error e;
 	if (!st_dtype_is_wide_float(t->dtype) && t->dtype != ST_DTYPE_F64)
-		return gpt2_err(err, errlen, "%s: tensor '%.*s': dtype %s is not a "
-		                "float type", file, (int)t->name_len, t->name,
-		                st_dtype_name(t->dtype));
+		return gpt2_err(err, errlen,
+		                "%s: tensor '%.*s': dtype %s is not a "
+		                "float type",
+		                file, (int)t->name_len, t->name, st_dtype_name(t->dtype));
 	if (st_checkpoint_data(m->ck, i, &data, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
-	st_convert(ST_DTYPE_F32, *at, t->dtype, data, (size_t)t->n_elements,
-	           NULL);
+	st_convert(ST_DTYPE_F32, *at, t->dtype, data, (size_t)t->n_elements, NULL);
 	*out = *at;
 	*at += t->n_elements;
 	return 0;
@@ -197,8 +195,7 @@ static int layer_slot(const char *name, int L, int *layer)
 }
 
 /* Every parameter st_arch_expected lists, in its place. */
-static int place_params(llama_model *m, const char *file, char *err,
-                        size_t errlen)
+static int place_params(llama_model *m, const char *file, char *err, size_t errlen)
 {
 	st_arch_param *p;
 	size_t n;
@@ -211,35 +208,34 @@ static int place_params(llama_model *m, const char *file, char *err,
 			floats += p[i].shape[0];
 	m->vectors = malloc((floats ? floats : 1) * sizeof(float));
 	m->layers = calloc((size_t)m->config.layers, sizeof *m->layers);
-	int rc = !m->vectors || !m->layers ? gpt2_err(err, errlen, "out of memory")
-	                                   : 0;
+	int rc = !m->vectors || !m->layers ? gpt2_err(err, errlen, "out of memory") : 0;
 	m->vectors_n = floats;
 	float *at = m->vectors;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		long ti = st_checkpoint_find(m->ck, p[i].name, strlen(p[i].name));
 		if (ti < 0) { /* st_arch_compare found it: cannot happen */
-			rc = gpt2_err(err, errlen, "%s: missing tensor '%s'", file,
-			              p[i].name);
+			rc = gpt2_err(err, errlen, "%s: missing tensor '%s'", file, p[i].name);
 			break;
 		}
 		int layer, s = layer_slot(p[i].name, m->config.layers, &layer);
 		if (s >= 0) {
 			char *base = (char *)&m->layers[layer] + SLOTS[s].off;
 			rc = SLOTS[s].kind == M_MAT
-			     ? take_matrix(m, (size_t)ti, (llama_mat *)base, file, err,
-			                   errlen)
-			     : take_vector(m, (size_t)ti, &at, (const float **)base,
-			                   file, err, errlen);
+			             ? take_matrix(m, (size_t)ti, (llama_mat *)base, file, err,
+			                           errlen)
+			             : take_vector(m, (size_t)ti, &at, (const float **)base, file,
+			                           err, errlen);
 		} else if (strcmp(p[i].name, "model.embed_tokens.weight") == 0) {
 			rc = take_matrix(m, (size_t)ti, &m->embed, file, err, errlen);
 		} else if (strcmp(p[i].name, "lm_head.weight") == 0) {
 			rc = take_matrix(m, (size_t)ti, &m->head, file, err, errlen);
 		} else if (strcmp(p[i].name, "model.norm.weight") == 0) {
-			rc = take_vector(m, (size_t)ti, &at, &m->norm, file, err,
-			                 errlen);
+			rc = take_vector(m, (size_t)ti, &at, &m->norm, file, err, errlen);
 		} else {
-			rc = gpt2_err(err, errlen, "%s: parameter '%s' has no place in "
-			              "this runner", file, p[i].name);
+			rc = gpt2_err(err, errlen,
+			              "%s: parameter '%s' has no place in "
+			              "this runner",
+			              file, p[i].name);
 		}
 	}
 	free(p);
@@ -247,8 +243,7 @@ static int place_params(llama_model *m, const char *file, char *err,
 }
 
 /* lm_head.weight of a tied model: it must be embed_tokens' bytes. */
-static int check_alias(llama_model *m, long ai, const char *file, char *err,
-                       size_t errlen)
+static int check_alias(llama_model *m, long ai, const char *file, char *err, size_t errlen)
 {
 	if (ai < 0)
 		return 0;
@@ -258,11 +253,12 @@ static int check_alias(llama_model *m, long ai, const char *file, char *err,
 	if (st_checkpoint_data(m->ck, (size_t)ai, &data, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	size_t bytes = (size_t)t->n_elements * gpt2_dtype_size(t->dtype);
-	if (t->dtype != m->embed.dt ||
-	    memcmp(data, m->embed.w, bytes) != 0)
-		return gpt2_err(err, errlen, "%s: tensor 'lm_head.weight' differs "
+	if (t->dtype != m->embed.dt || memcmp(data, m->embed.w, bytes) != 0)
+		return gpt2_err(err, errlen,
+		                "%s: tensor 'lm_head.weight' differs "
 		                "from model.embed_tokens.weight, but "
-		                "tie_word_embeddings is true", file);
+		                "tie_word_embeddings is true",
+		                file);
 	return 0;
 }
 
@@ -272,8 +268,7 @@ static st_dtype common_dtype(const llama_model *m)
 	st_dtype d = m->embed.dt;
 	for (int l = 0; l < m->config.layers; l++) {
 		const llama_layer *y = &m->layers[l];
-		const llama_mat *mats[] = {&y->q, &y->k, &y->v, &y->o,
-		                           &y->gate, &y->up, &y->down};
+		const llama_mat *mats[] = {&y->q, &y->k, &y->v, &y->o, &y->gate, &y->up, &y->down};
 		for (size_t i = 0; i < 7; i++)
 			if (mats[i]->dt != d)
 				return ST_DTYPE_F32;
@@ -281,8 +276,7 @@ static st_dtype common_dtype(const llama_model *m)
 	return m->head.dt == d ? d : ST_DTYPE_F32;
 }
 
-int llama_model_load(llama_model **out, const char *dir, char *err,
-                     size_t errlen)
+int llama_model_load(llama_model **out, const char *dir, char *err, size_t errlen)
 {
 	*out = NULL;
 	char cdir[4096];
@@ -295,16 +289,13 @@ int llama_model_load(llama_model **out, const char *dir, char *err,
 		goto fail;
 	st_error e;
 	if (st_checkpoint_open(&m->ck, dir, ST_OPEN_TORCH, &e) != ST_OK) {
-		gpt2_err(err, errlen, "%s", e.message[0] ? e.message
-		                                         : st_strerror(e.code));
+		gpt2_err(err, errlen, "%s", e.message[0] ? e.message : st_strerror(e.code));
 		goto fail;
 	}
-	const char *file = st_checkpoint_index_path(m->ck)
-	                   ? st_checkpoint_index_path(m->ck)
-	                   : st_checkpoint_path(m->ck);
+	const char *file = st_checkpoint_index_path(m->ck) ? st_checkpoint_index_path(m->ck)
+	                                                   : st_checkpoint_path(m->ck);
 	long alias;
-	if (inventory(m, file, err, errlen, &alias) ||
-	    place_params(m, file, err, errlen))
+	if (inventory(m, file, err, errlen, &alias) || place_params(m, file, err, errlen))
 		goto fail;
 	if (m->config.arch.tied)
 		m->head = m->embed;

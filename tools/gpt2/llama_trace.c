@@ -53,9 +53,8 @@ static void fail(llama_trace *tr, const char *what, const char *name)
 	tr->failed = 1;
 }
 
-void llama_trace_record(void *ctx, const char *name, int layer,
-                        const float *values, int rows, size_t width,
-                        int heads)
+void llama_trace_record(void *ctx, const char *name, int layer, const float *values, int rows,
+                        size_t width, int heads)
 {
 	llama_trace *tr = ctx;
 	char full[64];
@@ -66,21 +65,18 @@ void llama_trace_record(void *ctx, const char *name, int layer,
 	if (tr->failed)
 		return;
 	for (size_t i = 0; i < tr->n; i++)
-		if (strcmp(tr->s[i].name, full) == 0)
-			{
+		if (strcmp(tr->s[i].name, full) == 0) {
 			fail(tr, "recorded twice", full);
 			return;
 		}
-	if (rows != tr->T)
-		{
-			fail(tr, "not the trace's tokens", full);
-			return;
-		}
+	if (rows != tr->T) {
+		fail(tr, "not the trace's tokens", full);
+		return;
+	}
 	if (tr->n == tr->cap) {
 		size_t cap = tr->cap ? 2 * tr->cap : 64;
 		struct stage *s = realloc(tr->s, cap * sizeof *s);
-		if (!s)
-			{
+		if (!s) {
 			fail(tr, "out of memory", full);
 			return;
 		}
@@ -92,11 +88,10 @@ void llama_trace_record(void *ctx, const char *name, int layer,
 	snprintf(s->name, sizeof s->name, "%s", full);
 	s->n = (size_t)rows * width;
 	s->data = malloc((s->n ? s->n : 1) * sizeof(float));
-	if (!s->data)
-		{
-			fail(tr, "out of memory", full);
-			return;
-		}
+	if (!s->data) {
+		fail(tr, "out of memory", full);
+		return;
+	}
 	memcpy(s->data, values, s->n * sizeof(float));
 	s->shape[0] = (uint64_t)rows;
 	if (heads > 0) {
@@ -110,18 +105,16 @@ void llama_trace_record(void *ctx, const char *name, int layer,
 	tr->n++;
 }
 
-static const struct stage *by_name(const llama_trace *tr, const char *name,
-                                   size_t len)
+static const struct stage *by_name(const llama_trace *tr, const char *name, size_t len)
 {
 	for (size_t i = 0; i < tr->n; i++)
-		if (strlen(tr->s[i].name) == len &&
-		    memcmp(tr->s[i].name, name, len) == 0)
+		if (strlen(tr->s[i].name) == len && memcmp(tr->s[i].name, name, len) == 0)
 			return &tr->s[i];
 	return NULL;
 }
 
-int llama_trace_write(const llama_trace *tr, const char *path,
-                      const int32_t *ids, char *err, size_t errlen)
+int llama_trace_write(const llama_trace *tr, const char *path, const int32_t *ids, char *err,
+                      size_t errlen)
 {
 	if (tr->failed)
 		return gpt2_err(err, errlen, "trace: %s", tr->why);
@@ -149,8 +142,8 @@ int llama_trace_write(const llama_trace *tr, const char *path,
 	if (rc == ST_OK)
 		rc = st_writer_add(w, "ids", 3, ST_DTYPE_I64, 1, tshape, &e);
 	for (size_t i = 0; i < tr->n && rc == ST_OK; i++)
-		rc = st_writer_add(w, tr->s[i].name, strlen(tr->s[i].name),
-		                   ST_DTYPE_F32, tr->s[i].ndim, tr->s[i].shape, &e);
+		rc = st_writer_add(w, tr->s[i].name, strlen(tr->s[i].name), ST_DTYPE_F32,
+		                   tr->s[i].ndim, tr->s[i].shape, &e);
 	if (rc == ST_OK)
 		rc = st_writer_open(w, path, &e);
 	for (size_t i = 0; rc == ST_OK && i < st_writer_n_tensors(w); i++) {
@@ -167,7 +160,6 @@ int llama_trace_write(const llama_trace *tr, const char *path,
 	free(order);
 	free(ids64);
 	if (rc != ST_OK)
-		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message
-		                                              : st_strerror(e.code));
+		return gpt2_err(err, errlen, "%s", e.message[0] ? e.message : st_strerror(e.code));
 	return 0;
 }

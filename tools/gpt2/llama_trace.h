@@ -20,12 +20,11 @@ typedef struct llama_trace llama_trace;
 int llama_trace_new(llama_trace **out, int T, char *err, size_t errlen);
 void llama_trace_free(llama_trace *tr);
 /* The llama_trace_fn to give llama_cache_set_trace, ctx the trace. */
-void llama_trace_record(void *ctx, const char *name, int layer,
-                        const float *values, int rows, size_t width,
-                        int heads);
+void llama_trace_record(void *ctx, const char *name, int layer, const float *values, int rows,
+                        size_t width, int heads);
 /* Write the stages recorded (ids: the T prompt ids, as I64 'ids') to
  * path, atomically. 0, or -1 with a message. */
-int llama_trace_write(const llama_trace *tr, const char *path,
-                      const int32_t *ids, char *err, size_t errlen);
+int llama_trace_write(const llama_trace *tr, const char *path, const int32_t *ids, char *err,
+                      size_t errlen);
 
 #endif

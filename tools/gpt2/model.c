@@ -23,8 +23,7 @@ static int gpt2_ops_set_threads(model *rm, int n, char *err, size_t errlen)
 	return rc;
 }
 
-static int gpt2_ops_cache_new(model *rm, int capacity, char *err,
-                              size_t errlen)
+static int gpt2_ops_cache_new(model *rm, int capacity, char *err, size_t errlen)
 {
 	gpt2_cache *c;
 	if (gpt2_cache_new(&c, rm->impl, capacity, err, errlen))
@@ -33,11 +32,10 @@ static int gpt2_ops_cache_new(model *rm, int capacity, char *err,
 	return 0;
 }
 
-static int gpt2_ops_forward(model *rm, const int32_t *ids, int T,
-                            float *logits, int all, char *err, size_t errlen)
+static int gpt2_ops_forward(model *rm, const int32_t *ids, int T, float *logits, int all, char *err,
+                            size_t errlen)
 {
-	return gpt2_forward(rm->impl, rm->cache, ids, T, logits, all, err,
-	                    errlen);
+	return gpt2_forward(rm->impl, rm->cache, ids, T, logits, all, err, errlen);
 }
 
 static int gpt2_ops_cache_len(const model *rm)
@@ -56,8 +54,8 @@ static int gpt2_ops_trace_begin(model *rm, int T, char *err, size_t errlen)
 	return 0;
 }
 
-static int gpt2_ops_trace_write(model *rm, const char *path,
-                                const int32_t *ids, char *err, size_t errlen)
+static int gpt2_ops_trace_write(model *rm, const char *path, const int32_t *ids, char *err,
+                                size_t errlen)
 {
 	gpt2_cache_set_trace(rm->cache, NULL, NULL);
 	int rc = gpt2_trace_write(rm->trace, path, ids, err, errlen);
@@ -69,9 +67,8 @@ static int gpt2_ops_trace_write(model *rm, const char *path,
 static void gpt2_ops_describe(const model *rm, char *buf, size_t size)
 {
 	const gpt2_config *cfg = &((const gpt2_model *)rm->impl)->config;
-	snprintf(buf, size, "n_layer %d, n_head %d, n_embd %d, vocab %d",
-	         cfg->num_layers, cfg->num_heads, cfg->channels,
-	         cfg->vocab_size);
+	snprintf(buf, size, "n_layer %d, n_head %d, n_embd %d, vocab %d", cfg->num_layers,
+	         cfg->num_heads, cfg->channels, cfg->vocab_size);
 }
 
 static void gpt2_ops_free(model *rm)
@@ -84,9 +81,15 @@ static void gpt2_ops_free(model *rm)
 }
 
 static const model_ops GPT2_OPS = {
-	"gpt2", gpt2_ops_set_threads, gpt2_ops_cache_new, gpt2_ops_forward,
-	gpt2_ops_cache_len, gpt2_ops_trace_begin, gpt2_ops_trace_write,
-	gpt2_ops_describe, gpt2_ops_free,
+	"gpt2",
+	gpt2_ops_set_threads,
+	gpt2_ops_cache_new,
+	gpt2_ops_forward,
+	gpt2_ops_cache_len,
+	gpt2_ops_trace_begin,
+	gpt2_ops_trace_write,
+	gpt2_ops_describe,
+	gpt2_ops_free,
 };
 
 void model_wrap_gpt2(model *rm, gpt2_model *m, gpt2_cache *cache)
@@ -117,8 +120,7 @@ static int llama_ops_set_threads(model *rm, int n, char *err, size_t errlen)
 	return rc;
 }
 
-static int llama_ops_cache_new(model *rm, int capacity, char *err,
-                               size_t errlen)
+static int llama_ops_cache_new(model *rm, int capacity, char *err, size_t errlen)
 {
 	llama_cache *c;
 	if (llama_cache_new(&c, rm->impl, capacity, err, errlen))
@@ -127,11 +129,10 @@ static int llama_ops_cache_new(model *rm, int capacity, char *err,
 	return 0;
 }
 
-static int llama_ops_forward(model *rm, const int32_t *ids, int T,
-                             float *logits, int all, char *err, size_t errlen)
+static int llama_ops_forward(model *rm, const int32_t *ids, int T, float *logits, int all,
+                             char *err, size_t errlen)
 {
-	return llama_forward(rm->impl, rm->cache, ids, T, logits, all, err,
-	                     errlen);
+	return llama_forward(rm->impl, rm->cache, ids, T, logits, all, err, errlen);
 }
 
 static int llama_ops_cache_len(const model *rm)
@@ -149,8 +150,7 @@ static int llama_ops_trace_begin(model *rm, int T, char *err, size_t errlen)
 	return 0;
 }
 
-static int llama_ops_trace_write(model *rm, const char *path,
-                                 const int32_t *ids, char *err,
+static int llama_ops_trace_write(model *rm, const char *path, const int32_t *ids, char *err,
                                  size_t errlen)
 {
 	llama_cache_set_trace(rm->cache, NULL, NULL);
@@ -163,9 +163,10 @@ static int llama_ops_trace_write(model *rm, const char *path,
 static void llama_ops_describe(const model *rm, char *buf, size_t size)
 {
 	const llama_config *c = &((const llama_model *)rm->impl)->config;
-	snprintf(buf, size, "%s: layers %d, heads %d (kv %d, head_dim %d), "
-	         "hidden %d, intermediate %d, vocab %d", c->model_type,
-	         c->layers, c->heads, c->kv_heads, c->head_dim, c->hidden,
+	snprintf(buf, size,
+	         "%s: layers %d, heads %d (kv %d, head_dim %d), "
+	         "hidden %d, intermediate %d, vocab %d",
+	         c->model_type, c->layers, c->heads, c->kv_heads, c->head_dim, c->hidden,
 	         c->intermediate, c->vocab_size);
 }
 
@@ -177,17 +178,23 @@ static void llama_ops_free(model *rm)
 }
 
 static const model_ops LLAMA_OPS = {
-	"llama", llama_ops_set_threads, llama_ops_cache_new, llama_ops_forward,
-	llama_ops_cache_len, llama_ops_trace_begin, llama_ops_trace_write,
-	llama_ops_describe, llama_ops_free,
+	"llama",
+	llama_ops_set_threads,
+	llama_ops_cache_new,
+	llama_ops_forward,
+	llama_ops_cache_len,
+	llama_ops_trace_begin,
+	llama_ops_trace_write,
+	llama_ops_describe,
+	llama_ops_free,
 };
 
-static int load_llama(model *rm, const char *dir, int wdtype, char *err,
-                      size_t errlen)
+static int load_llama(model *rm, const char *dir, int wdtype, char *err, size_t errlen)
 {
 	llama_model *m;
 	if (wdtype >= 0)
-		return gpt2_err(err, errlen, "--dtype: the Llama family runs its "
+		return gpt2_err(err, errlen,
+		                "--dtype: the Llama family runs its "
 		                "weights as stored (F32, F16, BF16), without a copy");
 	if (llama_model_load(&m, dir, err, errlen))
 		return -1;
@@ -209,8 +216,7 @@ static int load_llama(model *rm, const char *dir, int wdtype, char *err,
 
 /* ---- choosing ------------------------------------------------------------ */
 
-int model_load(model *rm, const char *dir, int wdtype, char *err,
-               size_t errlen)
+int model_load(model *rm, const char *dir, int wdtype, char *err, size_t errlen)
 {
 	char cdir[4096], path[4200];
 	char *buf;
@@ -243,13 +249,16 @@ int model_cache_new(model *rm, int capacity, char *err, size_t errlen)
 	return rm->ops->cache_new(rm, capacity, err, errlen);
 }
 
-int model_forward(model *rm, const int32_t *ids, int T, float *logits,
-                  int all_logits, char *err, size_t errlen)
+int model_forward(model *rm, const int32_t *ids, int T, float *logits, int all_logits, char *err,
+                  size_t errlen)
 {
 	return rm->ops->forward(rm, ids, T, logits, all_logits, err, errlen);
 }
 
-int model_cache_len(const model *rm) { return rm->ops->cache_len(rm); }
+int model_cache_len(const model *rm)
+{
+	return rm->ops->cache_len(rm);
+}
 
 int model_is_eos(const model *rm, int32_t id)
 {

@@ -35,13 +35,13 @@ typedef struct model_ops {
 	const char *family; /* "gpt2", "llama" */
 	int (*set_threads)(model *rm, int n, char *err, size_t errlen);
 	int (*cache_new)(model *rm, int capacity, char *err, size_t errlen);
-	int (*forward)(model *rm, const int32_t *ids, int T, float *logits,
-	               int all_logits, char *err, size_t errlen);
+	int (*forward)(model *rm, const int32_t *ids, int T, float *logits, int all_logits,
+	               char *err, size_t errlen);
 	int (*cache_len)(const model *rm);
 	/* --trace: record the next forward pass of T tokens; write it. */
 	int (*trace_begin)(model *rm, int T, char *err, size_t errlen);
-	int (*trace_write)(model *rm, const char *path, const int32_t *ids,
-	                   char *err, size_t errlen);
+	int (*trace_write)(model *rm, const char *path, const int32_t *ids, char *err,
+	                   size_t errlen);
 	/* "n_layer 12, n_head 12, n_embd 768, vocab 50257" for the load line. */
 	void (*describe)(const model *rm, char *buf, size_t size);
 	void (*free)(model *rm);
@@ -59,10 +59,10 @@ struct model {
 	const char *ctx_key; /* the config key of max_seq_len */
 	int n_eos;
 	int eos[GPT2_MAX_EOS];
-	int bos;             /* bos_token_id to start a text, or -1 (GPT-2) */
+	int bos; /* bos_token_id to start a text, or -1 (GPT-2) */
 	uint64_t num_parameters;
-	st_dtype wdtype;     /* the weights' dtype as held */
-	gpt2_pool *pool;     /* after set_threads: the sampler's threads */
+	st_dtype wdtype; /* the weights' dtype as held */
+	gpt2_pool *pool; /* after set_threads: the sampler's threads */
 };
 
 /*
@@ -71,14 +71,13 @@ struct model {
  * as stored, else gpt2's --dtype (the Llama family runs its weights as
  * stored and refuses another). 0, or -1 with one line in err.
  */
-int model_load(model *rm, const char *dir, int wdtype, char *err,
-               size_t errlen);
+int model_load(model *rm, const char *dir, int wdtype, char *err, size_t errlen);
 /* A GPT-2 model and cache of the caller's (not freed by model_free). */
 void model_wrap_gpt2(model *rm, gpt2_model *m, gpt2_cache *cache);
 int model_set_threads(model *rm, int n, char *err, size_t errlen);
 int model_cache_new(model *rm, int capacity, char *err, size_t errlen);
-int model_forward(model *rm, const int32_t *ids, int T, float *logits,
-                  int all_logits, char *err, size_t errlen);
+int model_forward(model *rm, const int32_t *ids, int T, float *logits, int all_logits, char *err,
+                  size_t errlen);
 int model_cache_len(const model *rm);
 /* Whether id ends a text (one of the config's eos ids). */
 int model_is_eos(const model *rm, int32_t id);

@@ -92,6 +92,16 @@ variant moe qwen2 's/"hidden_act": "silu"/"hidden_act": "silu", "num_experts": 8
 refuse moe 'config.json: "num_experts": mixture-of-experts models are not implemented'
 variant gelu qwen2 's/"hidden_act": "silu"/"hidden_act": "gelu"/'
 refuse gelu 'config.json: "hidden_act" must be "silu"'
+# One architecture table: stinfo --check agrees with strun on each of them
+# (a leftover is stinfo's warning and strun's refusal: it cannot run it).
+for v in missing misshapen; do
+  run "stinfo_$v" 1 "$BIN/stinfo" --check "$TMP/$v" && expect_err "stinfo_$v" "model.layers"
+done
+run stinfo_leftover 0 "$BIN/stinfo" --check "$TMP/leftover" &&
+  expect_err stinfo_leftover "q_proj.bias' \\[32\\]: not a parameter of LlamaForCausalLM"
+for m in llama3 mistral qwen2 qwen3 llama2_bf16; do
+  run "stinfo_$m" 0 "$BIN/stinfo" --check "$D/$m"
+done
 variant untied qwen2 's/"tie_word_embeddings": true/"tie_word_embeddings": false/'
 refuse untied "missing tensor 'lm_head.weight'"
 variant dtype qwen2 's/x/x/'

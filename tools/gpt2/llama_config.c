@@ -240,8 +240,13 @@ int llama_config_parse(llama_config *cfg, const char *json, size_t len, const ch
 	memset(cfg, 0, sizeof *cfg);
 	st_error e;
 	int src = st_arch_config_parse(&cfg->arch, json, len, name, &e);
-	if (src != ST_OK)
+	if (src != ST_OK) {
+		/* The message may quote the file's bytes: one printable line. */
+		for (char *p = e.message; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 		return gpt2_err(err, errlen, "%s", e.message);
+	}
 	if (cfg->arch.family != ST_ARCH_LLAMA)
 		return gpt2_err(err, errlen, "%s: %s is not of the Llama family", name,
 		                cfg->arch.arch);

@@ -106,6 +106,7 @@ set(ST_GPT2_SOURCES
   tools/gpt2/kernels_avx512.c
   tools/gpt2/llama_config.c
   tools/gpt2/llama_forward.c
+  tools/gpt2/llama_fp8.c
   tools/gpt2/llama_load.c
   tools/gpt2/llama_trace.c
   tools/gpt2/llmc.c

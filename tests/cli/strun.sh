@@ -47,6 +47,35 @@ run bf16_vs_f32_atol 0 "$S" --model-dir "$D/llama2_bf16" --check "$D/llama2_bf16
 run bf16_held 0 "$S" --model-dir "$D/llama2_bf16" --ids 1 -n 1 --print-ids &&
   expect_err bf16_held 'parameters held as BF16'
 
+# ---- scaled FP8 (stconvert --to f8_e4m3), decoded inside the products ----------
+# Reference: libst's dequantization of the same file (stconvert --to f32)
+# through the F32 path. A prompt (the packed-panel matmul) and one token
+# (the decode dot products, F8 bytes read in place), on every kernel table
+# the CPU has; then against the F32 original, which E4M3's 3 mantissa bits
+# move by up to ~0.4 on these fixtures while the greedy ids stay.
+P7=1,5,17,42,99,200,255
+for m in qwen3 qwen2 llama2_bf16; do
+  run "fp8_$m" 0 "$BIN/stconvert" "$D/$m" "$TMP/fp8_$m" --to f8_e4m3 --block 16,16 -q
+  run "deq_$m" 0 "$BIN/stconvert" "$TMP/fp8_$m" "$TMP/deq_$m" --to f32 -q
+  run "stinfo_fp8_$m" 0 "$BIN/stinfo" --check "$TMP/fp8_$m"
+  run "held_fp8_$m" 0 "$S" --model-dir "$TMP/fp8_$m" --ids 42 -n 1 --print-ids &&
+    expect_err "held_fp8_$m" 'parameters held as F8_E4M3'
+  for ids in $P7 42; do
+    run "deqlo_$m" 0 "$S" --model-dir "$TMP/deq_$m" --ids $ids --logits-out "$TMP/deq_$m.st" -q
+    for k in portable avx2 avx512; do
+      GPT2RUN_KERNEL=$k "$S" --model-dir "$TMP/fp8_$m" --ids 1 -n 1 -q --print-ids >/dev/null 2>&1 || continue
+      GPT2RUN_KERNEL=$k run "fp8chk_${m}_$k" 0 "$S" --model-dir "$TMP/fp8_$m" --ids $ids --check "$TMP/deq_$m.st" -q
+    done
+  done
+done
+run fp8_vs_f32 0 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" --atol 0.5 -q &&
+  expect_out fp8_vs_f32 '^greedy: 8 ids match'
+run fp8_vs_f32_tight 1 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" -q
+# An FP8 weight without its scale is refused, by name.
+run fp8_drop 0 "$BIN/stconvert" "$TMP/fp8_qwen3" "$TMP/fp8_noscale2" --drop 'model.layers.1.mlp.up_proj.weight_scale_inv' -q
+run fp8_noscale 2 "$S" --model-dir "$TMP/fp8_noscale2" --ids 1 -n 1 --print-ids -q &&
+  expect_err fp8_noscale "model.layers.1.mlp.up_proj.weight"
+
 # ---- the traps: each config value matters ---------------------------------------
 variant() { # NAME FROM SED-EXPR: a copy of snapshot FROM with config.json edited
   rm -rf "$TMP/$1"; cp -r "$D/$2" "$TMP/$1"; sed -i -e "$3" "$TMP/$1/config.json"

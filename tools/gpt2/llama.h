@@ -73,10 +73,18 @@ int llama_config_parse(llama_config *cfg, const char *json, size_t len, const ch
  * architectures[0], else model_type). */
 int llama_config_is_llama(const char *json, size_t len);
 
-/* A weight matrix [out, in] where it lies, in its own dtype. */
+/*
+ * A weight matrix [out, in] where it lies, in its own dtype. A scaled FP8
+ * one (E4M3 or E5M2 with X.weight_scale_inv, as stconvert --to f8_e4m3
+ * and DeepSeek-style releases write it) is decoded and scaled inside the
+ * matrix products: W[o][i] = lut[w[o][i]] * scale[o / br][i / bc].
+ */
 typedef struct llama_mat {
 	const void *w;
-	st_dtype dt; /* ST_DTYPE_F32, _F16, _BF16 */
+	st_dtype dt;        /* ST_DTYPE_F32, _F16, _BF16, or an F8 type */
+	const float *lut;   /* F8: the 256 codes' values (the model's) */
+	const float *scale; /* F8: (ceil(out / br), scols) F32 scales */
+	int br, bc, scols;  /* F8: block rows and columns, scale columns */
 } llama_mat;
 
 /* One block's parameters; vectors are F32 (NULL when absent). */
@@ -96,22 +104,27 @@ typedef struct llama_model {
 	llama_layer *layers;   /* (L) */
 	float *vectors;        /* the F32 norms and biases, one allocation */
 	size_t vectors_n;
-	void **copies; /* matrices copied for alignment (rare) */
+	void **copies; /* matrices copied for alignment (rare), F8 scales */
 	size_t n_copies;
 	st_checkpoint *ck; /* open: the matrices point into its files */
 	uint64_t num_parameters;
-	st_dtype wdtype; /* the matrices' dtype if one, else F32 */
-	float *inv_freq; /* (hd / 2) rotary frequencies, scaled */
-	gpt2_pool *pool; /* NULL: one thread */
+	st_dtype wdtype;                 /* the matrices' dtype if one, else F32 */
+	st_dtype f8type;                 /* the F8 weights' type (one a model), else F32 */
+	float f8_lut[256];               /* its 256 codes' values (libst's st_convert) */
+	uint64_t block_rows, block_cols; /* weight_block_size (default 128) */
+	size_t scales_used;              /* F8 weights placed, each with its scale */
+	float *inv_freq;                 /* (hd / 2) rotary frequencies, scaled */
+	gpt2_pool *pool;                 /* NULL: one thread */
 	const struct gpt2_kernels *kernels;
 } llama_model;
 
 /*
  * Load a snapshot directory (or a checkpoint path beside config.json):
  * the config, then every tensor st_arch_expected lists, single file or
- * shards, matrices F32, F16 or BF16 used where they lie (no copy), norms
- * and biases widened to F32. Every tensor used, every parameter filled:
- * a missing, misshapen or unexplained tensor is refused by name;
+ * shards, matrices F32, F16, BF16 or scaled FP8 used where they lie (no
+ * copy; FP8 scales per config.json's quantization_config.weight_block_size,
+ * checked by libst's st_quant_fp8_layout), norms and biases widened to
+ * F32. Every tensor used, every parameter filled: a missing, misshapen or unexplained tensor is refused by name;
  * rotary_emb.inv_freq buffers are skipped; lm_head.weight of a tied
  * model must hold embed_tokens' bytes. 0, or -1 with one line in err.
  */
@@ -127,6 +140,16 @@ void llama_model_free(llama_model *m);
  * wavelength bands.
  */
 void llama_rope_inv_freq(const llama_config *cfg, float *inv_freq);
+
+/*
+ * Scaled FP8 in the products (llama_fp8.c): row r of w (IN values)
+ * decoded and scaled into dst; out[j] = x . row o0 + j of w for j < n,
+ * with kernel table k's instruction set (AVX2 for E4M3 unless portable).
+ */
+void llama_fp8_row(float *dst, const llama_mat *w, int IN, int r);
+struct gpt2_kernels;
+void llama_fp8_dots(const struct gpt2_kernels *k, float *out, const float *x, const llama_mat *w,
+                    int IN, int o0, int n);
 
 /*
  * The KV cache (F32, (L, NKV, capacity, hd): by head) and the scratch of

@@ -56,9 +56,13 @@ static void dot_task(void *arg, int task, int thread)
 	const struct lin_ctx *c = arg;
 	int o0 = task * DOT_ROWS;
 	int n = c->OUT - o0 < DOT_ROWS ? c->OUT - o0 : DOT_ROWS;
-	const char *w =
-		(const char *)c->w.w + (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
-	c->k->dots(c->out + o0, c->inp, w, c->w.dt, c->IN, n);
+	if (c->w.lut) {
+		llama_fp8_dots(c->k, c->out + o0, c->inp, &c->w, c->IN, o0, n);
+	} else {
+		const char *w = (const char *)c->w.w +
+		                (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
+		c->k->dots(c->out + o0, c->inp, w, c->w.dt, c->IN, n);
+	}
 	if (c->bias)
 		for (int o = 0; o < n; o++)
 			c->out[o0 + o] += c->bias[o0 + o];
@@ -75,7 +79,10 @@ static void pack_rows(float *panel, float *row, llama_mat w, int IN, int OUT, in
 			continue;
 		}
 		const char *src = (const char *)w.w + (size_t)(o0 + j) * (size_t)IN * es;
-		st_convert(ST_DTYPE_F32, row, w.dt, src, (size_t)IN, NULL);
+		if (w.lut)
+			llama_fp8_row(row, &w, IN, o0 + j);
+		else
+			st_convert(ST_DTYPE_F32, row, w.dt, src, (size_t)IN, NULL);
 		for (int i = 0; i < IN; i++)
 			panel[(size_t)i * (size_t)P + (size_t)j] = row[i];
 	}
@@ -417,10 +424,15 @@ int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T, flo
 		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	int pos0 = c->len;
 	size_t es = gpt2_dtype_size(m->embed.dt);
-	for (int t = 0; t < T; t++)
-		st_convert(ST_DTYPE_F32, c->x + (size_t)t * (size_t)C, m->embed.dt,
-		           (const char *)m->embed.w + (size_t)ids[t] * (size_t)C * es, (size_t)C,
-		           NULL);
+	for (int t = 0; t < T; t++) {
+		float *x = c->x + (size_t)t * (size_t)C;
+		if (m->embed.lut)
+			llama_fp8_row(x, &m->embed, C, ids[t]);
+		else
+			st_convert(ST_DTYPE_F32, x, m->embed.dt,
+			           (const char *)m->embed.w + (size_t)ids[t] * (size_t)C * es,
+			           (size_t)C, NULL);
+	}
 	TRACE("embed", -1, c->x, T, C, 0);
 	for (int l = 0; l < cfg->layers; l++) {
 		attention_block(m, c, l, T, pos0);

@@ -1,7 +1,8 @@
 /*
  * llama_load.c - a Llama-family snapshot into a llama_model: config.json,
- * libst's inventory of the checkpoint against it (st_arch_compare: every
- * tensor used, every parameter filled), then each parameter's place. The
+ * libst's inventory of the checkpoint against it (st_arch_inventory:
+ * every tensor used, every parameter filled, FP8 scales paired), then
+ * each parameter's place. The
  * matrices are used where they lie in the checkpoint's mmap, in their own
  * dtype; the norms and biases (a few KiB a layer) are widened to F32.
  */
@@ -82,7 +83,8 @@ static int inventory(llama_model *m, const char *file, char *err, size_t errlen,
 	st_arch_report r;
 	st_error e;
 	*alias = -1;
-	if (st_arch_compare(&m->config.arch, m->ck, &r, &e) != ST_OK)
+	st_arch_config same; /* the config read again, beside the files */
+	if (st_arch_inventory(m->ck, &same, &r, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	int rc = 0;
 	for (size_t i = 0; i < r.n_items && rc == 0; i++) {
@@ -123,33 +125,101 @@ static int inventory(llama_model *m, const char *file, char *err, size_t errlen,
 	return rc;
 }
 
-/* A matrix's place: F32, F16 or BF16, aligned for its dtype. */
+/* Keep p (malloc'd) with the model; NULL when out of memory (p freed). */
+static void *keep(llama_model *m, void *p)
+{
+	void **c = p ? realloc(m->copies, (m->n_copies + 1) * sizeof *c) : NULL;
+	if (!c) {
+		free(p);
+		return NULL;
+	}
+	m->copies = c;
+	m->copies[m->n_copies++] = p;
+	return p;
+}
+
+/*
+ * A scaled FP8 weight's scales (NAME_scale_inv, else NAME_scale): the
+ * pair checked by libst (st_quant_fp8_layout, the block size of
+ * config.json), the scales widened to F32, the code table of its type.
+ */
+static int take_fp8(llama_model *m, const st_tensor *t, llama_mat *out, const char *file, char *err,
+                    size_t errlen)
+{
+	char name[512];
+	long si = -1;
+	for (int k = 0; k < 2 && si < 0; k++) {
+		int n = snprintf(name, sizeof name, "%.*s%s", (int)t->name_len, t->name,
+		                 k ? "_scale" : "_scale_inv");
+		si = n > 0 && (size_t)n < sizeof name ? st_checkpoint_find(m->ck, name, (size_t)n)
+		                                      : -1;
+	}
+	if (si < 0)
+		return gpt2_err(err, errlen, "%s: tensor '%.*s': %s has no %.*s_scale_inv", file,
+		                (int)t->name_len, t->name, st_dtype_name(t->dtype),
+		                (int)t->name_len, t->name);
+	const st_tensor *st = st_checkpoint_tensor(m->ck, (size_t)si, NULL);
+	st_quant_fp8 l;
+	st_error e;
+	const void *sdata;
+	if (st_quant_fp8_layout(&l, t, st, m->block_rows, m->block_cols, file, &e) != ST_OK ||
+	    st_checkpoint_data(m->ck, (size_t)si, &sdata, &e) != ST_OK)
+		return gpt2_err(err, errlen, "%s", e.message);
+	if (l.experts != 1 || l.rows > INT32_MAX || l.cols > INT32_MAX)
+		return gpt2_err(err, errlen, "%s: tensor '%.*s': not a 2-D weight", file,
+		                (int)t->name_len, t->name);
+	if (m->f8type != ST_DTYPE_F32 && m->f8type != t->dtype)
+		return gpt2_err(err, errlen, "%s: tensor '%.*s': %s, where other weights are %s",
+		                file, (int)t->name_len, t->name, st_dtype_name(t->dtype),
+		                st_dtype_name(m->f8type));
+	if (m->f8type != t->dtype) {
+		unsigned char codes[256];
+		for (int c = 0; c < 256; c++)
+			codes[c] = (unsigned char)c;
+		st_convert(ST_DTYPE_F32, m->f8_lut, t->dtype, codes, 256, NULL);
+		m->f8type = t->dtype;
+	}
+	size_t n = (size_t)(l.scale_rows * l.scale_cols);
+	float *scale = keep(m, malloc((n ? n : 1) * sizeof(float)));
+	if (!scale)
+		return gpt2_err(err, errlen, "out of memory");
+	st_convert(ST_DTYPE_F32, scale, st->dtype, sdata, n, NULL);
+	out->lut = m->f8_lut;
+	out->scale = scale;
+	out->br = (int)(l.block_rows < l.rows ? l.block_rows : l.rows);
+	out->bc = (int)(l.block_cols < l.cols ? l.block_cols : l.cols);
+	out->scols = (int)l.scale_cols;
+	m->scales_used++;
+	return 0;
+}
+
+/* A matrix's place: F32, F16, BF16 or scaled FP8, aligned for its dtype. */
 static int take_matrix(llama_model *m, size_t i, llama_mat *out, const char *file, char *err,
                        size_t errlen)
 {
 	const st_tensor *t = st_checkpoint_tensor(m->ck, i, NULL);
 	const void *data;
 	st_error e;
-	if (t->dtype != ST_DTYPE_F32 && t->dtype != ST_DTYPE_F16 && t->dtype != ST_DTYPE_BF16)
+	int f8 = st_quant_is_f8_weight(t->dtype);
+	if (t->dtype != ST_DTYPE_F32 && t->dtype != ST_DTYPE_F16 && t->dtype != ST_DTYPE_BF16 &&
+	    !f8)
 		return gpt2_err(err, errlen,
 		                "%s: tensor '%.*s': dtype %s is not "
-		                "one this runner reads (F32, F16, BF16)",
+		                "one this runner reads (F32, F16, BF16, scaled F8)",
 		                file, (int)t->name_len, t->name, st_dtype_name(t->dtype));
+	memset(out, 0, sizeof *out);
+	if (f8 && take_fp8(m, t, out, file, err, errlen))
+		return -1;
 	if (st_checkpoint_data(m->ck, i, &data, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	size_t es = gpt2_dtype_size(t->dtype);
 	if ((uintptr_t)data % es) {
 		/* A writer that does not align: one copy, kept with the model. */
 		size_t bytes = (size_t)t->n_elements * es;
-		void **c = realloc(m->copies, (m->n_copies + 1) * sizeof *c);
-		if (!c)
-			return gpt2_err(err, errlen, "out of memory");
-		m->copies = c;
-		void *p = malloc(bytes ? bytes : 1);
+		void *p = keep(m, malloc(bytes ? bytes : 1));
 		if (!p)
 			return gpt2_err(err, errlen, "out of memory");
 		memcpy(p, data, bytes);
-		m->copies[m->n_copies++] = p;
 		data = p;
 	}
 	out->w = data;
@@ -242,18 +312,59 @@ static int place_params(llama_model *m, const char *file, char *err, size_t errl
 	return rc;
 }
 
+/* Every scale tensor scales a weight the model uses. */
+static int check_scales(llama_model *m, const char *file, char *err, size_t errlen)
+{
+	size_t n = 0, first = SIZE_MAX;
+	for (size_t i = 0; i < st_checkpoint_n_tensors(m->ck); i++)
+		if (st_quant_is_scale(st_checkpoint_tensor(m->ck, i, NULL))) {
+			if (first == SIZE_MAX)
+				first = i;
+			n++;
+		}
+	if (n == m->scales_used)
+		return 0;
+	const st_tensor *t = st_checkpoint_tensor(m->ck, first, NULL);
+	return gpt2_err(err, errlen,
+	                "%s: %zu scale tensors (the first '%.*s') for %zu scaled "
+	                "weights: a leftover",
+	                file, n, (int)t->name_len, t->name, m->scales_used);
+}
+
 /* lm_head.weight of a tied model: it must be embed_tokens' bytes. */
+/* Whether tensors a and b (names) both exist with the same dtype and bytes. */
+static int same_tensor(llama_model *m, const char *a, const char *b)
+{
+	long ia = st_checkpoint_find(m->ck, a, strlen(a));
+	long ib = st_checkpoint_find(m->ck, b, strlen(b));
+	if (ia < 0 || ib < 0)
+		return 0;
+	const st_tensor *ta = st_checkpoint_tensor(m->ck, (size_t)ia, NULL);
+	const st_tensor *tb = st_checkpoint_tensor(m->ck, (size_t)ib, NULL);
+	const void *da, *db;
+	if (ta->dtype != tb->dtype || ta->n_elements != tb->n_elements ||
+	    st_checkpoint_data(m->ck, (size_t)ia, &da, NULL) != ST_OK ||
+	    st_checkpoint_data(m->ck, (size_t)ib, &db, NULL) != ST_OK)
+		return 0;
+	return memcmp(da, db, (size_t)ta->n_elements * gpt2_dtype_size(ta->dtype)) == 0;
+}
+
+/*
+ * lm_head.weight of a tied model: it must be embed_tokens' bytes (and an
+ * FP8 one's scales embed_tokens' scales, which it then accounts for).
+ */
 static int check_alias(llama_model *m, long ai, const char *file, char *err, size_t errlen)
 {
 	if (ai < 0)
 		return 0;
-	const st_tensor *t = st_checkpoint_tensor(m->ck, (size_t)ai, NULL);
-	const void *data;
-	st_error e;
-	if (st_checkpoint_data(m->ck, (size_t)ai, &data, &e) != ST_OK)
-		return gpt2_err(err, errlen, "%s", e.message);
-	size_t bytes = (size_t)t->n_elements * gpt2_dtype_size(t->dtype);
-	if (t->dtype != m->embed.dt || memcmp(data, m->embed.w, bytes) != 0)
+	int same = same_tensor(m, "lm_head.weight", "model.embed_tokens.weight");
+	if (same && m->embed.lut) {
+		same = same_tensor(m, "lm_head.weight_scale_inv",
+		                   "model.embed_tokens.weight_scale_inv") ||
+		       same_tensor(m, "lm_head.weight_scale", "model.embed_tokens.weight_scale");
+		m->scales_used += same;
+	}
+	if (!same)
 		return gpt2_err(err, errlen,
 		                "%s: tensor 'lm_head.weight' differs "
 		                "from model.embed_tokens.weight, but "
@@ -295,11 +406,16 @@ int llama_model_load(llama_model **out, const char *dir, char *err, size_t errle
 	const char *file = st_checkpoint_index_path(m->ck) ? st_checkpoint_index_path(m->ck)
 	                                                   : st_checkpoint_path(m->ck);
 	long alias;
+	m->f8type = ST_DTYPE_F32;
+	if (st_config_read_block_size(cdir, &m->block_rows, &m->block_cols, NULL, &e) != ST_OK) {
+		gpt2_err(err, errlen, "%s", e.message);
+		goto fail;
+	}
 	if (inventory(m, file, err, errlen, &alias) || place_params(m, file, err, errlen))
 		goto fail;
 	if (m->config.arch.tied)
 		m->head = m->embed;
-	if (check_alias(m, alias, file, err, errlen))
+	if (check_alias(m, alias, file, err, errlen) || check_scales(m, file, err, errlen))
 		goto fail;
 	m->num_parameters = st_arch_count(&m->config.arch);
 	m->wdtype = common_dtype(m);

@@ -4,9 +4,10 @@
  * loops are gpt2's kernel table (kernels.h), the weights are read where
  * the checkpoint holds them, in F32, F16 or BF16, widened in registers.
  *
- * nn.Linear weights are [out, in]: decoding one token is a dot product
- * per output row (the kernels' dots, rows in blocks, one block a task);
- * a prompt of T > 1 tokens is a matmul: a panel of output rows is
+ * nn.Linear weights are [out, in]: decoding one token (or a few) is a dot
+ * product per output row (the kernels' dots, rows in blocks, one block a
+ * task, every token through a block while it is in cache); a prompt of
+ * GEMM_MIN_T tokens or more is a matmul: a panel of output rows is
  * transposed and widened into F32 (IN, panel) and the register-tiled
  * gemm runs every token through it, so each weight is read once per
  * prompt, not once per token. Every output element is reduced by one
@@ -20,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { DOT_ROWS = 64, ROWS_PER_TASK = 16 };
+enum { DOT_ROWS = 64, ROWS_PER_TASK = 16, GEMM_MIN_T = 16 };
 
 struct llama_cache {
 	int capacity, len;
@@ -56,16 +57,20 @@ static void dot_task(void *arg, int task, int thread)
 	const struct lin_ctx *c = arg;
 	int o0 = task * DOT_ROWS;
 	int n = c->OUT - o0 < DOT_ROWS ? c->OUT - o0 : DOT_ROWS;
-	if (c->w.lut) {
-		llama_fp8_dots(c->k, c->out + o0, c->inp, &c->w, c->IN, o0, n);
-	} else {
-		const char *w = (const char *)c->w.w +
-		                (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
-		c->k->dots(c->out + o0, c->inp, w, c->w.dt, c->IN, n);
+	const char *w =
+		(const char *)c->w.w + (size_t)o0 * (size_t)c->IN * gpt2_dtype_size(c->w.dt);
+	/* Every token through this block of rows while it is in cache. */
+	for (int t = 0; t < c->T; t++) {
+		float *out = c->out + (size_t)t * (size_t)c->OUT + o0;
+		const float *x = c->inp + (size_t)t * (size_t)c->IN;
+		if (c->w.lut)
+			llama_fp8_dots(c->k, out, x, &c->w, c->IN, o0, n);
+		else
+			c->k->dots(out, x, w, c->w.dt, c->IN, n);
+		if (c->bias)
+			for (int o = 0; o < n; o++)
+				out[o] += c->bias[o0 + o];
 	}
-	if (c->bias)
-		for (int o = 0; o < n; o++)
-			c->out[o0 + o] += c->bias[o0 + o];
 }
 
 /* Rows o0.. of W, transposed and widened, into panel (IN, P). */
@@ -105,7 +110,9 @@ static void linear(const llama_model *m, const llama_cache *c, float *out, const
 {
 	const gpt2_kernels *K = m->kernels;
 	struct lin_ctx ctx = {K, c, out, inp, w, bias, T, IN, OUT};
-	if (T == 1)
+	/* A few tokens: dot products (packing panels would cost more than
+	 * it saves); a prompt: the packed-panel matmul. */
+	if (T < GEMM_MIN_T)
 		gpt2_pool_run(m->pool, dot_task, &ctx, (OUT + DOT_ROWS - 1) / DOT_ROWS);
 	else
 		gpt2_pool_run(m->pool, gemm_task, &ctx, (OUT + K->panel - 1) / K->panel);

@@ -105,17 +105,47 @@ static void gemm_task(void *arg, int task, int thread)
 	           c->bias ? c->bias + o0 : NULL, c->T, c->IN, nc);
 }
 
+/* Products sharing one input, run as one batch of the pool (q, k and v;
+ * gate and up): fewer batches, so fewer waits for every thread. */
+struct lin_batch {
+	struct lin_ctx job[3];
+	int first[4]; /* task numbers where each job starts, then the end */
+	int n, gemm;
+};
+
+static void batch_task(void *arg, int task, int thread)
+{
+	struct lin_batch *b = arg;
+	int j = 0;
+	while (task >= b->first[j + 1])
+		j++;
+	(b->gemm ? gemm_task : dot_task)(&b->job[j], task - b->first[j], thread);
+}
+
+static void batch_add(struct lin_batch *b, const llama_model *m, const llama_cache *c, float *out,
+                      const float *inp, llama_mat w, const float *bias, int T, int IN, int OUT)
+{
+	const gpt2_kernels *K = m->kernels;
+	/* A few tokens: dot products (packing panels would cost more than
+	 * it saves); a prompt: the packed-panel matmul. */
+	b->gemm = T >= GEMM_MIN_T;
+	int per = b->gemm ? K->panel : DOT_ROWS;
+	b->job[b->n] = (struct lin_ctx){K, c, out, inp, w, bias, T, IN, OUT};
+	b->first[b->n + 1] = b->first[b->n] + (OUT + per - 1) / per;
+	b->n++;
+}
+
+static void batch_run(const llama_model *m, struct lin_batch *b)
+{
+	gpt2_pool_run(m->pool, batch_task, b, b->first[b->n]);
+}
+
 static void linear(const llama_model *m, const llama_cache *c, float *out, const float *inp,
                    llama_mat w, const float *bias, int T, int IN, int OUT)
 {
-	const gpt2_kernels *K = m->kernels;
-	struct lin_ctx ctx = {K, c, out, inp, w, bias, T, IN, OUT};
-	/* A few tokens: dot products (packing panels would cost more than
-	 * it saves); a prompt: the packed-panel matmul. */
-	if (T < GEMM_MIN_T)
-		gpt2_pool_run(m->pool, dot_task, &ctx, (OUT + DOT_ROWS - 1) / DOT_ROWS);
-	else
-		gpt2_pool_run(m->pool, gemm_task, &ctx, (OUT + K->panel - 1) / K->panel);
+	struct lin_batch b = {.n = 0};
+	batch_add(&b, m, c, out, inp, w, bias, T, IN, OUT);
+	batch_run(m, &b);
 }
 
 /* ---- row-wise layers ------------------------------------------------------ */
@@ -167,6 +197,10 @@ static void rows_task(void *arg, int task, int thread)
 
 static void rows_run(gpt2_pool *pool, struct rows_ctx c)
 {
+	if (c.T <= ROWS_PER_TASK) { /* one task: no batch to wait for */
+		rows_task(&c, 0, 0);
+		return;
+	}
 	gpt2_pool_run(pool, rows_task, &c, (c.T + ROWS_PER_TASK - 1) / ROWS_PER_TASK);
 }
 
@@ -356,9 +390,11 @@ static void attention_block(llama_model *m, llama_cache *c, int l, int T, int po
 	gpt2_pool *pool = m->pool;
 	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->in_norm, T, C, cfg->rms_eps});
 	TRACE("input_norm", l, c->xn, T, C, 0);
-	linear(m, c, c->q, c->xn, y->q, y->bq, T, C, Q);
-	linear(m, c, c->kk, c->xn, y->k, y->bk, T, C, KV);
-	linear(m, c, c->vv, c->xn, y->v, y->bv, T, C, KV);
+	struct lin_batch qkv = {.n = 0};
+	batch_add(&qkv, m, c, c->q, c->xn, y->q, y->bq, T, C, Q);
+	batch_add(&qkv, m, c, c->kk, c->xn, y->k, y->bk, T, C, KV);
+	batch_add(&qkv, m, c, c->vv, c->xn, y->v, y->bv, T, C, KV);
+	batch_run(m, &qkv);
 	TRACE("attn.q", l, c->q, T, Q, NH);
 	TRACE("attn.k", l, c->kk, T, KV, NKV);
 	TRACE("attn.v", l, c->vv, T, KV, NKV);
@@ -397,8 +433,10 @@ static void mlp_block(llama_model *m, llama_cache *c, int l, int T)
 	gpt2_pool *pool = m->pool;
 	rows_run(pool, (struct rows_ctx){ROW_NORM, c->xn, c->x, y->post_norm, T, C, cfg->rms_eps});
 	TRACE("post_norm", l, c->xn, T, C, 0);
-	linear(m, c, c->gate, c->xn, y->gate, y->bgate, T, C, I);
-	linear(m, c, c->up, c->xn, y->up, y->bup, T, C, I);
+	struct lin_batch gu = {.n = 0};
+	batch_add(&gu, m, c, c->gate, c->xn, y->gate, y->bgate, T, C, I);
+	batch_add(&gu, m, c, c->up, c->xn, y->up, y->bup, T, C, I);
+	batch_run(m, &gu);
 	TRACE("mlp.gate", l, c->gate, T, I, 0);
 	TRACE("mlp.up", l, c->up, T, I, 0);
 	rows_run(pool, (struct rows_ctx){ROW_SWIGLU, c->gate, c->up, NULL, T, I, 0});

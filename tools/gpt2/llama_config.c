@@ -17,7 +17,8 @@
 /* Bounds that keep the forward pass's int arithmetic far from overflow. */
 #define MAX_VOCAB (1 << 24)
 #define MAX_WIDTH (1 << 17)
-#define MAX_POSITIONS (1 << 24)
+/* With MAX_HEADS: positions x heads attention tasks stay in an int. */
+#define MAX_POSITIONS (1 << 20)
 #define MAX_HEADS 1024
 
 static const char *const TYPES[] = {"llama", "mistral", "qwen2", "qwen3"};
@@ -206,13 +207,14 @@ static int parse_numbers(llama_config *cfg, const json_node *root, const char *n
 	    get_positive(root, "rope_theta", 10000.0, &cfg->rope_theta, name, err, errlen) ||
 	    get_positive(root, "max_position_embeddings", 2048, &pos, name, err, errlen))
 		return -1;
-	if (eps > 1 || pos != floor(pos) || pos > MAX_POSITIONS)
+	if (eps > 1 || pos != floor(pos))
 		return gpt2_err(err, errlen,
 		                "%s: rms_norm_eps %g or "
 		                "max_position_embeddings %.17g out of range",
 		                name, eps, pos);
 	cfg->rms_eps = (float)eps;
-	cfg->max_seq_len = (int)pos;
+	/* A longer context than this runner holds: it runs the first 2^20. */
+	cfg->max_seq_len = pos > MAX_POSITIONS ? MAX_POSITIONS : (int)pos;
 	cfg->sliding_window = 0;
 	if (strcmp(cfg->model_type, "mistral") == 0) {
 		int rc = get_number(root, "sliding_window", 0, &window, name, err, errlen);
@@ -223,7 +225,7 @@ static int parse_numbers(llama_config *cfg, const json_node *root, const char *n
 			                "%s: \"sliding_window\" is %.17g, "
 			                "expected a positive integer or null",
 			                name, window);
-		if (rc == 0 && window < pos)
+		if (rc == 0 && window < cfg->max_seq_len)
 			cfg->sliding_window = (int)window;
 	}
 	const json_node *bos = json_get(root, "bos_token_id");

@@ -183,7 +183,9 @@ static int take_fp8(llama_model *m, const st_tensor *t, llama_mat *out, const ch
 	float *scale = keep(m, malloc((n ? n : 1) * sizeof(float)));
 	if (!scale)
 		return gpt2_err(err, errlen, "out of memory");
-	st_convert(ST_DTYPE_F32, scale, st->dtype, sdata, n, NULL);
+	if (st_convert(ST_DTYPE_F32, scale, st->dtype, sdata, n, NULL) != ST_OK)
+		return gpt2_err(err, errlen, "%s: tensor '%s': %s scales are not read", file, name,
+		                st_dtype_name(st->dtype));
 	out->lut = m->f8_lut;
 	out->scale = scale;
 	out->br = (int)(l.block_rows < l.rows ? l.block_rows : l.rows);

@@ -26,7 +26,9 @@ strun's C). The snapshots:
                 ref_f32.safetensors the one on the F32 values they were
                 rounded from: how far BF16 storage moves the logits.
   trace_ref.safetensors (in qwen3/): the reference trace of ids 5,17,42
-                (scripts/llama_trace_torch.py's names)
+                (scripts/llama_trace_torch.py's names); trace_interleaved
+                and trace_gqa_tile.safetensors: the same with a planted
+                mistake (--interleaved, --gqa-tile)
 
     python3 testdata/llama/make_fixtures.py   (rewrites the folders)
 
@@ -204,6 +206,16 @@ def main():
         ref.forward(cfg, t, [5, 17, 42], lambda n, x: records.append(
             (n, x.numpy().astype(np.float32))))
     ref.write_trace(os.path.join(d, "trace_ref.safetensors"), records)
+    # Two planted mistakes on the reference side, for stdiff --first to
+    # name: GGUF's interleaved rotary pairs, and kv heads tiled (h % NKV)
+    # instead of repeated (h // (NH / NKV)).
+    for plant, kw in (("interleaved", {"interleaved": True}),
+                      ("gqa_tile", {"gqa_tile": True})):
+        rec = [("ids", np.array([5, 17, 42], dtype=np.int64))]
+        with torch.no_grad():
+            ref.forward(cfg, t, [5, 17, 42], lambda n, x: rec.append(
+                (n, x.numpy().astype(np.float32))), **kw)
+        ref.write_trace(os.path.join(d, "trace_%s.safetensors" % plant), rec)
     write_snapshot("llama2_bf16", {
         "model_type": "llama", "architectures": ["LlamaForCausalLM"],
         "num_attention_heads": 4, "num_key_value_heads": 4,

@@ -95,6 +95,13 @@ run trap_llama3 1 "$S" --model-dir "$TMP/norope" --check "$D/llama3/ref.safetens
 run trace 0 "$S" --model-dir "$D/qwen3" --ids 5,17,42 --trace "$TMP/trace.st" -q
 run trace_first 0 "$BIN/stdiff" --first "$D/qwen3/trace_ref.safetensors" "$TMP/trace.st" &&
   expect_out trace_first 'no difference: 38 tensors'
+# Planted on the reference side, each trap is named at its first stage:
+# interleaved rotary pairs (GGUF's layout) at q_rope, GQA heads tiled
+# instead of repeated at attn.out.
+run trace_rope 1 "$BIN/stdiff" --first "$D/qwen3/trace_interleaved.safetensors" "$TMP/trace.st" &&
+  expect_out trace_rope 'differs: layers.0.attn.q_rope '
+run trace_gqa 1 "$BIN/stdiff" --first "$D/qwen3/trace_gqa_tile.safetensors" "$TMP/trace.st" &&
+  expect_out trace_gqa 'differs: layers.0.attn.out '
 # A wrong RMSNorm epsilon is named at the first stage it touches.
 run trace_eps 0 "$S" --model-dir "$TMP/eps" --ids 5,17,42 --trace "$TMP/trace_eps.st" -q
 run trace_mistral 0 "$S" --model-dir "$D/mistral" --ids 5,17,42 --trace "$TMP/trace_m.st" -q

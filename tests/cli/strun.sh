@@ -47,6 +47,17 @@ run bf16_vs_f32_atol 0 "$S" --model-dir "$D/llama2_bf16" --check "$D/llama2_bf16
 run bf16_held 0 "$S" --model-dir "$D/llama2_bf16" --ids 1 -n 1 --print-ids &&
   expect_err bf16_held 'parameters held as BF16'
 
+# F16 weights, read as F16: the same logits as the F32 path on their values
+# (stconvert --to f16, then back to f32: exact), prompt and one token.
+run f16 0 "$BIN/stconvert" "$D/qwen2" "$TMP/f16" --to f16 -q
+run f16_32 0 "$BIN/stconvert" "$TMP/f16" "$TMP/f16_32" --to f32 -q
+run f16_held 0 "$S" --model-dir "$TMP/f16" --ids 1 -n 1 --print-ids &&
+  expect_err f16_held 'parameters held as F16'
+for ids in 1,5,17,42,99,200,255 42; do
+  run f16_lo 0 "$S" --model-dir "$TMP/f16_32" --ids $ids --logits-out "$TMP/f16_32.st" -q
+  run f16_chk 0 "$S" --model-dir "$TMP/f16" --ids $ids --check "$TMP/f16_32.st" -q
+done
+
 # ---- scaled FP8 (stconvert --to f8_e4m3), decoded inside the products ----------
 # Reference: libst's dequantization of the same file (stconvert --to f32)
 # through the F32 path. A prompt (the packed-panel matmul) and one token

@@ -30,6 +30,14 @@ strun's C). The snapshots:
                 and trace_gqa_tile.safetensors: the same with a planted
                 mistake (--interleaved, --gqa-tile)
 
+  llama_cpp_greedy.txt (in qwen2/ and qwen3/): llama.cpp's greedy ids,
+                32 per prompt for 5 prompts, on the same weights:
+                  python3 testdata/llama/gguf_qwen.py testdata/llama/qwen3 q3.gguf
+                  node testdata/llama/llama_cpp_greedy.mjs NODE_MODULES q3.gguf \
+                      > testdata/llama/qwen3/llama_cpp_greedy.txt
+                (node-llama-cpp 3.21.1, e.g. /work/ref/node_modules; this
+                script keeps the files, as it rewrites the others)
+
     python3 testdata/llama/make_fixtures.py   (rewrites the folders)
 
 Deterministic: numpy's default_rng(seed) per snapshot.
@@ -122,7 +130,8 @@ def write_snapshot(name, cfg, seed, shards=1, bf16=False, head_copy=False):
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        os.remove(os.path.join(d, f))
+        if f != "llama_cpp_greedy.txt":
+            os.remove(os.path.join(d, f))
     rng = np.random.default_rng(seed)
     base = {"vocab_size": V, "hidden_size": C, "num_hidden_layers": L,
             "intermediate_size": I, "hidden_act": "silu",

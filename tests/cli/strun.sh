@@ -44,6 +44,18 @@ done
 # (14,24,243,243,222,176,58,137: qwen3/ref.safetensors' greedy ids.)
 run gen_qwen3 0 "$S" --model-dir "$D/qwen3" --ids 1,5,17,42,99,200,255 --greedy -n 8 --ignore-eos --print-ids -q &&
   expect_out gen_qwen3 '^14,24,243,243,222,176,58,137$'
+# llama.cpp's greedy ids on the same weights (testdata/llama/gguf_qwen.py's
+# F32 GGUF, llama_cpp_greedy.mjs): 5 prompts x 32 tokens each.
+for m in qwen3 qwen2; do
+  n=0
+  while read -r p want; do
+    n=$((n + 1))
+    run "cpp_${m}_$n" 0 "$S" --model-dir "$D/$m" --ids "$p" --greedy -n 32 --ignore-eos --print-ids -q &&
+      { [ "$(cat "$TMP/cpp_${m}_$n.out")" = "$want" ] && ok ||
+        fail "$m prompt $p: strun's greedy ids are not llama.cpp's"; }
+  done < "$D/$m/llama_cpp_greedy.txt"
+  [ "$n" = 5 ] && ok || fail "$m: $n llama.cpp prompts, expected 5"
+done
 # BF16: the reference computed on the BF16 values agrees to 1e-4; the one on
 # the F32 values they were rounded from moves by about 0.1 (BF16 keeps 8
 # bits of mantissa: 2^-9 relative per weight, logits of magnitude ~10).

@@ -4,6 +4,7 @@
 // prebuilt CPU build of llama.cpp. Not a test; never run by ctest.
 //
 // Usage: node bench/llama_bench.mjs NODE_MODULES_DIR MODEL.gguf LABEL [RUNS] [THREADS]
+//   (env BENCH_VOCAB, BENCH_PROMPT: another vocabulary size, prompt length)
 // Prints "llama LABEL what median min max" lines, as bench_gpt2 --raw does.
 // node-llama-cpp is installed outside the repository, e.g.
 //   mkdir -p /tmp/llama && cd /tmp/llama && npm i -E node-llama-cpp@3.21.1
@@ -21,7 +22,10 @@ const model = await llama.loadModel({ modelPath, gpuLayers: 0 });
 const context = await model.createContext({ contextSize: 1024, batchSize: 1024,
 	threads: { ideal: threads, min: threads }, flashAttention: false });
 const seq = context.getSequence();
-const V = 50257; // GPT-2
+// GPT-2's vocabulary and prompt unless BENCH_VOCAB / BENCH_PROMPT say
+// (bench_strun.sh: a Qwen2-shaped model, a 512-token prompt).
+const V = Number(process.env.BENCH_VOCAB || 50257);
+const P = Number(process.env.BENCH_PROMPT || 864);
 const ids = (n) => Array.from({ length: n }, (_, t) => (1000 + 7919 * t) % V);
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
@@ -53,15 +57,15 @@ function stat(v) {
 }
 
 await decode(8, 4);
-await prompt(864);
+await prompt(P);
 const a = [], b = [], p = [];
 for (let r = 0; r < runs; r++) {
 	a.push(await decode(8, 32));
 	b.push(await decode(896, 32));
-	p.push(await prompt(864));
+	p.push(await prompt(P));
 }
 console.log(`llama ${label} decode8 ${stat(a)}`);
 console.log(`llama ${label} decode900 ${stat(b)}`);
-console.log(`llama ${label} prompt864 ${stat(p)}`);
+console.log(`llama ${label} prompt${P} ${stat(p)}`);
 await context.dispose();
 await model.dispose();

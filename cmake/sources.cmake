@@ -107,8 +107,14 @@ set(ST_GPT2_SOURCES
   tools/gpt2/kernels.c
   tools/gpt2/kernels_avx2.c
   tools/gpt2/kernels_avx512.c
+  tools/gpt2/llama_config.c
+  tools/gpt2/llama_forward.c
+  tools/gpt2/llama_fp8.c
+  tools/gpt2/llama_load.c
+  tools/gpt2/llama_trace.c
   tools/gpt2/llmc.c
   tools/gpt2/load.c
+  tools/gpt2/model.c
   tools/gpt2/pool.c
   tools/gpt2/tokenizer.c
   tools/gpt2/tokenizer_load.c

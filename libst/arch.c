@@ -75,8 +75,10 @@ static const char *const GPT2_ARCHS[] = {"GPT2LMHeadModel", "GPT2Model",
                                          NULL};
 static const char *const LLAMA_ARCHS[] = {"LlamaForCausalLM",
                                           "Qwen2ForCausalLM",
-                                          "MistralForCausalLM", NULL};
-static const char *const LLAMA_TYPES[] = {"llama", "qwen2", "mistral", NULL};
+                                          "MistralForCausalLM",
+                                          "Qwen3ForCausalLM", NULL};
+static const char *const LLAMA_TYPES[] = {"llama", "qwen2", "mistral",
+                                          "qwen3", NULL};
 
 static int in_list(const char *s, const char *const *list)
 {
@@ -116,7 +118,7 @@ static int parse_gpt2(st_arch_config *c, const json *root, const char *name,
 }
 
 static int parse_llama(st_arch_config *c, const json *root, int qwen2,
-                       const char *name, st_error *err)
+                       int qwen3, const char *name, st_error *err)
 {
 	if (need_size(root, "vocab_size", MAX_SIZE, &c->vocab, name, err) ||
 	    need_size(root, "hidden_size", MAX_SIZE, &c->hidden, name, err) ||
@@ -130,10 +132,13 @@ static int parse_llama(st_arch_config *c, const json *root, int qwen2,
 	if (get_size(root, "num_key_value_heads", c->heads, MAX_SIZE,
 	             &c->kv_heads, name, err) < 0)
 		return ST_EFORMAT;
-	int rc = get_size(root, "head_dim", 0, MAX_SIZE, &c->head_dim, name, err);
+	/* Qwen3Config's head_dim defaults to 128, the others' to
+	 * hidden_size / num_attention_heads. */
+	int rc = get_size(root, "head_dim", 128, MAX_SIZE, &c->head_dim, name,
+	                  err);
 	if (rc < 0)
 		return rc;
-	if (rc == 1) {
+	if (rc == 1 && !qwen3) {
 		if (c->hidden % c->heads)
 			return st__error(err, ST_EFORMAT, "%s: hidden_size %llu is not "
 			                 "a multiple of num_attention_heads %llu", name,
@@ -154,9 +159,12 @@ static int parse_llama(st_arch_config *c, const json *root, int qwen2,
 	    get_bool(root, "attention_bias", 0, &attn_bias, name, err) ||
 	    get_bool(root, "mlp_bias", 0, &mlp_bias, name, err))
 		return ST_EFORMAT;
+	/* Qwen2: q/k/v biases always, none elsewhere; Qwen3: attention_bias
+	 * on all four projections, per-head q/k RMSNorms, no MLP bias. */
 	c->qkv_bias = qwen2 || attn_bias;
 	c->o_bias = !qwen2 && attn_bias;
-	c->mlp_bias = !qwen2 && mlp_bias;
+	c->mlp_bias = !qwen2 && !qwen3 && mlp_bias;
+	c->qk_norm = qwen3;
 	return ST_OK;
 }
 
@@ -185,8 +193,10 @@ int st_arch_config_parse(st_arch_config *cfg, const char *text, size_t len,
 	           (!arch && type && in_list(type, LLAMA_TYPES))) {
 		int qwen2 = arch ? strcmp(arch, "Qwen2ForCausalLM") == 0
 		                 : strcmp(type, "qwen2") == 0;
+		int qwen3 = arch ? strcmp(arch, "Qwen3ForCausalLM") == 0
+		                 : strcmp(type, "qwen3") == 0;
 		cfg->family = ST_ARCH_LLAMA;
-		rc = parse_llama(cfg, root, qwen2, name, err);
+		rc = parse_llama(cfg, root, qwen2, qwen3, name, err);
 	} else {
 		rc = st__error(err, ST_EUNSUPPORTED, "%s: architecture %s is not "
 		               "one libst knows", name, cfg->arch);
@@ -292,6 +302,12 @@ static void llama_params(const st_arch_config *c, struct plist *l)
 		add(l, 2, H, Q, "%s.%llu.self_attn.o_proj.weight", p, n);
 		if (c->o_bias)
 			add(l, 1, H, 0, "%s.%llu.self_attn.o_proj.bias", p, n);
+		if (c->qk_norm) {
+			add(l, 1, c->head_dim, 0, "%s.%llu.self_attn.q_norm.weight",
+			    p, n);
+			add(l, 1, c->head_dim, 0, "%s.%llu.self_attn.k_norm.weight",
+			    p, n);
+		}
 		add(l, 1, H, 0, "%s.%llu.post_attention_layernorm.weight", p, n);
 		add(l, 2, I, H, "%s.%llu.mlp.gate_proj.weight", p, n);
 		if (c->mlp_bias)

@@ -20,7 +20,7 @@ list() { # VAR DIR PATTERN
   list ST_FE_SOURCES tools/fe '*.c'
   list ST_COMMON_SOURCES tools/common '*.c'
   list ST_GPT2_SOURCES tools/gpt2 '*.c'
-  for t in stinfo stconvert stdiff gpt2export gpt2run; do
+  for t in stinfo stconvert stdiff gpt2export gpt2run strun; do
     [ -d tools/$t ] && list "ST_TOOL_SOURCES_$t" tools/$t '*.c'
   done
 } > cmake/sources.cmake

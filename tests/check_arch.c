@@ -92,6 +92,36 @@ START_TEST(qwen2_tied_bias_count)
 }
 END_TEST
 
+START_TEST(qwen3_qk_norm_count)
+{
+	/*
+	 * Qwen/Qwen3-0.6B: explicit head_dim 128 (16 x 128 = 2048 != 1024),
+	 * per-head q_norm/k_norm, tied head: 596,049,920 parameters (the
+	 * model card's "0.44B non-embedding" is 440,467,456).
+	 */
+	st_arch_config c;
+	char err[256];
+	ck_assert_int_eq(parse(&c, "{\"architectures\": [\"Qwen3ForCausalLM\"], "
+	                           "\"hidden_size\": 1024, \"intermediate_size\": "
+	                           "3072, \"num_attention_heads\": 16, "
+	                           "\"num_hidden_layers\": 28, \"head_dim\": 128, "
+	                           "\"num_key_value_heads\": 8, \"vocab_size\": "
+	                           "151936, \"tie_word_embeddings\": true}", err), 0);
+	ck_assert_int_eq(c.qk_norm, 1);
+	ck_assert_int_eq(c.qkv_bias, 0);
+	ck_assert_int_eq(c.mlp_bias, 0);
+	ck_assert_uint_eq(st_arch_count(&c), 596049920u);
+	ck_assert_uint_eq(st_arch_count(&c) - 151936u * 1024u, 440467456u);
+	/* Without head_dim, Qwen3Config's default 128 applies. */
+	ck_assert_int_eq(parse(&c, "{\"model_type\": \"qwen3\", "
+	                           "\"hidden_size\": 64, \"intermediate_size\": "
+	                           "128, \"num_attention_heads\": 4, "
+	                           "\"num_hidden_layers\": 1, \"vocab_size\": 10}",
+	                           err), 0);
+	ck_assert_int_eq(c.head_dim, 128);
+}
+END_TEST
+
 START_TEST(unknown_architecture)
 {
 	st_arch_config c;
@@ -603,6 +633,7 @@ int main(void)
 	tcase_add_test(tc, llama2_7b_count);
 	tcase_add_test(tc, mistral_7b_gqa_count);
 	tcase_add_test(tc, qwen2_tied_bias_count);
+	tcase_add_test(tc, qwen3_qk_norm_count);
 	tcase_add_test(tc, unknown_architecture);
 	tcase_add_test(tc, bad_configs);
 	tcase_add_test(tc, expected_lists_gpt2_in_model_order);

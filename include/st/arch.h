@@ -7,10 +7,11 @@
  * does not carry, kept apart from the format code as llama.cpp keeps its
  * architecture tables outside ggml. Known architectures: GPT-2
  * (model_type "gpt2", or GPT2LMHeadModel / GPT2Model) and the Llama
- * family (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM, or their
- * model_type): embeddings, per layer q/k/v/o projections with
- * grouped-query head counts, gate/up/down, the RMSNorms, a tied or untied
- * head, and Qwen2's q/k/v biases. The tables are written from
+ * family (LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM,
+ * Qwen3ForCausalLM, or their model_type): embeddings, per layer q/k/v/o
+ * projections with grouped-query head counts, gate/up/down, the RMSNorms,
+ * a tied or untied head, Qwen2's q/k/v biases and Qwen3's per-head
+ * q_norm/k_norm. The tables are written from
  * transformers' modeling_gpt2.py (Conv1D weights stored [in, out]; the
  * causal-mask buffers attn.bias and attn.masked_bias that old versions
  * saved) and modeling_llama.py / modeling_qwen2.py / modeling_mistral.py
@@ -69,6 +70,8 @@ typedef struct st_arch_config {
 	int qkv_bias;           /* q/k/v carry biases (Qwen2; Llama's attention_bias) */
 	int o_bias;             /* o_proj carries a bias (Llama's attention_bias) */
 	int mlp_bias;           /* gate/up/down carry biases (Llama's mlp_bias) */
+	int qk_norm;            /* per-head q_norm/k_norm RMSNorm weights
+	                         * [head_dim], listed after o_proj (Qwen3) */
 } st_arch_config;
 
 /*

@@ -18,7 +18,9 @@
  *                   the same bytes in whole characters.
  *   fuzz_config     config.json text (and generation_config.json): what
  *                   parses passes gpt2_config_check, survives the config
- *                   and llm.c header writers, and small models allocate.
+ *                   and llm.c header writers, and small models allocate;
+ *                   the same text through llama_config_parse: what parses
+ *                   has usable sizes and finite rotary frequencies.
  *   fuzz_llmc       an llm.c checkpoint, whole or built around fuzzed sizes:
  *                   what opens has the size its header implies, reads back
  *                   slot by slot, loads as a model, and goes through
@@ -35,6 +37,7 @@
  */
 #include "gpt2/export.h"
 #include "gpt2/gpt2.h"
+#include "gpt2/llama.h"
 #include "gpt2/llmc.h"
 #include "gpt2/tokenizer.h"
 #include "fuzz.h"
@@ -452,6 +455,32 @@ static void fz_config_ok(const gpt2_config *cfg)
 	}
 }
 
+/* The Llama family's parser on the same text (tools/gpt2/llama_config.c). */
+static void fz_llama_config(const char *text, size_t len)
+{
+	llama_config lc;
+	char err[1024];
+	err[0] = 0;
+	int rc = llama_config_parse(&lc, text, len, "config.json", err,
+	                            sizeof err);
+	if (rc != 0) {
+		CHECK(rc == -1);
+		CHECK_MESSAGE(err);
+		return;
+	}
+	CHECK(lc.vocab_size >= 1 && lc.hidden >= 1 && lc.layers >= 1 &&
+	      lc.intermediate >= 1 && lc.heads >= 1 && lc.kv_heads >= 1 &&
+	      lc.heads % lc.kv_heads == 0 && lc.head_dim >= 2 &&
+	      lc.head_dim % 2 == 0 && lc.max_seq_len >= 1 && lc.rms_eps > 0 &&
+	      lc.sliding_window >= 0 && lc.n_eos <= GPT2_MAX_EOS);
+	float *f = malloc((size_t)lc.head_dim / 2 * sizeof *f);
+	CHECK(f != NULL);
+	llama_rope_inv_freq(&lc, f);
+	for (int i = 0; i < lc.head_dim / 2; i++)
+		CHECK(!isnan(f[i]) && f[i] >= 0);
+	free(f);
+}
+
 /*
  * Input: config.json text; a NUL byte, if any, ends it and the rest is a
  * generation_config.json beside it (read through gpt2_config_load).
@@ -472,6 +501,7 @@ static void fuzz_config(const unsigned char *data, size_t size)
 	} else {
 		fz_config_ok(&cfg);
 	}
+	fz_llama_config(text, len);
 	if (!nul)
 		return;
 	char p[512];

@@ -431,3 +431,23 @@ int gpt2_config_dir(const char *path, char *dir, size_t size, char *err,
 		snprintf(dir, size, ".");
 	return 0;
 }
+
+/* ---- for the Llama family's config (llama_config.c) ---------------------- */
+
+json_node *gpt2_json_object(const char *json, size_t len, const char *name,
+                            char *err, size_t errlen)
+{
+	return parse_json(json, len, name, err, errlen);
+}
+
+int gpt2_json_eos(const json_node *v, gpt2_config *cfg, const char *name,
+                  char *err, size_t errlen)
+{
+	return json_eos(v, cfg, name, err, errlen);
+}
+
+int gpt2_read_config_file(const char *path, char **buf, size_t *len,
+                          int optional, char *err, size_t errlen)
+{
+	return read_small_file(path, buf, len, optional, err, errlen);
+}

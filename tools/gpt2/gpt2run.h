@@ -15,6 +15,7 @@
 #include <st.h>
 
 #include "gpt2/gpt2.h"
+#include "gpt2/model.h"
 #include "gpt2/tokenizer.h"
 
 /* gpt2run's command line. */
@@ -36,6 +37,10 @@ struct gpt2run_options {
  * print and exit 0, a usage error exits 2 (gpt2run_options.c).
  */
 void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o);
+/* The same for another runner (strun): intro, the lines of --help after
+ * "Usage: PROG --model-dir DIR [OPTION]...", says what it runs. */
+void gpt2run_parse_options_as(int argc, char **argv,
+                              struct gpt2run_options *o, const char *intro);
 
 /* ---- the prompt (gpt2run_prompt.c) --------------------------------------- */
 
@@ -72,6 +77,10 @@ int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path,
  */
 int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
                          const int32_t *want, size_t n, const char *path);
+/* The same on any model of the model layer (strun). */
+int gpt2run_check_greedy_model(model *m, const float *last,
+                               const int32_t *want, size_t n,
+                               const char *path);
 /* --logits-out: the logits (T x V) as one F32 tensor 'logits'; exit 2. */
 void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
 
@@ -86,5 +95,9 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
 void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
                       const int32_t *prompt, size_t T,
                       const struct gpt2run_options *o);
+/* The same on any model of the model layer (strun). */
+void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
+                            const int32_t *prompt, size_t T,
+                            const struct gpt2run_options *o);
 
 #endif

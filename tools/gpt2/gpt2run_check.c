@@ -151,7 +151,16 @@ int32_t *gpt2run_ref_greedy(st_checkpoint *ref, const char *path, size_t *n)
 int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
                          const int32_t *want, size_t n, const char *path)
 {
-	int V = m->config.vocab_size;
+	model rm;
+	model_wrap_gpt2(&rm, m, cache);
+	return gpt2run_check_greedy_model(&rm, last, want, n, path);
+}
+
+int gpt2run_check_greedy_model(model *m, const float *last,
+                               const int32_t *want, size_t n,
+                               const char *path)
+{
+	int V = m->vocab_size;
 	float *logits = cli_xmalloc((size_t)V * sizeof(float));
 	memcpy(logits, last, (size_t)V * sizeof(float));
 	char err[1024];
@@ -164,7 +173,7 @@ int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
 			return CLI_NO;
 		}
 		if (k + 1 < n &&
-		    gpt2_forward(m, cache, &next, 1, logits, 0, err, sizeof err))
+		    model_forward(m, &next, 1, logits, 0, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
 	}
 	printf("greedy: %zu ids match %s: OK\n", n, path);

@@ -43,15 +43,6 @@ static void emit(struct output *out, int32_t id)
 	free(buf);
 }
 
-/* Whether id is one of the config's end-of-text ids. */
-static int is_eos(const gpt2_config *cfg, int32_t id)
-{
-	for (int i = 0; i < cfg->n_eos; i++)
-		if (cfg->eos[i] == id)
-			return 1;
-	return 0;
-}
-
 /*
  * Whether stdout and stderr are one file (2>&1): then the timings on
  * stderr must start on a line of their own after the text.
@@ -67,8 +58,16 @@ void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
                       const int32_t *prompt, size_t T,
                       const struct gpt2run_options *o)
 {
-	const gpt2_config *cfg = &m->config;
-	int V = cfg->vocab_size;
+	model rm;
+	model_wrap_gpt2(&rm, m, cache);
+	gpt2run_generate_model(&rm, tok, prompt, T, o);
+}
+
+void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
+                            const int32_t *prompt, size_t T,
+                            const struct gpt2run_options *o)
+{
+	int V = m->vocab_size;
 	char err[1024];
 	gpt2_sampler s;
 	float temp = o->greedy ? 0.0f : (float)o->temperature;
@@ -79,7 +78,7 @@ void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
 	struct output out = {.print_ids = o->print_ids, .tok = tok};
 	float *logits = cli_xmalloc((size_t)V * sizeof(float));
 	double t0 = cli_now();
-	if (gpt2_forward(m, cache, prompt, (int)T, logits, 0, err, sizeof err))
+	if (model_forward(m, prompt, (int)T, logits, 0, err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	double t_prompt = cli_now() - t0;
 	t0 = cli_now();
@@ -88,7 +87,7 @@ void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
 	while (n_gen < o->new_tokens) {
 		int32_t next = gpt2_sample(&s, logits);
 		n_gen++;
-		if (!o->ignore_eos && is_eos(cfg, next)) {
+		if (!o->ignore_eos && model_is_eos(m, next)) {
 			if (o->print_ids)
 				emit(&out, next);
 			stop = "end-of-text";
@@ -97,14 +96,14 @@ void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
 		emit(&out, next);
 		if (n_gen == o->new_tokens)
 			break;
-		if (gpt2_cache_len(cache) == cfg->max_seq_len) {
+		if (model_cache_len(m) == m->max_seq_len) {
 			fflush(stdout);
 			cli_warn("stopped at the context limit: %d tokens "
-			         "(n_positions) after %llu new tokens",
-			         cfg->max_seq_len, (unsigned long long)n_gen);
+			         "(%s) after %llu new tokens", m->max_seq_len,
+			         m->ctx_key, (unsigned long long)n_gen);
 			break;
 		}
-		if (gpt2_forward(m, cache, &next, 1, logits, 0, err, sizeof err))
+		if (model_forward(m, &next, 1, logits, 0, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
 	}
 	double t_gen = cli_now() - t0;

@@ -10,17 +10,19 @@
 
 #include "fe/cli.h"
 
-static void usage(void)
-{
-	printf(
-"Usage: gpt2run --model-dir DIR [OPTION]...\n"
+static const char GPT2RUN_INTRO[] =
 "Run GPT-2 from a Hugging Face snapshot on the CPU: generate text, or dump\n"
 "or check the logits of a prompt.\n"
 "\n"
 "DIR holds config.json and the weights (model.safetensors, a shard index,\n"
 "one *.safetensors file, or pytorch_model.bin read without running its\n"
-"pickle), F32, F16 or BF16, and normally the tokenizer files.\n"
-"\n"
+"pickle), F32, F16 or BF16, and normally the tokenizer files.\n";
+
+static void usage(const char *intro)
+{
+	printf("Usage: %s --model-dir DIR [OPTION]...\n%s\n", cli_progname(),
+	       intro);
+	printf(
 "Prompt (default: the end-of-text token alone):\n"
 "  -p, --prompt TEXT       the prompt as text\n"
 "  -f, --prompt-file FILE  read the prompt from FILE ('-' for stdin), byte for\n"
@@ -80,6 +82,12 @@ static void usage(void)
 }
 
 void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o)
+{
+	gpt2run_parse_options_as(argc, argv, o, GPT2RUN_INTRO);
+}
+
+void gpt2run_parse_options_as(int argc, char **argv,
+                              struct gpt2run_options *o, const char *intro)
 {
 	enum { OPT_TOKENIZE = 256, OPT_TOKENIZER, OPT_GREEDY, OPT_TOP_P,
 	       OPT_IGNORE_EOS, OPT_PRINT_IDS, OPT_LOGITS_OUT, OPT_CHECK,
@@ -172,7 +180,7 @@ void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o)
 			break;
 		case 'j': o->threads = cli_opt_threads(optarg, 1024); break;
 		case 'q': o->quiet = 1; break;
-		case 'h': usage(); exit(cli_exit(CLI_OK));
+		case 'h': usage(intro); exit(cli_exit(CLI_OK));
 		case 'V': cli_version();
 		}
 	}

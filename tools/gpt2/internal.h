@@ -62,4 +62,22 @@ static inline size_t gpt2_dtype_size(st_dtype t)
  */
 uint64_t gpt2_splitmix64(uint64_t *x);
 
+/*
+ * config.c's readers, shared with llama_config.c. gpt2_json_object: the
+ * JSON object of a config file, refused (NULL, one line in err) when it
+ * is malformed, holds a NUL, a duplicate key or trailing data.
+ * gpt2_json_eos: eos_token_id (an integer, a list or null) into cfg's
+ * eos and n_eos. gpt2_read_config_file: a config file's text (malloc'd);
+ * 0, 1 when absent and optional, or -1.
+ */
+struct json_node;
+struct gpt2_config;
+struct json_node *gpt2_json_object(const char *json, size_t len,
+                                   const char *name, char *err,
+                                   size_t errlen);
+int gpt2_json_eos(const struct json_node *v, struct gpt2_config *cfg,
+                  const char *name, char *err, size_t errlen);
+int gpt2_read_config_file(const char *path, char **buf, size_t *len,
+                          int optional, char *err, size_t errlen);
+
 #endif

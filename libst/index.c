@@ -598,8 +598,8 @@ static void warn_leftovers(const char *path, st_problem_fn fn, void *ctx)
 		if (!st__temp_is_stale(e->d_name))
 			continue;
 		char msg[1024];
-		snprintf(msg, sizeof msg, "%.480s/%.400s: left by a writer that is "
-		         "gone; not part of the snapshot", path, e->d_name);
+		snprintf(msg, sizeof msg, "%.480s/%.400s: " ST__LEFTOVER_MSG, path,
+		         e->d_name);
 		fn(ctx, ST_PROBLEM_WARNING, msg);
 	}
 	closedir(d);

@@ -185,6 +185,8 @@ void st__index_free(struct st__index *ix);
  * bytes of fd at off (0, 0: the whole file), without waiting.
  */
 #define ST__TEMP_TAG ".tmp-"
+/* What st_check_path and st_verify_path say of such a leftover. */
+#define ST__LEFTOVER_MSG "left by a writer that is gone; not part of the snapshot"
 int st__write_all(int fd, const void *data, size_t n);
 int st__fsync_retry(int fd);
 int st__temp_name(const char *path, char **out, int attempt);

@@ -97,6 +97,14 @@ void st__verify_problem(st_verify *v, int kind, const char *path,
 	free(p);
 }
 
+int st__verify_leftover(st_verify *v, const char *full, const char *name)
+{
+	if (!st__temp_is_stale(name))
+		return 0;
+	st__verify_problem(v, ST_VERIFY_LEFTOVER, full, ST__LEFTOVER_MSG);
+	return 1;
+}
+
 /* ---- plain folders and files ---------------------------------------------- */
 
 struct sum {
@@ -285,6 +293,10 @@ static void walk_folder(struct folder *fo, const char *sub, int depth)
 			fo->v->oom = 1;
 		} else if (!*sub && !strcmp(names[i], "SHA256SUMS")) {
 			/* the sidecar itself */
+		} else if (st__verify_leftover(fo->v, full, names[i])) {
+			struct sum *sum = sidecar_find(&fo->sc, rel);
+			if (sum)
+				sum->seen = 1; /* its problem is the leftover's */
 		} else if (lstat(full, &sb) < 0) {
 			st__verify_problem(fo->v, ST_VERIFY_UNREADABLE, full, "cannot read: %s",
 			                   strerror(errno));
@@ -608,7 +620,7 @@ const char *st_verify_kind_name(int kind)
 		"?", "corrupt", "truncated", "dangling-link", "absolute-link",
 		"escaping-link", "replaced-link", "incomplete", "missing-snapshot",
 		"missing-file", "not-regular", "unreadable", "bad-name",
-		"bad-listing", "invalid", "unchecked", "read-error",
+		"bad-listing", "invalid", "unchecked", "read-error", "leftover",
 	};
 	if (kind < 1 || kind >= (int)(sizeof names / sizeof *names))
 		return "?";

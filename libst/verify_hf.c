@@ -148,6 +148,8 @@ static void walk_snapshot(struct repo *r, struct snapshot *s, const char *sub,
 		struct entry *e = NULL;
 		if (!rel || !full) {
 			r->v->oom = 1;
+		} else if (st__verify_leftover(r->v, full, names[i])) {
+			/* not part of the snapshot: no entry */
 		} else if (lstat(full, &sb) < 0) {
 			st__verify_problem(r->v, ST_VERIFY_UNREADABLE, full, "cannot read: %s",
 			                   strerror(errno));
@@ -523,7 +525,9 @@ void st__verify_plan_repo(st_verify *v, struct plan *pl, const char *dir,
 	for (size_t i = 0; i < n; i++) {
 		char *full = st__verify_join(sdir, names[i]);
 		struct stat sb;
-		if (full && lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (full && !only_commit && st__verify_leftover(v, full, names[i])) {
+			/* a snapshot writer's temporary folder: not a revision */
+		} else if (full && lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 			struct snapshot *s = &r.s[r.n_s++];
 			s->commit = strdup(names[i]);
 			if (!s->commit) {

@@ -57,6 +57,13 @@ char *st__verify_fmt(const char *f, ...) ST_PRINTF(1, 2);
 void st__verify_problem(st_verify *v, int kind, const char *path,
                         const char *f, ...) ST_PRINTF(4, 5);
 
+/*
+ * When name (an entry of a folder walked, at full) is a leftover of a
+ * writer that is gone (st__temp_is_stale): one ST_VERIFY_LEFTOVER problem
+ * about full, and 1: it is then neither read nor walked. Else 0.
+ */
+int st__verify_leftover(st_verify *v, const char *full, const char *name);
+
 /* ---- paths (verify_fs.c) ------------------------------------------------------ */
 
 /* a + "/" + b, or the one that is not empty; malloc'd, NULL if out of memory. */

@@ -477,18 +477,6 @@ END_TEST
 
 /* A child that starts a snapshot and an atomic file of out, then dies by
  * SIGKILL before it can clean up. Returns its pid. */
-/* The pid of a process that has exited and been reaped: gone. */
-static pid_t gone_pid(void)
-{
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		_exit(0);
-	int status;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return pid;
-}
-
 /* Leftovers of a killed writer in IN are not copied, with a note; a live
  * writer's temporary is not a leftover. */
 START_TEST(test_copy_dir_skips_leftovers_of_a_gone_writer)

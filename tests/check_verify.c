@@ -4,7 +4,8 @@
  * are testdata/verify/cases/, made with hashlib by gen_verify.py (read
  * here, never written); tests/cli/verify.sh checks every message's wording
  * against that script's goldens. The "hostile" case builds its small trees
- * in a temporary folder (doc/safety.md, "OK means something was checked").
+ * in a temporary folder (doc/safety.md, "OK means something was checked",
+ * and a dead writer's leftovers).
  */
 #include <st.h>
 
@@ -12,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define TMPDIR_NAME "st-check-verify"
 #include "tmpdir.h"
@@ -286,6 +290,86 @@ START_TEST(sidecar_reads_sha256sums_escaped_names)
 }
 END_TEST
 
+/* SHA-256 of "abc" (FIPS 180-2, appendix B.1). */
+#define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+
+/*
+ * A dead writer's temporaries (st/atomic.h's names) are one leftover each,
+ * with --check's wording, and are neither read nor walked into, so no
+ * "not listed in SHA256SUMS" for them; a live writer's is an ordinary file.
+ */
+START_TEST(leftovers_of_a_gone_writer_are_reported_not_read)
+{
+	char name[200], want[1024];
+	long dead = (long)gone_pid();
+	write_text(path_in("notes.txt"), "abc");
+	write_text(path_in("SHA256SUMS"), SHA_ABC "  notes.txt\n");
+	snprintf(name, sizeof name, ".model.safetensors.tmp-%ld-AbC123", dead);
+	write_text(path_in(name), "half");
+	snprintf(name, sizeof name, ".sub.tmp-%ld-XyZ789", dead);
+	ck_assert_int_eq(mkdir(path_in(name), 0700), 0);
+	snprintf(name, sizeof name, ".sub.tmp-%ld-XyZ789/config.json", dead);
+	write_text(path_in(name), "{}");
+	st_verify *v = verify_tmp();
+	ck_assert_msg(st_verify_n_problems(v) == 2, "%s", all_problems(v));
+	snprintf(want, sizeof want, "%s/.model.safetensors.tmp-%ld-AbC123: left by a "
+	         "writer that is gone; not part of the snapshot", tmp, dead);
+	ck_assert_int_eq(st_verify_problem_at(v, 0)->kind, ST_VERIFY_LEFTOVER);
+	ck_assert_str_eq(st_verify_problem_at(v, 0)->message, want);
+	snprintf(want, sizeof want, "%s/.sub.tmp-%ld-XyZ789", tmp, dead);
+	ck_assert_int_eq(st_verify_problem_at(v, 1)->kind, ST_VERIFY_LEFTOVER);
+	ck_assert_str_eq(st_verify_problem_at(v, 1)->path, want);
+	ck_assert_str_eq(st_verify_kind_name(ST_VERIFY_LEFTOVER), "leftover");
+	ck_assert_uint_eq(st_verify_n_files(v), 1);
+	st_verify_free(v);
+	/* In --hash mode too: a manifest made now leaves them out. */
+	st_verify_options opt = {ST_VERIFY_HASH, 1, NULL, NULL};
+	st_error err;
+	ck_assert_int_eq(st_verify_path(&v, tmp, &opt, &err), ST_OK);
+	ck_assert_uint_eq(st_verify_n_file_hashes(v), 1); /* notes.txt (SHA256SUMS is skipped) */
+	ck_assert_int_eq(st_verify_problem_at(v, 0)->kind, ST_VERIFY_LEFTOVER);
+	st_verify_free(v);
+	/* The same name with a live owner: read, and not in SHA256SUMS. */
+	snprintf(name, sizeof name, ".notes.txt.tmp-%ld-LiVe01", (long)getpid());
+	write_text(path_in(name), "busy");
+	v = verify_tmp();
+	ck_assert_msg(strstr(all_problems(v), "unchecked ") &&
+	              strstr(all_problems(v), "LiVe01: not listed in SHA256SUMS"),
+	              "%s", all_problems(v));
+	st_verify_free(v);
+}
+END_TEST
+
+/* In a cache: a temporary in a snapshot is no replaced link, and a
+ * snapshot writer's folder in snapshots/ is no revision. */
+START_TEST(leftovers_in_a_cache_snapshot_are_not_entries)
+{
+	char name[200];
+	long dead = (long)gone_pid();
+	const char *c = "1111111111111111111111111111111111111111";
+	ck_assert_int_eq(mkdir(path_in("models--t--l"), 0700), 0);
+	ck_assert_int_eq(mkdir(path_in("models--t--l/blobs"), 0700), 0);
+	ck_assert_int_eq(mkdir(path_in("models--t--l/snapshots"), 0700), 0);
+	snprintf(name, sizeof name, "models--t--l/snapshots/%s", c);
+	ck_assert_int_eq(mkdir(path_in(name), 0700), 0);
+	write_text(path_in("models--t--l/blobs/" SHA_ABC), "abc");
+	snprintf(name, sizeof name, "models--t--l/snapshots/%s/notes.txt", c);
+	ck_assert_int_eq(symlink("../../blobs/" SHA_ABC, path_in(name)), 0);
+	snprintf(name, sizeof name, "models--t--l/snapshots/%s/.notes.txt.tmp-%ld-AbC123",
+	         c, dead);
+	write_text(path_in(name), "half");
+	snprintf(name, sizeof name, "models--t--l/snapshots/.%s.tmp-%ld-XyZ789", c, dead);
+	ck_assert_int_eq(mkdir(path_in(name), 0700), 0);
+	st_verify *v = verify_tmp();
+	ck_assert_int_eq(st_verify_layout(v), ST_VERIFY_LAYOUT_CACHE);
+	ck_assert_msg(st_verify_n_problems(v) == 2, "%s", all_problems(v));
+	ck_assert_int_eq(st_verify_problem_at(v, 0)->kind, ST_VERIFY_LEFTOVER);
+	ck_assert_int_eq(st_verify_problem_at(v, 1)->kind, ST_VERIFY_LEFTOVER);
+	ck_assert_uint_eq(st_verify_n_files(v), 1);
+	st_verify_free(v);
+}
+END_TEST
+
 static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("verify");
@@ -308,6 +392,8 @@ static Suite *verify_suite(void)
 	tcase_add_test(hostile, empty_safetensors_with_matching_sum_is_invalid);
 	tcase_add_test(hostile, nothing_checked_is_a_problem);
 	tcase_add_test(hostile, sidecar_reads_sha256sums_escaped_names);
+	tcase_add_test(hostile, leftovers_of_a_gone_writer_are_reported_not_read);
+	tcase_add_test(hostile, leftovers_in_a_cache_snapshot_are_not_entries);
 	suite_add_tcase(s, hostile);
 	return s;
 }

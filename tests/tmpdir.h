@@ -8,7 +8,8 @@
  * in a directory (no temporary file, the exact files written) still
  * removes those files itself. TMPDIR_NAME, defined before the include,
  * names the directory ("/tmp/TMPDIR_NAME.XXXXXX"); without it only the
- * file helpers are defined.
+ * file helpers are defined. gone_pid gives the pid of a process that is
+ * gone, for a dead writer's leftovers.
  *
  * Used by check_snapshot.c, check_config.c, check_writer.c,
  * check_gpt2export.c, check_gguf.c, check_threads.c and check_index.c.
@@ -22,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef TMPDIR_NAME
 static char tmp[64];
@@ -57,6 +61,19 @@ static inline char *path_in(const char *name)
 	return buf[k];
 }
 #endif
+
+/* A pid that no process has: a child's, once it is reaped (for the
+ * ".NAME.tmp-PID-XXXXXX" leftovers of a writer that is gone). */
+static inline pid_t gone_pid(void)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return pid;
+}
 
 /* Write n bytes of data (NULs included) as the file path. */
 static inline void write_bytes(const char *path, const void *data, size_t n)

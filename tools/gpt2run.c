@@ -119,12 +119,15 @@ static void load_model(const struct gpt2run_options *o, struct run *r)
 	if (!o->quiet) {
 		char params[32];
 		cli_fmt_count(params, sizeof params, r->m->num_parameters);
+		/* A folder's name may hold any byte: shown escaped (doc/safety.md). */
+		char *dir = cli_printable(o->model_dir, strlen(o->model_dir));
 		fprintf(stderr, "%s: loaded %s: n_layer %d, n_head %d, n_embd %d, "
 		        "vocab %d, %s parameters held as %s, in %.0f ms (%d thread%s)\n",
-		        cli_progname(), o->model_dir, cfg->num_layers, cfg->num_heads,
+		        cli_progname(), dir, cfg->num_layers, cfg->num_heads,
 		        cfg->channels, cfg->vocab_size, params,
 		        st_dtype_name(r->m->wdtype), t_load * 1e3, o->threads,
 		        o->threads == 1 ? "" : "s");
+		free(dir);
 	}
 }
 

@@ -27,6 +27,15 @@
  * a problem naming what went unchecked. A file whose size is not the one
  * its listing gives is reported without being hashed.
  *
+ * A leftover of a writer that is gone (".NAME.tmp-PID-XXXXXX", the
+ * temporaries of st/atomic.h and st/snapshot.h, whose process PID no
+ * longer exists) in a folder or snapshot walked is one ST_VERIFY_LEFTOVER
+ * problem and is neither read nor walked into: it is not part of the
+ * snapshot (st_snapshot_copy_dir skips it). It is the warning
+ * st_check_path gives, not a failure: a result whose problems are all
+ * leftovers still verified what it was given. A live writer's temporary is
+ * an ordinary file.
+ *
  * Safety: no link is followed out of the repository's cache folder (for a
  * plain folder: out of PATH); FIFOs, devices and sockets are never opened;
  * nothing is written. Each file is read once: the hash and the format
@@ -65,8 +74,10 @@ typedef enum st_verify_kind {
 	ST_VERIFY_BAD_LISTING,      /* trees/<commit>.json or SHA256SUMS broken */
 	ST_VERIFY_INVALID,          /* breaks a format rule (what --check says) */
 	ST_VERIFY_UNCHECKED,        /* nothing was read, or a file no manifest lists */
-	ST_VERIFY_READ_ERROR        /* read(2) failed partway (an I/O error): the
+	ST_VERIFY_READ_ERROR,       /* read(2) failed partway (an I/O error): the
 	                               file's state is unknown, no answer */
+	ST_VERIFY_LEFTOVER          /* a temporary of a writer that is gone: not
+	                               read; a warning, not a failure (below) */
 } st_verify_kind;
 
 /* "corrupt", "truncated", "dangling-link", ... ("?" for anything else). */

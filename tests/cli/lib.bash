@@ -8,6 +8,20 @@ passes=0
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
+# ST_WRAP="CMD ARGS..." (tests/valgrind.sh sets it): every program a test
+# runs from $BIN runs as CMD ARGS... PROGRAM ARGS, through a wrapper of the
+# same name in $TMP/wrap, which BIN then names (ST_REAL_BIN: the build's).
+if [ -n "${ST_WRAP:-}" ]; then
+  ST_REAL_BIN=$BIN
+  mkdir -p "$TMP/wrap"
+  for prog in "$BIN"/*; do
+    [ -f "$prog" ] && [ -x "$prog" ] || continue
+    printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ST_WRAP" "$prog" >"$TMP/wrap/${prog##*/}"
+    chmod +x "$TMP/wrap/${prog##*/}"
+  done
+  BIN=$TMP/wrap
+fi
+
 ok()   { passes=$((passes + 1)); }
 fail() { fails=$((fails + 1)); echo "FAIL: $*" >&2; }
 

@@ -50,6 +50,47 @@ else
   echo "no sparse files here: the 1 TiB case is skipped"
 fi
 
+# --- a dead writer's leftovers: warned of as --check does, fail nothing ------
+gone=$(sh -c 'echo $$')
+mkdir left && cp "$W" left/model.safetensors && (cd left && sha256sum model.safetensors >SHA256SUMS)
+printf 'half' >"left/.model.safetensors.tmp-$gone-AbC123"
+mkdir "left/.sub.tmp-$gone-XyZ789" && printf 'x' >"left/.sub.tmp-$gone-XyZ789/config.json"
+run left-check 0 "$S" --check left
+run left 0 "$S" --verify left
+expect_err left "^stinfo: warning: left/\.model\.safetensors\.tmp-$gone-AbC123: left by a writer that is gone; not part of the snapshot$"
+expect_err left "^stinfo: warning: left/\.sub\.tmp-$gone-XyZ789: left by a writer that is gone; not part of the snapshot$"
+# The same line as --check's, word for word.
+grep -F "tmp-$gone-AbC123" "$TMP/left-check.err" >"$TMP/left-check.line"
+grep -F "tmp-$gone-AbC123" "$TMP/left.err" >"$TMP/left.line"
+[ -s "$TMP/left.line" ] && cmp -s "$TMP/left-check.line" "$TMP/left.line" && ok ||
+  fail "left: --verify's warning is not --check's: $(cat "$TMP/left.line") / $(cat "$TMP/left-check.line")"
+expect_out left '^left: OK \(folder; 1 file read, [0-9]+ bytes hashed, 2 warnings\)$'
+expect_not_err left 'not listed in SHA256SUMS|config\.json'
+run left-json 0 "$S" --verify --json left
+expect_out left-json '"ok": true, "files": 1, .*"leftovers": 2, .*"problems": \['
+expect_out left-json "^  \{\"kind\": \"leftover\", \"path\": \"left/\.model\.safetensors\.tmp-$gone-AbC123\", "
+# Another problem still fails: the leftovers are counted beside it.
+printf 'junk\n' >left/notes.txt
+run left-bad 1 "$S" --verify --json left
+expect_out left-bad '"ok": false, .*"leftovers": 2, '
+# A live writer's temporary is an ordinary file (here: not in SHA256SUMS).
+rm left/notes.txt && printf 'busy' >"left/.model.safetensors.tmp-$$-LiVe01"
+run left-live 1 "$S" --verify left
+expect_err left-live "^stinfo: left/\.model\.safetensors\.tmp-$$-LiVe01: not listed in SHA256SUMS"
+rm "left/.model.safetensors.tmp-$$-LiVe01"
+# In a cache: a temporary in a snapshot, and a snapshot writer's folder.
+L=hubleft/models--t--l
+mkdir -p $L/blobs $L/snapshots/$C1 $L/refs
+cp "$W" $L/blobs/$(sum "$W") && ln -s ../../blobs/$(sum "$W") $L/snapshots/$C1/model.safetensors
+printf %s $C1 >$L/refs/main
+printf 'half' >"$L/snapshots/$C1/.model.safetensors.tmp-$gone-AbC123"
+mkdir "$L/snapshots/.$C1.tmp-$gone-XyZ789"
+run left-cache 0 "$S" --verify hubleft
+expect_err left-cache "^stinfo: warning: $L/snapshots/$C1/\.model\.safetensors\.tmp-$gone-AbC123: left by a writer"
+expect_err left-cache "^stinfo: warning: $L/snapshots/\.$C1\.tmp-$gone-XyZ789: left by a writer"
+expect_not_err left-cache 'regular file where the cache links|not a snapshot folder'
+expect_out left-cache '^hubleft: OK \(cache; 1 file read, .*, 2 warnings\)$'
+
 # --- sha256sum's escaped names: --hash output --verify reads back ------------
 mkdir esc && printf 'a\n' >'esc/back\slash' && printf 'b\n' >"esc/new
 line" && printf 'c\n' >esc/plain

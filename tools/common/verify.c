@@ -50,20 +50,32 @@ static st_verify *run(const char *path, unsigned flags, int threads,
 	return v;
 }
 
+/*
+ * The problems that fail a verification: all but the leftovers of a
+ * writer that is gone, which are warnings, as --check calls them.
+ */
+static size_t n_failing(const st_verify *v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < st_verify_n_problems(v); i++)
+		n += st_verify_problem_at(v, i)->kind != ST_VERIFY_LEFTOVER;
+	return n;
+}
+
 static void print_problems(const st_verify *v)
 {
 	for (size_t i = 0; i < st_verify_n_problems(v); i++) {
-		const char *m = st_verify_problem_at(v, i)->message;
+		const st_verify_problem *pr = st_verify_problem_at(v, i);
 		/* Names come from the disk: keep each problem on one line. */
-		char *p = cli_printable(m, strlen(m));
-		cli_warn("%s", p);
+		char *p = cli_printable(pr->message, strlen(pr->message));
+		cli_warn("%s%s", pr->kind == ST_VERIFY_LEFTOVER ? "warning: " : "", p);
 		free(p);
 	}
 }
 
 static void print_summary(const char *path, const st_verify *v)
 {
-	size_t np = st_verify_n_problems(v);
+	size_t np = n_failing(v), nw = st_verify_n_problems(v) - np;
 	char *p = cli_printable(path, strlen(path));
 	unsigned long long files = (unsigned long long)st_verify_n_files(v);
 	printf("%s: ", p);
@@ -87,6 +99,8 @@ static void print_summary(const char *path, const st_verify *v)
 	             st_verify_layout(v) == ST_VERIFY_LAYOUT_FILE;
 	if (folder && !st_verify_has_sidecar(v))
 		printf(", no SHA256SUMS");
+	if (nw)
+		printf(", %zu warning%s", nw, nw == 1 ? "" : "s");
 	printf(")\n");
 	free(p);
 }
@@ -98,17 +112,18 @@ static void json_str(const char *s)
 
 static void print_json(const char *path, const st_verify *v)
 {
-	size_t np = st_verify_n_problems(v);
+	size_t np = st_verify_n_problems(v), nf = n_failing(v);
 	fputs("{\"path\": ", stdout);
 	json_str(path);
 	printf(", \"layout\": \"%s\", \"ok\": %s, \"files\": %llu, "
-	       "\"bytes_hashed\": %llu, \"unverified\": %llu, \"repositories\": "
-	       "%zu, \"no_symlinks\": %s, \"sidecar\": %s, \"problems\": [",
-	       layout_name(st_verify_layout(v)), np ? "false" : "true",
+	       "\"bytes_hashed\": %llu, \"unverified\": %llu, \"leftovers\": %zu, "
+	       "\"repositories\": %zu, \"no_symlinks\": %s, \"sidecar\": %s, "
+	       "\"problems\": [",
+	       layout_name(st_verify_layout(v)), nf ? "false" : "true",
 	       (unsigned long long)st_verify_n_files(v),
 	       (unsigned long long)st_verify_bytes_hashed(v),
-	       (unsigned long long)st_verify_n_unverified(v), st_verify_n_repos(v),
-	       st_verify_no_symlinks(v) ? "true" : "false",
+	       (unsigned long long)st_verify_n_unverified(v), np - nf,
+	       st_verify_n_repos(v), st_verify_no_symlinks(v) ? "true" : "false",
 	       st_verify_has_sidecar(v) ? "true" : "false");
 	for (size_t i = 0; i < np; i++) {
 		const st_verify_problem *pr = st_verify_problem_at(v, i);
@@ -151,7 +166,7 @@ static int each_path(char *const *paths, int n, int json, int threads,
 		if (json && printed++)
 			fputs(",\n", stdout);
 		(json ? doc : text)(paths[i], v);
-		if (st_verify_n_problems(v) && status < CLI_NO)
+		if (n_failing(v) && status < CLI_NO)
 			status = CLI_NO;
 		/* A read that failed is no answer: an I/O error, as for --check. */
 		for (size_t k = 0; k < st_verify_n_problems(v); k++)

@@ -10,8 +10,11 @@
 /*
  * --verify: each problem on stderr (one line, "stinfo: <message>"), then
  * a summary line per PATH on stdout; json: one document on stdout instead
- * (an array for several PATHs). Returns the exit code: 0 clean, 1 any
- * problem, 2 a PATH unreadable.
+ * (an array for several PATHs). A leftover of a writer that is gone
+ * (ST_VERIFY_LEFTOVER) is a warning ("stinfo: warning: <message>", as
+ * --check says it), counted in the summary and the JSON's "leftovers",
+ * and fails nothing. Returns the exit code: 0 clean, 1 any other problem,
+ * 2 a PATH unreadable.
  */
 int verify_paths(char *const *paths, int n, int json, int threads);
 

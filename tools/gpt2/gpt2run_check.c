@@ -176,7 +176,9 @@ int gpt2run_check_greedy_model(model *m, const float *last,
 		    model_forward(m, &next, 1, logits, 0, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
 	}
-	printf("greedy: %zu ids match %s: OK\n", n, path);
+	char *shown = cli_printable(path, strlen(path));
+	printf("greedy: %zu ids match %s: OK\n", n, shown);
+	free(shown);
 	free(logits);
 	return CLI_OK;
 }

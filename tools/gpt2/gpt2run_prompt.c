@@ -20,13 +20,14 @@ int32_t *gpt2run_parse_ids(const char *s, size_t *n_out)
 		while (*p == ' ')
 			p++;
 		if (*p < '0' || *p > '9')
-			cli_usage_error("--ids: expected comma-separated token ids, "
-			                "got '%s'", s);
+			goto bad;
 		long v = 0;
 		while (*p >= '0' && *p <= '9') {
 			v = v * 10 + (*p++ - '0');
-			if (v > INT32_MAX)
+			if (v > INT32_MAX) {
+				free(ids); /* no leak at exit for valgrind to report */
 				cli_usage_error("--ids: token id too large in '%s'", s);
+			}
 		}
 		if (n == cap) {
 			cap *= 2;
@@ -38,11 +39,13 @@ int32_t *gpt2run_parse_ids(const char *s, size_t *n_out)
 		if (*p == '\0')
 			break;
 		if (*p++ != ',')
-			cli_usage_error("--ids: expected comma-separated token ids, "
-			                "got '%s'", s);
+			goto bad;
 	}
 	*n_out = n;
 	return ids;
+bad:
+	free(ids);
+	cli_usage_error("--ids: expected comma-separated token ids, got '%s'", s);
 }
 
 /* The whole of FILE ('-': stdin), byte for byte. */

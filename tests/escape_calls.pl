@@ -31,11 +31,13 @@ my %OUT = map { $_ => 1 } @OUT;
 # Text libst or the C library chose, never a file: names of enum values,
 # error strings, the version.
 # st_diff_label: a dtype's name or "MXFP4"; st_diagnose_*: libst's words
-# about a comparison, with numbers and dtype names in them.
+# about a comparison, with numbers and dtype names in them;
+# gguf_type_label (tools/common/gguf_info.c): st_ggml_type_name's name or
+# "type N (unknown)" with N a number.
 my %FIXED = map { $_ => 1 } qw(
 	st_dtype_name st_strerror strerror st_verify_kind_name st_gguf_type_name
 	st_version_string st_ggml_type_name st_file_format_name st_diff_label
-	st_diagnose_describe st_diagnose_dtype_line
+	st_diagnose_describe st_diagnose_dtype_line gguf_type_label
 );
 # Members that hold a hex digest libst computed (st_verify_file.sha256).
 my %HEX_MEMBER = map { $_ => 1 } qw(sha256);

@@ -129,11 +129,14 @@ static void load_model(const struct gpt2run_options *o, struct run *r)
 		char params[32], what[256];
 		cli_fmt_count(params, sizeof params, r->m.num_parameters);
 		r->m.ops->describe(&r->m, what, sizeof what);
+		/* A folder's name may hold any byte: shown escaped (doc/safety.md). */
+		char *dir = cli_printable(o->model_dir, strlen(o->model_dir));
 		fprintf(stderr,
 		        "%s: loaded %s: %s, %s parameters held as %s, in "
 		        "%.0f ms (%d thread%s)\n",
-		        cli_progname(), o->model_dir, what, params, st_dtype_name(r->m.wdtype),
+		        cli_progname(), dir, what, params, st_dtype_name(r->m.wdtype),
 		        t_load * 1e3, o->threads, o->threads == 1 ? "" : "s");
+		free(dir);
 	}
 }
 

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *vfmt(const char *fmt, va_list ap)
+ST_PRINTF(1, 0) static char *vfmt(const char *fmt, va_list ap)
 {
 	char *s = NULL;
 	if (vasprintf(&s, fmt, ap) < 0)

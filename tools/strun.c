@@ -134,8 +134,8 @@ static void load_model(const struct gpt2run_options *o, struct run *r)
 		fprintf(stderr,
 		        "%s: loaded %s: %s, %s parameters held as %s, in "
 		        "%.0f ms (%d thread%s)\n",
-		        cli_progname(), dir, what, params, st_dtype_name(r->m.wdtype),
-		        t_load * 1e3, o->threads, o->threads == 1 ? "" : "s");
+		        cli_progname(), dir, what, params, st_dtype_name(r->m.wdtype), t_load * 1e3,
+		        o->threads, o->threads == 1 ? "" : "s");
 		free(dir);
 	}
 }

@@ -1,7 +1,11 @@
 /*
- * tokenizer.h - GPT-2's byte-level BPE tokenizer, giving the same ids as
- * Hugging Face `tokenizers` on any input. Internal to the GPT-2 tools
- * (gpt2run, gpt2export); not part of libst.
+ * tokenizer.h - BPE tokenizers giving the same ids as Hugging Face
+ * `tokenizers` on any input: byte-level (GPT-2; Llama 3 and Qwen2 with
+ * their Split patterns, run on Oniguruma as there) and SentencePiece-style
+ * (Llama 2, Mistral: the U+2581 space, <0xNN> byte fallback), loaded from
+ * tokenizer.json (+ tokenizer_config.json), vocab.json + merges.txt, or a
+ * GGUF file's tokenizer.ggml.* metadata. Internal to the tools (gpt2run,
+ * gpt2export); not part of libst. Not WordPiece or Unigram.
  *
  * Recipe:
  *   1. gpt2_tokenizer_load(&t, "snapshot/", err, sizeof err)
@@ -33,6 +37,15 @@ typedef struct gpt2_tokenizer gpt2_tokenizer;
  */
 int gpt2_tokenizer_load(gpt2_tokenizer **out, const char *dir, char *err, size_t errlen);
 
+/*
+ * Load from PATH: a tokenizer.json (with the tokenizer_config.json beside
+ * it, when there is one), a snapshot directory (as gpt2_tokenizer_load,
+ * plus its tokenizer_config.json), or a .gguf file (its tokenizer.ggml.*
+ * metadata: model gpt2 with merges and the pre-tokenizer that
+ * tokenizer.ggml.pre names, or llama with scores). Same returns.
+ */
+int gpt2_tokenizer_open(gpt2_tokenizer **out, const char *path, char *err, size_t errlen);
+
 /* Load from explicit files; merges_txt is NULL for a tokenizer.json. */
 int gpt2_tokenizer_load_files(gpt2_tokenizer **out, const char *json_path,
                               const char *merges_txt, char *err, size_t errlen);
@@ -50,7 +63,12 @@ enum {
 	/* Plain GPT-2 (OpenAI encoder.py, tiktoken encode_ordinary): added
 	 * special tokens found in the text are not split out, so
 	 * "<|endoftext|>" becomes 27 91 437 1659 5239 91 29. */
-	GPT2_ENCODE_NO_SPECIAL = 1
+	GPT2_ENCODE_NO_SPECIAL = 1,
+	/* Add the special tokens the post-processor's template or
+	 * tokenizer_config.json's add_bos_token / add_eos_token ask for
+	 * (Hugging Face's add_special_tokens=True, its default); GPT-2
+	 * adds none. */
+	GPT2_ENCODE_ADD_SPECIAL = 2
 };
 
 /*

@@ -1,0 +1,191 @@
+/*
+ * check_tokenizer_vocab.c - the tokenizer (tools/gpt2/tokenizer*.c) on
+ * real vocabularies, against ids recorded by others.
+ *
+ * testdata/tokenizers/ggml-vocab-{gpt-2,llama-bpe,qwen2,llama-spm}.gguf
+ * and their .inp/.out cases are llama.cpp's (see the README there): the
+ * .out ids are what Hugging Face's tokenizers gave for each case with
+ * add_special_tokens=False (convert_hf_to_gguf_update.py); the .inp
+ * separates the cases with "\n__ggml_vocab_test__\n" after each one, as
+ * llama.cpp's tests/test-tokenizer-0.cpp reads them. Each case is encoded
+ * from the GGUF metadata, and for llama-bpe and qwen2 once more from a
+ * tokenizer.json (made from the same metadata by make_tokenizer_json.py,
+ * trimmed to what the cases use). extra.inp holds more cases (special
+ * tokens in the text, invalid UTF-8, long whitespace runs, digits), whose
+ * ids Hugging Face's Rust tokenizers (npm tokenizers@0.23.2, through
+ * make_extra.js) gave on those tokenizer.json files, with and without
+ * add_special_tokens.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpt2/tokenizer.h"
+#include "tmpdir.h"
+
+#define TD ST_TESTDATA "/tokenizers/"
+#define SEP "\n__ggml_vocab_test__\n"
+
+typedef struct cases {
+	char *inp;
+	char **text;
+	size_t *len;
+	char **ids; /* the .out line of each case */
+	size_t n;
+} cases;
+
+static void cases_read(cases *c, const char *inp_path, const char *out_path)
+{
+	size_t ilen, olen;
+	memset(c, 0, sizeof *c);
+	c->inp = read_file(inp_path, &ilen);
+	char *out = read_file(out_path, &olen);
+	ck_assert_msg(c->inp && out, "%s or %s: cannot read", inp_path, out_path);
+	size_t cap = 1024;
+	c->text = calloc(cap, sizeof *c->text);
+	c->len = calloc(cap, sizeof *c->len);
+	c->ids = calloc(cap, sizeof *c->ids);
+	for (char *p = c->inp, *e = c->inp + ilen; p < e;) {
+		char *sep = memmem(p, (size_t)(e - p), SEP, strlen(SEP));
+		ck_assert_uint_lt(c->n, cap);
+		c->text[c->n] = p;
+		c->len[c->n] = sep ? (size_t)(sep - p) : (size_t)(e - p);
+		c->n++;
+		p = sep ? sep + strlen(SEP) : e;
+	}
+	size_t k = 0;
+	for (char *line = out; line < out + olen && k < cap; k++) {
+		char *nl = memchr(line, '\n', (size_t)(out + olen - line));
+		ck_assert_ptr_nonnull(nl);
+		*nl = 0;
+		c->ids[k] = strdup(line);
+		line = nl + 1;
+	}
+	free(out);
+	ck_assert_msg(k == c->n, "%s: %zu cases, %s: %zu lines", inp_path, c->n, out_path, k);
+}
+
+static void cases_free(cases *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->ids[i]);
+	free(c->text);
+	free(c->len);
+	free(c->ids);
+	free(c->inp);
+}
+
+/* The ids as the .out files write them: " 1 2 3". */
+static char *ids_line(const int32_t *ids, size_t n)
+{
+	char *s = malloc(n * 12 + 1);
+	size_t o = 0;
+	s[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(s + o, " %d", (int)ids[i]);
+	return s;
+}
+
+/* Encode every case; fail naming the first that differs and the count. */
+static void run_cases(const char *tok_path, const char *inp, const char *out, unsigned flags)
+{
+	char err[512];
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_open(&t, tok_path, err, sizeof err) == 0, "%s", err);
+	cases c;
+	cases_read(&c, inp, out);
+	size_t bad = 0, first = SIZE_MAX;
+	char *got_first = NULL;
+	for (size_t i = 0; i < c.n; i++) {
+		int32_t *ids;
+		size_t n;
+		ck_assert_int_eq(gpt2_tokenizer_encode(t, c.text[i], c.len[i], flags, &ids, &n,
+		                                       NULL, err, sizeof err),
+		                 0);
+		char *got = ids_line(ids, n);
+		free(ids);
+		if (strcmp(got, c.ids[i]) != 0) {
+			if (!bad++) {
+				first = i;
+				got_first = got;
+				continue;
+			}
+		}
+		free(got);
+	}
+	if (bad)
+		ck_abort_msg("%s: %zu of %zu cases differ; the first, case %zu '%.*s': got '%s', "
+		             "expected '%s'",
+		             tok_path, bad, c.n, first, (int)c.len[first], c.text[first], got_first,
+		             c.ids[first]);
+	ck_assert_uint_gt(c.n, 15);
+	cases_free(&c);
+	gpt2_tokenizer_free(t);
+}
+
+static const char *const gguf_names[] = {"gpt-2", "llama-bpe", "qwen2", "llama-spm"};
+
+START_TEST(test_gguf_cases_give_the_recorded_ids)
+{
+	char tok[256], inp[300], out[300];
+	snprintf(tok, sizeof tok, TD "ggml-vocab-%s.gguf", gguf_names[_i]);
+	snprintf(inp, sizeof inp, "%s.inp", tok);
+	snprintf(out, sizeof out, "%s.out", tok);
+	run_cases(tok, inp, out, 0);
+}
+END_TEST
+
+static const char *const json_names[] = {"llama-bpe", "qwen2"};
+
+START_TEST(test_json_cases_give_the_recorded_ids)
+{
+	char tok[256], inp[300], out[300];
+	snprintf(tok, sizeof tok, TD "%s.tokenizer.json", json_names[_i]);
+	snprintf(inp, sizeof inp, TD "ggml-vocab-%s.gguf.inp", json_names[_i]);
+	snprintf(out, sizeof out, TD "ggml-vocab-%s.gguf.out", json_names[_i]);
+	run_cases(tok, inp, out, 0);
+}
+END_TEST
+
+/* extra.inp through each file of each vocabulary, with and without the
+ * special tokens an encode adds: _i bit 0 the GGUF, bit 1 add special,
+ * bits 2.. the vocabulary. */
+START_TEST(test_extra_cases_give_hugging_face_ids)
+{
+	const char *name = json_names[_i >> 2];
+	int gguf = _i & 1, special = (_i >> 1) & 1;
+	char tok[256], out[300];
+	if (gguf)
+		snprintf(tok, sizeof tok, TD "ggml-vocab-%s.gguf", name);
+	else
+		snprintf(tok, sizeof tok, TD "%s.tokenizer.json", name);
+	snprintf(out, sizeof out, TD "extra.%s%s.out", name, special ? ".special" : "");
+	run_cases(tok, TD "extra.inp", out, special ? GPT2_ENCODE_ADD_SPECIAL : 0);
+}
+END_TEST
+
+static Suite *vocab_suite(void)
+{
+	Suite *s = suite_create("tokenizer_vocab");
+	TCase *tc = tcase_create("llama.cpp");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_gguf_cases_give_the_recorded_ids, 0,
+	                    (int)(sizeof gguf_names / sizeof gguf_names[0]));
+	tcase_add_loop_test(tc, test_json_cases_give_the_recorded_ids, 0,
+	                    (int)(sizeof json_names / sizeof json_names[0]));
+	tcase_add_loop_test(tc, test_extra_cases_give_hugging_face_ids, 0,
+	                    (int)(4 * sizeof json_names / sizeof json_names[0]));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(vocab_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

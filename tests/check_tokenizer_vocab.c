@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpt2/tokenizer.h"
 #include "tmpdir.h"
@@ -166,6 +167,114 @@ START_TEST(test_extra_cases_give_hugging_face_ids)
 }
 END_TEST
 
+/*
+ * GPT-2's pre-tokenizer two ways: the hand-written scan of ByteLevel's
+ * regex (tokenizer.c's next_piece) and the same regex as a Split pattern
+ * on Oniguruma, on the corpus files and on random text.
+ */
+#define GPT2_TOKJSON ST_TESTDATA "/gpt2-tokenizer/tokenizer.json"
+#define BYTELEVEL_BLOCK                                                                            \
+	"\"pre_tokenizer\": {\n    \"type\": \"ByteLevel\",\n    \"add_prefix_space\": false,\n  " \
+	"  "                                                                                       \
+	"\"trim_offsets\": true,\n    \"use_regex\": true\n  }"
+#define SPLIT_BLOCK                                                                              \
+	"\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", " \
+	"\"pattern\": {\"Regex\": \"'s|'t|'re|'ve|'m|'ll|'d| ?\\\\p{L}+| ?\\\\p{N}+| "           \
+	"?[^\\\\s\\\\p{L}\\\\p{N}]+|\\\\s+(?!\\\\S)|\\\\s+\"}, \"behavior\": \"Isolated\", "     \
+	"\"invert\": false}, {\"type\": \"ByteLevel\", \"add_prefix_space\": false, "            \
+	"\"use_regex\": "                                                                        \
+	"false}]}"
+
+static void same_ids(gpt2_tokenizer *a, gpt2_tokenizer *b, const char *text, size_t len,
+                     const char *what)
+{
+	int32_t *x, *y;
+	size_t nx, ny;
+	char err[256];
+	ck_assert_int_eq(gpt2_tokenizer_encode(a, text, len, 0, &x, &nx, NULL, err, sizeof err), 0);
+	ck_assert_int_eq(gpt2_tokenizer_encode(b, text, len, 0, &y, &ny, NULL, err, sizeof err), 0);
+	ck_assert_msg(nx == ny && (nx == 0 || memcmp(x, y, nx * sizeof *x) == 0),
+	              "%s: the built-in scan gives %zu ids, the Split pattern %zu", what, nx, ny);
+	free(x);
+	free(y);
+}
+
+START_TEST(test_gpt2_scan_agrees_with_oniguruma)
+{
+	size_t len;
+	char *json = read_file(GPT2_TOKJSON, &len);
+	ck_assert_ptr_nonnull(json);
+	char *at = strstr(json, BYTELEVEL_BLOCK);
+	ck_assert_ptr_nonnull(at);
+	char dir[] = "/tmp/check_tokenizer_vocab.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(json, 1, (size_t)(at - json), f);
+	fputs(SPLIT_BLOCK, f);
+	fputs(at + strlen(BYTELEVEL_BLOCK), f);
+	fclose(f);
+	free(json);
+
+	char err[512];
+	gpt2_tokenizer *scan, *onig;
+	ck_assert_msg(gpt2_tokenizer_open(&scan, GPT2_TOKJSON, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(gpt2_tokenizer_open(&onig, path, err, sizeof err) == 0, "%s", err);
+	unlink(path);
+	rmdir(dir);
+	const char *files[] = {"code.txt",    "control.txt", "english.txt",
+	                       "invalid.bin", "numbers.txt", "punct.txt",
+	                       "special.txt", "unicode.txt", "whitespace.txt"};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char p[256];
+		snprintf(p, sizeof p, ST_TESTDATA "/tokenizer/corpus/%s", files[i]);
+		char *text = read_file(p, &len);
+		ck_assert_ptr_nonnull(text);
+		same_ids(scan, onig, text, len, files[i]);
+		free(text);
+	}
+	/* Random text over an alphabet of the classes the regex tells apart. */
+	static const char *const alphabet[] = {"a",
+	                                       "Z",
+	                                       "7",
+	                                       " ",
+	                                       "  ",
+	                                       "\n",
+	                                       "\t",
+	                                       "'",
+	                                       "'s",
+	                                       "'ll",
+	                                       "!",
+	                                       ".",
+	                                       "\xc3\xa9",
+	                                       "\xe4\xb8\xad",
+	                                       "\xd9\xa3",
+	                                       "\xe2\x80\x83",
+	                                       "\xf0\x9f\xa6\x99",
+	                                       "\xff",
+	                                       "\x00"};
+	uint32_t x = 12345;
+	char buf[256];
+	for (int round = 0; round < 3000; round++) {
+		size_t n = 0;
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		int pieces = (int)(x % 40);
+		for (int k = 0; k < pieces; k++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			const char *a = alphabet[x % (sizeof alphabet / sizeof alphabet[0])];
+			size_t al = a[0] ? strlen(a) : 1;
+			memcpy(buf + n, a, al);
+			n += al;
+		}
+		same_ids(scan, onig, buf, n, "random text");
+	}
+	gpt2_tokenizer_free(scan);
+	gpt2_tokenizer_free(onig);
+}
+END_TEST
+
 static Suite *vocab_suite(void)
 {
 	Suite *s = suite_create("tokenizer_vocab");
@@ -177,6 +286,11 @@ static Suite *vocab_suite(void)
 	                    (int)(sizeof json_names / sizeof json_names[0]));
 	tcase_add_loop_test(tc, test_extra_cases_give_hugging_face_ids, 0,
 	                    (int)(4 * sizeof json_names / sizeof json_names[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("pre-tokenizer");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_gpt2_scan_agrees_with_oniguruma);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,8 +8,8 @@
  * add_special_tokens=False (convert_hf_to_gguf_update.py); the .inp
  * separates the cases with "\n__ggml_vocab_test__\n" after each one, as
  * llama.cpp's tests/test-tokenizer-0.cpp reads them. Each case is encoded
- * from the GGUF metadata, and for llama-bpe and qwen2 once more from a
- * tokenizer.json (made from the same metadata by make_tokenizer_json.py,
+ * from the GGUF metadata, and for llama-bpe, qwen2 and llama-spm once
+ * more from a tokenizer.json (made from the same metadata by make_tokenizer_json.py,
  * trimmed to what the cases use). extra.inp holds more cases (special
  * tokens in the text, invalid UTF-8, long whitespace runs, digits), whose
  * ids Hugging Face's Rust tokenizers (npm tokenizers@0.23.2, through
@@ -138,7 +138,7 @@ START_TEST(test_gguf_cases_give_the_recorded_ids)
 }
 END_TEST
 
-static const char *const json_names[] = {"llama-bpe", "qwen2"};
+static const char *const json_names[] = {"llama-bpe", "qwen2", "llama-spm"};
 
 START_TEST(test_json_cases_give_the_recorded_ids)
 {

@@ -1,6 +1,7 @@
 // make_extra.js - the reference ids for extra.inp: Hugging Face's Rust
-// tokenizers (npm tokenizers@0.23.2) on llama-bpe.tokenizer.json and
-// qwen2.tokenizer.json (made by make_tokenizer_json.py, run first).
+// tokenizers (npm tokenizers@0.23.2) on llama-bpe.tokenizer.json,
+// qwen2.tokenizer.json and llama-spm.tokenizer.json (made by
+// make_tokenizer_json.py, run first).
 // Writes extra.<name>.out (addSpecialTokens false) and
 // extra.<name>.special.out (true, Hugging Face's default), one line of
 // " id id ..." per case as llama.cpp's .out files. Invalid UTF-8 in a case
@@ -33,7 +34,7 @@ async function lines(tok, texts, addSpecialTokens) {
 }
 
 (async () => {
-  for (const name of ["llama-bpe", "qwen2"]) {
+  for (const name of ["llama-bpe", "qwen2", "llama-spm"]) {
     const tok = Tokenizer.fromFile(path.join(here, name + ".tokenizer.json"));
     const ref = path.join(here, "ggml-vocab-" + name + ".gguf");
     const got = await lines(tok, cases(ref + ".inp"), false);

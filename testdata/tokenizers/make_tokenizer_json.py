@@ -162,5 +162,72 @@ def build(name):
 with open(os.path.join(HERE, "extra.inp"), "wb") as f:
     for e in EXTRA:
         f.write(e + SEP.encode())
+def build_spm():
+    """llama-spm as Llama-2-7b-hf's tokenizer.json: normalizer Prepend("▁")
+    and Replace(" ", "▁"), no pre-tokenizer, BPE with byte_fallback,
+    fuse_unk and unk_token <unk>, the BOS template. The merges are what
+    transformers' SentencePiece converter makes of a SentencePiece BPE
+    model: every pair of tokens whose concatenation is a normal token,
+    ordered by that token's score (higher first), then by the pair's ids.
+    Trimmed as above, on the normalized texts."""
+    name = "llama-spm"
+    r = gguf.GGUFReader(os.path.join(HERE, "ggml-vocab-%s.gguf" % name))
+    tokens = field(r, "tokenizer.ggml.tokens")
+    types = field(r, "tokenizer.ggml.token_type")
+    scores = [float(x) for x in field(r, "tokenizer.ggml.scores")]
+    corpus = b"\x00".join(("\u2581" + t.replace(" ", "\u2581")).encode()
+                           for t in texts(name, False).decode().split("\x00"))
+    keep = set()
+    added = []
+    for i, t in enumerate(tokens):
+        if types[i] in (2, 3, 4):
+            keep.add(i)
+            added.append({"id": i, "content": t, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": bool(types[i] != 4)})
+        elif types[i] == 6 or (types[i] == 1 and t.encode() in corpus):
+            keep.add(i)
+    ids = {t: i for i, t in enumerate(tokens)}
+    merges = []
+    for i in keep:
+        t = tokens[i]
+        if types[i] != 1:
+            continue
+        for k in range(1, len(t)):
+            a, b = t[:k], t[k:]
+            if a in ids and b in ids and ids[a] in keep and ids[b] in keep:
+                merges.append((-scores[i], ids[a], ids[b], a + " " + b))
+    merges.sort()
+    bos = "<s>"
+    j = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": added,
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": bos, "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [{"SpecialToken": {"id": bos, "type_id": 0}},
+                                    {"Sequence": {"id": "A", "type_id": 0}},
+                                    {"SpecialToken": {"id": bos, "type_id": 1}},
+                                    {"Sequence": {"id": "B", "type_id": 1}}],
+                           "special_tokens": {bos: {"id": bos, "ids": [ids[bos]], "tokens": [bos]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True,
+                  "ignore_merges": False, "vocab": {tokens[i]: i for i in sorted(keep)},
+                  "merges": [m[3] for m in merges]},
+    }
+    out = os.path.join(HERE, "%s.tokenizer.json" % name)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(j, f, ensure_ascii=False, indent=1)
+    print("%s: %d of %d tokens, %d merges" % (out, len(keep), len(tokens), len(merges)))
+
+
 for n in ("llama-bpe", "qwen2"):
     build(n)
+build_spm()

@@ -159,9 +159,6 @@ def build(name):
     print("%s: %d of %d tokens, %d of %d merges" % (out, len(vocab), len(tokens), len(kept_merges), len(merges)))
 
 
-with open(os.path.join(HERE, "extra.inp"), "wb") as f:
-    for e in EXTRA:
-        f.write(e + SEP.encode())
 def build_spm():
     """llama-spm as Llama-2-7b-hf's tokenizer.json: normalizer Prepend("▁")
     and Replace(" ", "▁"), no pre-tokenizer, BPE with byte_fallback,
@@ -228,6 +225,14 @@ def build_spm():
     print("%s: %d of %d tokens, %d merges" % (out, len(keep), len(tokens), len(merges)))
 
 
-for n in ("llama-bpe", "qwen2"):
-    build(n)
-build_spm()
+def main():
+    with open(os.path.join(HERE, "extra.inp"), "wb") as f:
+        for e in EXTRA:
+            f.write(e + SEP.encode())
+    for n in ("llama-bpe", "qwen2"):
+        build(n)
+    build_spm()
+
+
+if __name__ == "__main__":
+    main()

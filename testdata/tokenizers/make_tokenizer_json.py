@@ -25,7 +25,9 @@ every control and user-defined token (also listed in model.vocab, so
 that the ids stay theirs). Ids are the GGUF's; the id space has holes.
 
 Run from anywhere: python3 make_tokenizer_json.py  (needs gguf-py from
-llama.cpp: GGUF_PY=/work/ref/llama.cpp/gguf-py by default)
+llama.cpp: GGUF_PY=/work/ref/llama.cpp/gguf-py by default).
+python3 make_tokenizer_json.py --full DIR writes the untrimmed files into
+DIR instead (for bench/hf_tokenizer_bench.mjs; not committed).
 """
 import json
 import os
@@ -96,6 +98,9 @@ def texts(name, nfc):
     return "\x00".join(out).encode("utf-8")
 
 
+FULL = None  # --full DIR: no trimming, files into DIR
+
+
 def build(name):
     r = gguf.GGUFReader(os.path.join(HERE, "ggml-vocab-%s.gguf" % name))
     tokens = field(r, "tokenizer.ggml.tokens")
@@ -116,7 +121,7 @@ def build(name):
                           "rstrip": False, "normalized": False, "special": bool(types[i] == 3)})
             continue
         b = tok_bytes(t)
-        if b is not None and (len(b) == 1 or b in corpus):
+        if b is not None and (FULL or len(b) == 1 or b in corpus):
             keep.add(i)
     ids = {t: i for i, t in enumerate(tokens)}
     kept_merges = []
@@ -153,7 +158,7 @@ def build(name):
     else:
         j["post_processor"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                                "use_regex": False}
-    out = os.path.join(HERE, "%s.tokenizer.json" % name)
+    out = os.path.join(FULL or HERE, "%s.tokenizer.json" % name)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(j, f, ensure_ascii=False, indent=1)
     print("%s: %d of %d tokens, %d of %d merges" % (out, len(vocab), len(tokens), len(kept_merges), len(merges)))
@@ -181,7 +186,7 @@ def build_spm():
             keep.add(i)
             added.append({"id": i, "content": t, "single_word": False, "lstrip": False,
                           "rstrip": False, "normalized": False, "special": bool(types[i] != 4)})
-        elif types[i] == 6 or (types[i] == 1 and t.encode() in corpus):
+        elif types[i] == 6 or (types[i] == 1 and (FULL or t.encode() in corpus)):
             keep.add(i)
     ids = {t: i for i, t in enumerate(tokens)}
     merges = []
@@ -219,13 +224,20 @@ def build_spm():
                   "ignore_merges": False, "vocab": {tokens[i]: i for i in sorted(keep)},
                   "merges": [m[3] for m in merges]},
     }
-    out = os.path.join(HERE, "%s.tokenizer.json" % name)
+    out = os.path.join(FULL or HERE, "%s.tokenizer.json" % name)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(j, f, ensure_ascii=False, indent=1)
     print("%s: %d of %d tokens, %d merges" % (out, len(keep), len(tokens), len(merges)))
 
 
 def main():
+    global FULL
+    if len(sys.argv) == 3 and sys.argv[1] == "--full":
+        FULL = sys.argv[2]
+        for n in ("llama-bpe", "qwen2"):
+            build(n)
+        build_spm()
+        return
     with open(os.path.join(HERE, "extra.inp"), "wb") as f:
         for e in EXTRA:
             f.write(e + SEP.encode())

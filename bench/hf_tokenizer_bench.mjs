@@ -10,6 +10,7 @@
 // Usage: NODE_PATH=/work/ref/node_modules node bench/hf_tokenizer_bench.mjs TOKENIZER_JSON TEXT_FILE [RUNS]
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import { digest, report as report_n } from "./tok_common.mjs";
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require(process.env.NODE_PATH ? `${process.env.NODE_PATH}/tokenizers` : "tokenizers");
@@ -23,23 +24,7 @@ if (!json || !file || !(runs >= 1)) {
 const bytes = fs.readFileSync(file);
 const text = bytes.toString("utf8");
 
-function digest(ids) {
-  let h = 0xcbf29ce484222325n;
-  for (const id of ids)
-    for (let k = 0; k < 4; k++) {
-      h ^= BigInt((id >>> (8 * k)) & 255);
-      h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
-    }
-  return h.toString(16).padStart(16, "0");
-}
-
-function report(what, times, n) {
-  times.sort((a, b) => a - b);
-  const best = times[0], med = times[Math.floor(times.length / 2)];
-  const f = (x, w, d) => x.toFixed(d).padStart(w);
-  console.log(`HF       ${what.padEnd(6)}best ${f(best * 1e3, 7, 2)} ms  ${f(n / best / 1e6, 6, 2)} M tokens/s  ` +
-              `${f(bytes.length / best / 1e6, 6, 1)} MB/s   median ${f(med * 1e3, 7, 2)} ms  ${f(n / med / 1e6, 6, 2)} M tokens/s`);
-}
+const report = (what, times, n) => report_n("HF", what, times, n, bytes.length);
 
 const now = () => Number(process.hrtime.bigint()) / 1e9;
 let ids;

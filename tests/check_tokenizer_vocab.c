@@ -275,6 +275,84 @@ START_TEST(test_gpt2_scan_agrees_with_oniguruma)
 }
 END_TEST
 
+/* tokenizer_config.json beside a tokenizer.json: add_bos_token and
+ * add_eos_token with the tokens it names (a string, or an object with
+ * content, as transformers writes them) over the post-processor's
+ * template, which adds only the BOS. Expected: llama.cpp's recorded ids
+ * of "Hello world" (15043 3186) between <s> (1) and </s> (2). */
+START_TEST(test_config_adds_bos_and_eos)
+{
+	char dir[] = "/tmp/check_tokenizer_vocab.XXXXXX", path[256], err[512];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	size_t len;
+	char *json = read_file(TD "llama-spm.tokenizer.json", &len);
+	ck_assert_ptr_nonnull(json);
+	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	write_bytes(path, json, len);
+	free(json);
+	char cfg[256];
+	snprintf(cfg, sizeof cfg, "%s/tokenizer_config.json", dir);
+	write_text(cfg,
+	           "{\"add_bos_token\": true, \"add_eos_token\": true, \"bos_token\": "
+	           "{\"__type\": \"AddedToken\", \"content\": \"<s>\"}, \"eos_token\": \"</s>\"}");
+	static const int32_t want[] = {1, 15043, 3186, 2};
+	const char *paths[] = {path, dir};
+	for (int k = 0; k < 2; k++) {
+		gpt2_tokenizer *t;
+		ck_assert_msg(gpt2_tokenizer_open(&t, paths[k], err, sizeof err) == 0, "%s", err);
+		int32_t *ids;
+		size_t n;
+		ck_assert_int_eq(gpt2_tokenizer_encode(t, "Hello world", 11,
+		                                       GPT2_ENCODE_ADD_SPECIAL, &ids, &n, NULL, err,
+		                                       sizeof err),
+		                 0);
+		ck_assert_uint_eq(n, 4);
+		ck_assert_mem_eq(ids, want, sizeof want);
+		free(ids);
+		gpt2_tokenizer_free(t);
+	}
+	/* A BOS asked for that is not a token: one line naming the file. */
+	write_text(cfg, "{\"add_bos_token\": true, \"bos_token\": \"<nope>\"}");
+	gpt2_tokenizer *t = NULL;
+	ck_assert_int_eq(gpt2_tokenizer_open(&t, path, err, sizeof err), -1);
+	ck_assert_ptr_null(t);
+	ck_assert_msg(strstr(err,
+	                     "tokenizer_config.json: add_bos_token is true but bos_token '<nope>' "
+	                     "is not a token") != NULL,
+	              "%s", err);
+	unlink(cfg);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* GGUF files the loader refuses, each in one line naming the file and
+ * the key (seeds of fuzz_tok_gguf, made by tests/fuzz/make_tok_seeds.py). */
+START_TEST(test_gguf_refusals_name_the_key)
+{
+	static const char *const refusals[][2] = {
+		{"bpe-unknown-pre.gguf",
+	         "tokenizer.ggml.pre 'falcon' is not supported (expected gpt-2, "
+	         "default, llama-bpe, llama3 or qwen2)"},
+		{"bert.gguf",
+	         "tokenizer.ggml.model 'bert' is not supported (expected gpt2 or llama)"},
+		{"bpe-bad-merge.gguf",
+	         "tokenizer.ggml.merges[0] is not two tokens separated by a space"},
+	};
+	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
+		char path[256], err[512];
+		snprintf(path, sizeof path, ST_TESTDATA "/../tests/fuzz/corpus/tok_gguf/%s",
+		         refusals[i][0]);
+		gpt2_tokenizer *t = NULL;
+		ck_assert_int_eq(gpt2_tokenizer_open(&t, path, err, sizeof err), -1);
+		ck_assert_ptr_null(t);
+		ck_assert_msg(strstr(err, refusals[i][0]) && strstr(err, refusals[i][1]) &&
+		                      !strchr(err, '\n'),
+		              "%s", err);
+	}
+}
+END_TEST
+
 static Suite *vocab_suite(void)
 {
 	Suite *s = suite_create("tokenizer_vocab");
@@ -291,6 +369,11 @@ static Suite *vocab_suite(void)
 	tc = tcase_create("pre-tokenizer");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gpt2_scan_agrees_with_oniguruma);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_test(tc, test_config_adds_bos_and_eos);
+	tcase_add_test(tc, test_gguf_refusals_name_the_key);
 	suite_add_tcase(s, tc);
 	return s;
 }

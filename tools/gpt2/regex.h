@@ -6,7 +6,10 @@
  * tokenizer (tokenizer*.c); not part of libst.
  *
  * It is not a general regex API: UTF-8 only, Oniguruma's default (Ruby)
- * syntax, no captures.
+ * syntax, no captures. A compiled pattern holds its match region, so one
+ * gpt2_regex is used by one thread at a time (as its tokenizer is); the
+ * first gpt2_regex_new sets up Oniguruma's global tables, so the first
+ * tokenizer is best loaded before threads start loading others.
  */
 #ifndef ST_GPT2_REGEX_H
 #define ST_GPT2_REGEX_H

@@ -152,11 +152,17 @@ END_TEST
 
 /* extra.inp through each file of each vocabulary, with and without the
  * special tokens an encode adds: _i bit 0 the GGUF, bit 1 add special,
- * bits 2.. the vocabulary. */
+ * bits 2.. the vocabulary. The Metaspace layout of llama-spm (which
+ * never doubles a leading U+2581, and prepends none after a special
+ * token) has no GGUF of its own. */
+static const char *const extra_names[] = {"llama-bpe", "qwen2", "llama-spm", "llama-spm-metaspace"};
+
 START_TEST(test_extra_cases_give_hugging_face_ids)
 {
-	const char *name = json_names[_i >> 2];
+	const char *name = extra_names[_i >> 2];
 	int gguf = _i & 1, special = (_i >> 1) & 1;
+	if (gguf && strstr(name, "-metaspace"))
+		return;
 	char tok[256], out[300];
 	if (gguf)
 		snprintf(tok, sizeof tok, TD "ggml-vocab-%s.gguf", name);
@@ -363,7 +369,7 @@ static Suite *vocab_suite(void)
 	tcase_add_loop_test(tc, test_json_cases_give_the_recorded_ids, 0,
 	                    (int)(sizeof json_names / sizeof json_names[0]));
 	tcase_add_loop_test(tc, test_extra_cases_give_hugging_face_ids, 0,
-	                    (int)(4 * sizeof json_names / sizeof json_names[0]));
+	                    (int)(4 * sizeof extra_names / sizeof extra_names[0]));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("pre-tokenizer");

@@ -164,14 +164,17 @@ def build(name):
     print("%s: %d of %d tokens, %d of %d merges" % (out, len(vocab), len(tokens), len(kept_merges), len(merges)))
 
 
-def build_spm():
+def build_spm(metaspace=False):
     """llama-spm as Llama-2-7b-hf's tokenizer.json: normalizer Prepend("▁")
     and Replace(" ", "▁"), no pre-tokenizer, BPE with byte_fallback,
     fuse_unk and unk_token <unk>, the BOS template. The merges are what
     transformers' SentencePiece converter makes of a SentencePiece BPE
     model: every pair of tokens whose concatenation is a normal token,
     ordered by that token's score (higher first), then by the pair's ids.
-    Trimmed as above, on the normalized texts."""
+    Trimmed as above, on the normalized texts. metaspace: the layout of
+    newer files (Mistral's): no normalizer, pre_tokenizer Metaspace with
+    prepend_scheme "first" and split false, written as
+    llama-spm-metaspace.tokenizer.json."""
     name = "llama-spm"
     r = gguf.GGUFReader(os.path.join(HERE, "ggml-vocab-%s.gguf" % name))
     tokens = field(r, "tokenizer.ggml.tokens")
@@ -224,6 +227,11 @@ def build_spm():
                   "ignore_merges": False, "vocab": {tokens[i]: i for i in sorted(keep)},
                   "merges": [m[3] for m in merges]},
     }
+    if metaspace:
+        j["normalizer"] = None
+        j["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first",
+                              "split": False}
+        name += "-metaspace"
     out = os.path.join(FULL or HERE, "%s.tokenizer.json" % name)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(j, f, ensure_ascii=False, indent=1)
@@ -244,6 +252,7 @@ def main():
     for n in ("llama-bpe", "qwen2"):
         build(n)
     build_spm()
+    build_spm(metaspace=True)
 
 
 if __name__ == "__main__":

@@ -681,7 +681,9 @@ static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len,
 	int which = 0;
 	for (size_t k = 0; k < t->n_norm; k++) {
 		const norm_step *ns = &t->norm[k];
-		if (ns->kind == NORM_PREPEND && ns->first_only && !at_start)
+		if (ns->kind == NORM_PREPEND &&
+		    ((ns->first_only && !at_start) ||
+		     (ns->unless_there && len >= ns->alen && memcmp(p, ns->a, ns->alen) == 0)))
 			continue;
 		const char *q = norm_apply(t, ns, which, p, &len);
 		if (!q)

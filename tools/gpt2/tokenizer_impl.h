@@ -99,6 +99,7 @@ typedef struct norm_step {
 	char *a, *b; /* PREPEND: a; REPLACE: a by b */
 	size_t alen, blen;
 	int first_only; /* PREPEND: only to a stretch at the start of the text */
+	int unless_there; /* PREPEND: not when the stretch starts with a already */
 } norm_step;
 
 #define PRE_MAX_STEPS 8

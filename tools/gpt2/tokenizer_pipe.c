@@ -195,8 +195,10 @@ static int parse_metaspace(load_state *ls, const json_node *n)
 	if (prepend) {
 		if (add_norm(ls, NORM_PREPEND, SPM_SPACE, 3, NULL, 0) != 0)
 			return -1;
-		/* "first": only a stretch at the start of the text. */
+		/* "first": only a stretch at the start of the text; and never
+		 * onto one that starts with the replacement already. */
 		ls->t->norm[ls->t->n_norm - 1].first_only = first_only;
+		ls->t->norm[ls->t->n_norm - 1].unless_there = 1;
 	}
 	const json_node *split = json_get(n, "split");
 	if (!split || json_is_true(split))

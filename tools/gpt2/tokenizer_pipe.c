@@ -422,31 +422,61 @@ done:
 
 /* ---- NFC ---------------------------------------------------------------------- */
 
+/* Append n bytes to norm_buf[which] at *o, growing it. 0, or -1. */
+static int nfc_put(gpt2_tokenizer *t, int which, size_t *o, const void *p, size_t n)
+{
+	if (*o + n > t->norm_cap[which]) {
+		size_t cap = t->norm_cap[which] ? t->norm_cap[which] : 256;
+		while (cap < *o + n)
+			cap *= 2;
+		char *q = realloc(t->norm_buf[which], cap);
+		if (!q)
+			return -1;
+		t->norm_buf[which] = q;
+		t->norm_cap[which] = cap;
+	}
+	memcpy(t->norm_buf[which] + *o, p, n);
+	*o += n;
+	return 0;
+}
+
+/*
+ * NFC changes nothing in ASCII, and no ASCII character composes with the
+ * one before it, so a text may be cut before any ASCII character: only
+ * each run of other characters, with the ASCII character before it (which
+ * a combining mark may join), goes through utf8proc.
+ */
 const char *gpt2_nfc(gpt2_tokenizer *t, int which, const char *s, size_t *len)
 {
-	size_t n = *len, i = 0;
+	size_t n = *len, i = 0, o = 0;
 	while (i < n && (unsigned char)s[i] < 0x80)
 		i++;
 	if (i == n)
 		return s;
-	utf8proc_uint8_t *o = NULL;
-	utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &o,
-	                                  UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-	if (m < 0) {
-		free(o);
-		return m == UTF8PROC_ERROR_NOMEM ? NULL : s;
-	}
-	if (m > (utf8proc_ssize_t)t->norm_cap[which]) {
-		char *p = realloc(t->norm_buf[which], (size_t)m);
-		if (!p) {
-			free(o);
+	i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && (unsigned char)s[j] < 0x80)
+			j++;
+		size_t start = j > i ? j - 1 : j, end = j;
+		while (end < n && (unsigned char)s[end] >= 0x80)
+			end++;
+		if (nfc_put(t, which, &o, s + i, start - i) != 0)
 			return NULL;
-		}
-		t->norm_buf[which] = p;
-		t->norm_cap[which] = (size_t)m;
+		if (start == end)
+			break;
+		utf8proc_uint8_t *m = NULL;
+		utf8proc_ssize_t k = utf8proc_map((const utf8proc_uint8_t *)s + start,
+		                                  (utf8proc_ssize_t)(end - start), &m,
+		                                  UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+		int rc = k < 0 ? (k == UTF8PROC_ERROR_NOMEM ? -1 : nfc_put(t, which, &o, s + start,
+		                                                              end - start))
+		               : nfc_put(t, which, &o, m, (size_t)k);
+		free(m);
+		if (rc != 0)
+			return NULL;
+		i = end;
 	}
-	memcpy(t->norm_buf[which], o, (size_t)m);
-	free(o);
-	*len = (size_t)m;
+	*len = o;
 	return t->norm_buf[which];
 }

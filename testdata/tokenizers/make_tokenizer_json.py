@@ -61,6 +61,21 @@ EXTRA = [
     b"    def f(x):\n        return x  # ok\n",
 ]
 
+
+def nfc_heavy(n=3000, seed=7):
+    """A case for NFC: n characters drawn (Python's random, seeded) from
+    letters, spaces and digits, combining marks, precomposed letters,
+    Hangul jamo and syllables, and composition exclusions."""
+    import random
+    rng = random.Random(seed)
+    alpha = ["a", "e", "o", "A", "n", " ", "\n", "1", "\u0301", "\u0308", "\u030a", "\u0327",
+             "\u0323", "\u00e9", "\u00c5", "\u1100", "\u1161", "\u11a8", "\uac00", "\u0958",
+             "\u212b", "\u1e0b\u0323", "\u00f1", "\U0001d15e", "\u0344", "\u2126", "x\u0301\u0301"]
+    return "".join(rng.choice(alpha) for _ in range(n)).encode()
+
+
+EXTRA.append(nfc_heavy())
+
 LLAMA3 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|"
           " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
 QWEN2 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|"

@@ -138,6 +138,34 @@ START_TEST(test_gguf_cases_give_the_recorded_ids)
 }
 END_TEST
 
+/* The BOS and EOS of each GGUF, as its metadata gives them (gguf-py
+ * reads bos_token_id / eos_token_id / add_bos_token so), and whether an
+ * encode adds the BOS: llama-spm says so, llama-bpe has no add_bos_token
+ * and gets llama.cpp's default for Llama 3 (true, as Meta's template). */
+START_TEST(test_gguf_bos_and_eos)
+{
+	static const struct {
+		const char *name;
+		int bos, eos, add_bos;
+	} want[] = {{"gpt-2", 50256, 50256, 0},
+	            {"llama-bpe", 128000, 128001, 1},
+	            {"qwen2", 151643, 151643, 0},
+	            {"llama-spm", 1, 2, 1}};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		char path[256], err[512];
+		snprintf(path, sizeof path, TD "ggml-vocab-%s.gguf", want[i].name);
+		gpt2_tokenizer *t;
+		ck_assert_msg(gpt2_tokenizer_open(&t, path, err, sizeof err) == 0, "%s", err);
+		int add_bos, add_eos;
+		ck_assert_int_eq(gpt2_tokenizer_bos(t, &add_bos), want[i].bos);
+		ck_assert_int_eq(gpt2_tokenizer_eos(t, &add_eos), want[i].eos);
+		ck_assert_int_eq(add_bos, want[i].add_bos);
+		ck_assert_int_eq(add_eos, 0);
+		gpt2_tokenizer_free(t);
+	}
+}
+END_TEST
+
 static const char *const json_names[] = {"llama-bpe", "qwen2", "llama-spm"};
 
 START_TEST(test_json_cases_give_the_recorded_ids)
@@ -380,6 +408,7 @@ static Suite *vocab_suite(void)
 	tc = tcase_create("files");
 	tcase_add_test(tc, test_config_adds_bos_and_eos);
 	tcase_add_test(tc, test_gguf_refusals_name_the_key);
+	tcase_add_test(tc, test_gguf_bos_and_eos);
 	suite_add_tcase(s, tc);
 	return s;
 }

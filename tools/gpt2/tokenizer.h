@@ -59,6 +59,14 @@ int gpt2_tokenizer_vocab_size(const gpt2_tokenizer *t);
 /* The id of "<|endoftext|>", or -1 when the vocabulary lacks it. */
 int gpt2_tokenizer_eot(const gpt2_tokenizer *t);
 
+/*
+ * The BOS and EOS ids the files name (a GGUF's bos/eos_token_id, the
+ * post-processor's template, tokenizer_config.json's bos/eos_token), or
+ * -1; *added (when not NULL) gets whether GPT2_ENCODE_ADD_SPECIAL adds it.
+ */
+int gpt2_tokenizer_bos(const gpt2_tokenizer *t, int *added);
+int gpt2_tokenizer_eos(const gpt2_tokenizer *t, int *added);
+
 enum {
 	/* Plain GPT-2 (OpenAI encoder.py, tiktoken encode_ordinary): added
 	 * special tokens found in the text are not split out, so

@@ -828,6 +828,20 @@ int gpt2_tokenizer_vocab_size(const gpt2_tokenizer *t) { return t->n_ids; }
 
 int gpt2_tokenizer_eot(const gpt2_tokenizer *t) { return t->eot; }
 
+int gpt2_tokenizer_bos(const gpt2_tokenizer *t, int *added)
+{
+	if (added)
+		*added = t->add_bos && t->bos >= 0;
+	return t->bos;
+}
+
+int gpt2_tokenizer_eos(const gpt2_tokenizer *t, int *added)
+{
+	if (added)
+		*added = t->add_eos && t->eos >= 0;
+	return t->eos;
+}
+
 const char *gpt2_tokenizer_token_bytes(const gpt2_tokenizer *t, int32_t id, size_t *len)
 {
 	if (id < 0 || id >= t->n_ids || !t->tok_ok[id])

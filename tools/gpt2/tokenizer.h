@@ -8,8 +8,11 @@
  * gpt2export); not part of libst. Not WordPiece or Unigram.
  *
  * Recipe:
- *   1. gpt2_tokenizer_load(&t, "snapshot/", err, sizeof err)
- *   2. gpt2_tokenizer_encode(t, text, len, 0, &ids, &n, &n_replaced); free(ids)
+ *   1. gpt2_tokenizer_open(&t, "snapshot/" or "tokenizer.json" or
+ *      "model.gguf", err, sizeof err)  (gpt2_tokenizer_load: a folder)
+ *   2. gpt2_tokenizer_encode(t, text, len, GPT2_ENCODE_ADD_SPECIAL, &ids, &n,
+ *      &n_replaced); free(ids)  (flags 0: no BOS, as llama.cpp's test
+ *      cases and add_special_tokens=False)
  *   3. to print ids as text: gpt2_tokenizer_token_bytes() for each id,
  *      through a gpt2_decoder so that a UTF-8 character split across
  *      tokens comes out whole
@@ -99,6 +102,9 @@ int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsig
  * The bytes of one id (not NUL-terminated), valid until
  * gpt2_tokenizer_free; NULL for an invalid id (negative, too large, or a
  * hole in the vocabulary). Added tokens give their text ("<|endoftext|>").
+ * A SentencePiece-style token gives its text with each U+2581 as a space,
+ * a <0xNN> token its byte; the one space in front of a decoded text that
+ * Hugging Face's Strip decoder takes off is left to the caller.
  */
 const char *gpt2_tokenizer_token_bytes(const gpt2_tokenizer *t, int32_t id, size_t *len);
 

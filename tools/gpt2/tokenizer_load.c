@@ -344,7 +344,6 @@ static int cmp_added(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-/* Build the tokenizer's tables from what was loaded. */
 gpt2_tokenizer *gpt2_tok_new(void)
 {
 	gpt2_tokenizer *t = calloc(1, sizeof *t);
@@ -380,6 +379,7 @@ static size_t raw_decoding(gpt2_tokenizer *t, uint32_t id, size_t off)
 	return off;
 }
 
+/* Build the tokenizer's tables from what was loaded. */
 int gpt2_tok_build(gpt2_tokenizer *t, load_state *ls)
 {
 	const char *vpath = ls->vocab_path;

@@ -233,6 +233,29 @@ static void same_ids(gpt2_tokenizer *a, gpt2_tokenizer *b, const char *text, siz
 	free(y);
 }
 
+/* rounds random texts of up to max_pieces strings of the alphabet (""
+ * stands for a NUL byte; xorshift32 from seed) give both the same ids. */
+static void random_agree(gpt2_tokenizer *a, gpt2_tokenizer *b, const char *const *alphabet,
+                         size_t n_alpha, uint32_t seed, int rounds, uint32_t max_pieces)
+{
+	uint32_t x = seed;
+	char buf[1024];
+	for (int round = 0; round < rounds; round++) {
+		size_t n = 0;
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		uint32_t pieces = x % max_pieces;
+		for (uint32_t k = 0; k < pieces; k++) {
+			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+			const char *p = alphabet[x % n_alpha];
+			size_t pl = p[0] ? strlen(p) : 1;
+			ck_assert_uint_lt(n + pl, sizeof buf);
+			memcpy(buf + n, p, pl);
+			n += pl;
+		}
+		same_ids(a, b, buf, n, "random text");
+	}
+}
+
 START_TEST(test_gpt2_scan_agrees_with_oniguruma)
 {
 	size_t len;
@@ -289,21 +312,7 @@ START_TEST(test_gpt2_scan_agrees_with_oniguruma)
 	                                       "\xf0\x9f\xa6\x99",
 	                                       "\xff",
 	                                       "\x00"};
-	uint32_t x = 12345;
-	char buf[256];
-	for (int round = 0; round < 3000; round++) {
-		size_t n = 0;
-		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-		int pieces = (int)(x % 40);
-		for (int k = 0; k < pieces; k++) {
-			x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-			const char *a = alphabet[x % (sizeof alphabet / sizeof alphabet[0])];
-			size_t al = a[0] ? strlen(a) : 1;
-			memcpy(buf + n, a, al);
-			n += al;
-		}
-		same_ids(scan, onig, buf, n, "random text");
-	}
+	random_agree(scan, onig, alphabet, sizeof alphabet / sizeof alphabet[0], 12345, 3000, 40);
 	gpt2_tokenizer_free(scan);
 	gpt2_tokenizer_free(onig);
 }
@@ -387,6 +396,93 @@ START_TEST(test_gguf_refusals_name_the_key)
 }
 END_TEST
 
+/*
+ * The hand-written scans of Llama 3's and Qwen2's patterns against
+ * Oniguruma: the same tokenizer.json with the pattern wrapped in "(?:...)"
+ * (the same regex, which the loader does not recognise, so Oniguruma runs
+ * it), on extra.inp and on random text over the characters the patterns
+ * tell apart (long s folds to s under (?i)).
+ */
+static gpt2_tokenizer *open_wrapped(const char *src, char *dir)
+{
+	size_t len;
+	char *json = read_file(src, &len);
+	ck_assert_ptr_nonnull(json);
+	char *at = strstr(json, "\"Regex\": \"");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\"Regex\": \"");
+	char *close = strchr(at, '"');
+	ck_assert_ptr_nonnull(close);
+	char path[256], err[512];
+	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fwrite(json, 1, (size_t)(at - json), f);
+	fputs("(?:", f);
+	fwrite(at, 1, (size_t)(close - at), f);
+	fputs(")", f);
+	fputs(close, f);
+	fclose(f);
+	free(json);
+	gpt2_tokenizer *t;
+	ck_assert_msg(gpt2_tokenizer_open(&t, path, err, sizeof err) == 0, "%s", err);
+	unlink(path);
+	return t;
+}
+
+START_TEST(test_llama3_and_qwen2_scans_agree_with_oniguruma)
+{
+	static const char *const names[] = {"llama-bpe", "qwen2"};
+	char src[256], err[512];
+	snprintf(src, sizeof src, TD "%s.tokenizer.json", names[_i]);
+	char dir[] = "/tmp/check_tokenizer_vocab.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	gpt2_tokenizer *onig = open_wrapped(src, dir), *scan;
+	rmdir(dir);
+	ck_assert_msg(gpt2_tokenizer_open(&scan, src, err, sizeof err) == 0, "%s", err);
+	size_t len;
+	char *text = read_file(TD "extra.inp", &len);
+	ck_assert_ptr_nonnull(text);
+	same_ids(scan, onig, text, len, "extra.inp");
+	free(text);
+	static const char *const alphabet[] = {"a",
+	                                       "Z",
+	                                       "7",
+	                                       "12",
+	                                       " ",
+	                                       "  ",
+	                                       "\n",
+	                                       "\r",
+	                                       "\r\n",
+	                                       "\t",
+	                                       "'",
+	                                       "'s",
+	                                       "'S",
+	                                       "'T",
+	                                       "'re",
+	                                       "'VE",
+	                                       "'Ll",
+	                                       "'m",
+	                                       "'D",
+	                                       "'x",
+	                                       "\xc5\xbf",
+	                                       "!",
+	                                       ".",
+	                                       "(",
+	                                       "\xc3\xa9",
+	                                       "\xe4\xb8\xad",
+	                                       "\xd9\xa3",
+	                                       "\xe2\x80\x83",
+	                                       "\xe3\x80\x80",
+	                                       "\xcc\x81",
+	                                       "\xf0\x9f\xa6\x99",
+	                                       "\x00"};
+	random_agree(scan, onig, alphabet, sizeof alphabet / sizeof alphabet[0], 2024, 5000, 60);
+	gpt2_tokenizer_free(scan);
+	gpt2_tokenizer_free(onig);
+}
+END_TEST
+
 static Suite *vocab_suite(void)
 {
 	Suite *s = suite_create("tokenizer_vocab");
@@ -403,6 +499,7 @@ static Suite *vocab_suite(void)
 	tc = tcase_create("pre-tokenizer");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_gpt2_scan_agrees_with_oniguruma);
+	tcase_add_loop_test(tc, test_llama3_and_qwen2_scans_agree_with_oniguruma, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");

@@ -528,6 +528,100 @@ static int pre_bytelevel(gpt2_tokenizer *t, size_t step, const unsigned char *s,
 	return 0;
 }
 
+/* The class of the character at s[i] (i < end), and its length. */
+static inline int class_at(const gpt2_tokenizer *t, const unsigned char *s, size_t i, size_t end,
+                           size_t *len)
+{
+	(void)end;
+	return char_class(t, s + i, len);
+}
+
+/* Whether the character at s[i] is one of the letters that (?i:...) matches
+ * for the lower-case ASCII letter c: c, its capital, and U+017F (long s,
+ * which folds to s). */
+static size_t fold_is(const unsigned char *s, size_t i, size_t end, unsigned c)
+{
+	if (i >= end)
+		return 0;
+	if (s[i] == c || s[i] == c - 32)
+		return 1;
+	if (c == 's' && i + 1 < end && s[i] == 0xC5 && s[i + 1] == 0xBF)
+		return 2;
+	return 0;
+}
+
+/*
+ * The end of the piece at s[i], following Llama 3's pattern (ndig 3) or
+ * Qwen2's (ndig 1)
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,ndig}|
+ *    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * as a backtracking engine matches it: the first alternative that matches,
+ * each greedy. Every character starts some alternative, so the pieces
+ * cover the text.
+ */
+static size_t next_piece_llama3(const gpt2_tokenizer *t, const unsigned char *s, size_t i,
+                                size_t end, int ndig)
+{
+	size_t k, k1, j;
+	if (s[i] == '\'') {
+		static const char two[][3] = {"re", "ve", "ll"};
+		static const char one[] = "stmd";
+		for (int a = 0; a < 3; a++) {
+			size_t f1 = fold_is(s, i + 1, end, (unsigned)two[a][0]);
+			size_t f2 = f1 ? fold_is(s, i + 1 + f1, end, (unsigned)two[a][1]) : 0;
+			if (f1 && f2 && f1 + f2 == 2)
+				return i + 3;
+		}
+		for (int a = 0; a < 4; a++) {
+			size_t f = fold_is(s, i + 1, end, (unsigned)one[a]);
+			if (f)
+				return i + 1 + f;
+		}
+	}
+	int cl = class_at(t, s, i, end, &k);
+	/* [^\r\n\p{L}\p{N}]?\p{L}+ */
+	j = i;
+	if (cl != CL_L && cl != CL_N && s[i] != '\r' && s[i] != '\n' && i + k < end &&
+	    class_at(t, s, i + k, end, &k1) == CL_L)
+		j = i + k;
+	if (class_at(t, s, j, end, &k1) == CL_L) {
+		j += k1;
+		while (j < end && class_at(t, s, j, end, &k1) == CL_L)
+			j += k1;
+		return j;
+	}
+	if (cl == CL_N) {
+		j = i + k;
+		for (int d = 1; d < ndig && j < end && class_at(t, s, j, end, &k1) == CL_N; d++)
+			j += k1;
+		return j;
+	}
+	/*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+	j = i;
+	if (s[i] == ' ' && i + 1 < end && class_at(t, s, i + 1, end, &k1) == CL_O)
+		j = i + 1;
+	if (class_at(t, s, j, end, &k1) == CL_O) {
+		while (j < end && class_at(t, s, j, end, &k1) == CL_O)
+			j += k1;
+		while (j < end && (s[j] == '\r' || s[j] == '\n'))
+			j++;
+		return j;
+	}
+	/* Whitespace: the run [i, e) and its last \r or \n. */
+	size_t e = i, last_nl = SIZE_MAX, last = i;
+	while (e < end && class_at(t, s, e, end, &k1) == CL_S) {
+		if (s[e] == '\r' || s[e] == '\n')
+			last_nl = e;
+		last = e;
+		e += k1;
+	}
+	if (last_nl != SIZE_MAX)
+		return last_nl + 1;           /* \s*[\r\n]+ */
+	if (e >= end || last == i)
+		return e;                     /* \s+(?!\S) to the end, or \s+ */
+	return last;                      /* \s+(?!\S): all but the last */
+}
+
 /* The next match of a Split step's pattern at or after from: 1, 0 (none)
  * or -1. */
 static int split_find(const pre_step *p, const unsigned char *s, size_t len, size_t from,
@@ -552,6 +646,15 @@ static int pre_split(gpt2_tokenizer *t, size_t step, const unsigned char *s, siz
                      id_buf *out)
 {
 	const pre_step *p = &t->pre[step];
+	if (p->scan_digits) {
+		for (size_t i = 0; i < len;) {
+			size_t j = next_piece_llama3(t, s, i, len, p->scan_digits);
+			if (run_pre(t, step + 1, s + i, j - i, out) != 0)
+				return -1;
+			i = j;
+		}
+		return 0;
+	}
 	size_t prev = 0, from = 0;
 	for (;;) {
 		size_t ms = len, me = len;

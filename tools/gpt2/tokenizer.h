@@ -1,7 +1,9 @@
 /*
  * tokenizer.h - BPE tokenizers giving the same ids as Hugging Face
  * `tokenizers` on any input: byte-level (GPT-2; Llama 3 and Qwen2 with
- * their Split patterns, run on Oniguruma as there) and SentencePiece-style
+ * their Split patterns, run on Oniguruma as there, or for these three
+ * patterns by hand-written scans that give the same pieces) and
+ * SentencePiece-style
  * (Llama 2, Mistral: the U+2581 space, <0xNN> byte fallback), loaded from
  * tokenizer.json (+ tokenizer_config.json), vocab.json + merges.txt, or a
  * GGUF file's tokenizer.ggml.* metadata. Internal to the tools (gpt2run,

@@ -38,12 +38,7 @@
  *   qwen2: Qwen1.5 / Qwen2's tokenizer.json (after its NFC normalizer)
  * gpt-2 and default are GPT-2's ByteLevel regex (tokenizer.c's next_piece).
  */
-static const char LLAMA3_PATTERN[] =
-	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char QWEN2_PATTERN[] =
-	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+/* LLAMA3_PATTERN and QWEN2_PATTERN: tokenizer_impl.h. */
 
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER = 4, TT_UNUSED = 5, TT_BYTE = 6 };
 
@@ -288,6 +283,9 @@ static int add_regex_step(const gguf_src *s, gpt2_tokenizer *t, const char *patt
 	pre_step *p = &t->pre[t->n_pre++];
 	p->kind = PRE_SPLIT;
 	p->behavior = SPLIT_ISOLATED;
+	p->scan_digits = strcmp(pattern, LLAMA3_PATTERN) == 0  ? 3
+	                 : strcmp(pattern, QWEN2_PATTERN) == 0 ? 1
+	                                                       : 0;
 	if (gpt2_regex_new(&p->re, pattern, strlen(pattern), msg, sizeof msg) != 0)
 		return gpt2_err(s->err, s->errlen, "%s: the pre-tokenizer's pattern: %s", s->path,
 		                msg);

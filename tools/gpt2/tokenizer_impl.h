@@ -90,7 +90,19 @@ typedef struct pre_step {
 	char *lit;            /* PRE_SPLIT with a String pattern */
 	size_t lit_len;
 	int add_prefix_space, use_regex; /* PRE_BYTELEVEL */
+	/* PRE_SPLIT: 3 or 1 when the pattern is Llama 3's or Qwen2's (\p{N}
+	 * taken 3 or 1 at a time) and Isolated: then tokenizer.c's scan of it
+	 * runs instead of Oniguruma (the same pieces, tested). */
+	int scan_digits;
 } pre_step;
+
+/* The Split patterns of Meta's Llama 3 and of Qwen2's tokenizer.json. */
+#define LLAMA3_PATTERN                                                                             \
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "                      \
+	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define QWEN2_PATTERN                                                                              \
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "                          \
+	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
 /* One normalizer step (a Sequence of them in order). */
 enum { NORM_NFC = 1, NORM_PREPEND, NORM_REPLACE };

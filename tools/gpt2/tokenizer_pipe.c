@@ -159,6 +159,10 @@ static int parse_split(load_state *ls, const json_node *n)
 		                "%s: pre_tokenizer: Split: behavior '%s' is not supported", path,
 		                gpt2_tok_show(sa, beh, strlen(beh)));
 	p->invert = json_is_true(json_get(n, "invert"));
+	if (json_is_string(re) && p->behavior == SPLIT_ISOLATED && !p->invert)
+		p->scan_digits = strcmp(json_string(re), LLAMA3_PATTERN) == 0  ? 3
+		                 : strcmp(json_string(re), QWEN2_PATTERN) == 0 ? 1
+		                                                               : 0;
 	return 0;
 }
 
@@ -469,8 +473,9 @@ const char *gpt2_nfc(gpt2_tokenizer *t, int which, const char *s, size_t *len)
 		utf8proc_ssize_t k = utf8proc_map((const utf8proc_uint8_t *)s + start,
 		                                  (utf8proc_ssize_t)(end - start), &m,
 		                                  UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-		int rc = k < 0 ? (k == UTF8PROC_ERROR_NOMEM ? -1 : nfc_put(t, which, &o, s + start,
-		                                                              end - start))
+		int rc = k < 0 ? (k == UTF8PROC_ERROR_NOMEM
+		                          ? -1
+		                          : nfc_put(t, which, &o, s + start, end - start))
 		               : nfc_put(t, which, &o, m, (size_t)k);
 		free(m);
 		if (rc != 0)

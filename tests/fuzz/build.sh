@@ -71,5 +71,5 @@ for t in fuzz_order fuzz_dequant; do
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
 echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant,fuzz_verify,fuzz_arch}"
-echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_config,fuzz_llmc,fuzz_model}"
+echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_tok_gguf,fuzz_encode_vocab,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/{fuzz_order,fuzz_dequant}"

@@ -429,6 +429,8 @@ done:
 /* Append n bytes to norm_buf[which] at *o, growing it. 0, or -1. */
 static int nfc_put(gpt2_tokenizer *t, int which, size_t *o, const void *p, size_t n)
 {
+	if (!n)
+		return 0;
 	if (*o + n > t->norm_cap[which]) {
 		size_t cap = t->norm_cap[which] ? t->norm_cap[which] : 256;
 		while (cap < *o + n)

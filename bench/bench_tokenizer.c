@@ -1,7 +1,10 @@
 /*
- * bench_tokenizer.c - tokens per second of the GPT-2 tokenizer
- * (tools/gpt2/tokenizer.c) on a text file, single thread, to set beside
- * tiktoken and Hugging Face (bench/tiktoken_bench.mjs, same file).
+ * bench_tokenizer.c - tokens per second of the tokenizer
+ * (tools/gpt2/tokenizer*.c) on a text file, single thread, to set beside
+ * tiktoken and Hugging Face (bench/tiktoken_bench.mjs for GPT-2,
+ * bench/hf_tokenizer_bench.mjs for any tokenizer.json; same file). The
+ * tokenizer is a PATH as gpt2run --tokenizer takes it: a snapshot folder,
+ * a tokenizer.json or a .gguf file. No special tokens are added.
  *
  * "cold" loads a fresh tokenizer before each run (loading is not timed), so
  * its word cache starts empty, as tiktoken, which has no cache, always
@@ -61,7 +64,7 @@ int main(int argc, char **argv)
 		argc -= 2;
 	}
 	if (argc != 3 || runs < 1 || runs > 1000) {
-		fprintf(stderr, "usage: bench_tokenizer [-n RUNS] TOKENIZER_DIR TEXT_FILE\n");
+		fprintf(stderr, "usage: bench_tokenizer [-n RUNS] TOKENIZER_PATH TEXT_FILE\n");
 		return 2;
 	}
 	const char *dir = argv[1], *path = argv[2];
@@ -90,7 +93,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < runs; r++) {
 		char err[512];
 		gpt2_tokenizer *t;
-		if (gpt2_tokenizer_load(&t, dir, err, sizeof err) != 0) {
+		if (gpt2_tokenizer_open(&t, dir, err, sizeof err) != 0) {
 			fprintf(stderr, "bench_tokenizer: %s\n", err);
 			return 2;
 		}

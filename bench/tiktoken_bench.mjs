@@ -14,6 +14,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { digest, report as report_n } from "./tok_common.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(root, "testdata/tokenizer/package.json"));
@@ -28,26 +29,7 @@ if (!file || !(runs >= 1)) {
 }
 const bytes = fs.readFileSync(file);
 const text = bytes.toString("utf8");
-
-// FNV-1a 64 of the ids (as little-endian uint32), the digest bench_tokenizer
-// prints, so equal digests mean equal ids.
-function digest(ids) {
-  let h = 0xcbf29ce484222325n;
-  for (const id of ids)
-    for (let k = 0; k < 4; k++) {
-      h ^= BigInt((id >>> (8 * k)) & 255);
-      h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
-    }
-  return h.toString(16).padStart(16, "0");
-}
-
-function report(name, what, times, n) {
-  times.sort((a, b) => a - b);
-  const best = times[0], med = times[Math.floor(times.length / 2)];
-  const f = (x, w, d) => x.toFixed(d).padStart(w);
-  console.log(`${name.padEnd(9)}${what.padEnd(6)}best ${f(best * 1e3, 7, 2)} ms  ${f(n / best / 1e6, 6, 2)} M tokens/s  ` +
-              `${f(bytes.length / best / 1e6, 6, 1)} MB/s   median ${f(med * 1e3, 7, 2)} ms  ${f(n / med / 1e6, 6, 2)} M tokens/s`);
-}
+const report = (name, what, times, n) => report_n(name, what, times, n, bytes.length);
 
 const now = () => Number(process.hrtime.bigint()) / 1e9;
 

@@ -116,8 +116,11 @@ set(ST_GPT2_SOURCES
   tools/gpt2/load.c
   tools/gpt2/model.c
   tools/gpt2/pool.c
+  tools/gpt2/regex.c
   tools/gpt2/tokenizer.c
+  tools/gpt2/tokenizer_gguf.c
   tools/gpt2/tokenizer_load.c
+  tools/gpt2/tokenizer_pipe.c
   tools/gpt2/tokenizer_unicode.c
   tools/gpt2/tokenizer_vocab.c
   tools/gpt2/trace.c

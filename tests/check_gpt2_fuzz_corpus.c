@@ -1,7 +1,7 @@
 /*
  * check_gpt2_fuzz_corpus.c - replay the committed fuzz corpus of the GPT-2
  * tools (tests/fuzz/corpus/<target>/ for fuzz_tokenizer, fuzz_encode,
- * fuzz_config, fuzz_llmc and fuzz_model) through the targets of
+ * fuzz_tok_gguf, fuzz_encode_vocab, fuzz_config, fuzz_llmc and fuzz_model) through the targets of
  * tests/fuzz/targets_gpt2.c with the normal build, so that every input that
  * once broke tools/gpt2, and the seeds, keep passing without clang or
  * libFuzzer. A target calls abort() when a property fails, which fails the
@@ -29,6 +29,8 @@ static void fz_gpt2_done(void)
 static const struct replay_target targets[] = {
 	{"tokenizer", fuzz_tokenizer, 6, fz_gpt2_cleanup},
 	{"encode", fuzz_encode, 6, fz_gpt2_done},
+	{"tok_gguf", fuzz_tok_gguf, 6, fz_gpt2_cleanup},
+	{"encode_vocab", fuzz_encode_vocab, 6, fz_vocab_free},
 	{"config", fuzz_config, 6, fz_gpt2_cleanup},
 	{"llmc", fuzz_llmc, 6, fz_gpt2_cleanup},
 	{"model", fuzz_model, 6, fz_gpt2_cleanup},

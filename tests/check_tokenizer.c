@@ -732,11 +732,11 @@ START_TEST(test_errors_json)
 	expect_load_error("tokenizer.json", "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"a\": 0}}}",
 	                  "model: type 'WordPiece' is not supported (expected BPE)", NULL);
 	expect_load_error("tokenizer.json",
-	                  "{\"normalizer\": {\"type\": \"NFC\"}, " MINI_MODEL "}",
-	                  "normalizer is not supported", NULL);
+	                  "{\"normalizer\": {\"type\": \"Lowercase\"}, " MINI_MODEL "}",
+	                  "normalizer: type 'Lowercase' is not supported", NULL);
 	expect_load_error("tokenizer.json",
-	                  "{\"pre_tokenizer\": {\"type\": \"Metaspace\"}, " MINI_MODEL "}",
-	                  "pre_tokenizer: type 'Metaspace' is not supported", NULL);
+	                  "{\"pre_tokenizer\": {\"type\": \"Whitespace\"}, " MINI_MODEL "}",
+	                  "pre_tokenizer: type 'Whitespace' is not supported", NULL);
 	expect_load_error("tokenizer.json",
 	                  "{\"added_tokens\": [{\"id\": 3, \"content\": \"<x>\", \"lstrip\": true}], " MINI_MODEL "}",
 	                  "added_tokens[0] '<x>': lstrip is not supported", NULL);

@@ -164,6 +164,17 @@ ST_TOKENIZER_DIR=$TMP/notok run text_notok 2 "$G" --model-dir "$D/tiny-f32" --id
   expect_err text_notok 'notok'
 run text_badtok 2 "$G" --model-dir "$D/tiny-f32" --tokenizer "$TMP/notok" --ids 1 -q &&
   expect_err text_badtok 'notok'
+# --tokenizer PATH: a .gguf file's vocabulary, a tokenizer.json (llama.cpp's
+# recorded ids, testdata/tokenizers; the BOS is what the files ask for).
+VOC=$TESTDATA/tokenizers
+run tok_gguf 0 "$G" --tokenizer "$VOC/ggml-vocab-llama-bpe.gguf" --tokenize --prompt "Hello world" &&
+  expect_out tok_gguf '^128000,9906,1917$'
+run tok_spm 0 "$G" --tokenizer "$VOC/ggml-vocab-llama-spm.gguf" --tokenize --prompt "Hello world" &&
+  expect_out tok_spm '^1,15043,3186$'
+run tok_json 0 "$G" --tokenizer "$VOC/qwen2.tokenizer.json" --tokenize --prompt "Hello world" &&
+  expect_out tok_json '^9707,1879$'
+head -c 100 "$VOC/ggml-vocab-gpt-2.gguf" >"$TMP/cut.gguf"
+run tok_cut 2 "$G" --tokenizer "$TMP/cut.gguf" --tokenize --prompt "Hi" && expect_err tok_cut 'cut.gguf'
 
 # ---- with stconvert (when built): a converted snapshot still computes the model ---------
 if [ -x "$BIN/stconvert" ]; then

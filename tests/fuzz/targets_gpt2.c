@@ -16,6 +16,16 @@
  *                   UTF-8 replaced, <|endoftext|> becomes 50256 exactly where
  *                   it is in the text, and the streaming decoder gives back
  *                   the same bytes in whole characters.
+ *   fuzz_tok_gguf   a hostile GGUF file as a tokenizer (tokenizer.ggml.*,
+ *                   through gpt2_tokenizer_open): it loads or is refused in
+ *                   one line; what loads encodes as fuzz_tokenizer checks.
+ *   fuzz_encode_vocab  any bytes through real Llama-family vocabularies
+ *                   (testdata/tokenizers: llama-bpe and llama-spm GGUF,
+ *                   the qwen2 tokenizer.json): ids valid and repeatable;
+ *                   llama-bpe decodes back to the text (invalid UTF-8
+ *                   replaced), llama-spm to it with U+2581 as spaces and
+ *                   one in front, and qwen2's ids survive decoding and
+ *                   encoding again (its NFC is idempotent).
  *   fuzz_config     config.json text (and generation_config.json): what
  *                   parses passes gpt2_config_check, survives the config
  *                   and llm.c header writers, and small models allocate;
@@ -262,6 +272,130 @@ static void fuzz_tokenizer(const unsigned char *data, size_t size)
 	fz_tok_use(t, "ok \xf0\x9f\x98\x80", 7, 0);
 	fz_tok_use(t, (const char *)data, size < 4096 ? size : 4096, mode >> 1 & 1);
 	gpt2_tokenizer_free(t);
+}
+
+/* Input: a whole GGUF file, loaded as a tokenizer by path. */
+static void fuzz_tok_gguf(const unsigned char *data, size_t size)
+{
+	char path[512], err[1024];
+	gpt2_tokenizer *t = NULL;
+	fz_write(fz_path(path, "tok.gguf"), data, size);
+	int rc = gpt2_tokenizer_open(&t, path, err, sizeof err);
+	if (rc != 0) {
+		CHECK(rc == -1 && t == NULL);
+		CHECK_MESSAGE(err);
+		return;
+	}
+	int V = gpt2_tokenizer_vocab_size(t);
+	CHECK(V >= 1);
+	static const char fixed[] = "Hello world, it's 2024!\n\n  <s><|endoftext|>"
+	                            "\xc3\xa9\xe2\x82\xac \xf0\x9f\x98\x80 a\xe2\x96\x81" "b";
+	fz_tok_use(t, fixed, sizeof fixed - 1, 0);
+	fz_tok_use(t, fixed, sizeof fixed - 1, GPT2_ENCODE_ADD_SPECIAL);
+	fz_tok_use(t, fixed, sizeof fixed - 1, GPT2_ENCODE_NO_SPECIAL);
+	fz_tok_use(t, (const char *)data, size < 2048 ? size : 2048, 0);
+	gpt2_tokenizer_free(t);
+}
+
+/* ---- real Llama-family vocabularies: any text ------------------------------ */
+
+#define VOCABS ST_TESTDATA "/tokenizers/"
+
+static gpt2_tokenizer *fz_llama_bpe, *fz_llama_spm, *fz_qwen2;
+
+static void fz_vocab_free(void)
+{
+	gpt2_tokenizer_free(fz_llama_bpe);
+	gpt2_tokenizer_free(fz_llama_spm);
+	gpt2_tokenizer_free(fz_qwen2);
+	fz_llama_bpe = fz_llama_spm = fz_qwen2 = NULL;
+}
+
+static void fz_vocab_load(void)
+{
+	if (fz_llama_bpe)
+		return;
+	char err[1024];
+	if (gpt2_tokenizer_open(&fz_llama_bpe, VOCABS "ggml-vocab-llama-bpe.gguf", err,
+	                        sizeof err) != 0 ||
+	    gpt2_tokenizer_open(&fz_llama_spm, VOCABS "ggml-vocab-llama-spm.gguf", err,
+	                        sizeof err) != 0 ||
+	    gpt2_tokenizer_open(&fz_qwen2, VOCABS "qwen2.tokenizer.json", err, sizeof err) != 0) {
+		fprintf(stderr, "cannot load the vocabularies: %s\n", err);
+		abort();
+	}
+	atexit(fz_vocab_free);
+}
+
+static char *fz_decode(gpt2_tokenizer *t, const int32_t *ids, size_t n, size_t *len)
+{
+	char *out = NULL;
+	CHECK(gpt2_tokenizer_decode(t, ids, n, &out, len, NULL, NULL, 0) == 0);
+	return out;
+}
+
+/* Input: a mode byte (bit 0: add the special tokens), then any bytes. */
+static void fuzz_encode_vocab(const unsigned char *data, size_t size)
+{
+	int mode = fz_mode(&data, &size);
+	if (mode < 0)
+		return;
+	fz_vocab_load();
+	const char *text = (const char *)data;
+	unsigned flags = mode & 1 ? GPT2_ENCODE_ADD_SPECIAL : 0;
+	fz_tok_use(fz_llama_bpe, text, size, flags);
+	fz_tok_use(fz_llama_spm, text, size, flags);
+	fz_tok_use(fz_qwen2, text, size, flags);
+
+	char *clean;
+	size_t clean_len, n, m, out_len;
+	size_t n_bad = gpt2_utf8_sanitize(text, size, &clean, &clean_len);
+	CHECK(n_bad != (size_t)-1);
+	const char *want = clean ? clean : text;
+	if (!clean)
+		clean_len = size;
+	int32_t *ids, *again;
+
+	/* llama-bpe: byte-level, no normalizer; special tokens decode to
+	 * their text. */
+	CHECK(gpt2_tokenizer_encode(fz_llama_bpe, text, size, 0, &ids, &n, NULL, NULL, 0) == 0);
+	char *out = fz_decode(fz_llama_bpe, ids, n, &out_len);
+	CHECK(out_len == clean_len && (!out_len || memcmp(out, want, out_len) == 0));
+	free(out);
+	free(ids);
+
+	/* llama-spm: a U+2581 in front of each stretch between special tokens
+	 * and for each space; without special-token text, one in front. */
+	CHECK(gpt2_tokenizer_encode(fz_llama_spm, text, size, 0, &ids, &n, NULL, NULL, 0) == 0);
+	out = fz_decode(fz_llama_spm, ids, n, &out_len);
+	if (clean_len && !memmem(want, clean_len, "<", 1)) {
+		size_t k = 0, o = 1;
+		CHECK(out_len >= 1 && out[0] == ' ');
+		while (k < clean_len && o < out_len) {
+			if (clean_len - k >= 3 && memcmp(want + k, "\xe2\x96\x81", 3) == 0) {
+				CHECK(out[o] == ' ');
+				k += 3;
+			} else {
+				CHECK(out[o] == want[k]);
+				k++;
+			}
+			o++;
+		}
+		CHECK(k == clean_len && o == out_len);
+	}
+	free(out);
+	free(ids);
+
+	/* qwen2: NFC first, so decoding gives NFC(text), which encodes to
+	 * the same ids. */
+	CHECK(gpt2_tokenizer_encode(fz_qwen2, text, size, 0, &ids, &n, NULL, NULL, 0) == 0);
+	out = fz_decode(fz_qwen2, ids, n, &out_len);
+	CHECK(gpt2_tokenizer_encode(fz_qwen2, out, out_len, 0, &again, &m, NULL, NULL, 0) == 0);
+	CHECK(m == n && (!n || memcmp(ids, again, n * sizeof *ids) == 0));
+	free(out);
+	free(ids);
+	free(again);
+	free(clean);
 }
 
 /* ---- the real GPT-2 tokenizer: any text ---------------------------------- */

@@ -85,8 +85,10 @@ int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
 	int32_t *ids = NULL;
 	size_t replaced = 0;
 	char err[512];
-	if (gpt2_tokenizer_encode(tok, text, len, 0, &ids, n, &replaced, err,
-	                          sizeof err))
+	/* With the special tokens the tokenizer's files ask for (a BOS for
+	 * Llama), as Hugging Face's encode by default; GPT-2 asks for none. */
+	if (gpt2_tokenizer_encode(tok, text, len, GPT2_ENCODE_ADD_SPECIAL, &ids, n, &replaced,
+	                          err, sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	if (replaced)
 		cli_warn("the prompt holds %zu invalid UTF-8 sequence%s, replaced "

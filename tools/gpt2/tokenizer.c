@@ -1,10 +1,12 @@
 /*
  * tokenizer.c - GPT-2's byte-level BPE tokenizer (see tokenizer.h): the
  * pre-tokenizer, BPE by merge rank with a word cache, encoding and
- * decoding. Loading is in tokenizer_load.c, the character classes in
- * tokenizer_unicode.c. It gives the ids Hugging Face
- * `tokenizers` gives for GPT-2-style tokenizers; it is not a general
- * Hugging Face tokenizer (no normalizers, no other models or pre-tokenizers).
+ * decoding. Loading is in tokenizer_load.c, tokenizer_pipe.c and
+ * tokenizer_gguf.c, the character classes in tokenizer_unicode.c. It
+ * gives the ids Hugging Face `tokenizers` gives for BPE tokenizers, byte-
+ * level (GPT-2, Llama 3, Qwen2) or SentencePiece-style (Llama 2,
+ * Mistral); it is not a general Hugging Face tokenizer (no WordPiece or
+ * Unigram models, only the normalizers and pre-tokenizers those files use).
  *
  * Vocabulary strings live in two domains. The "char" domain is the text of
  * vocab.json: each byte is spelled as one code point of GPT-2's
@@ -334,6 +336,42 @@ static size_t bpe_heap(gpt2_tokenizer *t, int32_t *v, size_t n)
 	return m;
 }
 
+/*
+ * The first symbols of a SentencePiece-style word: each character's token;
+ * a character the vocabulary lacks becomes its bytes' <0xNN> tokens when
+ * all exist (byte_fallback), else unk_id (one for a run with fuse_unk),
+ * else nothing, as Hugging Face's BPE::merge_word. Returns the count.
+ */
+static size_t raw_symbols(const gpt2_tokenizer *t, const unsigned char *w, size_t len, int32_t *v)
+{
+	size_t n = 0;
+	int last_unk = 0;
+	for (size_t i = 0, k; i < len; i += k) {
+		size_t bad = 0;
+		k = utf8_seq(w + i, len - i, &bad);
+		if (!k)
+			k = bad; /* not reached: the text was made valid */
+		int32_t id = key_find(t, (const char *)w + i, k);
+		if (id >= 0) {
+			v[n++] = id;
+			last_unk = 0;
+			continue;
+		}
+		int all = t->byte_fallback;
+		for (size_t j = 0; all && j < k; j++)
+			all = t->byte_tok[w[i + j]] >= 0;
+		if (all) {
+			for (size_t j = 0; j < k; j++)
+				v[n++] = t->byte_tok[w[i + j]];
+			last_unk = 0;
+		} else if (t->unk_id >= 0 && !(last_unk && t->fuse_unk)) {
+			v[n++] = t->unk_id;
+			last_unk = 1;
+		}
+	}
+	return n;
+}
+
 /* Encode one word (the bytes of one piece) onto out. */
 static int bpe_word(gpt2_tokenizer *t, const unsigned char *w, size_t len, id_buf *out)
 {
@@ -344,10 +382,21 @@ static int bpe_word(gpt2_tokenizer *t, const unsigned char *w, size_t len, id_bu
 	/* Bytes whose one-character token the vocabulary lacks are dropped, as
 	 * Hugging Face drops characters it cannot map when there is no
 	 * unk_token. */
-	for (size_t i = 0; i < len; i++)
-		if (t->byte_id[w[i]] >= 0)
-			v[n++] = t->byte_id[w[i]];
-	if (n > 1 && t->ignore_merges) {
+	if (t->byte_level) {
+		for (size_t i = 0; i < len; i++)
+			if (t->byte_id[w[i]] >= 0)
+				v[n++] = t->byte_id[w[i]];
+	} else {
+		n = raw_symbols(t, w, len, v);
+	}
+	if (n > 1 && t->ignore_merges && !t->byte_level) {
+		int32_t id = key_find(t, (const char *)w, len);
+		if (id >= 0) {
+			v[0] = id;
+			out->n++;
+			return 0;
+		}
+	} else if (n > 1 && t->ignore_merges) {
 		/* ignore_merges: a word that is itself a token is that token. */
 		if (len * 2 > t->tmp_cap) {
 			char *p = realloc(t->tmp, len * 2);
@@ -392,7 +441,7 @@ static void cache_clear(gpt2_tokenizer *t)
 /* Encode a word through the cache. */
 static int encode_word(gpt2_tokenizer *t, const unsigned char *w, size_t len, id_buf *out)
 {
-	if (len == 1 && t->byte_id[w[0]] >= 0) {
+	if (len == 1 && t->byte_level && t->byte_id[w[0]] >= 0) {
 		if (ids_reserve(out, 1) != 0)
 			return -1;
 		out->v[out->n++] = t->byte_id[w[0]];
@@ -443,18 +492,23 @@ static int encode_word(gpt2_tokenizer *t, const unsigned char *w, size_t len, id
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-/* Pre-tokenize and encode one stretch of text that holds no added token. */
-static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len, id_buf *out)
+/* ---- the pre-tokenizer's steps ------------------------------------------ */
+
+static int run_pre(gpt2_tokenizer *t, size_t step, const unsigned char *s, size_t len,
+                   id_buf *out);
+
+/* ByteLevel: a space in front when add_prefix_space, then GPT-2's regex
+ * when use_regex. There is at most one ByteLevel step, so t->seg is free. */
+static int pre_bytelevel(gpt2_tokenizer *t, size_t step, const unsigned char *s, size_t len,
+                         id_buf *out)
 {
-	if (!len)
-		return 0;
-	if (t->add_prefix_space && s[0] != ' ') {
-		/* ByteLevel's add_prefix_space puts a space before each stretch. */
+	const pre_step *p = &t->pre[step];
+	if (p->add_prefix_space && s[0] != ' ') {
 		if (len + 1 > t->seg_cap) {
-			char *p = realloc(t->seg, len + 1);
-			if (!p)
+			char *q = realloc(t->seg, len + 1);
+			if (!q)
 				return -1;
-			t->seg = p;
+			t->seg = q;
 			t->seg_cap = len + 1;
 		}
 		t->seg[0] = ' ';
@@ -462,16 +516,286 @@ static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len,
 		s = (const unsigned char *)t->seg;
 		len++;
 	}
-	if (!t->use_regex)
-		return encode_word(t, s, len, out);
+	if (!p->use_regex)
+		return run_pre(t, step + 1, s, len, out);
 	size_t i = 0;
 	while (i < len) {
 		size_t j = next_piece(t, s, i, len);
-		if (encode_word(t, s + i, j - i, out) != 0)
+		if (run_pre(t, step + 1, s + i, j - i, out) != 0)
 			return -1;
 		i = j;
 	}
 	return 0;
+}
+
+/* The class of the character at s[i] (i < end), and its length. */
+static inline int class_at(const gpt2_tokenizer *t, const unsigned char *s, size_t i, size_t end,
+                           size_t *len)
+{
+	(void)end;
+	return char_class(t, s + i, len);
+}
+
+/* Whether the character at s[i] is one of the letters that (?i:...) matches
+ * for the lower-case ASCII letter c: c, its capital, and U+017F (long s,
+ * which folds to s). */
+static size_t fold_is(const unsigned char *s, size_t i, size_t end, unsigned c)
+{
+	if (i >= end)
+		return 0;
+	if (s[i] == c || s[i] == c - 32)
+		return 1;
+	if (c == 's' && i + 1 < end && s[i] == 0xC5 && s[i + 1] == 0xBF)
+		return 2;
+	return 0;
+}
+
+/*
+ * The end of the piece at s[i], following Llama 3's pattern (ndig 3) or
+ * Qwen2's (ndig 1)
+ *   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,ndig}|
+ *    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * as a backtracking engine matches it: the first alternative that matches,
+ * each greedy. Every character starts some alternative, so the pieces
+ * cover the text.
+ */
+static size_t next_piece_llama3(const gpt2_tokenizer *t, const unsigned char *s, size_t i,
+                                size_t end, int ndig)
+{
+	size_t k, k1, j;
+	if (s[i] == '\'') {
+		static const char two[][3] = {"re", "ve", "ll"};
+		static const char one[] = "stmd";
+		for (int a = 0; a < 3; a++) {
+			size_t f1 = fold_is(s, i + 1, end, (unsigned)two[a][0]);
+			size_t f2 = f1 ? fold_is(s, i + 1 + f1, end, (unsigned)two[a][1]) : 0;
+			if (f1 && f2 && f1 + f2 == 2)
+				return i + 3;
+		}
+		for (int a = 0; a < 4; a++) {
+			size_t f = fold_is(s, i + 1, end, (unsigned)one[a]);
+			if (f)
+				return i + 1 + f;
+		}
+	}
+	int cl = class_at(t, s, i, end, &k);
+	/* [^\r\n\p{L}\p{N}]?\p{L}+ */
+	j = i;
+	if (cl != CL_L && cl != CL_N && s[i] != '\r' && s[i] != '\n' && i + k < end &&
+	    class_at(t, s, i + k, end, &k1) == CL_L)
+		j = i + k;
+	if (class_at(t, s, j, end, &k1) == CL_L) {
+		j += k1;
+		while (j < end && class_at(t, s, j, end, &k1) == CL_L)
+			j += k1;
+		return j;
+	}
+	if (cl == CL_N) {
+		j = i + k;
+		for (int d = 1; d < ndig && j < end && class_at(t, s, j, end, &k1) == CL_N; d++)
+			j += k1;
+		return j;
+	}
+	/*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+	j = i;
+	if (s[i] == ' ' && i + 1 < end && class_at(t, s, i + 1, end, &k1) == CL_O)
+		j = i + 1;
+	if (class_at(t, s, j, end, &k1) == CL_O) {
+		while (j < end && class_at(t, s, j, end, &k1) == CL_O)
+			j += k1;
+		while (j < end && (s[j] == '\r' || s[j] == '\n'))
+			j++;
+		return j;
+	}
+	/* Whitespace: the run [i, e) and its last \r or \n. */
+	size_t e = i, last_nl = SIZE_MAX, last = i;
+	while (e < end && class_at(t, s, e, end, &k1) == CL_S) {
+		if (s[e] == '\r' || s[e] == '\n')
+			last_nl = e;
+		last = e;
+		e += k1;
+	}
+	if (last_nl != SIZE_MAX)
+		return last_nl + 1;           /* \s*[\r\n]+ */
+	if (e >= end || last == i)
+		return e;                     /* \s+(?!\S) to the end, or \s+ */
+	return last;                      /* \s+(?!\S): all but the last */
+}
+
+/* The next match of a Split step's pattern at or after from: 1, 0 (none)
+ * or -1. */
+static int split_find(const pre_step *p, const unsigned char *s, size_t len, size_t from,
+                      size_t *ms, size_t *me)
+{
+	if (p->re)
+		return gpt2_regex_find(p->re, (const char *)s, len, from, ms, me);
+	if (len - from < p->lit_len)
+		return 0;
+	const unsigned char *q = memmem(s + from, len - from, p->lit, p->lit_len);
+	if (!q)
+		return 0;
+	*ms = (size_t)(q - s);
+	*me = *ms + p->lit_len;
+	return 1;
+}
+
+/* Split: the text is cut into the pattern's matches and the stretches
+ * between them (Hugging Face's find_matches); Isolated keeps each as a
+ * piece, Removed drops the matches; invert swaps matches and stretches. */
+static int pre_split(gpt2_tokenizer *t, size_t step, const unsigned char *s, size_t len,
+                     id_buf *out)
+{
+	const pre_step *p = &t->pre[step];
+	if (p->scan_digits) {
+		for (size_t i = 0; i < len;) {
+			size_t j = next_piece_llama3(t, s, i, len, p->scan_digits);
+			if (run_pre(t, step + 1, s + i, j - i, out) != 0)
+				return -1;
+			i = j;
+		}
+		return 0;
+	}
+	size_t prev = 0, from = 0;
+	for (;;) {
+		size_t ms = len, me = len;
+		int r = split_find(p, s, len, from, &ms, &me);
+		if (r < 0)
+			return -1;
+		if (r && ms == me) { /* an empty match: resume a character on */
+			size_t k = 1, bad;
+			if (ms >= len)
+				break;
+			if (s[ms] >= 0x80 && !(k = utf8_seq(s + ms, len - ms, &bad)))
+				k = 1;
+			from = ms + k;
+			continue;
+		}
+		if (!r)
+			break;
+		int keep_gap = !(p->invert && p->behavior == SPLIT_REMOVED);
+		int keep_match = !(!p->invert && p->behavior == SPLIT_REMOVED);
+		if ((keep_gap && run_pre(t, step + 1, s + prev, ms - prev, out) != 0) ||
+		    (keep_match && run_pre(t, step + 1, s + ms, me - ms, out) != 0))
+			return -1;
+		prev = from = me;
+	}
+	if (p->invert && p->behavior == SPLIT_REMOVED)
+		return 0;
+	return run_pre(t, step + 1, s + prev, len - prev, out);
+}
+
+/* Metaspace's split: a piece starts at each U+2581. */
+static int pre_metaspace(gpt2_tokenizer *t, size_t step, const unsigned char *s, size_t len,
+                         id_buf *out)
+{
+	size_t start = 0;
+	for (size_t i = 1; i + 3 <= len; i++) {
+		if (s[i] == 0xE2 && s[i + 1] == 0x96 && s[i + 2] == 0x81) {
+			if (run_pre(t, step + 1, s + start, i - start, out) != 0)
+				return -1;
+			start = i;
+		}
+	}
+	return run_pre(t, step + 1, s + start, len - start, out);
+}
+
+/* Run pre-tokenizer step `step` on one piece, and the words it makes
+ * through the model. Empty pieces are dropped, as Hugging Face does. */
+static int run_pre(gpt2_tokenizer *t, size_t step, const unsigned char *s, size_t len,
+                   id_buf *out)
+{
+	if (!len)
+		return 0;
+	if (step == t->n_pre)
+		return encode_word(t, s, len, out);
+	switch (t->pre[step].kind) {
+	case PRE_BYTELEVEL:
+		return pre_bytelevel(t, step, s, len, out);
+	case PRE_SPLIT:
+		return pre_split(t, step, s, len, out);
+	default:
+		return pre_metaspace(t, step, s, len, out);
+	}
+}
+
+/* ---- the normalizer ------------------------------------------------------- */
+
+static char *norm_reserve(gpt2_tokenizer *t, int which, size_t n)
+{
+	if (n > t->norm_cap[which]) {
+		char *p = realloc(t->norm_buf[which], n);
+		if (!p)
+			return NULL;
+		t->norm_buf[which] = p;
+		t->norm_cap[which] = n;
+	}
+	return t->norm_buf[which];
+}
+
+/* Apply one step from s into buffer `which`; NULL when out of memory. */
+static const char *norm_apply(gpt2_tokenizer *t, const norm_step *ns, int which, const char *s,
+                              size_t *len)
+{
+	size_t n = *len;
+	if (ns->kind == NORM_NFC) {
+		return gpt2_nfc(t, which, s, len);
+	}
+	if (ns->kind == NORM_PREPEND) {
+		char *o = norm_reserve(t, which, n + ns->alen);
+		if (!o)
+			return NULL;
+		memcpy(o, ns->a, ns->alen);
+		memcpy(o + ns->alen, s, n);
+		*len = n + ns->alen;
+		return o;
+	}
+	/* REPLACE: count, then copy. */
+	size_t hits = 0;
+	for (const char *q = s; (q = memmem(q, n - (size_t)(q - s), ns->a, ns->alen)); q += ns->alen)
+		hits++;
+	if (!hits)
+		return s;
+	size_t total = n - hits * ns->alen + hits * ns->blen;
+	char *o = norm_reserve(t, which, total ? total : 1);
+	if (!o)
+		return NULL;
+	size_t w = 0;
+	for (size_t i = 0; i < n;) {
+		if (n - i >= ns->alen && memcmp(s + i, ns->a, ns->alen) == 0) {
+			memcpy(o + w, ns->b, ns->blen);
+			w += ns->blen;
+			i += ns->alen;
+		} else {
+			o[w++] = s[i++];
+		}
+	}
+	*len = w;
+	return o;
+}
+
+/* Pre-tokenize and encode one stretch of text that holds no added token;
+ * at_start when it begins the text. */
+static int encode_segment(gpt2_tokenizer *t, const unsigned char *s, size_t len, int at_start,
+                          id_buf *out)
+{
+	if (!len)
+		return 0;
+	const char *p = (const char *)s;
+	int which = 0;
+	for (size_t k = 0; k < t->n_norm; k++) {
+		const norm_step *ns = &t->norm[k];
+		if (ns->kind == NORM_PREPEND &&
+		    ((ns->first_only && !at_start) ||
+		     (ns->unless_there && len >= ns->alen && memcmp(p, ns->a, ns->alen) == 0)))
+			continue;
+		const char *q = norm_apply(t, ns, which, p, &len);
+		if (!q)
+			return -1;
+		if (q != p)
+			which ^= 1;
+		p = q;
+	}
+	return run_pre(t, 0, (const unsigned char *)p, len, out);
 }
 
 /*
@@ -539,6 +863,8 @@ int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsig
 	/* English averages over 4 bytes a token; growth covers the rest. */
 	if (ids_reserve(&out, len / 4 + 16) != 0)
 		goto fail;
+	if ((flags & GPT2_ENCODE_ADD_SPECIAL) && t->add_bos && t->bos >= 0)
+		out.v[out.n++] = t->bos;
 	/* Split on added tokens, then encode each stretch between them. The
 	 * text left over after the last one is its own stretch, so the
 	 * pre-tokenizer sees the same pieces Hugging Face's does. */
@@ -556,14 +882,19 @@ int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsig
 			i++;
 			continue;
 		}
-		if (encode_segment(t, s + seg, i - seg, &out) != 0 || ids_reserve(&out, 1) != 0)
+		if (encode_segment(t, s + seg, i - seg, seg == 0, &out) != 0 || ids_reserve(&out, 1) != 0)
 			goto fail;
 		out.v[out.n++] = a->id;
 		i += a->len;
 		seg = i;
 	}
-	if (encode_segment(t, s + seg, len - seg, &out) != 0)
+	if (encode_segment(t, s + seg, len - seg, seg == 0, &out) != 0)
 		goto fail;
+	if ((flags & GPT2_ENCODE_ADD_SPECIAL) && t->add_eos && t->eos >= 0) {
+		if (ids_reserve(&out, 1) != 0)
+			goto fail;
+		out.v[out.n++] = t->eos;
+	}
 	free(clean);
 	*ids = out.v;
 	*n = out.n;

@@ -1,11 +1,20 @@
 /*
- * tokenizer.h - GPT-2's byte-level BPE tokenizer, giving the same ids as
- * Hugging Face `tokenizers` on any input. Internal to the GPT-2 tools
- * (gpt2run, gpt2export); not part of libst.
+ * tokenizer.h - BPE tokenizers giving the same ids as Hugging Face
+ * `tokenizers` on any input: byte-level (GPT-2; Llama 3 and Qwen2 with
+ * their Split patterns, run on Oniguruma as there, or for these three
+ * patterns by hand-written scans that give the same pieces) and
+ * SentencePiece-style
+ * (Llama 2, Mistral: the U+2581 space, <0xNN> byte fallback), loaded from
+ * tokenizer.json (+ tokenizer_config.json), vocab.json + merges.txt, or a
+ * GGUF file's tokenizer.ggml.* metadata. Internal to the tools (gpt2run,
+ * gpt2export); not part of libst. Not WordPiece or Unigram.
  *
  * Recipe:
- *   1. gpt2_tokenizer_load(&t, "snapshot/", err, sizeof err)
- *   2. gpt2_tokenizer_encode(t, text, len, 0, &ids, &n, &n_replaced); free(ids)
+ *   1. gpt2_tokenizer_open(&t, "snapshot/" or "tokenizer.json" or
+ *      "model.gguf", err, sizeof err)  (gpt2_tokenizer_load: a folder)
+ *   2. gpt2_tokenizer_encode(t, text, len, GPT2_ENCODE_ADD_SPECIAL, &ids, &n,
+ *      &n_replaced); free(ids)  (flags 0: no BOS, as llama.cpp's test
+ *      cases and add_special_tokens=False)
  *   3. to print ids as text: gpt2_tokenizer_token_bytes() for each id,
  *      through a gpt2_decoder so that a UTF-8 character split across
  *      tokens comes out whole
@@ -33,6 +42,15 @@ typedef struct gpt2_tokenizer gpt2_tokenizer;
  */
 int gpt2_tokenizer_load(gpt2_tokenizer **out, const char *dir, char *err, size_t errlen);
 
+/*
+ * Load from PATH: a tokenizer.json (with the tokenizer_config.json beside
+ * it, when there is one), a snapshot directory (as gpt2_tokenizer_load,
+ * plus its tokenizer_config.json), or a .gguf file (its tokenizer.ggml.*
+ * metadata: model gpt2 with merges and the pre-tokenizer that
+ * tokenizer.ggml.pre names, or llama with scores). Same returns.
+ */
+int gpt2_tokenizer_open(gpt2_tokenizer **out, const char *path, char *err, size_t errlen);
+
 /* Load from explicit files; merges_txt is NULL for a tokenizer.json. */
 int gpt2_tokenizer_load_files(gpt2_tokenizer **out, const char *json_path,
                               const char *merges_txt, char *err, size_t errlen);
@@ -46,11 +64,24 @@ int gpt2_tokenizer_vocab_size(const gpt2_tokenizer *t);
 /* The id of "<|endoftext|>", or -1 when the vocabulary lacks it. */
 int gpt2_tokenizer_eot(const gpt2_tokenizer *t);
 
+/*
+ * The BOS and EOS ids the files name (a GGUF's bos/eos_token_id, the
+ * post-processor's template, tokenizer_config.json's bos/eos_token), or
+ * -1; *added (when not NULL) gets whether GPT2_ENCODE_ADD_SPECIAL adds it.
+ */
+int gpt2_tokenizer_bos(const gpt2_tokenizer *t, int *added);
+int gpt2_tokenizer_eos(const gpt2_tokenizer *t, int *added);
+
 enum {
 	/* Plain GPT-2 (OpenAI encoder.py, tiktoken encode_ordinary): added
 	 * special tokens found in the text are not split out, so
 	 * "<|endoftext|>" becomes 27 91 437 1659 5239 91 29. */
-	GPT2_ENCODE_NO_SPECIAL = 1
+	GPT2_ENCODE_NO_SPECIAL = 1,
+	/* Add the special tokens the post-processor's template or
+	 * tokenizer_config.json's add_bos_token / add_eos_token ask for
+	 * (Hugging Face's add_special_tokens=True, its default); GPT-2
+	 * adds none. */
+	GPT2_ENCODE_ADD_SPECIAL = 2
 };
 
 /*
@@ -73,6 +104,9 @@ int gpt2_tokenizer_encode(gpt2_tokenizer *t, const char *text, size_t len, unsig
  * The bytes of one id (not NUL-terminated), valid until
  * gpt2_tokenizer_free; NULL for an invalid id (negative, too large, or a
  * hole in the vocabulary). Added tokens give their text ("<|endoftext|>").
+ * A SentencePiece-style token gives its text with each U+2581 as a space,
+ * a <0xNN> token its byte; the one space in front of a decoded text that
+ * Hugging Face's Strip decoder takes off is left to the caller.
  */
 const char *gpt2_tokenizer_token_bytes(const gpt2_tokenizer *t, int32_t id, size_t *len);
 

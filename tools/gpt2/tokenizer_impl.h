@@ -6,12 +6,17 @@
  *
  *   tokenizer_unicode.c  the generated table of character classes
  *   tokenizer_load.c     tokenizer.json / vocab.json + merges.txt
+ *   tokenizer_pipe.c     tokenizer.json's normalizer, pre-tokenizer and
+ *                        post-processor, tokenizer_config.json
+ *   tokenizer_gguf.c     a GGUF file's tokenizer.ggml.* metadata
  *   tokenizer.c          the pre-tokenizer, BPE, encoding and decoding
  */
 #ifndef ST_GPT2_TOKENIZER_IMPL_H
 #define ST_GPT2_TOKENIZER_IMPL_H
 
+#include "gpt2/regex.h"
 #include "gpt2/tokenizer.h"
+#include "fe/json.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +73,49 @@ typedef struct bpe_heap_item {
 	uint32_t pos;
 } bpe_heap_item;
 
+/* One pre-tokenizer step (Hugging Face's pre_tokenizer, a Sequence of
+ * them in order). Each step splits every piece the previous one made. */
+enum {
+	PRE_BYTELEVEL = 1, /* ByteLevel: add_prefix_space, GPT-2's regex if use_regex */
+	PRE_SPLIT,         /* Split: a regex or a literal string */
+	PRE_METASPACE      /* Metaspace with split: a piece starts at each U+2581 */
+};
+/* Split's behaviour: what becomes of a match. */
+enum { SPLIT_ISOLATED = 0, SPLIT_REMOVED };
+
+typedef struct pre_step {
+	int kind;
+	int behavior, invert; /* PRE_SPLIT */
+	gpt2_regex *re;       /* PRE_SPLIT with a Regex pattern */
+	char *lit;            /* PRE_SPLIT with a String pattern */
+	size_t lit_len;
+	int add_prefix_space, use_regex; /* PRE_BYTELEVEL */
+	/* PRE_SPLIT: 3 or 1 when the pattern is Llama 3's or Qwen2's (\p{N}
+	 * taken 3 or 1 at a time) and Isolated: then tokenizer.c's scan of it
+	 * runs instead of Oniguruma (the same pieces, tested). */
+	int scan_digits;
+} pre_step;
+
+/* The Split patterns of Meta's Llama 3 and of Qwen2's tokenizer.json. */
+#define LLAMA3_PATTERN                                                                             \
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "                      \
+	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+#define QWEN2_PATTERN                                                                              \
+	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "                          \
+	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
+/* One normalizer step (a Sequence of them in order). */
+enum { NORM_NFC = 1, NORM_PREPEND, NORM_REPLACE };
+typedef struct norm_step {
+	int kind;
+	char *a, *b; /* PREPEND: a; REPLACE: a by b */
+	size_t alen, blen;
+	int first_only; /* PREPEND: only to a stretch at the start of the text */
+	int unless_there; /* PREPEND: not when the stretch starts with a already */
+} norm_step;
+
+#define PRE_MAX_STEPS 8
+
 struct gpt2_tokenizer {
 	int n_ids;
 	int32_t eot;
@@ -97,7 +145,29 @@ struct gpt2_tokenizer {
 	size_t n_added;
 	unsigned char added_first[256]; /* 1 = some added token starts with it */
 
-	int add_prefix_space, use_regex, ignore_merges;
+	int ignore_merges;
+
+	/* byte_level: BPE over GPT-2's byte alphabet (the key domain above);
+	 * else over the text's own characters (SentencePiece style, keys as
+	 * the file spells them, "\xe2\x96\x81the"), where a character
+	 * missing from the vocabulary becomes its bytes' <0xNN> tokens
+	 * (byte_fallback) or unk_id (consecutive ones fused with fuse_unk). */
+	int byte_level, byte_fallback, fuse_unk;
+	int32_t unk_id;
+	int32_t byte_tok[256]; /* the id of "<0xNN>", or -1 */
+
+	/* The pipeline: normalizer steps, then pre-tokenizer steps; with
+	 * n_pre 0 a stretch is one word. */
+	norm_step norm[PRE_MAX_STEPS];
+	size_t n_norm;
+	pre_step pre[PRE_MAX_STEPS];
+	size_t n_pre;
+	char *norm_buf[2]; /* the normalizer's output, two buffers in turn */
+	size_t norm_cap[2];
+
+	/* What GPT2_ENCODE_ADD_SPECIAL adds: bos first, eos last (-1: none). */
+	int32_t bos, eos;
+	int add_bos, add_eos;
 
 	/* Code point classes: ucd_blocks[ucd_stage1[cp >> 8] * 256 + (cp & 255)]. */
 	uint16_t ucd_stage1[0x110000 >> 8];
@@ -331,6 +401,84 @@ static inline const merge_slot *merge_find(const gpt2_tokenizer *t, int32_t a, i
 			return NULL;
 	}
 }
+
+/* ---- loading (tokenizer_load.c, tokenizer_pipe.c, tokenizer_gguf.c) ---- */
+
+/* What the loader collects before the tables are built. */
+typedef struct vocab_entry {
+	const char *key; /* char domain, points into the parsed JSON */
+	size_t len;
+	int32_t id;
+} vocab_entry;
+
+typedef struct merge_entry {
+	const char *a, *b; /* char domain */
+	size_t alen, blen;
+	size_t where; /* line number in merges.txt, index in model.merges */
+	uint32_t rank; /* with load_state.ranked; else the index is the rank */
+} merge_entry;
+
+typedef struct load_state {
+	const char *vocab_path, *merges_path;
+	vocab_entry *vocab;
+	size_t n_vocab;
+	merge_entry *mergev;
+	size_t n_merges;
+	added_token *added;
+	size_t n_added;
+	int ignore_merges;
+	const char *unk; /* model.unk_token, or NULL */
+	size_t unk_len;
+	/* fixed_ids: added tokens keep the ids given (a GGUF file numbers
+	 * every token); ranked: merges carry their rank, and those whose
+	 * sides are not both tokens are dropped (merges made from scores). */
+	int fixed_ids, ranked;
+	const char *merges_where; /* a printf format for a merge's place, or NULL */
+	gpt2_tokenizer *t; /* the pipeline's steps go straight into it */
+	char *err;
+	size_t errlen;
+} load_state;
+
+/* Read a whole file into a NUL-terminated malloc'd buffer. */
+int gpt2_tok_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
+
+/*
+ * Text from a file (a token, a type name) made fit for a one-line message:
+ * control bytes as \xNN, and cut after about 64 bytes, at a character
+ * boundary, with "..." to say so. Returns buf, which holds SHOW_MAX bytes.
+ */
+#define SHOW_MAX 96
+const char *gpt2_tok_show(char *buf, const char *s, size_t len);
+
+/* A zeroed tokenizer with no bos, eos, unk or byte tokens; NULL when out
+ * of memory. */
+gpt2_tokenizer *gpt2_tok_new(void);
+
+/* Build ls->t's tables from what was loaded (tokenizer_load.c). */
+int gpt2_tok_build(gpt2_tokenizer *t, load_state *ls);
+
+/*
+ * tokenizer.json's normalizer, pre_tokenizer and post_processor into
+ * ls->t (tokenizer_pipe.c); the model's byte_fallback is read before.
+ */
+int gpt2_tok_pipeline_json(load_state *ls, const json_node *root);
+
+/* tokenizer_config.json's add_bos_token / add_eos_token and the tokens
+ * they name, over what tokenizer.json said (tokenizer_pipe.c). */
+int gpt2_tok_config_json(gpt2_tokenizer *t, const char *path, char *err, size_t errlen);
+
+/* A GGUF file's tokenizer.ggml.* (tokenizer_gguf.c). */
+int gpt2_tok_load_gguf(gpt2_tokenizer **out, const char *path, char *err, size_t errlen);
+
+/*
+ * NFC of s (*len bytes of valid UTF-8) into t->norm_buf[which] (an ASCII
+ * text is returned as it is); *len gets the new length. NULL when out of
+ * memory (tokenizer_pipe.c, through utf8proc).
+ */
+const char *gpt2_nfc(gpt2_tokenizer *t, int which, const char *s, size_t *len);
+
+/* Free the pipeline's steps (tokenizer_pipe.c). */
+void gpt2_tok_pipeline_free(gpt2_tokenizer *t);
 
 /*
  * Fill t->ucd_stage1 and t->ucd_blocks (malloc'd, freed with t) from the

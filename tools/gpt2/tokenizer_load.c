@@ -7,6 +7,7 @@
 #include "gpt2/tokenizer_impl.h"
 #include "fe/json.h"
 #include "gpt2/internal.h"
+#include <st/gguf.h>
 
 
 #include <errno.h>
@@ -20,8 +21,7 @@
 
 /* ---- files ------------------------------------------------------------ */
 
-/* Read a whole file into a NUL-terminated buffer. */
-static int read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+int gpt2_tok_read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
@@ -60,13 +60,7 @@ static int read_file(const char *path, char **buf, size_t *len, char *err, size_
 	return 0;
 }
 
-/*
- * Text from a file (a token, a type name) made fit for a one-line message:
- * control bytes as \xNN, and cut after about 64 bytes, at a character
- * boundary, with "..." to say so. Returns buf, which holds SHOW_MAX bytes.
- */
-#define SHOW_MAX 96
-static const char *show(char *buf, const char *s, size_t len)
+const char *gpt2_tok_show(char *buf, const char *s, size_t len)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -135,32 +129,6 @@ static void merge_insert(gpt2_tokenizer *t, int32_t a, int32_t b, uint32_t rank,
 
 /* ---- loading ------------------------------------------------------------------ */
 
-/* What the loader collects before the tables are built. */
-typedef struct vocab_entry {
-	const char *key; /* char domain, points into the parsed JSON */
-	size_t len;
-	int32_t id;
-} vocab_entry;
-
-typedef struct merge_entry {
-	const char *a, *b; /* char domain */
-	size_t alen, blen;
-	size_t where; /* line number in merges.txt, index in model.merges */
-} merge_entry;
-
-typedef struct load_state {
-	const char *vocab_path, *merges_path;
-	vocab_entry *vocab;
-	size_t n_vocab;
-	merge_entry *mergev;
-	size_t n_merges;
-	added_token *added;
-	size_t n_added;
-	int add_prefix_space, use_regex, ignore_merges;
-	char *err;
-	size_t errlen;
-} load_state;
-
 static int json_int_id(const json_node *v, int32_t *id)
 {
 	if (!json_is_number(v))
@@ -189,7 +157,7 @@ static int load_vocab_object(load_state *ls, const json_node *obj, const char *w
 		if (json_int_id(c, &e->id) != 0)
 			return gpt2_err(ls->err, ls->errlen,
 			            "%s: %s: token '%s' has id %s (expected an integer in [0, %d))",
-			            ls->vocab_path, where, show(sa, json_key(c), strlen(json_key(c))),
+			            ls->vocab_path, where, gpt2_tok_show(sa, json_key(c), strlen(json_key(c))),
 			            json_is_number(c) ? "out of range" : "not a number", MAX_IDS);
 		e->key = json_key(c);
 		e->len = strlen(json_key(c));
@@ -218,31 +186,7 @@ static int load_tokenizer_json(load_state *ls, const json_node *root)
 	if (!json_is_object(root))
 		return gpt2_err(ls->err, ls->errlen, "%s: not a JSON object", path);
 
-	/* The normalizer must be absent or null: the GPT-2 tokenizer has none. */
-	const json_node *norm = json_get(root, "normalizer");
-	if (norm && !json_is_null(norm))
-		return gpt2_err(ls->err, ls->errlen, "%s: normalizer is not supported (expected null)", path);
-
-	/* The pre-tokenizer: ByteLevel, or absent (then its defaults). */
-	const json_node *pre = json_get(root, "pre_tokenizer");
 	char sa[SHOW_MAX];
-	if (pre && !json_is_null(pre)) {
-		const json_node *type = json_get(pre, "type");
-		if (!json_is_object(pre) || (type && (!json_is_string(type) ||
-		                                      strcmp(json_string(type), "ByteLevel") != 0)))
-			return gpt2_err(ls->err, ls->errlen,
-			            "%s: pre_tokenizer: type '%s' is not supported (expected ByteLevel)",
-			            path, json_is_string(type)
-			                  ? show(sa, json_string(type), strlen(json_string(type)))
-			                  : "?");
-		const json_node *v = json_get(pre, "add_prefix_space");
-		if (json_is_bool(v))
-			ls->add_prefix_space = json_is_true(v);
-		v = json_get(pre, "use_regex");
-		if (json_is_bool(v))
-			ls->use_regex = json_is_true(v);
-	}
-
 	/* The model: BPE. */
 	const json_node *model = json_get(root, "model");
 	if (!json_is_object(model))
@@ -251,14 +195,21 @@ static int load_tokenizer_json(load_state *ls, const json_node *root)
 	if (type && (!json_is_string(type) || strcmp(json_string(type), "BPE") != 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: type '%s' is not supported (expected BPE)",
 		            path, json_is_string(type)
-		                  ? show(sa, json_string(type), strlen(json_string(type)))
+		                  ? gpt2_tok_show(sa, json_string(type), strlen(json_string(type)))
 		                  : "?");
-	const json_node *v = json_get(model, "ignore_merges");
+	const json_node *v = json_get(model, "unk_token");
+	if (json_is_string(v)) {
+		ls->unk = json_string(v);
+		ls->unk_len = strlen(ls->unk);
+	}
+	v = json_get(model, "ignore_merges");
 	if (json_is_bool(v))
 		ls->ignore_merges = json_is_true(v);
-	v = json_get(model, "byte_fallback");
-	if (json_is_true(v))
-		return gpt2_err(ls->err, ls->errlen, "%s: model: byte_fallback is not supported (expected false)", path);
+	ls->t->byte_fallback = json_is_true(json_get(model, "byte_fallback"));
+	ls->t->fuse_unk = json_is_true(json_get(model, "fuse_unk"));
+	/* The normalizer, pre-tokenizer and post-processor around the model. */
+	if (gpt2_tok_pipeline_json(ls, root) != 0)
+		return -1;
 	v = json_get(model, "dropout");
 	if (v && !json_is_null(v) && !(json_is_number(v) && json_number(v) == 0))
 		return gpt2_err(ls->err, ls->errlen, "%s: model: dropout is not supported (expected null)", path);
@@ -288,7 +239,7 @@ static int load_tokenizer_json(load_state *ls, const json_node *root)
 			if (split_merge(json_string(m), e) != 0)
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: model.merges[%zu]: '%s' is not two tokens separated by one space",
-				            path, i, show(sa, json_string(m), strlen(json_string(m))));
+				            path, i, gpt2_tok_show(sa, json_string(m), strlen(json_string(m))));
 		} else if (json_is_array(m) && json_size(m) == 2 &&
 		           json_is_string(json_first(m)) && json_is_string(json_next(json_first(m)))) {
 			e->a = json_string(json_first(m));
@@ -330,7 +281,7 @@ static int load_tokenizer_json(load_state *ls, const json_node *root)
 				return gpt2_err(ls->err, ls->errlen,
 				            "%s: added_tokens[%zu] '%s': %s is not supported (expected false)",
 				            path, i,
-				            show(sa, json_string(content), strlen(json_string(content))),
+				            gpt2_tok_show(sa, json_string(content), strlen(json_string(content))),
 				            unsupported[k]);
 		e = &ls->added[ls->n_added++];
 		e->text = (char *)json_string(content); /* borrowed while loading */
@@ -393,8 +344,43 @@ static int cmp_added(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
+gpt2_tokenizer *gpt2_tok_new(void)
+{
+	gpt2_tokenizer *t = calloc(1, sizeof *t);
+	if (t) {
+		t->bos = t->eos = t->unk_id = -1;
+		memset(t->byte_tok, 0xff, sizeof t->byte_tok);
+	}
+	return t;
+}
+
+/*
+ * The bytes a SentencePiece-style token decodes to, written at
+ * t->tok_data + off: U+2581 is a space, a <0xNN> token its byte (Hugging
+ * Face's Replace and ByteFallback decoders). Returns the new offset.
+ */
+static size_t raw_decoding(gpt2_tokenizer *t, uint32_t id, size_t off)
+{
+	const char *k = t->key_data + t->key_off[id];
+	size_t kl = t->key_len[id];
+	for (unsigned b = 0; b < 256; b++)
+		if (t->byte_tok[b] == (int32_t)id) {
+			t->tok_data[off] = (char)b;
+			return off + 1;
+		}
+	for (size_t j = 0; j < kl;) {
+		if (kl - j >= 3 && memcmp(k + j, "\xe2\x96\x81", 3) == 0) {
+			t->tok_data[off++] = ' ';
+			j += 3;
+		} else {
+			t->tok_data[off++] = k[j++];
+		}
+	}
+	return off;
+}
+
 /* Build the tokenizer's tables from what was loaded. */
-static int build(gpt2_tokenizer *t, load_state *ls)
+int gpt2_tok_build(gpt2_tokenizer *t, load_state *ls)
 {
 	const char *vpath = ls->vocab_path;
 	char *err = ls->err;
@@ -427,11 +413,11 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		char sa[SHOW_MAX], sb[SHOW_MAX];
 		if (t->key_len[e->id] != UINT32_MAX)
 			return gpt2_err(err, errlen, "%s: tokens '%s' and '%s' both have id %d", vpath,
-			            show(sa, t->key_data + t->key_off[e->id], t->key_len[e->id]),
-			            show(sb, e->key, e->len), e->id);
+			            gpt2_tok_show(sa, t->key_data + t->key_off[e->id], t->key_len[e->id]),
+			            gpt2_tok_show(sb, e->key, e->len), e->id);
 		if (key_find(t, e->key, e->len) >= 0)
 			return gpt2_err(err, errlen, "%s: token '%s' appears twice", vpath,
-			            show(sa, e->key, e->len));
+			            gpt2_tok_show(sa, e->key, e->len));
 		memcpy(t->key_data + off, e->key, e->len);
 		t->key_off[e->id] = (uint32_t)off;
 		t->key_len[e->id] = (uint32_t)e->len;
@@ -444,7 +430,7 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	 * the file lists: the id of a token with the same text (added earlier
 	 * or in the model), else the next id after the model's vocabulary,
 	 * counted by entries, in file order. Files Hugging Face wrote list the
-	 * same ids.
+	 * same ids. A GGUF file numbers every token (fixed_ids).
 	 */
 	int32_t next_id = (int32_t)ls->n_vocab;
 	uint32_t amask = pow2_at_least(ls->n_added * 2) - 1;
@@ -459,9 +445,11 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 			added_token *u = atab[h] ? &ls->added[atab[h] - 1] : NULL;
 			if (!u) {
 				/* A new text: the model's id, else the next one. */
-				a.id = key_find(t, a.text, a.len);
-				if (a.id < 0)
-					a.id = next_id++;
+				if (!ls->fixed_ids) {
+					a.id = key_find(t, a.text, a.len);
+					if (a.id < 0)
+						a.id = next_id++;
+				}
 				ls->added[n_unique] = a;
 				atab[h] = (uint32_t)++n_unique;
 				break;
@@ -477,12 +465,16 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	ls->n_added = n_unique;
 	t->n_ids = (int)(next_id > (int32_t)nid ? (size_t)next_id : nid);
 
-	/* The id of each byte's one-character token. */
+	/* The id of each byte's one-character token (byte-level), or of its
+	 * <0xNN> token (byte fallback). */
 	for (unsigned b = 0; b < 256; b++) {
-		char u[4];
+		char u[8];
 		size_t n = utf8_put(u, byte_to_cp(b));
-		t->byte_id[b] = key_find(t, u, n);
+		t->byte_id[b] = t->byte_level ? key_find(t, u, n) : -1;
+		snprintf(u, sizeof u, "<0x%02X>", b);
+		t->byte_tok[b] = t->byte_level ? -1 : key_find(t, u, 6);
 	}
+	t->unk_id = ls->unk ? key_find(t, ls->unk, ls->unk_len) : -1;
 
 	/* Merges: both sides and their concatenation must be tokens. */
 	const char *mpath = ls->merges_path ? ls->merges_path : vpath;
@@ -499,12 +491,18 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	for (size_t i = 0; i < ls->n_merges; i++) {
 		const merge_entry *m = &ls->mergev[i];
 		char where[64], sa[SHOW_MAX];
-		snprintf(where, sizeof where, ls->merges_path ? "line %zu" : "model.merges[%zu]", m->where);
+		if (ls->merges_path)
+			snprintf(where, sizeof where, "line %zu", m->where);
+		else
+			snprintf(where, sizeof where, "%s[%zu]",
+			         ls->merges_where ? ls->merges_where : "model.merges", m->where);
 		int32_t a = key_find(t, m->a, m->alen), b = key_find(t, m->b, m->blen);
+		if ((a < 0 || b < 0) && ls->ranked)
+			continue;
 		if (a < 0 || b < 0) {
 			free(cat);
 			return gpt2_err(err, errlen, "%s: %s: token '%s' is not in the vocabulary", mpath,
-			            where, a < 0 ? show(sa, m->a, m->alen) : show(sa, m->b, m->blen));
+			            where, a < 0 ? gpt2_tok_show(sa, m->a, m->alen) : gpt2_tok_show(sa, m->b, m->blen));
 		}
 		if (m->alen + m->blen > cat_cap) {
 			cat_cap = (m->alen + m->blen) * 2;
@@ -518,13 +516,15 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		memcpy(cat, m->a, m->alen);
 		memcpy(cat + m->alen, m->b, m->blen);
 		int32_t ab = key_find(t, cat, m->alen + m->blen);
+		if (ab < 0 && ls->ranked)
+			continue;
 		if (ab < 0) {
 			gpt2_err(err, errlen, "%s: %s: merged token '%s' is not in the vocabulary",
-			     mpath, where, show(sa, cat, m->alen + m->blen));
+			     mpath, where, gpt2_tok_show(sa, cat, m->alen + m->blen));
 			free(cat);
 			return -1;
 		}
-		merge_insert(t, a, b, (uint32_t)i, ab);
+		merge_insert(t, a, b, ls->ranked ? m->rank : (uint32_t)i, ab);
 	}
 	free(cat);
 
@@ -559,6 +559,9 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 		if (added_text[id]) {
 			memcpy(t->tok_data + off, added_text[id], added_len[id]);
 			off += added_len[id];
+			t->tok_ok[id] = 1;
+		} else if (id < model_nid && t->key_len[id] != UINT32_MAX && !t->byte_level) {
+			off = raw_decoding(t, (uint32_t)id, off);
 			t->tok_ok[id] = 1;
 		} else if (id < model_nid && t->key_len[id] != UINT32_MAX) {
 			const unsigned char *k = (const unsigned char *)t->key_data + t->key_off[id];
@@ -608,8 +611,6 @@ static int build(gpt2_tokenizer *t, load_state *ls)
 	if (t->eot < 0)
 		t->eot = key_find(t, "<|endoftext|>", 13);
 
-	t->add_prefix_space = ls->add_prefix_space;
-	t->use_regex = ls->use_regex;
 	t->ignore_merges = ls->ignore_merges;
 
 	t->cache_tab = calloc((size_t)1 << CACHE_BITS, sizeof *t->cache_tab);
@@ -643,17 +644,19 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 	load_state ls = {0};
 	ls.vocab_path = json_path;
 	ls.merges_path = merges_path;
-	ls.use_regex = 1;
 	ls.err = err;
 	ls.errlen = errlen;
 
 	char *json = NULL, *mtext = NULL;
 	size_t json_len = 0, mlen = 0;
 	json_node *root = NULL;
-	gpt2_tokenizer *t = NULL;
+	gpt2_tokenizer *t = gpt2_tok_new();
 	int rc = -1;
+	if (!t)
+		return gpt2_err(err, errlen, "%s: out of memory", json_path);
+	ls.t = t;
 
-	if (read_file(json_path, &json, &json_len, err, errlen) != 0 ||
+	if (gpt2_tok_read_file(json_path, &json, &json_len, err, errlen) != 0 ||
 	    check_utf8(json_path, json, json_len, err, errlen) != 0)
 		goto done;
 	size_t at;
@@ -665,7 +668,7 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 	if (merges_path) {
 		if (load_vocab_object(&ls, root, "vocabulary") != 0)
 			goto done;
-		if (read_file(merges_path, &mtext, &mlen, err, errlen) != 0 ||
+		if (gpt2_tok_read_file(merges_path, &mtext, &mlen, err, errlen) != 0 ||
 		    check_utf8(merges_path, mtext, mlen, err, errlen) != 0 ||
 		    load_merges_txt(&ls, mtext, mlen) != 0)
 			goto done;
@@ -681,6 +684,11 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 		ls.added[0].len = 13;
 		ls.added[0].special = 1;
 		ls.n_added = 1;
+		/* ByteLevel's defaults. */
+		t->pre[0].kind = PRE_BYTELEVEL;
+		t->pre[0].use_regex = 1;
+		t->n_pre = 1;
+		t->byte_level = 1;
 	} else if (load_tokenizer_json(&ls, root) != 0) {
 		goto done;
 	}
@@ -688,12 +696,7 @@ static int load(gpt2_tokenizer **out, const char *json_path, const char *merges_
 		gpt2_err(err, errlen, "%s: the vocabulary is empty", json_path);
 		goto done;
 	}
-	t = calloc(1, sizeof *t);
-	if (!t) {
-		gpt2_err(err, errlen, "%s: out of memory", json_path);
-		goto done;
-	}
-	if (build(t, &ls) != 0)
+	if (gpt2_tok_build(t, &ls) != 0)
 		goto done;
 	*out = t;
 	t = NULL;
@@ -743,6 +746,55 @@ done:
 	return rc;
 }
 
+/* The tokenizer_config.json in the directory of path (dir: path itself),
+ * when there is one. */
+static int load_config(gpt2_tokenizer *t, const char *path, int dir, char *err, size_t errlen)
+{
+	size_t n = strlen(path);
+	char *c = malloc(n + 32);
+	if (!c)
+		return gpt2_err(err, errlen, "%s: out of memory", path);
+	memcpy(c, path, n + 1);
+	if (!dir) {
+		char *slash = strrchr(c, '/');
+		n = slash ? (size_t)(slash - c) : 0;
+		if (!slash)
+			c[n++] = '.';
+	}
+	snprintf(c + n, 32, "/tokenizer_config.json");
+	int rc = file_exists(c) ? gpt2_tok_config_json(t, c, err, errlen) : 0;
+	free(c);
+	return rc;
+}
+
+int gpt2_tokenizer_open(gpt2_tokenizer **out, const char *path, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
+	int rc;
+	if (S_ISDIR(st.st_mode)) {
+		rc = gpt2_tokenizer_load(out, path, err, errlen);
+	} else {
+		char head[4] = {0};
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			return gpt2_err(err, errlen, "%s: %s", path, strerror(errno));
+		size_t got = fread(head, 1, 4, f);
+		fclose(f);
+		if (st_gguf_is_gguf(head, got))
+			return gpt2_tok_load_gguf(out, path, err, errlen);
+		rc = load(out, path, NULL, err, errlen);
+	}
+	if (rc == 0 && load_config(*out, path, S_ISDIR(st.st_mode), err, errlen) != 0) {
+		gpt2_tokenizer_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return rc;
+}
+
 void gpt2_tokenizer_free(gpt2_tokenizer *t)
 {
 	if (!t)
@@ -768,12 +820,27 @@ void gpt2_tokenizer_free(gpt2_tokenizer *t)
 	free(t->ranks);
 	free(t->tmp);
 	free(t->seg);
+	gpt2_tok_pipeline_free(t);
 	free(t);
 }
 
 int gpt2_tokenizer_vocab_size(const gpt2_tokenizer *t) { return t->n_ids; }
 
 int gpt2_tokenizer_eot(const gpt2_tokenizer *t) { return t->eot; }
+
+int gpt2_tokenizer_bos(const gpt2_tokenizer *t, int *added)
+{
+	if (added)
+		*added = t->add_bos && t->bos >= 0;
+	return t->bos;
+}
+
+int gpt2_tokenizer_eos(const gpt2_tokenizer *t, int *added)
+{
+	if (added)
+		*added = t->add_eos && t->eos >= 0;
+	return t->eos;
+}
 
 const char *gpt2_tokenizer_token_bytes(const gpt2_tokenizer *t, int32_t id, size_t *len)
 {

@@ -61,7 +61,7 @@ static int is_llama(const char *dir)
 }
 
 /*
- * The tokenizer of --tokenizer DIR, else of the model directory. A model
+ * The tokenizer of --tokenizer PATH, else of the model directory. A model
  * directory with no tokenizer files at all falls back, with a warning, on
  * the GPT-2 tokenizer installed with libst ($ST_TOKENIZER_DIR first): every
  * GPT-2 snapshot uses that one. for_output: the tokenizer is only needed
@@ -72,10 +72,14 @@ static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o, int for_o
 	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
 	gpt2_tokenizer *tok;
 	char err[1024], err2[1024];
+	if (o->tokenizer_dir) {
+		/* A tokenizer.json, a snapshot folder or a .gguf file. */
+		if (gpt2_tokenizer_open(&tok, dir, err, sizeof err) != 0)
+			cli_die(CLI_ERROR, "%s", err);
+		return tok;
+	}
 	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err) == 0)
 		return tok;
-	if (o->tokenizer_dir)
-		cli_die(CLI_ERROR, "%s", err);
 	const char *fallback = paths_gpt2_tokenizer_dir(NULL);
 	if (fallback && !is_llama(dir) && !has_file(dir, "tokenizer.json") &&
 	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
@@ -84,7 +88,7 @@ static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o, int for_o
 		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s", dir, fallback);
 		return tok;
 	}
-	cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
+	cli_die(CLI_ERROR, "%s (give --tokenizer PATH%s)", err,
 	        for_output ? ", or --print-ids" : "");
 }
 

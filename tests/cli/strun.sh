@@ -198,4 +198,11 @@ cmp -s "$TMP/g.st" "$TMP/s.st" && ok || fail "gpt2: --logits-out differs"
 run g_tr 0 "$G" --model-dir "$T" --ids 1,2,3 --trace "$TMP/gt.st" -q
 run s_tr 0 "$S" --model-dir "$T" --ids 1,2,3 --trace "$TMP/st.st" -q
 cmp -s "$TMP/gt.st" "$TMP/st.st" && ok || fail "gpt2: --trace differs"
+# --tokenizer PATH is the same loader as gpt2run's: a .gguf vocabulary and
+# a tokenizer.json give llama.cpp's recorded ids (testdata/tokenizers).
+VOC=$TESTDATA/tokenizers
+run s_tok_gguf 0 "$S" --tokenizer "$VOC/ggml-vocab-llama-bpe.gguf" --tokenize --prompt "Hello world" &&
+  expect_out s_tok_gguf '^128000,9906,1917$'
+run s_tok_json 0 "$S" --tokenizer "$VOC/qwen2.tokenizer.json" --tokenize --prompt "Hello world" &&
+  expect_out s_tok_json '^9707,1879$'
 finish

@@ -201,11 +201,14 @@ static int writer_setup(st_writer *w, const st_convert_plan *p, int shard, st_er
 
 	/* Metadata of every input file, the first file winning a conflict
 	 * (set in reverse so earlier files overwrite later ones), then the
-	 * options' entries in order. */
+	 * options' entries in order. A file's keys are unique, so they go in
+	 * key order: the writer then needs neither a key set nor a sort
+	 * (100k shuffled keys took 2.4x stinfo's time, in the probes and in
+	 * reading the entries back scattered). */
 	for (size_t f = st_checkpoint_n_files(c); rc == ST_OK && f-- > 0;) {
 		st_file *file = st_checkpoint_file(c, f);
 		for (size_t m = 0; rc == ST_OK && m < st_file_n_meta(file); m++) {
-			const st_meta *meta = st_file_meta(file, m);
+			const st_meta *meta = st__file_meta_by_key(file, m);
 			rc = st_writer_set_meta(w, meta->key, meta->value, err);
 		}
 	}

@@ -297,6 +297,12 @@ const st_meta *st_file_meta(const st_file *f, size_t i)
 	return &f->h.meta[i];
 }
 
+const st_meta *st__file_meta_by_key(const st_file *f, size_t i)
+{
+	ST__REQUIRE(i < f->h.n_meta);
+	return &f->h.meta[f->h.meta_by_key ? f->h.meta_by_key[i] : i];
+}
+
 const char *st_file_meta_get(const st_file *f, const char *key)
 {
 	size_t len = strlen(key);

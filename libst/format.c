@@ -801,7 +801,9 @@ static int meta_key_cmp(const void *x, const void *y)
 /*
  * Report every repeated __metadata__ key and keep its first value, in
  * header order. Sorting keeps this O(n log n): comparing each key with all
- * those before it took minutes on a header of 200k keys.
+ * those before it took minutes on a header of 200k keys. The sort is kept
+ * as h->meta_by_key (st__file_meta_by_key), so that a copy of the
+ * metadata can follow key order without sorting again.
  */
 static int drop_duplicate_meta(struct parser *p, struct st__header *h)
 {
@@ -811,9 +813,11 @@ static int drop_duplicate_meta(struct parser *p, struct st__header *h)
 		return ST_OK;
 	struct meta_key *k = malloc(n * sizeof *k);
 	unsigned char *drop = calloc(n, 1);
-	if (!k || !drop) {
+	size_t *by_key = malloc(n * sizeof *by_key);
+	if (!k || !drop || !by_key) {
 		free(k);
 		free(drop);
+		free(by_key);
 		p->nomem = 1;
 		return ST_ENOMEM;
 	}
@@ -823,6 +827,8 @@ static int drop_duplicate_meta(struct parser *p, struct st__header *h)
 	for (size_t i = 1; i < n; i++)
 		if (k[i].len == k[i - 1].len && !memcmp(k[i].key, k[i - 1].key, k[i].len))
 			drop[k[i].order] = 1;
+	/* by_key maps a kept entry's header index to its index after the
+	 * drops, then holds the kept entries' new indexes in key order. */
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (drop[i])
@@ -830,10 +836,19 @@ static int drop_duplicate_meta(struct parser *p, struct st__header *h)
 			           "__metadata__: duplicate key '%s'",
 			           qname(kb, sizeof kb, h->meta[i].key,
 			                 h->meta[i].key_len));
-		else
+		else {
+			by_key[i] = m;
 			h->meta[m++] = h->meta[i];
+		}
 	}
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!drop[k[i].order])
+			k[o++].order = by_key[k[i].order]; /* o <= i: in place */
+	for (size_t i = 0; i < m; i++)
+		by_key[i] = k[i].order;
 	h->n_meta = m;
+	h->meta_by_key = by_key;
 	free(k);
 	free(drop);
 	return ST_OK;
@@ -1237,6 +1252,7 @@ void st__header_free(struct st__header *h)
 	free(h->tensors);
 	free(h->by_name);
 	free(h->meta);
+	free(h->meta_by_key);
 	for (size_t i = 0; i < h->n_warnings; i++)
 		free(h->warnings[i]);
 	free(h->warnings);

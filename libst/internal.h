@@ -116,6 +116,7 @@ struct st__header {
 	size_t *by_name;     /* indices into tensors, sorted by name */
 	st_meta *meta;
 	size_t n_meta;
+	size_t *meta_by_key; /* indices into meta, sorted by key bytes; NULL: n_meta < 2 */
 	char **warnings;
 	size_t n_warnings;
 	char *arena;         /* decoded strings */
@@ -148,6 +149,12 @@ int st__prefix_check(const unsigned char *head, size_t head_len,
  */
 int st__file_open_report(st_file **out, const char *path, unsigned flags,
                          struct st__report *r);
+/*
+ * The __metadata__ entry of rank i in key byte order (file.c): what
+ * st_file_meta lists in header order, sorted as the reader's duplicate
+ * check left it, so a copy in this order reaches a writer in key order.
+ */
+const st_meta *st__file_meta_by_key(const st_file *f, size_t i);
 
 /* A parsed shard index (json.c). */
 struct st__index_entry {

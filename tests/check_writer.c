@@ -1381,6 +1381,151 @@ END_TEST
 
 /* ---- suite ------------------------------------------------------------------ */
 
+/* ---- metadata copied by a conversion ---------------------------------------- */
+
+#define COPY_KEYS 700
+
+/* Key i of the copy tests: short keys and keys past 16 shared bytes. */
+static void copy_key(char *out, size_t size, size_t i)
+{
+	if (i % 3 == 0)
+		snprintf(out, size, "k%zu", i);
+	else
+		snprintf(out, size, "model.layers.shared.prefix.%zu", i);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Write a safetensors file by hand: the keys (NUL-terminated, value "v"
+ * plus the key's length) in the order given, then one F32 tensor "w" of
+ * shape [1]; the header padded with spaces as the writer pads it.
+ */
+static void write_meta_file(const char *path, char *const *keys, size_t n)
+{
+	size_t cap = 64 + n * 80, len = 0;
+	char *h = malloc(cap);
+	ck_assert_ptr_nonnull(h);
+	len += (size_t)snprintf(h, cap, "{\"__metadata__\":{");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(h + len, cap - len, "%s\"%s\":\"v%zu\"", i ? "," : "",
+		                        keys[i], strlen(keys[i]));
+	len += (size_t)snprintf(h + len, cap - len,
+	                        "},\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}");
+	while (len % 8)
+		h[len++] = ' ';
+	ck_assert_uint_lt(len, cap);
+	unsigned char prefix[8];
+	for (int i = 0; i < 8; i++)
+		prefix[i] = (unsigned char)((uint64_t)len >> (8 * i));
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(prefix, 1, 8, f), 8);
+	ck_assert_uint_eq(fwrite(h, 1, len, f), len);
+	ck_assert_uint_eq(fwrite("\1\2\3\4", 1, 4, f), 4);
+	ck_assert_int_eq(fclose(f), 0);
+	free(h);
+}
+
+/* Convert src to out with the default options: the rc of the write. */
+static int convert_file(const char *src, const char *out, st_error *e)
+{
+	st_checkpoint *c;
+	int rc = st_checkpoint_open(&c, src, 0, e);
+	if (rc != ST_OK)
+		return rc;
+	st_convert_options o = {0};
+	st_convert_plan *p;
+	ck_assert_int_eq(st_convert_plan_new(&p, c, &o, e), ST_OK);
+	ck_assert_int_eq(st_convert_plan_shards(p, 0, 0, e), ST_OK);
+	st_convert_run r = {.threads = 1};
+	rc = st_convert_write_file(p, out, &r, e);
+	st_convert_plan_free(p);
+	st_checkpoint_close(c);
+	return rc;
+}
+
+/* The keys of the copy tests with "format", sorted (strcmp: byte order). */
+static char **copy_keys(char *buf)
+{
+	char **k = malloc((COPY_KEYS + 1) * sizeof *k);
+	ck_assert_ptr_nonnull(k);
+	for (size_t i = 0; i < COPY_KEYS; i++) {
+		k[i] = buf + i * 64;
+		copy_key(k[i], 64, i);
+	}
+	k[COPY_KEYS] = buf + COPY_KEYS * 64;
+	strcpy(k[COPY_KEYS], "format");
+	qsort(k, COPY_KEYS + 1, sizeof *k, cmp_str);
+	return k;
+}
+
+/* A fixed shuffle (an LCG's Fisher-Yates). */
+static void shuffle(char **k, size_t n)
+{
+	uint64_t x = 12345;
+	for (size_t i = n - 1; i > 0; i--) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		size_t j = (size_t)(x >> 33) % (i + 1);
+		char *t = k[i];
+		k[i] = k[j];
+		k[j] = t;
+	}
+}
+
+/*
+ * A conversion copies the input's metadata in key order (the reader's
+ * sort): a header whose keys are shuffled converts to the same bytes as
+ * the one whose keys are sorted, and that file, being canonical already,
+ * converts to itself.
+ */
+START_TEST(test_convert_shuffled_meta_same_as_sorted)
+{
+	char *buf = malloc((COPY_KEYS + 1) * 64);
+	ck_assert_ptr_nonnull(buf);
+	char **k = copy_keys(buf);
+	const char *sorted = tpath("sorted.safetensors"), *shuffled = tpath("shuffled.safetensors");
+	write_meta_file(sorted, k, COPY_KEYS + 1);
+	shuffle(k, COPY_KEYS + 1);
+	write_meta_file(shuffled, k, COPY_KEYS + 1);
+	st_error e;
+	const char *out1 = tpath("out1.safetensors"), *out2 = tpath("out2.safetensors");
+	ck_assert_msg(convert_file(sorted, out1, &e) == ST_OK, "%s", e.message);
+	ck_assert_msg(convert_file(shuffled, out2, &e) == ST_OK, "%s", e.message);
+	size_t la, lb, lc;
+	char *a = read_file(sorted, &la), *b = read_file(out1, &lb), *c = read_file(out2, &lc);
+	ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "sorted keys: output differs from input");
+	ck_assert_msg(la == lc && memcmp(a, c, la) == 0, "shuffled keys: output differs from sorted");
+	free(a);
+	free(b);
+	free(c);
+	free(k);
+	free(buf);
+}
+END_TEST
+
+/* A repeated key among shuffled ones still refuses the input, naming it. */
+START_TEST(test_convert_shuffled_meta_duplicate_refused)
+{
+	char *buf = malloc((COPY_KEYS + 1) * 64);
+	ck_assert_ptr_nonnull(buf);
+	char **k = copy_keys(buf);
+	k[COPY_KEYS / 2] = k[COPY_KEYS / 3]; /* "format" stays: it sorts early */
+	shuffle(k, COPY_KEYS + 1);
+	const char *src = tpath("dup.safetensors"), *out = tpath("out.safetensors");
+	write_meta_file(src, k, COPY_KEYS + 1);
+	st_error e;
+	ck_assert_int_eq(convert_file(src, out, &e), ST_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(e.message, "duplicate key"));
+	ck_assert_int_eq(access(out, F_OK), -1);
+	free(k);
+	free(buf);
+}
+END_TEST
+
 static Suite *writer_suite(void)
 {
 	Suite *s = suite_create("writer");
@@ -1395,6 +1540,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_meta_in_order_keys_and_format_in_their_place);
 	tcase_add_test(tc, test_meta_out_of_order_keys_found_and_sorted);
 	tcase_add_loop_test(tc, test_roundtrip_reader, 0, (int)NELEM(cases));
+	tcase_add_test(tc, test_convert_shuffled_meta_same_as_sorted);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("streaming");
@@ -1425,6 +1571,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_duplicate_among_many);
 	tcase_add_test(tc, test_duplicate_after_header);
 	tcase_add_test(tc, test_colliding_names);
+	tcase_add_test(tc, test_convert_shuffled_meta_duplicate_refused);
 	tcase_add_test(tc, test_reserved_and_bad_names);
 	tcase_add_test(tc, test_bad_dtype_and_dims);
 	tcase_add_test(tc, test_size_overflow);

@@ -24,6 +24,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${BUILD:-$root/build}
+build=$(cd "$build" && pwd) # absolute: the tests run tools from other folders
 command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind is not installed" >&2; exit 2; }
 [ -x "$build/bin/stinfo" ] || { echo "valgrind.sh: no tools in $build/bin (BUILD=...)" >&2; exit 2; }
 if [ $# -gt 0 ]; then

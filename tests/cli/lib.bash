@@ -12,9 +12,9 @@ trap 'rm -rf "$TMP"' EXIT
 # runs from $BIN runs as CMD ARGS... PROGRAM ARGS, through a wrapper of the
 # same name in $TMP/wrap, which BIN then names (ST_REAL_BIN: the build's).
 if [ -n "${ST_WRAP:-}" ]; then
-  ST_REAL_BIN=$BIN
+  ST_REAL_BIN=$(cd "$BIN" && pwd) # absolute: tests run tools from other folders
   mkdir -p "$TMP/wrap"
-  for prog in "$BIN"/*; do
+  for prog in "$ST_REAL_BIN"/*; do
     [ -f "$prog" ] && [ -x "$prog" ] || continue
     printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$ST_WRAP" "$prog" >"$TMP/wrap/${prog##*/}"
     chmod +x "$TMP/wrap/${prog##*/}"

@@ -17,8 +17,9 @@
 #
 # Not run under valgrind: fault.sh (its LD_PRELOAD shim counts the calls a
 # tool makes, which valgrind's own start-up changes), gpt2export_kill.sh
-# (kills writers at timed moments, which valgrind's slowdown shifts) and
-# install.sh (runs the installed copies, not $BIN). Use a Release or Debug
+# and stconvert_fail.sh (they stop or kill writers at timed moments, which
+# valgrind's slowdown shifts: stconvert_fail.sh's retries ran for many
+# minutes under valgrind in CI) and install.sh (runs the installed copies, not $BIN). Use a Release or Debug
 # build without ST_SANITIZE (the sanitizers and valgrind do not mix).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +33,7 @@ if [ $# -gt 0 ]; then
 else
 	scripts=()
 	for s in "$here"/cli/*.sh; do
-		case ${s##*/} in fault.sh | gpt2export_kill.sh | install.sh) continue ;; esac
+		case ${s##*/} in fault.sh | gpt2export_kill.sh | stconvert_fail.sh | install.sh) continue ;; esac
 		scripts+=("$s")
 	done
 fi

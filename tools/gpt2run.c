@@ -12,7 +12,6 @@
  * and the file reading and writing libst's.
  */
 #include "fe/cli.h"
-#include "fe/paths.h"
 #include "gpt2/gpt2.h"
 #include "gpt2/gpt2run.h"
 #include "gpt2/tokenizer.h"
@@ -41,47 +40,6 @@ struct run {
 	size_t n_greedy;
 };
 
-static int has_file(const char *dir, const char *name)
-{
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return access(path, F_OK) == 0;
-}
-
-/*
- * The tokenizer of --tokenizer PATH, else of the model directory. A model
- * directory with no tokenizer files at all falls back, with a warning, on
- * the GPT-2 tokenizer installed with libst ($ST_TOKENIZER_DIR first): every
- * GPT-2 snapshot uses that one. for_output: the tokenizer is only needed
- * to print text (--print-ids would do without).
- */
-static gpt2_tokenizer *load_tokenizer(const struct gpt2run_options *o,
-                                      int for_output)
-{
-	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
-	gpt2_tokenizer *tok;
-	char err[1024], err2[1024];
-	if (o->tokenizer_dir) {
-		/* A tokenizer.json, a snapshot folder or a .gguf file. */
-		if (gpt2_tokenizer_open(&tok, dir, err, sizeof err) != 0)
-			cli_die(CLI_ERROR, "%s", err);
-		return tok;
-	}
-	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err) == 0)
-		return tok;
-	const char *fallback = paths_gpt2_tokenizer_dir(NULL);
-	if (fallback && !has_file(dir, "tokenizer.json") &&
-	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
-		if (gpt2_tokenizer_load(&tok, fallback, err2, sizeof err2) != 0)
-			cli_die(CLI_ERROR, "%s", err2);
-		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s",
-		         dir, fallback);
-		return tok;
-	}
-	cli_die(CLI_ERROR, "%s (give --tokenizer DIR%s)", err,
-	        for_output ? ", or --print-ids" : "");
-}
-
 /* The prompt's ids, and the tokenizer when the run needs one. */
 static void read_prompt(const struct gpt2run_options *o, struct run *r)
 {
@@ -93,7 +51,7 @@ static void read_prompt(const struct gpt2run_options *o, struct run *r)
 	r->need_text = o->prompt || o->prompt_file;
 	r->logits_mode = o->logits_out || o->check || o->trace;
 	if (o->tokenize || r->need_text || (!r->logits_mode && !o->print_ids))
-		r->tok = load_tokenizer(o, !o->tokenize && !r->need_text);
+		r->tok = gpt2run_load_tokenizer(o, !o->tokenize && !r->need_text, 1);
 	if (r->need_text)
 		r->prompt = gpt2run_encode_prompt(r->tok, o, &r->T);
 }

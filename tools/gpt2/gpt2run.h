@@ -52,6 +52,16 @@ int32_t *gpt2run_parse_ids(const char *s, size_t *n_out);
  */
 int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
                                const struct gpt2run_options *o, size_t *n);
+/*
+ * The tokenizer of --tokenizer PATH (a tokenizer.json, a snapshot folder or
+ * a .gguf file), else of the model directory. With gpt2_fallback, a model
+ * directory with no tokenizer files at all falls back, with a warning, on
+ * the GPT-2 tokenizer installed with libst ($ST_TOKENIZER_DIR first): every
+ * GPT-2 snapshot uses that one. for_output: the tokenizer is only needed to
+ * print text (the message then suggests --print-ids). Exits 2 on failure.
+ */
+gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o, int for_output,
+                                       int gpt2_fallback);
 
 /* ---- --check and --logits-out (gpt2run_check.c) -------------------------- */
 

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fe/cli.h"
+#include "fe/paths.h"
 
 /* "1,2, 3" -> ids; a usage error for anything else. */
 int32_t *gpt2run_parse_ids(const char *s, size_t *n_out)
@@ -95,4 +97,38 @@ int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
 		         "by U+FFFD", replaced, replaced == 1 ? "" : "s");
 	free(owned);
 	return ids;
+}
+
+static int has_file(const char *dir, const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o,
+                                       int for_output, int gpt2_fallback)
+{
+	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
+	gpt2_tokenizer *tok;
+	char err[1024], err2[1024];
+	if (o->tokenizer_dir) {
+		/* A tokenizer.json, a snapshot folder or a .gguf file. */
+		if (gpt2_tokenizer_open(&tok, dir, err, sizeof err) != 0)
+			cli_die(CLI_ERROR, "%s", err);
+		return tok;
+	}
+	if (gpt2_tokenizer_load(&tok, dir, err, sizeof err) == 0)
+		return tok;
+	const char *fallback = paths_gpt2_tokenizer_dir(NULL);
+	if (fallback && gpt2_fallback && !has_file(dir, "tokenizer.json") &&
+	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
+		if (gpt2_tokenizer_load(&tok, fallback, err2, sizeof err2) != 0)
+			cli_die(CLI_ERROR, "%s", err2);
+		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s",
+		         dir, fallback);
+		return tok;
+	}
+	cli_die(CLI_ERROR, "%s (give --tokenizer PATH%s)", err,
+	        for_output ? ", or --print-ids" : "");
 }

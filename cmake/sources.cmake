@@ -38,6 +38,7 @@ set(ST_SOURCES
   libst/quant_plan.c
   libst/quant_summary.c
   libst/snapshot.c
+  libst/sniff.c
   libst/stats.c
   libst/stream.c
   libst/torch.c
@@ -66,6 +67,7 @@ set(ST_HEADERS
   include/st/index.h
   include/st/quant.h
   include/st/snapshot.h
+  include/st/sniff.h
   include/st/stats.h
   include/st/stream.h
   include/st/verify.h

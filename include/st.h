@@ -80,6 +80,7 @@
 #include "st/arch.h"
 #include "st/diff.h"
 #include "st/convert.h"
+#include "st/sniff.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -26,53 +26,36 @@
 
 /* ---- the 8-byte prefix and broken downloads ------------------------------ */
 
-static int starts_with_ci(const unsigned char *s, size_t len, const char *p)
-{
-	size_t n = strlen(p);
-	if (len < n)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (unsigned char)(c - 'A' + 'a');
-		if (c != (unsigned char)p[i])
-			return 0;
-	}
-	return 1;
-}
-
-/* Name what a non-safetensors file looks like, or NULL. */
+/* Name what a non-safetensors file looks like (st_sniff), or NULL. */
 static const char *diagnose(const unsigned char *head, size_t len)
 {
-	size_t i = 0;
-	if (len >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
-		i = 3;
-	while (i < len && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' ||
-	                   head[i] == '\n'))
-		i++;
-	head += i;
-	len -= i;
-	if (starts_with_ci(head, len, "version https://git-lfs"))
+	switch (st_sniff(head, len, UINT64_MAX)) {
+	case ST_KIND_LFS_POINTER:
 		return "this is a git-lfs pointer file, not the weights "
 		       "(fetch the real file, e.g. with 'git lfs pull')";
-	if (starts_with_ci(head, len, "<!doctype html") ||
-	    starts_with_ci(head, len, "<html") ||
-	    starts_with_ci(head, len, "<!doctype") ||
-	    starts_with_ci(head, len, "<?xml"))
+	case ST_KIND_HTML:
 		return "this is an HTML/XML page (an error page saved by a failed "
 		       "download?), not a safetensors file";
-	if (len > 0 && (head[0] == '{' || head[0] == '['))
+	case ST_KIND_JSON:
 		return "this is a JSON text file, not a safetensors file";
-	if (len >= 4 && head[0] == 'P' && head[1] == 'K' && head[2] == 3 &&
-	    head[3] == 4)
+	case ST_KIND_TEXT:
+		return "this is a text file, not a safetensors file";
+	case ST_KIND_GGUF:
+		return "this is a GGUF file (llama.cpp), not a safetensors file";
+	case ST_KIND_ZIP:
 		return "this is a zip archive (a PyTorch .bin checkpoint?), not a "
 		       "safetensors file";
-	if (len >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5)
+	case ST_KIND_PICKLE:
 		return "this is a Python pickle (a legacy PyTorch checkpoint?), not "
 		       "a safetensors file";
-	if (len >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+	case ST_KIND_TAR:
+		return "this is a tar archive (a PyTorch checkpoint from before "
+		       "0.4?), not a safetensors file";
+	case ST_KIND_GZIP:
 		return "this is a gzip-compressed file; decompress it first";
-	return NULL;
+	default:
+		return NULL;
+	}
 }
 
 int st__prefix_check(const unsigned char *head, size_t head_len,

@@ -460,6 +460,91 @@ START_TEST(test_index_out_of_range_aborts)
 }
 END_TEST
 
+/* st_sniff on real files of each kind and on hand-built heads. */
+START_TEST(test_sniff)
+{
+	static const struct {
+		const char *path;
+		int kind;
+	} files[] = {
+		{"/format/ok_all_dtypes.safetensors", ST_KIND_SAFETENSORS},
+		{"/format/ok_empty_header.safetensors", ST_KIND_SAFETENSORS},
+		{"/format/ok_leading_ws.safetensors", ST_KIND_SAFETENSORS},
+		{"/gguf/ok_all_types.gguf", ST_KIND_GGUF},
+		{"/gguf/ok_v2.gguf", ST_KIND_GGUF},
+		{"/torch/ckpt.zip.bin", ST_KIND_ZIP},
+		{"/torch/ckpt.legacy.bin", ST_KIND_PICKLE},
+		{"/torch/ckpt.tar.bin", ST_KIND_TAR},
+		{"/index/bad_shard/model.safetensors.index.json", ST_KIND_JSON},
+		{"/torch/README.md", ST_KIND_TEXT},
+		{"/format", ST_KIND_DIRECTORY},
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s%s", ST_TESTDATA, files[i].path);
+		int kind = -1;
+		st_error err;
+		ck_assert_int_eq(st_sniff_path(path, &kind, &err), ST_OK);
+		ck_assert_msg(kind == files[i].kind, "%s: kind %d (%s), want %d",
+		              files[i].path, kind, st_kind_name(kind), files[i].kind);
+	}
+	static const struct {
+		const char *head;
+		size_t len;
+		uint64_t size;
+		int kind;
+	} heads[] = {
+		{"", 0, 0, ST_KIND_EMPTY},
+		{"version https://git-lfs.github.com/spec/v1\noid sha256:", 53, 53,
+		 ST_KIND_LFS_POINTER},
+		{"\n  <!DOCTYPE html><html>", 24, 24, ST_KIND_HTML},
+		{"<?xml version=\"1.0\"?>", 21, 21, ST_KIND_HTML},
+		{"\xef\xbb\xbf{\"weight_map\": {}}", 21, 21, ST_KIND_JSON},
+		{"hello world\n", 12, 12, ST_KIND_TEXT},
+		{"h\xc3\xa9llo \xe2\x96\x81", 10, 10, ST_KIND_TEXT},
+		/* A UTF-8 sequence cut by the end of the sample. */
+		{"abc\xe2\x96", 5, 9, ST_KIND_TEXT},
+		{"abc\xff", 4, 4, ST_KIND_UNKNOWN},
+		{"abc\x01", 4, 4, ST_KIND_UNKNOWN},
+		{"\x1f\x8b\x08\x00", 4, 4, ST_KIND_GZIP},
+		{"\x80\x02}q\x00.", 6, 6, ST_KIND_PICKLE},
+		{"GGUF\x03\x00\x00\x00", 8, 8, ST_KIND_GGUF},
+		{"PK\x03\x04", 4, 4, ST_KIND_ZIP},
+		/* A length that fits, whitespace, '{'. */
+		{"\x04\x00\x00\x00\x00\x00\x00\x00 {}", 11, 12, ST_KIND_SAFETENSORS},
+		/* The same length in a file too short for it. */
+		{"\x04\x00\x00\x00\x00\x00\x00\x00 {}", 11, 11, ST_KIND_UNKNOWN},
+		/* A length that fits wins over a pickle's PROTO 2 in it. */
+		{"\x80\x02\x00\x00\x00\x00\x00\x00{}", 10, 1000, ST_KIND_SAFETENSORS},
+		/* A stream (size unknown). */
+		{"\x02\x00\x00\x00\x00\x00\x00\x00{}", 10, UINT64_MAX,
+		 ST_KIND_SAFETENSORS},
+	};
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		int kind = st_sniff(heads[i].head, heads[i].len, heads[i].size);
+		ck_assert_msg(kind == heads[i].kind, "head %zu: kind %d (%s), want %d",
+		              i, kind, st_kind_name(kind), heads[i].kind);
+	}
+	/* A tar header: "ustar" at offset 257. */
+	char tar[512];
+	memset(tar, 0, sizeof tar);
+	memcpy(tar, "archive/data.pkl", 16);
+	memcpy(tar + 257, "ustar", 5);
+	ck_assert_int_eq(st_sniff(tar, sizeof tar, 10240), ST_KIND_TAR);
+	ck_assert_int_eq(st_sniff(tar, 261, 10240), ST_KIND_UNKNOWN);
+	for (int k = 0; k < ST_KIND_COUNT; k++)
+		ck_assert(st_kind_name(k)[0] == 'a');
+	ck_assert_str_eq(st_kind_name(-1), "a file of an unknown kind");
+	ck_assert_str_eq(st_kind_name(ST_KIND_COUNT), "a file of an unknown kind");
+	int kind = 7;
+	st_error err;
+	ck_assert_int_eq(st_sniff_path(ST_TESTDATA "/no/such/file", &kind, &err),
+	                 ST_EIO);
+	ck_assert(strstr(err.message, "/no/such/file") != NULL);
+	ck_assert_int_eq(kind, 7);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -473,6 +558,7 @@ int main(void)
 	tcase_add_test(tc, test_metadata);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_shapes);
+	tcase_add_test(tc, test_sniff);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_io_errors);

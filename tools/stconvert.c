@@ -9,6 +9,7 @@
  * codes and signals. What it is not: the
  * plan and the data path (st_convert_plan_*, st_convert_write_*).
  */
+#include "common/ckpt.h"
 #include "fe/cli.h"
 #include "stconvert/stconvert.h"
 #include "common/quantize.h"
@@ -376,8 +377,10 @@ int main(int argc, char **argv)
 
 	st_checkpoint *c;
 	st_error err;
-	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK)
-		fail(&err);
+	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK) {
+		ckpt_error(o.in, &err);
+		exit(CLI_ERROR);
+	}
 	/* What a PyTorch checkpoint's dictionary gave (the first shard's). */
 	const st_torch_info *ti = st_file_torch_info(st_checkpoint_file(c, 0));
 	if (ti && ti->key && ti->key_auto && !o.quiet)

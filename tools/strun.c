@@ -57,9 +57,8 @@ static void read_prompt(const struct gpt2run_options *o, struct run *r)
 {
 	if (o->ids)
 		r->prompt = gpt2run_parse_ids(o->ids, &r->T);
-	struct stat sb;
-	if (!o->tokenize && stat(o->model_dir, &sb) != 0)
-		cli_die(CLI_ERROR, "%s: %s", o->model_dir, strerror(errno));
+	if (!o->tokenize)
+		gpt2run_check_model_path(o->model_dir);
 	r->need_text = o->prompt || o->prompt_file;
 	r->logits_mode = o->logits_out || o->check || o->trace;
 	if (o->tokenize || r->need_text || (!r->logits_mode && !o->print_ids))

@@ -8,7 +8,8 @@
  * that libFuzzer records a crash and a replay test dies on a signal:
  *
  *   fuzz_header  the safetensors reader: st_file_open_memory and
- *                st_check_memory must agree, an accepted table must lie
+ *                st_check_memory must agree, st_sniff must call what
+ *                opens a safetensors file, an accepted table must lie
  *                inside the file and be readable through st_file_data and
  *                st_file_read, and the writer must reproduce it.
  *   fuzz_torch   the PyTorch zip and pickle reader (ST_OPEN_TORCH); tensors
@@ -154,7 +155,11 @@ static void fz_file(const unsigned char *buf, size_t len, int deep)
 	CHECK(n_err >= 0 || n_err == ST_ENOMEM);
 	if (n_err >= 0)
 		CHECK(n_err == c.errors);
+	/* st_sniff never fails, and knows every file that opens. */
+	int kind = st_sniff(buf, len, len);
+	CHECK(kind >= 0 && kind < ST_KIND_COUNT && st_kind_name(kind)[0]);
 	if (rc == ST_OK) {
+		CHECK(kind == ST_KIND_SAFETENSORS);
 		CHECK(f != NULL);
 		/* What opens has no error in a full check. */
 		CHECK(n_err == 0);

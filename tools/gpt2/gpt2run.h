@@ -53,6 +53,13 @@ int32_t *gpt2run_parse_ids(const char *s, size_t *n_out);
 int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
                                const struct gpt2run_options *o, size_t *n);
 /*
+ * Exit 2, saying what the file is, when the model path is not a folder
+ * or a file the model loader reads (safetensors, shard index, PyTorch):
+ * a GGUF file, a text file, an HTML page...
+ */
+void gpt2run_check_model_path(const char *dir);
+
+/*
  * The tokenizer of --tokenizer PATH (a tokenizer.json, a snapshot folder or
  * a .gguf file), else of the model directory. With gpt2_fallback, a model
  * directory with no tokenizer files at all falls back, with a warning, on

@@ -106,6 +106,34 @@ static int has_file(const char *dir, const char *name)
 	return access(path, F_OK) == 0;
 }
 
+void gpt2run_check_model_path(const char *dir)
+{
+	int kind;
+	st_error e;
+	if (st_sniff_path(dir, &kind, &e) != ST_OK)
+		cli_die(CLI_ERROR, "%s", e.message);
+	switch (kind) {
+	case ST_KIND_DIRECTORY:
+	case ST_KIND_SAFETENSORS:
+	case ST_KIND_JSON: /* a shard index */
+	case ST_KIND_ZIP:  /* PyTorch checkpoints */
+	case ST_KIND_PICKLE:
+	case ST_KIND_TAR:
+		return;
+	case ST_KIND_GGUF:
+		cli_die(CLI_ERROR,
+		        "%s: this is a GGUF file, not a snapshot: %s runs a Hugging "
+		        "Face snapshot folder (config.json and safetensors); "
+		        "'gpt2export %s DIR' turns a GPT-2 GGUF into one",
+		        dir, cli_progname(), dir);
+	default:
+		cli_die(CLI_ERROR,
+		        "%s: this is %s, not a snapshot folder, a safetensors file "
+		        "or a shard index",
+		        dir, st_kind_name(kind));
+	}
+}
+
 gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o,
                                        int for_output, int gpt2_fallback)
 {

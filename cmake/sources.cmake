@@ -29,6 +29,7 @@ set(ST_SOURCES
   libst/ggml_quants.c
   libst/ggml_types.c
   libst/gguf.c
+  libst/gguf_convert.c
   libst/gguf_write.c
   libst/hash.c
   libst/index.c
@@ -134,6 +135,7 @@ set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/stats.c
 )
 set(ST_TOOL_SOURCES_stconvert
+  tools/stconvert/gguf.c
   tools/stconvert/report.c
 )
 set(ST_TOOL_SOURCES_stdiff

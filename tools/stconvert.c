@@ -45,6 +45,13 @@ static void usage(void)
 "tokenizer...) are copied to a directory OUT, with torch_dtype in\n"
 "config.json set to the new dtype.\n"
 "\n"
+"IN may also be a GGUF file (known by its magic): every tensor goes to\n"
+"one OUT.safetensors under its GGUF name, its shape row-major (ggml's\n"
+"{ne0, ne1} is [ne1, ne0]). Nothing is lost: F32, F16, BF16 and integer\n"
+"tensors keep their dtype and bytes, every quantized type (Q8_0, the\n"
+"K-quants, IQ...) is decoded to F32 exactly as ggml decodes it; --to\n"
+"f32|f16|bf16 converts every float tensor instead.\n"
+"\n"
 "Options:\n"
 "  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16) to\n"
 "                          f32, f16 or bf16; integer, bool and 8-bit float\n"
@@ -375,8 +382,11 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	signals_catch();
 
-	st_checkpoint *c;
+	int kind;
 	st_error err;
+	if (st_sniff_path(o.in, &kind, &err) == ST_OK && kind == ST_KIND_GGUF)
+		return cli_exit(stconvert_gguf(&o));
+	st_checkpoint *c;
 	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK) {
 		ckpt_error(o.in, &err);
 		exit(CLI_ERROR);

@@ -34,6 +34,7 @@
 #ifndef ST_GGUF_H
 #define ST_GGUF_H
 
+#include "convert.h"
 #include "file.h"
 
 #ifdef __cplusplus
@@ -276,6 +277,47 @@ ST_API int st_gguf_writer_write(st_gguf_writer *w, const void *data,
 ST_API int st_gguf_writer_finish(st_gguf_writer *w, st_error *err);
 /* Free the writer; an unfinished file's temporary is removed. NULL: no-op. */
 ST_API void st_gguf_writer_free(st_gguf_writer *w);
+
+
+/* ---- a GGUF file as safetensors (libst/gguf_convert.c) ------------------ */
+
+/* What st_gguf_write_safetensors writes. Zeroed: nothing is lost. */
+typedef struct st_gguf_convert_options {
+	int has_to;  /* convert every float tensor to `to` */
+	st_dtype to; /* F32, F16 or BF16 */
+} st_gguf_convert_options;
+
+/*
+ * The safetensors dtype a tensor of ggml type `type` is written in. o may
+ * be NULL (zeroed options): F32, F16, BF16, F64 and the integer types keep
+ * theirs and every quantized type is decoded to F32; with o->has_to every
+ * float (quantized ones included) becomes o->to, the integers keep
+ * theirs. Returns ST_OK, or ST_EUNSUPPORTED for a type that cannot be
+ * decoded (unknown to libst).
+ */
+ST_API int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
+                             st_dtype *out);
+
+/*
+ * Write every tensor of g as one safetensors file at path (st_writer: a
+ * temporary file beside it, renamed at the end; on failure nothing is
+ * left). Each tensor keeps its GGUF name and gets its shape in row-major
+ * order (the dims reversed: ggml's {cols, rows} is [rows, cols]) and the
+ * dtype st_gguf_out_dtype gives; quantized types are decoded with
+ * st_ggml_to_f32 (ggml's own to_float, bit for bit) and narrowed, if asked,
+ * with st_convert's round to nearest even. Memory: 768 KiB of buffers,
+ * whatever the tensors' sizes. The metadata is {"format": "pt"}.
+ * r (may be NULL) gives progress, in input bytes, and cancelling (its
+ * threads are not used); stats (may be NULL) is incremented with what
+ * narrowing lost. Returns ST_OK, ST_EINVAL (to is not F32, F16 or BF16),
+ * ST_EUNSUPPORTED (a tensor of a type that cannot be decoded, named; no
+ * file is written), ST_EIO ("cancelled", or a failed write), the writer's
+ * errors (a GGUF name that is not UTF-8).
+ */
+ST_API int st_gguf_write_safetensors(const st_gguf *g, const char *path,
+                                     const st_gguf_convert_options *o,
+                                     const st_convert_run *r,
+                                     st_convert_stats *stats, st_error *err);
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,6 @@ static const char *next_step(int kind)
 	if (!strcmp(tool, "stdiff"))
 		return "compare it with a snapshot with 'stdiff --map ARCH "
 		       "SNAPSHOT FILE.gguf'; 'stinfo FILE.gguf' reads it";
-	if (!strcmp(tool, "stconvert"))
-		return "'gpt2export FILE.gguf DIR' turns a GPT-2 GGUF into a "
-		       "snapshot; 'stinfo FILE.gguf' reads any GGUF";
 	return "'stinfo FILE.gguf' reads it";
 }
 

@@ -24,4 +24,7 @@ struct stconvert_options {
 void stconvert_report(const struct stconvert_options *o, st_checkpoint *c,
                       const st_convert_plan *p);
 
+/* stconvert GGUF-IN OUT.safetensors (gguf.c): CLI_OK or CLI_ERROR, said. */
+int stconvert_gguf(const struct stconvert_options *o);
+
 #endif

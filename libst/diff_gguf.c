@@ -185,6 +185,9 @@ int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
 		seen[gi] = 1;
 		rc = st_diff_gguf_pair(ck, i, g, (size_t)gi, info.transpose && t->ndim == 2,
 		                       o, &it[m++], err);
+		/* Progress in the bytes of both sides this pair has read. */
+		if (rc == ST_OK && o && o->progress)
+			o->progress(o->ctx, t->n_bytes + st_gguf_tensor_at(g, (size_t)gi)->n_bytes);
 	}
 	for (size_t gi = 0; gi < ng && rc == ST_OK; gi++)
 		if (!seen[gi])

@@ -256,7 +256,8 @@ ST_API int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
  * in ck's order, then the GGUF tensors nothing maps to in g's order, into
  * *items (malloc'd, *n of them). lm_head.weight (tied to the token
  * embedding, never in a GGUF) and the attn.bias / attn.masked_bias
- * buffers are left out. Returns ST_OK or the error of a pair.
+ * buffers are left out. o->progress, if set, is called after each pair
+ * with the bytes of both tensors. Returns ST_OK or the error of a pair.
  */
 ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
                              const st_diff_opts *o, st_diff_gguf_item **items,

@@ -2,6 +2,10 @@
 #   BIN=<build>/bin  TESTDATA=<src>/testdata  GOLDEN=<src>/tests/golden
 # Source it:  . "$(dirname "$0")/lib.bash"
 set -u
+# The tools print their own non-ASCII symbols (stdiff's arrow) only in a
+# UTF-8 locale (cli_utf8_locale): the golden files are in C.UTF-8's, which
+# every Debian system has. A test of another locale sets LC_ALL itself.
+export LC_ALL=C.UTF-8
 : "${BIN:?BIN not set}" "${TESTDATA:?}" "${GOLDEN:?}"
 fails=0
 passes=0

@@ -208,6 +208,11 @@ static void print_pair(st_checkpoint *ck, const st_gguf *g, const st_diff_gguf_i
 		           gguf_is_b, v);
 }
 
+static void on_progress(void *ctx, uint64_t bytes)
+{
+	cli_progress_add(ctx, bytes);
+}
+
 int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 {
 	int ga = gguf_info_is_gguf(pa), gb = gguf_info_is_gguf(pb);
@@ -231,9 +236,14 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	struct jout j;
 	st_diff_opts so = {.rtol = o->have_rtol ? &o->rtol : NULL,
 	                   .atol = o->have_atol ? &o->atol : NULL, .exact = o->exact};
+	cli_progress prog;
+	cli_progress_start(&prog, "comparing", st_checkpoint_data_bytes(ck) + st_gguf_data_size(g));
+	so.progress = on_progress;
+	so.ctx = &prog;
 	st_diff_gguf_item *items;
 	size_t n;
 	int rc = st_diff_gguf_gpt2(ck, g, &so, &items, &n, &e);
+	cli_progress_done(&prog);
 	if (rc != ST_OK) {
 		cli_error(&e);
 		rc = CLI_ERROR;

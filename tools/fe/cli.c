@@ -470,13 +470,91 @@ int cli_ncpus(void)
 	return n < 1 ? 1 : (int)n;
 }
 
+/* The locale variable that decides LC_CTYPE, as setlocale(3) reads them. */
+static const char *ctype_locale(void)
+{
+	const char *names[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return v;
+	}
+	return "C";
+}
+
+int cli_utf8_locale(void)
+{
+	const char *l = ctype_locale();
+	return strcasestr(l, "utf-8") != NULL || strcasestr(l, "utf8") != NULL;
+}
+
+const char *cli_arrow(void)
+{
+	return cli_utf8_locale() ? "\xe2\x86\x92" : "->";
+}
+
+char *cli_ascii_fallback(char *s)
+{
+	if (cli_utf8_locale())
+		return s;
+	char *o = s;
+	for (const char *i = s; *i;) {
+		if (!strncmp(i, "\xe2\x86\x92", 3)) {
+			*o++ = '-';
+			*o++ = '>';
+			i += 3;
+		} else
+			*o++ = *i++;
+	}
+	*o = 0;
+	return s;
+}
+
+int cli_progress_wanted(void)
+{
+	const char *no = getenv("ST_NO_PROGRESS");
+	return isatty(STDERR_FILENO) && !(no && *no);
+}
+
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
 {
 	memset(p, 0, sizeof *p);
-	p->enabled = isatty(STDERR_FILENO) && !getenv("ST_NO_PROGRESS");
+	p->enabled = cli_progress_wanted();
+	const char *term = getenv("TERM");
+	p->dumb = !term || !*term || !strcmp(term, "dumb");
 	p->total = total;
 	p->label = label;
 	p->start = p->last = cli_now();
+}
+
+void cli_fmt_eta(char *out, size_t size, double secs)
+{
+	if (!(secs >= 0 && secs < 360000)) {
+		snprintf(out, size, "%s", "");
+		return;
+	}
+	unsigned s = (unsigned)(secs + 0.5);
+	if (s >= 3600)
+		snprintf(out, size, "  ETA %u:%02u:%02u", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(out, size, "  ETA %u:%02u", s / 60, s % 60);
+}
+
+/*
+ * Rewrite the line: "\r" and the text, then "ESC[K" to clear what a longer
+ * line left; a dumb terminal gets spaces over it instead.
+ */
+static void progress_line(cli_progress *p, const char *text)
+{
+	int n = fprintf(stderr, "\r%s", text);
+	if (p->dumb) {
+		if (n - 1 < p->width)
+			fprintf(stderr, "%*s\r%s", p->width - (n - 1), "", text);
+	} else
+		fputs("\033[K", stderr);
+	if (n > 1)
+		p->width = n - 1;
+	fflush(stderr);
 }
 
 void cli_progress_add(cli_progress *p, uint64_t n)
@@ -497,19 +575,25 @@ void cli_progress_add(cli_progress *p, uint64_t n)
 	cli_fmt_bytes(total, sizeof total, p->total);
 	double el = now - p->start;
 	double rate = el > 0 ? (double)p->done / el : 0;
-	char r[32];
+	char r[32], eta[32] = "";
 	cli_fmt_bytes(r, sizeof r, (uint64_t)rate);
-	fprintf(stderr, "\r%s [%.*s%*s] %3d%% %s / %s  %s/s \033[K",
-	        p->label ? p->label : "", fill,
-	        "##############################", width - fill, "",
-	        (int)(frac * 100), done, total, r);
-	fflush(stderr);
+	/* After a second, when the rate means something. */
+	if (el >= 1 && rate > 0 && p->done < p->total)
+		cli_fmt_eta(eta, sizeof eta, (double)(p->total - p->done) / rate);
+	char line[256];
+	snprintf(line, sizeof line, "%s [%.*s%*s] %3d%% %s / %s  %s/s%s ",
+	         p->label ? p->label : "", fill, "##############################",
+	         width - fill, "", (int)(frac * 100), done, total, r, eta);
+	progress_line(p, line);
 }
 
 void cli_progress_done(cli_progress *p)
 {
-	if (p->enabled) {
+	if (!p->enabled)
+		return;
+	if (p->dumb)
+		fprintf(stderr, "\r%*s\r", p->width, "");
+	else
 		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	fflush(stderr);
 }

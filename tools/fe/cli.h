@@ -122,12 +122,15 @@ char *cli_printable(const char *s, size_t len);
 void cli_print_name(FILE *f, const char *s, size_t len);
 
 /*
- * Progress on stderr, only when stderr is a terminal (else does nothing).
- * Rate-limited; cli_progress_done clears the line. Not thread-safe: callers
- * serialize cli_progress_add.
+ * Progress on stderr, only when stderr is a terminal and ST_NO_PROGRESS is
+ * unset or empty (else does nothing): a bar, the bytes, the rate and,
+ * after a second, the time left. Rate-limited; cli_progress_done clears
+ * the line. TERM=dumb (or no TERM) gets no escape sequences. Not
+ * thread-safe: callers serialize cli_progress_add.
  */
 typedef struct cli_progress {
-	int enabled;
+	int enabled, dumb;
+	int width; /* of the line last shown */
 	uint64_t total, done;
 	double start, last;
 	const char *label;
@@ -135,6 +138,22 @@ typedef struct cli_progress {
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);
 void cli_progress_done(cli_progress *p);
+/*
+ * The bar's time left: "  ETA 1:05", "  ETA 1:02:05" (seconds rounded),
+ * "" when secs is negative, NaN or 100 hours or more.
+ */
+void cli_fmt_eta(char *out, size_t size, double secs);
+/* Whether a progress bar would show (stderr a terminal, no opt-out). */
+int cli_progress_wanted(void);
+/*
+ * Whether LC_ALL, else LC_CTYPE, else LANG names a UTF-8 locale; the tools
+ * print their own non-ASCII symbols only then. cli_arrow: the arrow, "->"
+ * without UTF-8.
+ */
+int cli_utf8_locale(void);
+const char *cli_arrow(void);
+/* s with libst's arrows made "->" when the locale is not UTF-8 (in place). */
+char *cli_ascii_fallback(char *s);
 
 /* Monotonic seconds. */
 double cli_now(void);

@@ -269,6 +269,9 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 	void *c = NULL;
 	int rc = -1;
 	st_error e;
+	uint64_t out_bytes = 0;
+	cli_progress prog;
+	memset(&prog, 0, sizeof prog); /* disabled until started */
 	if (gpt2_tokenizer_load(&tok, dir, err, errlen))
 		return -1;
 	if (st_checkpoint_open(&ck, in, ST_OPEN_TORCH, &e) != ST_OK) {
@@ -351,6 +354,9 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 		}
 		uint64_t k = gpt2_param_numel(&cfg, p.slot);
 		maxn = k > maxn ? k : maxn;
+		unsigned blk, bytes;
+		st_ggml_type_block(p.type, &blk, &bytes);
+		out_bytes += k / blk * bytes;
 	}
 	a = malloc((size_t)maxn * 4);
 	b = malloc((size_t)maxn * 4);
@@ -363,6 +369,8 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 		gpt2_err(err, errlen, "%s", e.message);
 		goto out;
 	}
+	if (o->progress)
+		cli_progress_start(&prog, "exporting", out_bytes);
 	for (size_t i = 0; i < n; i++) {
 		struct plan p;
 		make_plan(&p, &cfg, slots[i], layers[i], (unsigned)type, err, errlen);
@@ -393,6 +401,7 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 			gpt2_err(err, errlen, "%s", e.message);
 			goto out;
 		}
+		cli_progress_add(&prog, k / blk * bytes);
 		/* Exact: F32 kept, or a narrower source widened back into it. */
 		res->exact &= p.type == ST_GGML_F32 ||
 		              (p.type == ST_GGML_F16 && t->dtype == ST_DTYPE_F16) ||
@@ -405,6 +414,7 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 	}
 	rc = 0;
 out:
+	cli_progress_done(&prog);
 	st_gguf_writer_free(w);
 	st_checkpoint_close(ck);
 	gpt2_tokenizer_free(tok);

@@ -135,8 +135,8 @@ static void print_pair_line(const st_diff_pair *p)
 static void print_dq_tally(const struct st_diff_dq_tally *t)
 {
 	uint64_t within = t->tensors - t->exact;
-	printf("%llu tensor%s %s \xe2\x86\x92 %s", (unsigned long long)t->tensors,
-	       t->tensors == 1 ? "" : "s", t->a, t->b);
+	printf("%llu tensor%s %s %s %s", (unsigned long long)t->tensors,
+	       t->tensors == 1 ? "" : "s", t->a, cli_arrow(), t->b);
 	const char *what = t->dq_b ? "A exactly B dequantized" : "exactly A dequantized";
 	if (!within || !t->exact)
 		printf(", %s%s\n", t->tensors == 1 ? "" : "all ",
@@ -241,7 +241,8 @@ void stdiff_print_human(const st_diff *r, bool verbose)
 		print_dq_tally(&r->dq_tally[i]);
 	for (size_t i = 0; !verbose && i < r->dtypes.n; i++) {
 		char buf[160];
-		printf("%s\n", st_diagnose_dtype_line(&r->dtypes, i, buf, sizeof buf));
+		printf("%s\n", cli_ascii_fallback(st_diagnose_dtype_line(&r->dtypes, i, buf,
+		                                                         sizeof buf)));
 	}
 	if (r->dq_exact)
 		printf("%s is exactly %s dequantized to %s\n", r->quant_side ? "A" : "B",

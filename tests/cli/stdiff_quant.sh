@@ -77,7 +77,7 @@ no_line sign 'B is exactly A dequantized'
 run sign_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out sign_exact '1 mismatched \(2\.86%\).*worst at \[4, 6\]'
 run ulp 0 "$SD" "$Q/snap-dq" "$TMP/ulp.safetensors"
-expect_out ulp '^5 tensors F8_E4M3 → BF16: 4 exactly A dequantized, 1 within tolerance$'
+expect_out ulp '^5 tensors F8_E4M3 → BF16: 4 exactly A dequantized, 1 within tolerance; max abs [0-9.e+-]+, max rel 0\.005181, mean abs [0-9.e+-]+ \(rtol [0-9.e-]+, atol [0-9.e-]+ at most\)$'
 no_line ulp 'B is exactly A dequantized'
 run ulp_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/ulp.safetensors"
 expect_out ulp_exact '^differs: model\.layers\.0\.self_attn\.q_proj\.weight .*: 1 mismatched .*, max rel 0\.005181, .*worst at \[4, 6\], B is not exactly A dequantized to BF16$'

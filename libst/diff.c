@@ -713,9 +713,10 @@ static int requant_rows(st_diff *d, const st_diff_pair *p, const st_quant_fp8 *l
  * Whether B's weight of pair p is A's quantized by st_quant_fp8_quantize
  * with B's blocks (per channel and per tensor are blocks too): the same
  * codes and the same F32 scales, bit for bit. Made for an FP8 weight with
- * F32 scales in B against a wide float in A, within tolerance and not A
- * dequantized already; sets q_checked and q_exact, and with the format's
- * tolerance (q_tol) a weight that is not A's quantization differs.
+ * F32 scales in B against a wide float in A, not A dequantized already
+ * and not exact; sets q_checked and q_exact. With the format's tolerance
+ * (q_tol) a weight that is not A's quantization differs, and one outside
+ * it is none (no read).
  * Returns ST_OK or the read error.
  */
 static int requant_check(st_diff *d, st_diff_pair *p, st_error *err)
@@ -723,8 +724,14 @@ static int requant_check(st_diff *d, st_diff_pair *p, st_error *err)
 	const st_quant_tensor *q = p->dq;
 	const st_tensor *plain = p->dq_b ? p->a->t : p->b->t;
 	if (!q || !p->dq_b || q->role != ST_QUANT_ROLE_FP8 || q->fp8.scale_type != ST_DTYPE_F32 ||
-	    !p->compared || p->differs || p->dq_exact || !st_dtype_is_wide_float(plain->dtype))
+	    !p->compared || p->dq_exact || p->spec.exact || !st_dtype_is_wide_float(plain->dtype))
 		return ST_OK;
+	if (p->differs && p->q_tol) {
+		/* Outside the format's tolerance: no quantization of A, which
+		 * is within it (doc/format.md). */
+		p->q_checked = true;
+		return ST_OK;
+	}
 	const st_quant_fp8 *g = &q->fp8;
 	st_quant_fp8 l;
 	if (st_quant_fp8_block(&l, g->experts, g->rows, g->cols, g->block_rows, g->block_cols) != ST_OK)
@@ -755,9 +762,9 @@ static int requant_check(st_diff *d, st_diff_pair *p, st_error *err)
 		return rc;
 	p->q_checked = true;
 	p->q_exact = same == 1;
-	if (p->q_exact) {
+	if (p->q_exact && !p->differs) {
 		p->verdict = ST_DIFF_QUANTIZED;
-	} else if (p->q_tol) {
+	} else if (!p->q_exact && p->q_tol) {
 		/* The format's tolerance admits another quantizer's rounding
 		 * and a damaged code or scale alike: by default a weight that
 		 * can be checked must be A's quantization. */
@@ -785,7 +792,7 @@ static void q_verdict(st_diff *d)
 			     (p->same_dtype ? p->st.identical : p->spec.check_rounded && p->st.rounded);
 			continue;
 		}
-		ok = p->q_exact;
+		ok = p->q_exact && !p->differs;
 		char what[64];
 		st_diff_quant_format(p->dq, what, sizeof what);
 		if (ok && !strstr(d->q_to, what) && len < sizeof d->q_to)

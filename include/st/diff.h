@@ -111,10 +111,11 @@ typedef struct st_diff_pair {
 	double mean_abs;   /* over the elements without NaN */
 	bool differs;      /* counts as a difference (exact: dtypes must match) */
 	bool dq_exact;     /* dq: the other side is it dequantized, bit for bit */
-	/* B's FP8 weight with F32 scales against a wide float A, within
-	 * tolerance and not dq_exact: A was quantized again with B's blocks
+	/* B's FP8 weight with F32 scales against a wide float A, not exact
+	 * and not dq_exact: A was quantized again with B's blocks
 	 * (q_checked) and gave B's codes and scales (q_exact). With q_tol a
-	 * checked weight that is not A's quantization differs. */
+	 * checked weight that is not A's quantization differs (and one
+	 * outside the format's tolerance is none, unread). */
 	bool q_checked, q_exact;
 	st_diff_verdict verdict;
 	st_diagnose_result diag; /* opts.diagnose and differs: the trap, if any */

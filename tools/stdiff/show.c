@@ -84,7 +84,7 @@ static void print_pair_line(const st_diff_pair *p)
 	const st_compare_stats *s = &p->st;
 	bool ident = p->verdict == ST_DIFF_IDENTICAL;
 	const char *la = st_diff_label(p->a), *lb = st_diff_label(p->b);
-	print_head(ident ? "identical: " : s->mismatched ? "differs: " : "within tolerance: ",
+	print_head(ident ? "identical: " : p->differs ? "differs: " : "within tolerance: ",
 	           p->a->key, p->a->key_len);
 	if (p->same_dtype)
 		printf(" (%s", la);

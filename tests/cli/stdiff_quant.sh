@@ -86,16 +86,16 @@ expect_out sign_first '^differs: model\.layers\.0\.self_attn\.q_proj\.weight '
 
 # ---- JSON ----------------------------------------------------------------------
 run json 0 "$SD" --json "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
-expect_out json '^ "dequantized": \{"side": "a", "fp8_weights": 5, "mxfp4_weights": 0, "scale_tensors": 5, "scale_bytes": 100, "block_size": \[2, 3\], "exactly_dequantized_to": "BF16"\}\}$'
-expect_out json '"name": "model\.layers\.0\.mlp\.gate\.weight", "dtype_a": "F8_E4M3", "dtype_b": "BF16", "elements": 15, .*"mismatched": 0, .*"dequantized": "a", "scale": "model\.layers\.0\.mlp\.gate\.weight_scale_inv", "exactly_dequantized": true\}'
-expect_out json '"name": "model\.embed_tokens\.weight", .*"dequantized": null, "scale": null, "exactly_dequantized": null\}'
+expect_out json '^ "dequantized": \{"side": "a", "fp8_weights": 5, "mxfp4_weights": 0, "scale_tensors": 5, "scale_bytes": 100, "block_size": \[2, 3\], "exactly_quantized_to": null, "exactly_dequantized_to": "BF16"\}\}$'
+expect_out json '"name": "model\.layers\.0\.mlp\.gate\.weight", "dtype_a": "F8_E4M3", "dtype_b": "BF16", "elements": 15, .*"exactly_encoded": true, "mismatched": 0, .*"dequantized": "a", "scale": "model\.layers\.0\.mlp\.gate\.weight_scale_inv", "quantization_checked": false\}'
+expect_out json '"name": "model\.embed_tokens\.weight", .*"dequantized": null, "scale": null, "quantization_checked": false\}'
 expect_out json '^\{"equal": true,$'
 expect_out json '"only_in_a": \[\],'
 run json_sign 1 "$SD" --json "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out json_sign '"exactly_dequantized_to": null\}\}$'
-expect_out json_sign '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"max_rel_diff": 2, "mean_abs_diff": [0-9.e-]+, "mismatched": 1, .*"exactly_dequantized": false\}'
+expect_out json_sign '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"exactly_encoded": false, "mismatched": 1, .*"max_rel_diff": 2, .*"mean_abs_diff": [0-9.e-]+, .*"quantization_checked": false\}'
 run json_mx 0 "$SD" --json "$Q/snap-mxfp4.bf16.safetensors" "$Q/snap-mxfp4"
-expect_out json_mx '"dtype_a": "BF16", "dtype_b": "F4", "elements": 512, .*"dequantized": "b", "scale": "model\.layers\.0\.mlp\.experts\.gate_up_proj_scales", "exactly_dequantized": true\}'
+expect_out json_mx '"dtype_a": "BF16", "dtype_b": "F4", "elements": 512, .*"exactly_encoded": true, .*"dequantized": "b", "scale": "model\.layers\.0\.mlp\.experts\.gate_up_proj_scales", "quantization_checked": false\}'
 expect_out json_mx '"side": "b", "fp8_weights": 0, "mxfp4_weights": 1, .*"exactly_dequantized_to": "BF16"'
 run json_plain 0 "$SD" --json "$Q/snap-dq.bf16.safetensors" "$TMP/bf16"
 no_line json_plain dequantized

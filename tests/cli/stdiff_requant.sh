@@ -110,6 +110,20 @@ expect_out sign '^differs: wpe\.weight \(F32 vs F8_E4M3 dequantized, 10240 eleme
 run sign_first 1 "$SD" --first "$TMP/g" "$TMP/sign"
 expect_out sign_first '^differs: wpe\.weight '
 
+# ---- JSON: the same verdicts, config.json's changes -------------------------------------
+run json 0 "$SD" --json "$TMP/g" "$TMP/q"
+expect_out json '"exactly_quantized_to": "F8_E4M3 \(128×128 blocks\)", "exactly_dequantized_to": null\}\}$'
+expect_out json '^  \{"name": "wte\.weight", "dtype_a": "F32", "dtype_b": "F8_E4M3", "elements": 19200, "values_compared": true, "verdict": "within tolerance", "identical": false, "exactly_encoded": true, "mismatched": 0, .*"rtol": 0\.0666[0-9]*, .*"dequantized": "b", "scale": "wte\.weight_scale_inv", "quantization_checked": true\},?$'
+expect_out json '^  \{"key": "quantization_config", "a": null, "b": "\{\\"activation_scheme\\":\\"dynamic\\",.*\}"\}$'
+run json_code 1 "$SD" --json "$TMP/g" "$TMP/code"
+expect_out json_code '"name": "h\.1\.mlp\.c_fc\.weight", .*"verdict": "differs", "identical": false, "exactly_encoded": false, '
+expect_out json_code '"exactly_quantized_to": null, '
+# The config.json keys stconvert --to bf16 changes, in the text and in JSON.
+run cfg 0 "$SD" "$TMP/g" "$TMP/b16"
+expect_out cfg '^config\.json torch_dtype: "float32" -> "bfloat16"$'
+run cfg_json 0 "$SD" --json "$TMP/g" "$TMP/b16"
+expect_out cfg_json '^  \{"key": "torch_dtype", "a": "\\"float32\\"", "b": "\\"bfloat16\\""\}$'
+
 # ---- tied aliases --------------------------------------------------------------------
 T=$TESTDATA/torch
 run tie_conv 0 "$SC" -q "$T/state.bin" "$TMP/state.safetensors"
@@ -119,6 +133,9 @@ expect_out tie '^15 tensors compared: 15 identical, .* 0 only in A, 0 only in B,
 run tie_rev 0 "$SD" "$TMP/state.safetensors" "$T/state.bin"
 expect_out tie_rev '^lm_head\.weight: tied alias of wte\.weight, not stored in A$'
 run tie_first 0 "$SD" --first "$T/state.bin" "$TMP/state.safetensors"
+run tie_json 0 "$SD" --json "$T/state.bin" "$TMP/state.safetensors"
+expect_out tie_json '^ "tied_aliases": \[\{"name": "lm_head\.weight", "alias_of": "wte\.weight", "only_in": "a"\}\],$'
+expect_out tie_json '"only_in_a": \[\],'
 # Not an alias: a safetensors file holding the name twice has it stored.
 run tie_stored 1 "$SD" "$TMP/state.safetensors" "$T/state.expected.safetensors"
 expect_out tie_stored '^only in B: lm_head\.weight$'

@@ -97,6 +97,19 @@ expect_out json_sign '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"
 run json_mx 0 "$SD" --json "$Q/snap-mxfp4.bf16.safetensors" "$Q/snap-mxfp4"
 expect_out json_mx '"dtype_a": "BF16", "dtype_b": "F4", "elements": 512, .*"exactly_encoded": true, .*"dequantized": "b", "scale": "model\.layers\.0\.mlp\.experts\.gate_up_proj_scales", "quantization_checked": false\}'
 expect_out json_mx '"side": "b", "fp8_weights": 0, "mxfp4_weights": 1, .*"exactly_dequantized_to": "BF16"'
+# The format's tolerance (doc/format.md, "Comparing a quantized side"): E2M1
+# rounds within r = 1/4 of a value plus h = 1/4 of the scale, s = 2^(b - 127)
+# for the largest scale byte b (the file's last 16 bytes). B quantized: rtol
+# r / (1 - r) = 1/3, atol h s / (1 - r); A quantized: r and h s; BF16's
+# 0.016 and 1e-5 added. F8_E4M3 (snap-dq, A quantized): r = 1/16.
+b=$(tail -c 16 "$Q/snap-mxfp4/model.safetensors" | od -An -tu1 | tr -s ' ' '\n' | sort -n | tail -1)
+tol() { awk -v b="$b" -v k="$1" 'BEGIN { s = 2 ^ (b - 127); printf "%.6g %.6g", 0.016 + 0.25 * k, 1e-5 + 0.25 * s * k }'; }
+fig() { sed -n 's/.*"rtol": \([^,]*\), "atol": \([^,]*\),.*"dequantized": "[ab]".*/\1 \2/p' "$TMP/$1.out" |
+  awk '{ printf "%.6g %.6g", $1, $2 }'; }
+[ "$(fig json_mx)" = "$(tol 1.3333333333333333)" ] && ok || fail "json_mx: tolerance $(fig json_mx), want $(tol 1.3333333333333333)"
+run json_mx_a 0 "$SD" --json "$Q/snap-mxfp4" "$Q/snap-mxfp4.bf16.safetensors"
+[ "$(fig json_mx_a)" = "$(tol 1)" ] && ok || fail "json_mx_a: tolerance $(fig json_mx_a), want $(tol 1)"
+expect_out json '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"rtol": 0\.0785, '
 run json_plain 0 "$SD" --json "$Q/snap-dq.bf16.safetensors" "$TMP/bf16"
 no_line json_plain dequantized
 

@@ -136,6 +136,9 @@ run tie_first 0 "$SD" --first "$T/state.bin" "$TMP/state.safetensors"
 run tie_json 0 "$SD" --json "$T/state.bin" "$TMP/state.safetensors"
 expect_out tie_json '^ "tied_aliases": \[\{"name": "lm_head\.weight", "alias_of": "wte\.weight", "only_in": "a"\}\],$'
 expect_out tie_json '"only_in_a": \[\],'
+# Against numpy's copy without the alias (gen_torch.py), not stconvert's.
+run tie_np 0 "$SD" --exact "$T/state.bin" "$T/state.dedup.expected.safetensors"
+expect_out tie_np '^lm_head\.weight: tied alias of wte\.weight, not stored in B$'
 # Not an alias: a safetensors file holding the name twice has it stored.
 run tie_stored 1 "$SD" "$TMP/state.safetensors" "$T/state.expected.safetensors"
 expect_out tie_stored '^only in B: lm_head\.weight$'

@@ -35,7 +35,7 @@ void st_compare_default_tol(st_dtype d, double *rtol, double *atol)
 	}
 }
 
-/* Precision rank for rounded_equal: the wider side is rounded. */
+/* Precision rank for check_rounded: the wider side is rounded. */
 static int float_rank(st_dtype d)
 {
 	return d == ST_DTYPE_F64 ? 3 : d == ST_DTYPE_F32 ? 2 : 1;

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,10 +227,85 @@ static bool has_scales(st_checkpoint *c)
 	return false;
 }
 
+/*
+ * The rounding error of a quantized weight's element format, in units of
+ * its scale: a value y = x / s within the format's range rounds to q with
+ * |y - q| <= r |y| + h, r half the spacing relative to a normal value
+ * (2^-(mantissa bits + 1)) and h half the subnormal spacing. MXFP4's E2M1
+ * also covers its saturation: a block's largest y is below 8 (its scale
+ * is the power of two under amax / 4), and 6 is within y / 4 of it.
+ */
+static void format_step(const st_quant_tensor *q, double *r, double *h)
+{
+	*r = 0x1p-4; /* F8_E4M3: 3 mantissa bits, subnormals 2^-9 apart */
+	*h = 0x1p-10;
+	if (q->role == ST_QUANT_ROLE_MXFP4) {
+		*r = 0x1p-2; /* 1 mantissa bit, subnormal 0.5 */
+		*h = 0x1p-2;
+	} else if (q->fp8.weight_type == ST_DTYPE_F8_E5M2) {
+		*r = 0x1p-3;
+		*h = 0x1p-17;
+	} else if (q->fp8.weight_type == ST_DTYPE_F8_E4M3FNUZ) {
+		*h = 0x1p-11;
+	} else if (q->fp8.weight_type == ST_DTYPE_F8_E5M2FNUZ) {
+		*r = 0x1p-3;
+		*h = 0x1p-18;
+	}
+}
+
+/* The largest finite |scale| of a quantized weight (0 for none); its
+ * scale tensor is sc, mapped at q->scale_data. */
+static double largest_scale(const st_quant_tensor *q, const st_tensor *sc)
+{
+	const unsigned char *s = q->scale_data;
+	double m = 0;
+	if (!s)
+		return 0;
+	if (q->role == ST_QUANT_ROLE_MXFP4) {
+		for (uint64_t i = 0; i < sc->n_elements; i++)
+			if (s[i] != 255 && ldexp(1, (int)s[i] - 127) > m)
+				m = ldexp(1, (int)s[i] - 127);
+		return m;
+	}
+	float buf[256];
+	size_t es = st_dtype_bits(sc->dtype) / 8;
+	for (uint64_t i = 0; i < sc->n_elements; i += 256) {
+		size_t k = sc->n_elements - i < 256 ? (size_t)(sc->n_elements - i) : 256;
+		if (st_convert(ST_DTYPE_F32, buf, sc->dtype, s + i * es, k, NULL) != ST_OK)
+			return 0;
+		for (size_t j = 0; j < k; j++)
+			if (isfinite(buf[j]) && fabs((double)buf[j]) > m)
+				m = fabs((double)buf[j]);
+	}
+	return m;
+}
+
+/*
+ * The tolerances not given of a pair with a quantized side, from its
+ * format (doc/format.md, "Comparing a quantized side"): with
+ * |x - q| <= r |x| + h s for the plain value x, its quantization q and the
+ * tensor's largest scale s, the reference b of |a - b| <= atol + rtol |b|
+ * is x when A is quantized (rtol r, atol h s) and q when B is, which
+ * gives rtol r / (1 - r) and atol h s / (1 - r). The dtypes' defaults are
+ * added for the rounding of the products and of the plain side.
+ */
+static void quant_tolerance(const st_diff_opts *o, st_diff_pair *p, const st_tensor *sc)
+{
+	double r, h;
+	format_step(p->dq, &r, &h);
+	double s = largest_scale(p->dq, sc), k = p->dq_b ? 1 / (1 - r) : 1;
+	if (!o->rtol)
+		p->spec.rtol += r * k;
+	if (!o->atol)
+		p->spec.atol += h * s * k;
+	p->q_tol = !o->rtol && !o->atol;
+}
+
 /* ---- planning ------------------------------------------------------------- */
 
-/* Set what the value pass does with a common tensor. */
-static void plan_pair(const st_diff_opts *o, st_diff_pair *p)
+/* Set what the value pass does with a common tensor (qc: the quantized
+ * side's checkpoint, or NULL). */
+static void plan_pair(const st_diff_opts *o, st_checkpoint *qc, st_diff_pair *p)
 {
 	st_dtype ta = p->a->t->dtype, tb = p->b->t->dtype;
 	enum st_compare_kind ka = st_compare_kind(ta), kb = st_compare_kind(tb);
@@ -259,6 +335,8 @@ static void plan_pair(const st_diff_opts *o, st_diff_pair *p)
 			ta = p->dq_to;
 	}
 	st_compare_spec_init(&p->spec, ta, tb, o->exact, o->rtol, o->atol);
+	if (p->dq && qc && !o->exact && (!o->rtol || !o->atol))
+		quant_tolerance(o, p, st_checkpoint_tensor(qc, p->dq->scale, NULL));
 	st_compare_stats_init(&p->st);
 }
 
@@ -397,6 +475,68 @@ static void diff_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 	r->o->progress(r->o->ctx, bytes);
 }
 
+/* ---- tied aliases --------------------------------------------------------- */
+
+/* The pair of entry e of side s, or NULL. */
+static const st_diff_pair *pair_of(const st_diff *d, int s, const st_diff_tensor *e)
+{
+	if (!s)
+		return d->a_pair_[e->index];
+	for (size_t i = 0; i < d->n_pairs; i++)
+		if (d->pairs[i].b == e)
+			return &d->pairs[i];
+	return NULL;
+}
+
+/*
+ * The entry of side s that tensor t (only on that side) is a PyTorch
+ * alias of (st_file_alias_of: the same storage, offset, shape and
+ * strides), when that one is paired with the other side; else NULL.
+ */
+static const st_diff_tensor *alias_target(const st_diff *d, int s, const st_diff_tensor *t)
+{
+	st_checkpoint *c = s ? d->cb : d->ca;
+	size_t f, n = s ? d->n_tb : d->n_ta;
+	const st_tensor *tt = st_checkpoint_tensor(c, t->index, &f);
+	st_file *file = st_checkpoint_file(c, f);
+	long self = st_file_find(file, tt->name, tt->name_len);
+	long of = self < 0 ? -1 : st_file_alias_of(file, (size_t)self);
+	if (of < 0)
+		return NULL;
+	const st_tensor *ot = st_file_tensor(file, (size_t)of);
+	long ci = st_checkpoint_find(c, ot->name, ot->name_len);
+	const st_diff_tensor *e = s ? d->tb : d->ta;
+	for (size_t i = 0; ci >= 0 && i < n; i++)
+		if (e[i].index == (size_t)ci)
+			return pair_of(d, s, &e[i]) ? &e[i] : NULL;
+	return NULL;
+}
+
+/* Take the tied aliases out of only_a and only_b into d->tied. */
+static int find_tied(st_diff *d, st_error *err)
+{
+	size_t n = d->n_only_a + d->n_only_b;
+	d->tied = malloc((n ? n : 1) * sizeof *d->tied);
+	if (!d->tied)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	for (int s = 0; s < 2; s++) {
+		const st_diff_tensor **l = s ? d->only_b : d->only_a;
+		size_t *nl = s ? &d->n_only_b : &d->n_only_a, m = 0;
+		for (size_t i = 0; i < *nl; i++) {
+			const st_diff_tensor *of = alias_target(d, s, l[i]);
+			if (!of) {
+				l[m++] = l[i];
+				continue;
+			}
+			d->tied[d->n_tied++] = (struct st_diff_tied){l[i], of, s};
+			if (!s)
+				d->a_only_[l[i]->index] = 0; /* --first walks past it */
+		}
+		*nl = m;
+	}
+	return ST_OK;
+}
+
 int st_diff_match(st_diff *d, st_checkpoint *ca, st_checkpoint *cb,
                   const st_diff_opts *o, st_error *err)
 {
@@ -442,7 +582,7 @@ int st_diff_match(st_diff *d, st_checkpoint *ca, st_checkpoint *cb,
 			st_diff_pair *p = &d->pairs[d->n_pairs++];
 			p->a = &d->ta[i++];
 			p->b = &d->tb[j++];
-			plan_pair(o, p);
+			plan_pair(o, d->quant_side == 1 ? cb : d->quant_side == 0 ? ca : NULL, p);
 			p->differs = !p->compared; /* until the values say */
 			d->a_pair_[p->a->index] = p;
 			if (p->compared) {
@@ -453,7 +593,7 @@ int st_diff_match(st_diff *d, st_checkpoint *ca, st_checkpoint *cb,
 			}
 		}
 	}
-	if ((rc = diff_meta(d, err)) != ST_OK)
+	if ((rc = find_tied(d, err)) != ST_OK || (rc = diff_meta(d, err)) != ST_OK)
 		return rc;
 	tally(d);
 	return ST_OK;
@@ -530,6 +670,153 @@ static void dq_verdict(st_diff *d)
 	d->dq_exact = ok && len;
 }
 
+/*
+ * The input of one block row of the plain side above which the
+ * requantization check is not made: the quantizer needs a block row whole
+ * (a per-tensor scale: the tensor), and this bounds the memory it takes.
+ */
+#define REQUANT_MAX_BYTES ((uint64_t)256 << 20)
+
+/* The buffers of requant_check. */
+struct requant_buf {
+	unsigned char *in, *codes, *stored;
+	float *scales;
+};
+
+/*
+ * Block row [r0, r0 + n) of pair p (rows of all experts counted) quantized
+ * again from the plain side: 1 when it gives the quantized side's codes
+ * and scales, 0 when not, or the read error.
+ */
+static int requant_rows(st_diff *d, const st_diff_pair *p, const st_quant_fp8 *l,
+                        struct requant_buf *b, uint64_t r0, uint64_t n, st_error *err)
+{
+	const st_diff_tensor *plain = p->dq_b ? p->a : p->b, *qt = p->dq_b ? p->b : p->a;
+	st_dtype src = plain->t->dtype;
+	uint64_t es = st_dtype_bits(src) / 8, cols = l->cols;
+	int rc = st_checkpoint_read(p->dq_b ? d->ca : d->cb, plain->index, r0 * cols * es, b->in,
+	                            (size_t)(n * cols * es), err);
+	if (rc == ST_OK)
+		rc = st_checkpoint_read(p->dq_b ? d->cb : d->ca, qt->index, r0 * cols, b->stored,
+		                        (size_t)(n * cols), err);
+	if (rc != ST_OK)
+		return rc;
+	if (st_quant_fp8_quantize(l, b->codes, b->scales, src, b->in, r0, r0 + n) != ST_OK)
+		return 0;
+	uint64_t si = r0 / l->rows * l->scale_rows + r0 % l->rows / l->block_rows;
+	return memcmp(b->codes, b->stored, (size_t)(n * cols)) == 0 &&
+	       memcmp(b->scales, p->dq->scale_data + si * l->scale_cols * 4,
+	              (size_t)l->scale_cols * 4) == 0;
+}
+
+/*
+ * Whether B's weight of pair p is A's quantized by st_quant_fp8_quantize
+ * with B's blocks (per channel and per tensor are blocks too): the same
+ * codes and the same F32 scales, bit for bit. Made for an FP8 weight with
+ * F32 scales in B against a wide float in A, not A dequantized already
+ * and not exact; sets q_checked and q_exact. With the format's tolerance
+ * (q_tol) a weight that is not A's quantization differs, and one outside
+ * it is none (no read).
+ * Returns ST_OK or the read error.
+ */
+static int requant_check(st_diff *d, st_diff_pair *p, st_error *err)
+{
+	const st_quant_tensor *q = p->dq;
+	const st_tensor *plain = p->dq_b ? p->a->t : p->b->t;
+	if (!q || !p->dq_b || q->role != ST_QUANT_ROLE_FP8 || q->fp8.scale_type != ST_DTYPE_F32 ||
+	    !p->compared || p->dq_exact || p->spec.exact || !st_dtype_is_wide_float(plain->dtype))
+		return ST_OK;
+	if (p->differs && p->q_tol) {
+		/* Outside the format's tolerance: no quantization of A, which
+		 * is within it (doc/format.md). */
+		p->q_checked = true;
+		return ST_OK;
+	}
+	const st_quant_fp8 *g = &q->fp8;
+	st_quant_fp8 l;
+	if (st_quant_fp8_block(&l, g->experts, g->rows, g->cols, g->block_rows, g->block_cols) != ST_OK)
+		return ST_OK;
+	l.weight_type = g->weight_type;
+	uint64_t rows = l.block_rows < l.rows ? l.block_rows : l.rows;
+	uint64_t es = st_dtype_bits(plain->dtype) / 8;
+	if (l.scale_rows != g->scale_rows || l.scale_cols != g->scale_cols || !q->scale_data ||
+	    rows * l.cols > REQUANT_MAX_BYTES / es)
+		return ST_OK;
+	struct requant_buf b = {malloc(rows * l.cols * es + 1), malloc(rows * l.cols + 1),
+	                        malloc(rows * l.cols + 1), malloc(l.scale_cols * 4 + 4)};
+	int rc = ST_OK, same = 1;
+	if (!b.in || !b.codes || !b.stored || !b.scales)
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	for (uint64_t e = 0; rc == ST_OK && same == 1 && e < l.experts; e++)
+		for (uint64_t r = 0; same == 1 && r < l.rows; r += l.block_rows) {
+			uint64_t n = l.rows - r < l.block_rows ? l.rows - r : l.block_rows;
+			same = requant_rows(d, p, &l, &b, e * l.rows + r, n, err);
+			if (same < 0 || same > 1)
+				rc = same;
+		}
+	free(b.in);
+	free(b.codes);
+	free(b.stored);
+	free(b.scales);
+	if (rc != ST_OK)
+		return rc;
+	p->q_checked = true;
+	p->q_exact = same == 1;
+	if (p->q_exact && !p->differs) {
+		p->verdict = ST_DIFF_QUANTIZED;
+	} else if (!p->q_exact && p->q_tol) {
+		/* The format's tolerance admits another quantizer's rounding
+		 * and a damaged code or scale alike: by default a weight that
+		 * can be checked must be A's quantization. */
+		p->differs = true;
+		p->verdict = ST_DIFF_DIFFERENT;
+	}
+	return ST_OK;
+}
+
+/*
+ * "B is exactly A quantized to F8_E4M3 (128x128 blocks)": nothing only on
+ * one side, every quantized weight q_exact, every other tensor the same
+ * bytes (or rounded to the quantized side's dtype). The formats go to
+ * d->q_to.
+ */
+static void q_verdict(st_diff *d)
+{
+	bool ok = !d->names_only && !d->n_only_a && !d->n_only_b;
+	size_t len = 0;
+	d->q_to[0] = 0;
+	for (size_t i = 0; ok && i < d->n_pairs; i++) {
+		const st_diff_pair *p = &d->pairs[i];
+		if (!p->dq) {
+			ok = p->compared && !p->differs &&
+			     (p->same_dtype ? p->st.identical : p->spec.check_rounded && p->st.rounded);
+			continue;
+		}
+		ok = p->q_exact && !p->differs;
+		char what[64];
+		st_diff_quant_format(p->dq, what, sizeof what);
+		if (ok && !strstr(d->q_to, what) && len < sizeof d->q_to)
+			len += (size_t)snprintf(d->q_to + len, sizeof d->q_to - len, "%s%s",
+			                        len ? " and " : "", what);
+	}
+	d->q_exact = ok && len;
+}
+
+char *st_diff_quant_format(const st_quant_tensor *q, char *buf, size_t size)
+{
+	const st_quant_fp8 *l = &q->fp8;
+	if (q->role == ST_QUANT_ROLE_MXFP4)
+		snprintf(buf, size, "MXFP4 (blocks of 32)");
+	else if (l->kind == ST_QUANT_CHANNEL)
+		snprintf(buf, size, "%s (per channel)", st_dtype_name(l->weight_type));
+	else if (l->kind == ST_QUANT_TENSOR)
+		snprintf(buf, size, "%s (per tensor)", st_dtype_name(l->weight_type));
+	else
+		snprintf(buf, size, "%s (%llu\xc3\x97%llu blocks)", st_dtype_name(l->weight_type),
+		         (unsigned long long)l->block_rows, (unsigned long long)l->block_cols);
+	return buf;
+}
+
 /* The dtype changes within tolerance, per pair of dtypes (st_diff.dtypes). */
 static void dtype_tallies(st_diff *d)
 {
@@ -548,10 +835,18 @@ static void dtype_tallies(st_diff *d)
 		       (strcmp(d->dq_tally[k].a, la) || strcmp(d->dq_tally[k].b, lb)))
 			k++;
 		if (k == d->n_dq_tally && k < max)
-			d->dq_tally[d->n_dq_tally++] = (struct st_diff_dq_tally){la, lb, p->dq_b, 0, 0};
+			d->dq_tally[d->n_dq_tally++] = (struct st_diff_dq_tally){.a = la, .b = lb,
+			                                                         .dq_b = p->dq_b};
 		if (k < d->n_dq_tally) {
-			d->dq_tally[k].tensors++;
-			d->dq_tally[k].exact += p->dq_exact;
+			struct st_diff_dq_tally *t = &d->dq_tally[k];
+			t->tensors++;
+			t->exact += p->dq_exact;
+			t->quantized += p->q_exact;
+			t->max_abs = fmax(t->max_abs, p->st.max_abs);
+			t->max_rel = fmax(t->max_rel, p->st.max_rel);
+			t->mean_abs = fmax(t->mean_abs, p->mean_abs);
+			t->rtol = fmax(t->rtol, p->spec.rtol);
+			t->atol = fmax(t->atol, p->spec.atol);
 		}
 	}
 }
@@ -614,11 +909,16 @@ int st_diff_values(st_diff *d, const st_diff_opts *o, st_error *err)
 	free(r.rp);
 	if (rc != ST_OK)
 		return rc;
-	for (size_t i = 0; i < d->n_pairs; i++)
+	for (size_t i = 0; i < d->n_pairs; i++) {
 		pair_verdict(&d->pairs[i], d->exact);
+		if ((rc = requant_check(d, &d->pairs[i], err)) != ST_OK)
+			return rc;
+	}
 	tally(d);
-	if (d->quant_side >= 0)
+	if (d->quant_side >= 0) {
 		dq_verdict(d);
+		q_verdict(d);
+	}
 	dtype_tallies(d);
 	for (size_t i = 0; o->diagnose && i < d->n_pairs; i++)
 		if ((rc = st_diff_diagnose(d, &d->pairs[i], err)) != ST_OK)
@@ -665,6 +965,7 @@ void st_diff_free(st_diff *d)
 	free(d->a_pair_);
 	free(d->a_only_);
 	free(d->virt_);
+	free(d->tied);
 	st_quant_plan_free(&d->quant);
 	memset(d, 0, sizeof *d);
 }

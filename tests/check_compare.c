@@ -396,7 +396,7 @@ static void got_field(const char *f, const st_compare_spec *spec,
 		snprintf(out, size, "null");
 	else if (strcmp(f, "worst_index") == 0)
 		snprintf(out, size, "%llu", (unsigned long long)s->worst_index);
-	else if (strcmp(f, "rounded_equal") == 0)
+	else if (strcmp(f, "exactly_encoded") == 0)
 		snprintf(out, size, "%s", !spec->check_rounded ? "null"
 		                          : s->rounded ? "true" : "false");
 	else if (strcmp(f, "nan_equal") == 0)

@@ -248,6 +248,79 @@ START_TEST(quantized_side_compared_dequantized)
 }
 END_TEST
 
+/*
+ * B is A quantized, by hand: amax 8, scale 8 / 448 in F32 (IEEE division
+ * here), x / scale = 112, 224, 61.6, 448 rounded to E4M3 (bias 7, 3
+ * mantissa bits; 61.6 between 60 and 64): 0x6E, 0x76, 0x67, 0x7E. 1.1 is
+ * no E4M3 value times the scale, so B is not A's dequantization.
+ */
+START_TEST(quantized_b_is_a_quantized)
+{
+	const float x[4] = {2, 4, 1.1f, 8};
+	const unsigned char codes[4] = {0x6E, 0x76, 0x67, 0x7E};
+	float scale = 8.0f / 448.0f;
+	struct t ta[2] = {{"w.weight", "F32", 2, {2, 2}, x, 16}, {"b", "F32", 1, {4}, v4, 16}};
+	struct t tb[3] = {{"w.weight", "F8_E4M3", 2, {2, 2}, codes, 4},
+	                  {"w.weight_scale_inv", "F32", 2, {1, 1}, &scale, 4},
+	                  {"b", "F32", 1, {4}, v4, 16}};
+	st_diff d;
+	diff_files(&d, ta, 2, tb, 3, NULL);
+	ck_assert_int_eq(d.quant_side, 1);
+	const st_diff_pair *p = pair_named(&d, "w.weight");
+	ck_assert(p->dq_b && p->q_tol && p->q_checked && p->q_exact);
+	ck_assert_int_eq(p->verdict, ST_DIFF_QUANTIZED);
+	/* E4M3 against F32: r = 2^-4, h = 2^-10; B the reference. */
+	ck_assert_double_eq_tol(p->spec.rtol, 1.3e-6 + 1.0 / 15, 1e-15);
+	ck_assert_double_eq_tol(p->spec.atol, 1e-5 + 0x1p-10 * scale * 16 / 15, 1e-15);
+	ck_assert(d.equal && d.q_exact && !d.dq_exact);
+	ck_assert_str_eq(d.q_to, "F8_E4M3 (128\xc3\x97" "128 blocks)");
+	ck_assert_uint_eq(d.dq_tally[0].quantized, 1);
+	done(&d);
+
+	/* The scale one ulp off: within any tolerance, but not A quantized. */
+	scale = nextafterf(scale, 1.0f);
+	diff_files(&d, ta, 2, tb, 3, NULL);
+	p = pair_named(&d, "w.weight");
+	ck_assert(p->q_checked && !p->q_exact && p->differs);
+	ck_assert_uint_eq(p->st.mismatched, 0);
+	ck_assert_int_eq(p->verdict, ST_DIFF_DIFFERENT);
+	ck_assert(!d.equal && !d.q_exact);
+	/* A tolerance given judges by the values. */
+	double rtol = 0.07;
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	o.rtol = &rtol;
+	rerun(&d, &o);
+	p = pair_named(&d, "w.weight");
+	ck_assert(p->q_checked && !p->q_exact && !p->differs && !p->q_tol);
+	ck_assert(d.equal && !d.q_exact);
+	done(&d);
+}
+END_TEST
+
+/* PyTorch's tied lm_head.weight (gen_torch.py), absent from the
+ * safetensors file numpy wrote without it: no difference. */
+START_TEST(tied_alias_not_a_difference)
+{
+	st_diff d;
+	st_checkpoint *a;
+	st_error err;
+	ck_assert_int_eq(st_checkpoint_open(&a, ST_TESTDATA "/torch/state.bin", ST_OPEN_TORCH, &err),
+	                 ST_OK);
+	run(&d, a, open_ck(ST_TESTDATA "/torch/state.dedup.expected.safetensors"), NULL);
+	ck_assert_uint_eq(d.n_only_a, 0);
+	ck_assert_uint_eq(d.n_tied, 1);
+	ck_assert_int_eq(d.tied[0].side, 0);
+	ck_assert_str_eq(d.tied[0].t->t->name, "lm_head.weight");
+	ck_assert_str_eq(d.tied[0].of->t->name, "wte.weight");
+	ck_assert(d.equal);
+	bool only;
+	ck_assert_ptr_null(st_diff_of_a(&d, d.tied[0].t->index, &only));
+	ck_assert(!only);
+	done(&d);
+}
+END_TEST
+
 START_TEST(strip_prefix_clash_names_both)
 {
 	struct t ta[2] = {{"transformer.x", "F32", 1, {4}, v4, 16}, {"x", "F32", 1, {4}, v4, 16}};
@@ -559,6 +632,8 @@ int main(void)
 	tcase_add_test(tc, exact_requires_same_bits);
 	tcase_add_test(tc, narrower_side_rounded_is_rounded);
 	tcase_add_test(tc, quantized_side_compared_dequantized);
+	tcase_add_test(tc, quantized_b_is_a_quantized);
+	tcase_add_test(tc, tied_alias_not_a_difference);
 	tcase_add_test(tc, strip_prefix_clash_names_both);
 	tcase_add_test(tc, globs_select_keys_and_metadata_differs);
 	tcase_add_test(tc, first_difference_in_given_order);

@@ -51,6 +51,8 @@ START_TEST(test_ascii_fallback)
 	locale_env("C", NULL, NULL);
 	strcpy(line, "3 tensors F32 \xe2\x86\x92 BF16, \xe2\x86\x92\xe2\x86\x92 x\xe2\x86");
 	ck_assert_str_eq(cli_ascii_fallback(line), "3 tensors F32 -> BF16, ->-> x\xe2\x86");
+	strcpy(line, "F8_E4M3 (128\xc3\x97" "128 blocks)");
+	ck_assert_str_eq(cli_ascii_fallback(line), "F8_E4M3 (128x128 blocks)");
 	locale_env("C.UTF-8", NULL, NULL);
 	strcpy(line, "F32 \xe2\x86\x92 BF16");
 	ck_assert_str_eq(cli_ascii_fallback(line), "F32 \xe2\x86\x92 BF16");

@@ -84,7 +84,9 @@ typedef enum st_diff_verdict {
 	ST_DIFF_ROUNDED,      /* the narrower float side is the wider rounded */
 	ST_DIFF_DEQUANTIZED,  /* the plain side is the quantized one dequantized */
 	ST_DIFF_WITHIN,       /* within tolerance, none of the above */
-	ST_DIFF_DIFFERENT     /* a difference (outside tolerance, or exact) */
+	ST_DIFF_DIFFERENT,    /* a difference (outside tolerance, or exact) */
+	ST_DIFF_QUANTIZED     /* the quantized side is the plain one quantized
+	                         (st_quant_fp8_quantize), bytes and scales */
 } st_diff_verdict;
 
 /* A tensor present on both sides, and how it compared. */
@@ -100,11 +102,21 @@ typedef struct st_diff_pair {
 	const st_quant_tensor *dq;
 	bool dq_b;
 	st_dtype dq_to;
+	/* dq, not exact: a tolerance not given is the quantized format's
+	 * (doc/format.md, "Comparing a quantized side"); q_tol: neither was
+	 * given. */
+	bool q_tol;
 	/* After st_diff_values: */
 	st_compare_stats st;
 	double mean_abs;   /* over the elements without NaN */
 	bool differs;      /* counts as a difference (exact: dtypes must match) */
 	bool dq_exact;     /* dq: the other side is it dequantized, bit for bit */
+	/* B's FP8 weight with F32 scales against a wide float A, not exact
+	 * and not dq_exact: A was quantized again with B's blocks
+	 * (q_checked) and gave B's codes and scales (q_exact). With q_tol a
+	 * checked weight that is not A's quantization differs (and one
+	 * outside the format's tolerance is none, unread). */
+	bool q_checked, q_exact;
 	st_diff_verdict verdict;
 	st_diagnose_result diag; /* opts.diagnose and differs: the trap, if any */
 } st_diff_pair;
@@ -151,8 +163,28 @@ typedef struct st_diff {
 		const char *a, *b; /* st_diff_label of each side */
 		bool dq_b;         /* B is the quantized side */
 		uint64_t tensors, exact; /* pairs; of them dq_exact */
+		uint64_t quantized;      /* of them q_exact */
+		/* The largest of the pairs' max abs, max rel, mean abs, and
+		 * of their tolerances. */
+		double max_abs, max_rel, mean_abs, rtol, atol;
 	} dq_tally[16];
 	size_t n_dq_tally;
+	/* quant_side >= 0: nothing only on one side and every pair holds the
+	 * plain side's tensors, its weights quantized as the quantized side's
+	 * are (q_exact), the others the same bytes ("F8_E4M3 (128x128
+	 * blocks)", several layouts joined by " and "). */
+	bool q_exact;
+	char q_to[128];
+	/* Tensors only on one side that are a PyTorch alias (st_file_alias_of)
+	 * of a tensor of that side present on the other: a tied weight a
+	 * converter writes once. They are in neither only_a nor only_b and
+	 * are no difference. */
+	struct st_diff_tied {
+		const st_diff_tensor *t; /* the alias */
+		const st_diff_tensor *of; /* the tensor it repeats */
+		int side;                 /* 0: in A only, 1: in B only */
+	} *tied;
+	size_t n_tied;
 	/* Private: A's tensor index -> its pair, and A's only-in-A marks. */
 	const st_diff_pair **a_pair_;
 	unsigned char *a_only_;
@@ -209,6 +241,14 @@ ST_API size_t st_diff_first(const st_diff *d, const size_t *order, size_t n,
 /* What a side's tensor is, in words: "MXFP4" for MXFP4 blocks compared
  * dequantized, else its dtype's name. */
 ST_API const char *st_diff_label(const st_diff_tensor *t);
+
+/*
+ * A quantized weight's format in words, as "B is exactly A quantized to"
+ * ends: "F8_E4M3 (128×128 blocks)", "F8_E4M3 (per channel)",
+ * "F8_E4M3 (per tensor)", "MXFP4 (blocks of 32)". Truncated and
+ * NUL-terminated as snprintf; returns buf.
+ */
+ST_API char *st_diff_quant_format(const st_quant_tensor *q, char *buf, size_t size);
 
 ST_API void st_diff_free(st_diff *d);
 

@@ -19,7 +19,7 @@ float64 from the definitions in man/stdiff.1:
   - mismatched: not (|a - b| <= atol + rtol * |b|);
   - worst_index: flat index of the largest |a - b| (NaN mismatches first,
     ties to the lowest index), null when no element differs;
-  - rounded_equal: the narrower float side equals the wider one rounded to
+  - exactly_encoded: the narrower float side equals the wider one rounded to
     its dtype (torch .to()), bitwise, NaN matching NaN; null for same dtype.
 """
 import json
@@ -145,7 +145,7 @@ def stats(ta, tb, rtol=None, atol=None, exact=False):
     atol = datol if atol is None else atol
     n = int(np.prod(ta.shape)) if ta.shape else 1
     out = {"elements": n, "identical": ta.dtype == tb.dtype and ta.data == tb.data,
-           "rounded_equal": rounded_equal(ta, tb)}
+           "exactly_encoded": rounded_equal(ta, tb)}
     if ta.dtype.startswith("F8"):
         ba, bb = np.frombuffer(ta.data, "u1"), np.frombuffer(tb.data, "u1")
         bad = np.nonzero(ba != bb)[0]
@@ -225,7 +225,7 @@ def write_expected(name, ta_list, tb_list, **kw):
             continue
         s = stats(a[k], b[k], **kw)
         for f in ("elements", "identical", "max_abs_diff", "max_rel_diff",
-                  "mean_abs_diff", "mismatched", "worst_index", "rounded_equal",
+                  "mean_abs_diff", "mismatched", "worst_index", "exactly_encoded",
                   "nan_equal"):
             lines.append("%s %s %s" % (k, f, fmt(s[f])))
     with open(os.path.join(EXP, name + ".txt"), "w") as f:

@@ -77,7 +77,7 @@ no_line sign 'B is exactly A dequantized'
 run sign_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out sign_exact '1 mismatched \(2\.86%\).*worst at \[4, 6\]'
 run ulp 0 "$SD" "$Q/snap-dq" "$TMP/ulp.safetensors"
-expect_out ulp '^5 tensors F8_E4M3 → BF16: 4 exactly A dequantized, 1 within tolerance$'
+expect_out ulp '^5 tensors F8_E4M3 → BF16: 4 exactly A dequantized, 1 within tolerance; max abs [0-9.e+-]+, max rel 0\.005181, mean abs [0-9.e+-]+ \(rtol [0-9.e-]+, atol [0-9.e-]+ at most\)$'
 no_line ulp 'B is exactly A dequantized'
 run ulp_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/ulp.safetensors"
 expect_out ulp_exact '^differs: model\.layers\.0\.self_attn\.q_proj\.weight .*: 1 mismatched .*, max rel 0\.005181, .*worst at \[4, 6\], B is not exactly A dequantized to BF16$'
@@ -86,17 +86,30 @@ expect_out sign_first '^differs: model\.layers\.0\.self_attn\.q_proj\.weight '
 
 # ---- JSON ----------------------------------------------------------------------
 run json 0 "$SD" --json "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
-expect_out json '^ "dequantized": \{"side": "a", "fp8_weights": 5, "mxfp4_weights": 0, "scale_tensors": 5, "scale_bytes": 100, "block_size": \[2, 3\], "exactly_dequantized_to": "BF16"\}\}$'
-expect_out json '"name": "model\.layers\.0\.mlp\.gate\.weight", "dtype_a": "F8_E4M3", "dtype_b": "BF16", "elements": 15, .*"mismatched": 0, .*"dequantized": "a", "scale": "model\.layers\.0\.mlp\.gate\.weight_scale_inv", "exactly_dequantized": true\}'
-expect_out json '"name": "model\.embed_tokens\.weight", .*"dequantized": null, "scale": null, "exactly_dequantized": null\}'
+expect_out json '^ "dequantized": \{"side": "a", "fp8_weights": 5, "mxfp4_weights": 0, "scale_tensors": 5, "scale_bytes": 100, "block_size": \[2, 3\], "exactly_quantized_to": null, "exactly_dequantized_to": "BF16"\}\}$'
+expect_out json '"name": "model\.layers\.0\.mlp\.gate\.weight", "dtype_a": "F8_E4M3", "dtype_b": "BF16", "elements": 15, .*"exactly_encoded": true, "mismatched": 0, .*"dequantized": "a", "scale": "model\.layers\.0\.mlp\.gate\.weight_scale_inv", "quantization_checked": false\}'
+expect_out json '"name": "model\.embed_tokens\.weight", .*"dequantized": null, "scale": null, "quantization_checked": false\}'
 expect_out json '^\{"equal": true,$'
 expect_out json '"only_in_a": \[\],'
 run json_sign 1 "$SD" --json "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out json_sign '"exactly_dequantized_to": null\}\}$'
-expect_out json_sign '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"max_rel_diff": 2, "mean_abs_diff": [0-9.e-]+, "mismatched": 1, .*"exactly_dequantized": false\}'
+expect_out json_sign '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"exactly_encoded": false, "mismatched": 1, .*"max_rel_diff": 2, .*"mean_abs_diff": [0-9.e-]+, .*"quantization_checked": false\}'
 run json_mx 0 "$SD" --json "$Q/snap-mxfp4.bf16.safetensors" "$Q/snap-mxfp4"
-expect_out json_mx '"dtype_a": "BF16", "dtype_b": "F4", "elements": 512, .*"dequantized": "b", "scale": "model\.layers\.0\.mlp\.experts\.gate_up_proj_scales", "exactly_dequantized": true\}'
+expect_out json_mx '"dtype_a": "BF16", "dtype_b": "F4", "elements": 512, .*"exactly_encoded": true, .*"dequantized": "b", "scale": "model\.layers\.0\.mlp\.experts\.gate_up_proj_scales", "quantization_checked": false\}'
 expect_out json_mx '"side": "b", "fp8_weights": 0, "mxfp4_weights": 1, .*"exactly_dequantized_to": "BF16"'
+# The format's tolerance (doc/format.md, "Comparing a quantized side"): E2M1
+# rounds within r = 1/4 of a value plus h = 1/4 of the scale, s = 2^(b - 127)
+# for the largest scale byte b (the file's last 16 bytes). B quantized: rtol
+# r / (1 - r) = 1/3, atol h s / (1 - r); A quantized: r and h s; BF16's
+# 0.016 and 1e-5 added. F8_E4M3 (snap-dq, A quantized): r = 1/16.
+b=$(tail -c 16 "$Q/snap-mxfp4/model.safetensors" | od -An -tu1 | tr -s ' ' '\n' | sort -n | tail -1)
+tol() { awk -v b="$b" -v k="$1" 'BEGIN { s = 2 ^ (b - 127); printf "%.6g %.6g", 0.016 + 0.25 * k, 1e-5 + 0.25 * s * k }'; }
+fig() { sed -n 's/.*"rtol": \([^,]*\), "atol": \([^,]*\),.*"dequantized": "[ab]".*/\1 \2/p' "$TMP/$1.out" |
+  awk '{ printf "%.6g %.6g", $1, $2 }'; }
+[ "$(fig json_mx)" = "$(tol 1.3333333333333333)" ] && ok || fail "json_mx: tolerance $(fig json_mx), want $(tol 1.3333333333333333)"
+run json_mx_a 0 "$SD" --json "$Q/snap-mxfp4" "$Q/snap-mxfp4.bf16.safetensors"
+[ "$(fig json_mx_a)" = "$(tol 1)" ] && ok || fail "json_mx_a: tolerance $(fig json_mx_a), want $(tol 1)"
+expect_out json '"name": "model\.layers\.0\.self_attn\.q_proj\.weight", .*"rtol": 0\.0785, '
 run json_plain 0 "$SD" --json "$Q/snap-dq.bf16.safetensors" "$TMP/bf16"
 no_line json_plain dequantized
 

@@ -11,7 +11,7 @@ D=$TESTDATA/stdiff
 for to in bf16 f16; do
 	run conv_$to 0 "$C" --to $to "$D/ref_f32.safetensors" "$TMP/$to.safetensors"
 	run rounded_$to 1 "$S" --json "$D/ref_f32.safetensors" "$TMP/$to.safetensors"
-	[ "$(grep -c '"rounded_equal": true' "$TMP/rounded_$to.out")" = 2 ] && ok ||
+	[ "$(grep -c '"exactly_encoded": true' "$TMP/rounded_$to.out")" = 2 ] && ok ||
 		fail "rounded_$to: not every tensor is A rounded"
 	# Equal values, NaN where PyTorch has NaN (its payload need not match).
 	run torch_$to 0 "$S" --rtol 0 --atol 0 "$TMP/$to.safetensors" "$D/ref_$to.safetensors"

@@ -69,7 +69,7 @@ if [ -x "$BIN/stconvert" ]; then
   run conv_check 0 "$BIN/stinfo" --check "$TMP/state.safetensors"
   run conv_bf16 0 "$BIN/stconvert" -q "$T/state.bin" "$TMP/bf16.safetensors" --to bf16
   run conv_bf16_diff 0 "$BIN/stdiff" --json "$T/state.dedup.expected.safetensors" "$TMP/bf16.safetensors"
-  expect_out conv_bf16_diff '"rounded_equal": true'
+  expect_out conv_bf16_diff '"exactly_encoded": true'
   run conv_sharded 0 "$BIN/stconvert" -q "$T/sharded" "$TMP/from_shards" --shard-size 100B
   run conv_sharded_diff 0 "$BIN/stdiff" --exact "$TMP/from_shards" "$T/state.dedup.expected.safetensors"
   run conv_sharded_check 0 "$BIN/stinfo" --check "$TMP/from_shards"

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fe/cli.h"
@@ -82,54 +83,147 @@ static void json_names(const st_diff_tensor *const *l, size_t n)
 	}
 }
 
-/* A compared pair's entry of "tensors". */
+/* One word of a verdict, as --map gpt2 says it too. */
+static const char *verdict_word(const st_diff_pair *p)
+{
+	return p->verdict == ST_DIFF_IDENTICAL ? "identical"
+	       : p->differs                    ? "differs"
+	                                       : "within tolerance";
+}
+
+/*
+ * Whether the other side is exactly one side encoded (rounded to a
+ * narrower float, dequantized, quantized), or null when no such relation
+ * was checked (the same dtype; not floats).
+ */
+static const char *encoded_word(const st_diff_pair *p)
+{
+	if (p->dq)
+		return p->dq_exact || p->q_exact ? "true" : "false";
+	if (!p->spec.check_rounded)
+		return "null";
+	return p->st.rounded ? "true" : "false";
+}
+
+/* A compared pair's entry of "tensors": the keys --map gpt2's entries
+ * have, then this mode's own. */
 static void json_pair(const st_diff *r, const st_diff_pair *p)
 {
 	fputs("{\"name\": ", stdout);
 	json_name(p->a->key, p->a->key_len);
 	printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"elements\": %llu"
-	       ", \"identical\": %s",
+	       ", \"values_compared\": true, \"verdict\": \"%s\", \"identical\": %s"
+	       ", \"exactly_encoded\": %s",
 	       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype),
-	       (unsigned long long)p->a->t->n_elements,
-	       p->verdict == ST_DIFF_IDENTICAL ? "true" : "false");
+	       (unsigned long long)p->a->t->n_elements, verdict_word(p),
+	       p->verdict == ST_DIFF_IDENTICAL ? "true" : "false", encoded_word(p));
+	printf(", \"mismatched\": %llu", (unsigned long long)p->st.mismatched);
 	json_stat("max_abs_diff", p->has_stats, p->st.max_abs);
 	json_stat("max_rel_diff", p->has_stats, p->st.max_rel);
+	fputs(", \"rtol\": ", stdout);
+	cli_json_double(stdout, p->spec.rtol);
+	fputs(", \"atol\": ", stdout);
+	cli_json_double(stdout, p->spec.atol);
 	json_stat("mean_abs_diff", p->has_stats, p->mean_abs);
-	printf(", \"mismatched\": %llu, \"worst_index\": ",
-	       (unsigned long long)p->st.mismatched);
+	fputs(", \"worst_index\": ", stdout);
 	if (p->st.worst_rank >= 0)
 		printf("%llu", (unsigned long long)p->st.worst_index);
 	else
 		fputs("null", stdout);
-	fputs(", \"rounded_equal\": ", stdout);
-	fputs(!p->spec.check_rounded ? "null" : p->st.rounded ? "true" : "false", stdout);
-	printf(", \"nan_equal\": %llu, \"rtol\": ", (unsigned long long)p->st.nan_equal);
-	cli_json_double(stdout, p->spec.rtol);
-	fputs(", \"atol\": ", stdout);
-	cli_json_double(stdout, p->spec.atol);
+	printf(", \"nan_equal\": %llu", (unsigned long long)p->st.nan_equal);
 	fputs(", \"diagnosis\": ", stdout);
 	json_diagnosis(&p->diag);
-	/* With a quantized side (only): what was dequantized. */
+	/* With a quantized side (only): what was dequantized, and whether B
+	 * was checked as A quantized again. */
 	if (p->dq) {
 		const st_tensor *sc = st_checkpoint_tensor(p->dq_b ? r->cb : r->ca,
 		                                           p->dq->scale, NULL);
 		printf(", \"dequantized\": \"%s\", \"scale\": ", p->dq_b ? "b" : "a");
 		json_name(sc->name, sc->name_len);
-		printf(", \"exactly_dequantized\": %s", p->dq_exact ? "true" : "false");
+		printf(", \"quantization_checked\": %s", p->q_checked ? "true" : "false");
 	} else if (r->quant_side >= 0) {
 		fputs(", \"dequantized\": null, \"scale\": null, "
-		      "\"exactly_dequantized\": null", stdout);
+		      "\"quantization_checked\": false", stdout);
 	}
 	putchar('}');
 }
 
+/* The tied aliases: {"name", "alias_of", "stored_in"}. */
+static void json_tied(const st_diff *r)
+{
+	fputs(",\n \"tied_aliases\": [", stdout);
+	for (size_t i = 0; i < r->n_tied; i++) {
+		const struct st_diff_tied *t = &r->tied[i];
+		fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+		json_name(t->t->t->name, t->t->t->name_len);
+		fputs(", \"alias_of\": ", stdout);
+		json_name(t->of->t->name, t->of->t->name_len);
+		printf(", \"only_in\": \"%s\"}", t->side ? "b" : "a");
+	}
+	putchar(']');
+}
+
+/* The config.json keys that differ, collected before anything is printed. */
+struct config_json {
+	FILE *f;
+	int n;
+};
+
+/* A differing config.json key: {"key", "a", "b"}, each value its JSON
+ * text as a string, null where absent. */
+static void config_entry(void *ctx, const char *key, const char *a, const char *b)
+{
+	struct config_json *c = ctx;
+	fputs(c->n++ ? ",\n  {\"key\": " : "\n  {\"key\": ", c->f);
+	cli_json_string(c->f, key, strlen(key));
+	fputs(", \"a\": ", c->f);
+	if (a)
+		cli_json_string(c->f, a, strlen(a));
+	else
+		fputs("null", c->f);
+	fputs(", \"b\": ", c->f);
+	if (b)
+		cli_json_string(c->f, b, strlen(b));
+	else
+		fputs("null", c->f);
+	fputc('}', c->f);
+}
+
+/*
+ * The "config" list's text (malloc'd): as the text output, a config.json
+ * that is not a JSON object is a warning and compared as none, one that
+ * cannot be read ends the run.
+ */
+static char *config_list(const st_diff *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct config_json c = {open_memstream(&text, &len), 0};
+	if (!c.f)
+		cli_die(CLI_ERROR, "out of memory comparing config.json");
+	st_error err;
+	int rc = st_arch_checkpoint_config_diff(r->ca, r->cb, config_entry, &c, &err);
+	if (fclose(c.f) != 0)
+		cli_die(CLI_ERROR, "out of memory comparing config.json");
+	if (rc == ST_EIO || rc == ST_ENOMEM)
+		cli_die(CLI_ERROR, "%s", err.message);
+	if (rc < 0) {
+		cli_warn("%s", err.message);
+		text[0] = 0;
+	}
+	return text;
+}
+
 void diff_json_print(const st_diff *r)
 {
+	char *config = config_list(r);
 	printf("{\"equal\": %s,\n \"only_in_a\": [", r->equal ? "true" : "false");
 	json_names(r->only_a, r->n_only_a);
 	fputs("],\n \"only_in_b\": [", stdout);
 	json_names(r->only_b, r->n_only_b);
-	fputs("],\n \"changed\": [", stdout);
+	putchar(']');
+	json_tied(r);
+	fputs(",\n \"changed\": [", stdout);
 	bool first = true;
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		const st_diff_pair *p = &r->pairs[i];
@@ -157,7 +251,10 @@ void diff_json_print(const st_diff *r)
 		json_meta_value(m->b);
 		putchar('}');
 	}
-	fputs(r->n_meta ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
+	fputs(r->n_meta ? "\n ],\n \"config\": [" : "],\n \"config\": [", stdout);
+	fputs(config, stdout);
+	fputs(config[0] ? "\n ],\n \"tensors\": [" : "],\n \"tensors\": [", stdout);
+	free(config);
 	first = true;
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		if (!r->pairs[i].compared)
@@ -174,10 +271,15 @@ void diff_json_print(const st_diff *r)
 	const st_quant_plan *q = &r->quant;
 	printf(",\n \"dequantized\": {\"side\": \"%s\", \"fp8_weights\": %zu, \"mxfp4_weights\": %zu, "
 	       "\"scale_tensors\": %zu, \"scale_bytes\": %llu, \"block_size\": "
-	       "[%llu, %llu], \"exactly_dequantized_to\": ",
+	       "[%llu, %llu], \"exactly_quantized_to\": ",
 	       r->quant_side ? "b" : "a", q->n_fp8, q->n_mxfp4, q->n_scales,
 	       (unsigned long long)q->scale_bytes, (unsigned long long)q->block_rows,
 	       (unsigned long long)q->block_cols);
+	if (r->q_exact)
+		json_name(r->q_to, strlen(r->q_to));
+	else
+		fputs("null", stdout);
+	fputs(", \"exactly_dequantized_to\": ", stdout);
 	if (r->dq_exact)
 		json_name(r->dq_to, strlen(r->dq_to));
 	else

@@ -1,7 +1,8 @@
 /*
  * diff_json.h - stdiff --json: one JSON document on stdout of a
  * comparison libst made (st/diff.h), as stdiff(1) documents it:
- * {"equal", "only_in_a", "only_in_b", "changed", "metadata", "tensors"}
+ * {"equal", "only_in_a", "only_in_b", "tied_aliases", "changed",
+ * "metadata", "config", "tensors"}
  * and, with a quantized side, "dequantized". Not part of libst: the
  * results are libst's, their wording the tool's.
  */

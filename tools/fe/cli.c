@@ -503,6 +503,9 @@ char *cli_ascii_fallback(char *s)
 			*o++ = '-';
 			*o++ = '>';
 			i += 3;
+		} else if (!strncmp(i, "\xc3\x97", 2)) { /* the multiplication sign */
+			*o++ = 'x';
+			i += 2;
 		} else
 			*o++ = *i++;
 	}

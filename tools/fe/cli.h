@@ -152,7 +152,8 @@ int cli_progress_wanted(void);
  */
 int cli_utf8_locale(void);
 const char *cli_arrow(void);
-/* s with libst's arrows made "->" when the locale is not UTF-8 (in place). */
+/* s with libst's arrows made "->" and its multiplication signs "x"
+ * when the locale is not UTF-8 (in place). */
 char *cli_ascii_fallback(char *s);
 
 /* Monotonic seconds. */

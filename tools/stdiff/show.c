@@ -84,7 +84,7 @@ static void print_pair_line(const st_diff_pair *p)
 	const st_compare_stats *s = &p->st;
 	bool ident = p->verdict == ST_DIFF_IDENTICAL;
 	const char *la = st_diff_label(p->a), *lb = st_diff_label(p->b);
-	print_head(ident ? "identical: " : s->mismatched ? "differs: " : "within tolerance: ",
+	print_head(ident ? "identical: " : p->differs ? "differs: " : "within tolerance: ",
 	           p->a->key, p->a->key_len);
 	if (p->same_dtype)
 		printf(" (%s", la);
@@ -114,7 +114,12 @@ static void print_pair_line(const st_diff_pair *p)
 		printf(", NaN on one side: %llu", (unsigned long long)s->nan_mismatch);
 	if (s->nan_equal)
 		printf(", NaN in both: %llu", (unsigned long long)s->nan_equal);
-	if (p->dq) {
+	if (p->dq && p->q_checked) {
+		char what[64];
+		cli_ascii_fallback(st_diff_quant_format(p->dq, what, sizeof what));
+		printf(", %s is %sexactly %s quantized to %s", p->dq_b ? "B" : "A",
+		       p->q_exact ? "" : "not ", p->dq_b ? "A" : "B", what);
+	} else if (p->dq) {
 		printf(", %s is %sexactly %s dequantized to %s", p->dq_b ? "A" : "B",
 		       p->dq_exact ? "" : "not ", p->dq_b ? "B" : "A",
 		       st_dtype_name(p->dq_b ? p->a->t->dtype : p->b->t->dtype));
@@ -131,19 +136,47 @@ static void print_pair_line(const st_diff_pair *p)
 	}
 }
 
-/* A tally line of dequantized pairs of one dtype pair (like diagnose's). */
+/*
+ * A tally line of dequantized pairs of one dtype pair (like diagnose's):
+ * how many are exactly the other side dequantized or quantized, and for
+ * the rest (lossy) the largest errors against the tolerance.
+ */
 static void print_dq_tally(const struct st_diff_dq_tally *t)
 {
-	uint64_t within = t->tensors - t->exact;
+	uint64_t within = t->tensors - t->exact - t->quantized;
 	printf("%llu tensor%s %s %s %s", (unsigned long long)t->tensors,
 	       t->tensors == 1 ? "" : "s", t->a, cli_arrow(), t->b);
-	const char *what = t->dq_b ? "A exactly B dequantized" : "exactly A dequantized";
-	if (!within || !t->exact)
-		printf(", %s%s\n", t->tensors == 1 ? "" : "all ",
-		       within ? "within tolerance" : what);
-	else
-		printf(": %llu %s, %llu within tolerance\n", (unsigned long long)t->exact,
-		       what, (unsigned long long)within);
+	const char *dq = t->dq_b ? "A exactly B dequantized" : "exactly A dequantized";
+	const char *q = t->dq_b ? "exactly A quantized" : "A exactly B quantized";
+	const char *all = t->tensors == 1 ? "" : "all ";
+	if (t->exact == t->tensors)
+		printf(", %s%s", all, dq);
+	else if (t->quantized == t->tensors)
+		printf(", %s%s", all, q);
+	else if (within == t->tensors)
+		printf(", %swithin tolerance", all);
+	else {
+		const char *sep = ": ";
+		if (t->exact) {
+			printf("%s%llu %s", sep, (unsigned long long)t->exact, dq);
+			sep = ", ";
+		}
+		if (t->quantized) {
+			printf("%s%llu %s", sep, (unsigned long long)t->quantized, q);
+			sep = ", ";
+		}
+		if (within)
+			printf("%s%llu within tolerance", sep, (unsigned long long)within);
+	}
+	if (t->exact < t->tensors) {
+		print_num("; max abs ", t->max_abs);
+		print_num(", max rel ", t->max_rel);
+		print_num(", mean abs ", t->mean_abs);
+		print_num(" (rtol ", t->rtol);
+		print_num(", atol ", t->atol);
+		fputs(t->tensors == 1 ? ")" : " at most)", stdout);
+	}
+	putchar('\n');
 }
 
 /* The config.json keys that differ, as lines, read before anything is
@@ -204,11 +237,18 @@ void stdiff_print_human(const st_diff *r, bool verbose)
 		print_line("only in A: ", r->only_a[i]->t->name, r->only_a[i]->t->name_len);
 	for (size_t i = 0; i < r->n_only_b; i++)
 		print_line("only in B: ", r->only_b[i]->t->name, r->only_b[i]->t->name_len);
+	for (size_t i = 0; i < r->n_tied; i++) {
+		const struct st_diff_tied *t = &r->tied[i];
+		print_head("", t->t->t->name, t->t->t->name_len);
+		print_head(": tied alias of ", t->of->t->name, t->of->t->name_len);
+		printf(", not stored in %s\n", t->side ? "A" : "B");
+	}
 	for (size_t i = 0; i < r->n_pairs; i++) {
 		const st_diff_pair *p = &r->pairs[i];
 		if (!p->same_shape) {
 			print_shape_changed(p);
-		} else if (!p->same_dtype && (verbose || !p->compared || p->differs)) {
+		} else if (!p->same_dtype && (verbose || !p->compared)) {
+			/* One that differs has its own line below. */
 			print_dtype_changed(p);
 		} else if (p->dq && !p->comparable && !r->names_only) {
 			/* A quantized weight against one of its own dtype, unscaled. */
@@ -247,6 +287,9 @@ void stdiff_print_human(const st_diff *r, bool verbose)
 	if (r->dq_exact)
 		printf("%s is exactly %s dequantized to %s\n", r->quant_side ? "A" : "B",
 		       r->quant_side ? "B" : "A", r->dq_to);
+	else if (r->q_exact)
+		printf("%s is exactly %s quantized to %s\n", r->quant_side ? "B" : "A",
+		       r->quant_side ? "A" : "B", r->q_to);
 	size_t n = r->n_identical + r->n_within + r->n_differ;
 	if (r->names_only)
 		printf("%zu tensor%s in both", r->n_pairs, r->n_pairs == 1 ? "" : "s");
@@ -257,6 +300,8 @@ void stdiff_print_human(const st_diff *r, bool verbose)
 	printf("; %zu only in A, %zu only in B, %zu shape changed, %zu dtype "
 	       "changed",
 	       r->n_only_a, r->n_only_b, r->n_shape, r->n_dtype);
+	if (r->n_tied)
+		printf(", %zu tied alias%s", r->n_tied, r->n_tied == 1 ? "" : "es");
 	if (r->n_meta)
 		printf(", %zu metadata differ", r->n_meta);
 	if (n_config > 0)

@@ -50,8 +50,9 @@ my %READS = map { $_ => 1 } (@OUT, qw(strlen strcmp strncmp strchr strrchr strst
 # table_add was given).
 my %SINK = (table_add => [1], cli_progress_start => [1]);
 # Calls that return a pointer into their first argument.
-# (Or a copy of it.)
-my %INTO = map { $_ => 1 } qw(strchr strrchr strstr strpbrk strdup cli_xstrdup);
+# (Or a copy of it; cli_ascii_fallback rewrites only its own symbols.)
+my %INTO = map { $_ => 1 } qw(strchr strrchr strstr strpbrk strdup cli_xstrdup
+	cli_ascii_fallback);
 my %ESCAPE = map { $_ => 1 } qw(cli_printable);
 # Calls that write only numbers or libst's own words into the buffer at
 # this argument position (st_quant_*_describe: a layout, a plan).

@@ -149,7 +149,7 @@ static int check_path(const char *path)
 	st_error err;
 	memset(&err, 0, sizeof err);
 	int n = gguf_info_is_gguf(path)
-	            ? st_gguf_check_file(path, on_problem, &cc, &err)
+	            ? st_gguf_check_set(path, on_problem, &cc, &err)
 	            : st_check_path(path, on_problem, &cc, &err);
 	if (n < 0) {
 		err.code = n;

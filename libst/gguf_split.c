@@ -146,8 +146,8 @@ static void read_keys(const st_gguf *g, const char *path, struct split_keys *k,
 
 /* One tensor name of a checked part (check mode keeps only these). */
 struct seen {
-	char *name;
-	size_t part;
+	char *name; /* name_len bytes (a name may hold any byte) */
+	size_t name_len, part;
 };
 
 struct set {
@@ -191,7 +191,7 @@ static int remember(struct set *s, const st_gguf *g, size_t k)
 		if (!c)
 			return nomem(s);
 		memcpy(c, t->name, t->name_len + 1);
-		s->seen[s->n_seen++] = (struct seen){c, k};
+		s->seen[s->n_seen++] = (struct seen){c, t->name_len, k};
 	}
 	return ST_OK;
 }
@@ -294,24 +294,35 @@ static int visit(struct set *s, size_t k, st_gguf *g0)
 	return stop(s) ? ST_EFORMAT : ST_OK;
 }
 
+static int same_name(const struct seen *x, const struct seen *y)
+{
+	return x->name_len == y->name_len &&
+	       !memcmp(x->name, y->name, x->name_len);
+}
+
 static int cmp_seen(const void *a, const void *b)
 {
 	const struct seen *x = a, *y = b;
-	int c = strcmp(x->name, y->name);
+	size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
+	int c = memcmp(x->name, y->name, n);
 	if (c)
 		return c;
+	if (x->name_len != y->name_len)
+		return x->name_len < y->name_len ? -1 : 1;
 	return x->part < y->part ? -1 : x->part > y->part;
 }
 
 /* Check mode: a tensor name in two parts. */
 static void check_duplicates(struct set *s)
 {
-	qsort(s->seen, s->n_seen, sizeof *s->seen, cmp_seen);
+	if (s->n_seen)
+		qsort(s->seen, s->n_seen, sizeof *s->seen, cmp_seen);
 	for (size_t i = 1; i < s->n_seen; i++)
-		if (!strcmp(s->seen[i - 1].name, s->seen[i].name)) {
-			char *nm = s->seen[i].name;
-			report(s->r, s->paths[s->seen[i].part], ST_PROBLEM_ERROR,
-			       "tensor '%.200s' is in this part and in %s", nm,
+		if (same_name(&s->seen[i - 1], &s->seen[i])) {
+			const struct seen *t = &s->seen[i];
+			report(s->r, s->paths[t->part], ST_PROBLEM_ERROR,
+			       "tensor '%.*s' is in this part and in %s",
+			       (int)(t->name_len < 200 ? t->name_len : 200), t->name,
 			       s->paths[s->seen[i - 1].part]);
 		}
 }
@@ -332,6 +343,11 @@ static int parse_suffix(const char *s, unsigned long *no, unsigned long *count)
 	return end - s >= 5 && !strcmp(end, ".gguf");
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Check mode: files beside the set named as parts of another split of it. */
 static void check_extra(struct set *s)
 {
@@ -346,22 +362,44 @@ static void check_extra(struct set *s)
 	DIR *d = opendir(dir[0] ? dir : ".");
 	if (!d)
 		return;
-	size_t blen = strlen(base);
+	size_t blen = strlen(base), n = 0, cap = 0;
+	char **extra = NULL;
 	struct dirent *e;
-	while ((e = readdir(d)) != NULL && !stop(s)) {
+	while ((e = readdir(d)) != NULL) {
 		unsigned long no, count;
 		if (strncmp(e->d_name, base, blen) || e->d_name[blen] != '-' ||
 		    !parse_suffix(e->d_name + blen + 1, &no, &count))
 			continue;
 		if (count == s->n_parts && no >= 1 && no <= count)
 			continue; /* one of the set's names */
-		char p[8192];
-		snprintf(p, sizeof p, "%s%s", dir, e->d_name);
-		report(s->r, p, ST_PROBLEM_ERROR,
-		       "an extra part: its name says part %lu of %lu, but the set "
-		       "of %s has %zu parts", no, count, s->path, s->n_parts);
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			char **p = realloc(extra, cap * sizeof *p);
+			if (!p)
+				break;
+			extra = p;
+		}
+		if (!(extra[n] = strdup(e->d_name)))
+			break;
+		n++;
 	}
 	closedir(d);
+	/* In name order, whatever order the directory lists them in. */
+	if (n)
+		qsort(extra, n, sizeof *extra, cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		unsigned long no, count;
+		parse_suffix(extra[i] + blen + 1, &no, &count);
+		char p[8192];
+		snprintf(p, sizeof p, "%s%s", dir, extra[i]);
+		if (!stop(s))
+			report(s->r, p, ST_PROBLEM_ERROR,
+			       "an extra part: its name says part %lu of %lu, but the "
+			       "set of %s has %zu parts", no, count, s->path,
+			       s->n_parts);
+		free(extra[i]);
+	}
+	free(extra);
 }
 
 /* The set's part names from the given part's keys (its name must fit). */

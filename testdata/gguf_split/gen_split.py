@@ -15,7 +15,8 @@ by GGUFWriter unsplit with its split keys added as gguf-split adds them
 (split.no and split.count uint16, split.tensors.count int32; the first part
 alone has the metadata):
   missing/     part 2 of 3 deleted
-  extra/       a good set of 3, and a part 1 of 2 left from another split
+  extra/       a good set of 3, and beside it a part 1 of 2 left from another
+               split and a part 4 "of 3"
   other_set/   part 2 is a part 2 of 4 (split.count 4) renamed into the set
   other_count/ part 3 says split.tensors.count 7 (a set of 7 tensors)
   bad_no/      part 2's split.no is 2 (part 3's number)
@@ -119,6 +120,7 @@ def broken_sets():
     os.remove(j('missing', 'gpt2-00002-of-00003.gguf'))
     tiny_set(j('extra'))
     part(j('extra', 'gpt2-00001-of-00002.gguf'), TINY[0:3], 0, 2, 6, first=True)
+    part(j('extra', 'gpt2-00004-of-00003.gguf'), TINY[0:1], 3, 4, 6)
     tiny_set(j('other_set'))
     part(j('other_set', 'gpt2-00002-of-00003.gguf'), TINY[2:4], 1, 4, 6)
     tiny_set(j('other_count'))

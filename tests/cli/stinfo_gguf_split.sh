@@ -8,6 +8,7 @@
 S=$BIN/stinfo D=$BIN/stdiff G=$BIN/gpt2export
 [ -x "$S" ] || { echo "no $S"; exit 77; }
 cd "$TESTDATA/gguf_split" || exit 1
+mkdir -p "$TMP/stinfo_gguf_split"
 same() { if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; diff "$2" "$3" | head -5 >&2; fi; }
 
 # Listing: every part names the set of 28 tensors.
@@ -72,6 +73,11 @@ if [ -x "$G" ]; then
 		same "export $f" "$TMP/from_split/$f" "$TMP/from_whole/$f"
 	done
 fi
+
+# Wording (regression only: the figures are checked above against whole.gguf).
+golden stinfo_gguf_split/list 0 "$S" gpt2-00002-of-00003.gguf
+golden stinfo_gguf_split/check-missing 1 "$S" --check missing/gpt2-00001-of-00003.gguf
+golden stinfo_gguf_split/check-extra 1 "$S" --check extra/gpt2-00001-of-00003.gguf
 
 # --check: the manifest's verdict, the part named, the message.
 while IFS=$'\t' read -r path expect part needle what; do

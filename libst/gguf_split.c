@@ -162,6 +162,7 @@ struct set {
 	size_t n_seen, cap_seen;
 	uint64_t n_tensors;
 	int errors;             /* reported by st_gguf_check_file */
+	size_t missing;         /* check mode: the parts just before are missing */
 };
 
 static int nomem(struct set *s)
@@ -251,9 +252,13 @@ static int visit(struct set *s, size_t k, st_gguf *g0)
 	st_gguf *g = g0;
 	if (!g) {
 		if (!is_file(p)) {
-			report(r, p, ST_PROBLEM_ERROR,
-			       "missing: part %zu of the %zu that %s's split.count "
-			       "names", k + 1, s->n_parts, s->path);
+			/* Check mode reports a run of missing parts once (missing). */
+			if (r->fn)
+				s->missing++;
+			else
+				report(r, p, ST_PROBLEM_ERROR,
+				       "missing: part %zu of the %zu that %s's split.count "
+				       "names", k + 1, s->n_parts, s->path);
 			return stop(s) ? ST_EFORMAT : ST_OK;
 		}
 		if (r->fn) {
@@ -298,6 +303,23 @@ static int same_name(const struct seen *x, const struct seen *y)
 {
 	return x->name_len == y->name_len &&
 	       !memcmp(x->name, y->name, x->name_len);
+}
+
+/*
+ * Check mode: parts [from, to) are missing, one line for the run (a set of
+ * 99999 parts with one present gives one line, not 99998).
+ */
+static void missing(struct set *s, size_t from, size_t to)
+{
+	if (to - from == 1)
+		report(s->r, s->paths[from], ST_PROBLEM_ERROR,
+		       "missing: part %zu of the %zu that %s's split.count names",
+		       from + 1, s->n_parts, s->path);
+	else
+		report(s->r, s->paths[from], ST_PROBLEM_ERROR,
+		       "missing, as are the parts after it up to %s: parts %zu to "
+		       "%zu of the %zu that %s's split.count names",
+		       s->paths[to - 1], from + 1, to, s->n_parts, s->path);
 }
 
 static int cmp_seen(const void *a, const void *b)
@@ -483,8 +505,16 @@ static int walk(struct set *s, st_gguf *g0, st_gguf **out)
 		return rc;
 	}
 	size_t given = (size_t)s->keys.no;
-	for (size_t k = 0; k < s->n_parts && !rc; k++)
-		rc = visit(s, k, k == given ? g0 : NULL);
+	for (size_t k = 0; k <= s->n_parts && !rc; k++) {
+		/* A run of missing parts ends here: report it in part order. */
+		if (s->missing && (k == s->n_parts || k == given ||
+		                   is_file(s->paths[k]))) {
+			missing(s, k - s->missing, k);
+			s->missing = 0;
+		}
+		if (k < s->n_parts)
+			rc = visit(s, k, k == given ? g0 : NULL);
+	}
 	/* In open mode a walk that reached g0 holds it in parts. */
 	if (!s->parts[given])
 		st_gguf_close(g0);

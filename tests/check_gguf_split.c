@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <st.h>
 
@@ -196,6 +197,67 @@ START_TEST(test_broken_sets)
 }
 END_TEST
 
+/* A part with only the split keys, no tensors, written by libst's writer. */
+static void write_part(const char *path, unsigned no, unsigned count)
+{
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	st_gguf_value v = {.type = ST_GGUF_STRING, .n = 4};
+	v.v.s = "test";
+	if (no == 0) /* the first part holds the metadata */
+		ck_assert_int_eq(st_gguf_writer_set(w, "general.architecture", &v,
+		                                    &err), ST_OK);
+	v = (st_gguf_value){.type = ST_GGUF_UINT16};
+	v.v.u = no;
+	ck_assert_int_eq(st_gguf_writer_set(w, "split.no", &v, &err), ST_OK);
+	v.v.u = count;
+	ck_assert_int_eq(st_gguf_writer_set(w, "split.count", &v, &err), ST_OK);
+	v = (st_gguf_value){.type = ST_GGUF_INT32};
+	ck_assert_int_eq(st_gguf_writer_set(w, "split.tensors.count", &v, &err),
+	                 ST_OK);
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+}
+
+/* Parts 1 and 4 of 5: one line for the run 2-3, one for part 5. */
+START_TEST(test_missing_runs)
+{
+	char dir[] = "/tmp/check_gguf_split_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char p1[256], p4[256], given[256];
+	snprintf(p1, sizeof p1, "%s/m-00001-of-00005.gguf", dir);
+	snprintf(p4, sizeof p4, "%s/m-00004-of-00005.gguf", dir);
+	write_part(p1, 0, 5);
+	write_part(p4, 3, 5);
+	for (int i = 0; i < 2; i++) {
+		snprintf(given, sizeof given, "%s", i ? p4 : p1);
+		struct problems c = {0};
+		st_error err;
+		ck_assert_int_eq(st_gguf_check_set(given, collect, &c, &err), 2);
+		char want[2048];
+		snprintf(want, sizeof want,
+		         "%s/m-00002-of-00005.gguf: missing, as are the parts after "
+		         "it up to %s/m-00003-of-00005.gguf: parts 2 to 3 of the 5 "
+		         "that %s's split.count names\n"
+		         "%s/m-00005-of-00005.gguf: missing: part 5 of the 5 that "
+		         "%s's split.count names\n", dir, dir, given, dir, given);
+		ck_assert_str_eq(c.text, want);
+		st_gguf *g = (st_gguf *)1;
+		ck_assert_int_eq(st_gguf_open_set(&g, given, &err), ST_EFORMAT);
+		ck_assert_ptr_null(g);
+		snprintf(want, sizeof want,
+		         "%s/m-00002-of-00005.gguf: missing: part 2 of the 5", dir);
+		ck_assert_msg(strstr(err.message, want) == err.message, "%s",
+		              err.message);
+	}
+	ck_assert_int_eq(unlink(p1), 0);
+	ck_assert_int_eq(unlink(p4), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gguf_split");
@@ -203,6 +265,7 @@ int main(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_set_is_the_whole_file);
 	tcase_add_test(tc, test_broken_sets);
+	tcase_add_test(tc, test_missing_runs);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

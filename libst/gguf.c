@@ -50,6 +50,13 @@ struct st_gguf {
 	const st_gguf_kv **kv_by_key;       /* sorted by key */
 	const st_gguf_tensor **t_by_name;   /* sorted by name */
 	struct chunk *chunks;
+	/*
+	 * A split set (gguf_split.c, st__gguf_join): the parts, which own
+	 * their files; kv is parts[0]'s, t[i] lies in parts[t_part[i]].
+	 */
+	st_gguf **parts;
+	size_t n_parts;
+	size_t *t_part;
 };
 
 static void *g_alloc(st_gguf *g, size_t n)
@@ -731,6 +738,9 @@ stop:
 static void check_required(struct parser *ps)
 {
 	st_gguf *g = ps->g;
+	/* Parts after the first of a split set hold only the split.* keys. */
+	if (st__gguf_split_no(g) > 0)
+		return;
 	long a = st_gguf_find_kv(g, "general.architecture");
 	if (a < 0)
 		st__report(ps->r, ST_PROBLEM_WARNING,
@@ -919,6 +929,10 @@ void st_gguf_close(st_gguf *g)
 {
 	if (!g)
 		return;
+	for (size_t k = 0; k < g->n_parts; k++)
+		st_gguf_close(g->parts[k]);
+	free(g->parts);
+	free(g->t_part);
 	if (g->map)
 		munmap(g->map, g->map_len);
 	if (g->fd >= 0)
@@ -944,7 +958,26 @@ uint64_t st_gguf_alignment(const st_gguf *g) { return g->alignment; }
 uint64_t st_gguf_data_offset(const st_gguf *g) { return g->data_offset; }
 uint64_t st_gguf_data_size(const st_gguf *g)
 {
+	if (g->parts) {
+		uint64_t n = 0;
+		for (size_t k = 0; k < g->n_parts; k++)
+			n += st_gguf_data_size(g->parts[k]);
+		return n;
+	}
 	return g->size > g->data_offset ? g->size - g->data_offset : 0;
+}
+size_t st_gguf_n_parts(const st_gguf *g) { return g->parts ? g->n_parts : 1; }
+
+const st_gguf *st_gguf_part(const st_gguf *g, size_t k)
+{
+	if (!g->parts)
+		return k == 0 ? g : NULL;
+	return k < g->n_parts ? g->parts[k] : NULL;
+}
+
+size_t st_gguf_tensor_part(const st_gguf *g, size_t i)
+{
+	return g->parts ? g->t_part[i] : 0;
 }
 size_t st_gguf_n_kv(const st_gguf *g) { return g->n_kv; }
 size_t st_gguf_n_tensors(const st_gguf *g) { return g->n_t; }
@@ -984,7 +1017,71 @@ long st_gguf_find(const st_gguf *g, const char *name)
 
 const void *st_gguf_tensor_data(const st_gguf *g, size_t i)
 {
-	return g->base + g->data_offset + g->t[i].offset;
+	const st_gguf *p = g->parts ? g->parts[g->t_part[i]] : g;
+	return p->base + p->data_offset + g->t[i].offset;
+}
+
+/* ---- split sets (the set's rules are gguf_split.c's) ------------------------ */
+
+int st__gguf_join(st_gguf **out, const char *path, st_gguf **parts,
+                  size_t n_parts, st_error *err)
+{
+	*out = NULL;
+	st_gguf *g = new_gguf(path);
+	size_t n = 0;
+	for (size_t k = 0; k < n_parts; k++)
+		n += parts[k]->n_t;
+	if (g) {
+		g->t = g_alloc(g, (n ? n : 1) * sizeof *g->t);
+		g->t_by_name = g_alloc(g, (n ? n : 1) * sizeof *g->t_by_name);
+		g->t_part = malloc((n ? n : 1) * sizeof *g->t_part);
+		g->parts = malloc(n_parts * sizeof *g->parts);
+	}
+	if (!g || !g->t || !g->t_by_name || !g->t_part || !g->parts) {
+		st_gguf_close(g);
+		for (size_t k = 0; k < n_parts; k++)
+			st_gguf_close(parts[k]);
+		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
+	}
+	/* From here on g owns the parts. */
+	memcpy(g->parts, parts, n_parts * sizeof *parts);
+	g->n_parts = n_parts;
+	const st_gguf *first = parts[0];
+	g->version = first->version;
+	g->alignment = first->alignment;
+	g->data_offset = first->data_offset;
+	g->kv = first->kv;
+	g->n_kv = first->n_kv;
+	g->kv_by_key = first->kv_by_key;
+	for (size_t k = 0; k < n_parts; k++) {
+		g->size += parts[k]->size;
+		for (size_t j = 0; j < parts[k]->n_t; j++) {
+			g->t_part[g->n_t] = k;
+			g->t[g->n_t++] = parts[k]->t[j];
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		g->t_by_name[i] = &g->t[i];
+	qsort(g->t_by_name, n, sizeof *g->t_by_name, cmp_tensor_name);
+	for (size_t i = 1; i < n; i++)
+		if (!cmp_tensor_name(&g->t_by_name[i - 1], &g->t_by_name[i])) {
+			const st_gguf_tensor *a = g->t_by_name[i - 1], *b = g->t_by_name[i];
+			if (g->t_part[a - g->t] > g->t_part[b - g->t]) {
+				const st_gguf_tensor *c = a;
+				a = b;
+				b = c;
+			}
+			char name[1024];
+			printable(name, sizeof name, b->name, b->name_len);
+			st__error(err, ST_EFORMAT,
+			          "%s: tensor '%s' is in this part and in %s",
+			          parts[g->t_part[b - g->t]]->path, name,
+			          parts[g->t_part[a - g->t]]->path);
+			st_gguf_close(g);
+			return ST_EFORMAT;
+		}
+	*out = g;
+	return ST_OK;
 }
 
 /* ---- full checks ----------------------------------------------------------- */

@@ -156,6 +156,17 @@ int st__file_open_report(st_file **out, const char *path, unsigned flags,
  */
 const st_meta *st__file_meta_by_key(const st_file *f, size_t i);
 
+/*
+ * A split GGUF set as one handle (gguf.c): takes the n_parts open parts,
+ * in order, whatever happens (closed on failure); the tensors of every
+ * part in part order, the metadata of parts[0]. ST_EFORMAT when a tensor
+ * name is in two parts (the message names both), ST_ENOMEM.
+ */
+int st__gguf_join(st_gguf **out, const char *path, st_gguf **parts,
+                  size_t n_parts, st_error *err);
+/* A GGUF file's split.no, or -1 when it has none (gguf_split.c). */
+long st__gguf_split_no(const st_gguf *g);
+
 /* A parsed shard index (json.c). */
 struct st__index_entry {
 	char *name;

@@ -45,7 +45,8 @@ static void usage(void)
 "\n"
 "PATH is a .safetensors file, a shard index (*.safetensors.index.json), a\n"
 "snapshot directory, a PyTorch checkpoint (pytorch_model.bin: zip, legacy\n"
-"or tar; its pickle is read, never executed) or a GGUF file (*.gguf).\n"
+"or tar; its pickle is read, never executed) or a GGUF file (*.gguf; any\n"
+"part of a split set NAME-0000k-of-0000N.gguf stands for the whole set).\n"
 "Without options, print a summary read from the headers only, with\n"
 "repeated layers shown once (h.{0..11}.attn.c_attn.weight), and, with a\n"
 "GPT-2 or Llama-family config.json beside it, the parameters it implies:\n"
@@ -149,7 +150,7 @@ static int check_path(const char *path)
 	st_error err;
 	memset(&err, 0, sizeof err);
 	int n = gguf_info_is_gguf(path)
-	            ? st_gguf_check_file(path, on_problem, &cc, &err)
+	            ? st_gguf_check_set(path, on_problem, &cc, &err)
 	            : st_check_path(path, on_problem, &cc, &err);
 	if (n < 0) {
 		err.code = n;

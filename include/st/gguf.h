@@ -237,6 +237,56 @@ ST_API int st_gguf_check_memory(const void *buf, size_t len, const char *name,
                                 st_problem_fn fn, void *ctx);
 
 /*
+ * Split sets: one model in N files PREFIX-00001-of-0000N.gguf ...
+ * PREFIX-0000N-of-0000N.gguf, as llama.cpp's gguf-split and gguf-py's
+ * writer make them. Each part is a GGUF file with the keys split.no (its
+ * number from 0), split.count (N) and split.tensors.count (the set's
+ * tensors); the first part holds the metadata, every tensor is in one
+ * part.
+ *
+ * st_gguf_open_set opens the file at path, and when it is a part of a set
+ * (split.count > 1) every part, as one handle: any part's path names the
+ * set. Its metadata is the first part's; its tensors are every part's,
+ * in part order, each offset counting from its own part's data section;
+ * st_gguf_tensor_data reads from the right part; st_gguf_size and
+ * st_gguf_data_size sum the parts; version, alignment and data offset
+ * are the first part's. A file that is not split opens as st_gguf_open
+ * opens it (one part). Returns as st_gguf_open, and ST_EFORMAT for a set
+ * that breaks a rule: a missing part, a name that does not fit its
+ * split.no and split.count, a part of another set (another split.count
+ * or split.tensors.count, or a split.no its name contradicts), a tensor
+ * in two parts, a split.tensors.count the parts do not add up to; the
+ * message names the part.
+ */
+ST_API int st_gguf_open_set(st_gguf **out, const char *path, st_error *err);
+/* Parts of a handle (1 for a single file), and part k's own handle. */
+ST_API size_t st_gguf_n_parts(const st_gguf *g);
+ST_API const st_gguf *st_gguf_part(const st_gguf *g, size_t k);
+/* The part tensor i (of st_gguf_tensor_at) lies in. */
+ST_API size_t st_gguf_tensor_part(const st_gguf *g, size_t i);
+/*
+ * Check the file at path as st_gguf_check_file does and, when it is a
+ * part of a set, every part (one at a time) and the set's rules, each
+ * problem reported naming its part; also files beside the set named as
+ * parts of another split of it (PREFIX-00004-of-00004.gguf beside a set
+ * of 3). Returns the number of errors (>= 0), or ST_EIO when path cannot
+ * be read at all, ST_ENOMEM.
+ */
+ST_API int st_gguf_check_set(const char *path, st_problem_fn fn, void *ctx,
+                             st_error *err);
+/*
+ * llama.cpp's llama_split_path and llama_split_prefix: out gets
+ * "PREFIX-%05d-of-%05d.gguf" for part no (from 0) of count; or, from a
+ * path ending in that suffix, the prefix before it. Return the length
+ * written, 0 when out (size bytes) is too small or path does not end in
+ * the suffix.
+ */
+ST_API size_t st_gguf_split_path(char *out, size_t size, const char *prefix,
+                                 unsigned no, unsigned count);
+ST_API size_t st_gguf_split_prefix(char *out, size_t size, const char *path,
+                                   unsigned no, unsigned count);
+
+/*
  * Writing a GGUF file (version 3), atomically, in bounded memory.
  *
  * Recipe:

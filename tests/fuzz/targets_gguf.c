@@ -14,7 +14,9 @@
  * Input: a mode byte, then a whole file (bit 0 clear), or the bytes after
  * a version-3 header's magic and version (bit 0 set), so that the fuzzer
  * starts past the magic. With bit 1 set the file is also written to a
- * temporary file and opened by path (the mapping), with the same verdict.
+ * temporary file and opened by path (the mapping), with the same verdict,
+ * and as a split set (st_gguf_open_set and st_gguf_check_set agree; a
+ * file without split keys is a set of one).
  */
 #include "internal.h"
 #include "fuzz.h"
@@ -89,7 +91,32 @@ static void fz_gguf_path(const unsigned char *buf, size_t size, int ok)
 			(void)sum;
 		}
 	}
+	size_t n_single = ok ? st_gguf_n_tensors(g) : 0;
 	st_gguf_close(g);
+	/*
+	 * As a split set (gguf_split.c): the file alone is the set when it has
+	 * no split keys (or split.count 1); a part of more needs parts this
+	 * name cannot give (it does not end in -0000k-of-0000N.gguf), so open
+	 * and check refuse it alike, in one line each.
+	 */
+	st_gguf *s = NULL;
+	int src = st_gguf_open_set(&s, path, &err);
+	CHECK(src == ST_OK || src == ST_EFORMAT || src == ST_ENOMEM);
+	struct fz_gguf_counts sc = {0};
+	st_error serr = {0};
+	int sn = st_gguf_check_set(path, fz_gguf_count, &sc, &serr);
+	CHECK(sn == sc.errors);
+	if (src != ST_ENOMEM)
+		CHECK((src == ST_OK) == (sn == 0));
+	if (!ok)
+		CHECK(src != ST_OK);
+	if (src == ST_OK) {
+		CHECK(st_gguf_n_parts(s) == 1 && st_gguf_part(s, 0) == s);
+		CHECK(st_gguf_n_tensors(s) == n_single);
+	} else {
+		CHECK(s == NULL && strchr(err.message, '\n') == NULL);
+	}
+	st_gguf_close(s);
 	unlink(path);
 }
 

@@ -222,7 +222,7 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	const char *gpath = ga ? pa : pb, *cpath = ga ? pb : pa;
 	st_gguf *g;
 	st_error e;
-	if (st_gguf_open(&g, gpath, &e) != ST_OK) {
+	if (st_gguf_open_set(&g, gpath, &e) != ST_OK) {
 		cli_error_path(gpath, &e);
 		return CLI_ERROR;
 	}

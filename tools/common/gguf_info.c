@@ -1,7 +1,8 @@
 /*
  * gguf_info.c - stinfo on a GGUF file: the summary, --json and --stats,
- * laid out as for safetensors (see gguf_info.h). The file is read by
- * libst's st_gguf_open (header only); --stats decodes every tensor of a
+ * laid out as for safetensors (see gguf_info.h). The file, or the split
+ * set it is a part of (one file block per part, as for shards), is read by
+ * libst's st_gguf_open_set (headers only); --stats decodes every tensor of a
  * type libst knows (st_ggml_to_f32 and the integer types) chunk by chunk.
  * A tensor of a type libst does not know is listed as "type N (unknown)",
  * its size and values unknown: --stats says so instead of figures.
@@ -211,15 +212,44 @@ static void print_type_table(const struct totals *t)
 	table_free(&tab);
 }
 
-static void print_tensor_table(const struct view *v, int all)
+/* A split set's "file" cell: the part's name, or "N files" for a row. */
+static void part_cell(char *buf, size_t n, const st_gguf *g,
+                      const layers_row *row)
 {
+	size_t first = st_gguf_tensor_part(g, row->members[0]), parts = 1;
+	for (size_t m = 1; m < row->nmembers; m++)
+		if (st_gguf_tensor_part(g, row->members[m]) != first)
+			parts++;
+	if (parts > 1) {
+		/* Count each part once. */
+		parts = 0;
+		for (size_t k = 0; k < st_gguf_n_parts(g); k++)
+			for (size_t m = 0; m < row->nmembers; m++)
+				if (st_gguf_tensor_part(g, row->members[m]) == k) {
+					parts++;
+					break;
+				}
+		snprintf(buf, n, "%zu files", parts);
+		return;
+	}
+	const char *path = st_gguf_path(st_gguf_part(g, first));
+	const char *base = strrchr(path, '/');
+	char *p = cli_printable(base ? base + 1 : path, strlen(base ? base + 1 : path));
+	snprintf(buf, n, "%s", p);
+	free(p);
+}
+
+static void print_tensor_table(const st_gguf *g, const struct view *v, int all)
+{
+	int split = st_gguf_n_parts(g) > 1;
 	size_t nrows;
 	layers_row *rows = layers_compact(v->p, v->n, all, &nrows);
 	struct table tab;
-	char shape[1024], params[64], where[64], type[32];
+	char shape[1024], params[64], where[1024], type[32];
 	table_init(&tab, 5, "lllrl");
 	table_add(&tab, (const char *const[]){"name", "type", "shape",
-	                                      "parameters", "offset"});
+	                                      "parameters",
+	                                      split ? "file" : "offset"});
 	for (size_t r = 0; r < nrows; r++) {
 		const layers_row *row = &rows[r];
 		const st_tensor *t = v->p[row->members[0]];
@@ -238,6 +268,8 @@ static void print_tensor_table(const struct view *v, int all)
 			snprintf(where, sizeof where, "%llu",
 			         (unsigned long long)t->begin);
 		}
+		if (split) /* offsets count from each part's data: name the part */
+			part_cell(where, sizeof where, g, row);
 		const char *tl = gguf_type_label((unsigned)t->dtype, type, sizeof type);
 		table_add(&tab, (const char *const[]){name, tl, shape, params, where});
 		free(name);
@@ -338,12 +370,12 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 
 /* ---- the summary ------------------------------------------------------- */
 
-static void print_summary(const char *path, const st_gguf *g, int all,
-                          const st_stats *accs)
+/* One file's block: its path, format, header and data, metadata. */
+static void print_file(const st_gguf *g, int all)
 {
 	char buf[128];
+	const char *path = st_gguf_path(g);
 	char *p = cli_printable(path, strlen(path));
-	table_print_kv("path:", p);
 	table_print_kv("file:", p);
 	free(p);
 	snprintf(buf, sizeof buf, "GGUF version %u (llama.cpp), alignment %llu",
@@ -364,6 +396,16 @@ static void print_summary(const char *path, const st_gguf *g, int all,
 		print_value(stdout, &kv->value, all, 0);
 		putchar('\n');
 	}
+}
+
+static void print_summary(const char *path, const st_gguf *g, int all,
+                          const st_stats *accs)
+{
+	char *p = cli_printable(path, strlen(path));
+	table_print_kv("path:", p);
+	free(p);
+	for (size_t k = 0; k < st_gguf_n_parts(g); k++)
+		print_file(st_gguf_part(g, k), all);
 	struct totals t;
 	totals(g, &t);
 	table_print_totals(t.tensors, t.params, t.bytes);
@@ -377,7 +419,7 @@ static void print_summary(const char *path, const st_gguf *g, int all,
 	} else {
 		struct view v;
 		view_make(&v, g);
-		print_tensor_table(&v, all);
+		print_tensor_table(g, &v, all);
 		view_free(&v);
 	}
 }
@@ -452,13 +494,22 @@ static void json_metadata(const st_gguf *g, int all)
 static void print_json(const char *path, const st_gguf *g, int all,
                        const st_stats *accs)
 {
-	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n    {\"path\": ");
-	cli_json_string(stdout, path, strlen(path));
-	printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, \"version\": %u, "
-	       "\"alignment\": %llu, \"metadata\": {}}\n  ],\n",
-	       (unsigned long long)st_gguf_data_offset(g),
-	       (unsigned long long)st_gguf_data_size(g), st_gguf_version(g),
-	       (unsigned long long)st_gguf_alignment(g));
+	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n");
+	size_t np = st_gguf_n_parts(g);
+	for (size_t k = 0; k < np; k++) {
+		const st_gguf *part = st_gguf_part(g, k);
+		const char *pp = np > 1 ? st_gguf_path(part) : path;
+		printf("    {\"path\": ");
+		cli_json_string(stdout, pp, strlen(pp));
+		printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, "
+		       "\"version\": %u, \"alignment\": %llu, \"metadata\": {}}%s\n",
+		       (unsigned long long)st_gguf_data_offset(part),
+		       (unsigned long long)st_gguf_data_size(part),
+		       st_gguf_version(part),
+		       (unsigned long long)st_gguf_alignment(part),
+		       k + 1 < np ? "," : "");
+	}
+	printf("  ],\n");
 	json_metadata(g, all);
 	printf("  \"tensors\": [\n");
 	size_t n = st_gguf_n_tensors(g);
@@ -483,7 +534,10 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		         (unsigned long long)(x->offset + x->n_bytes));
 		printf(", \"parameters\": %llu, \"bytes\": %s, \"file\": ",
 		       (unsigned long long)x->n_elements, tn ? bytes : "null");
-		cli_json_string(stdout, path, strlen(path));
+		const char *fp = np > 1 ? st_gguf_path(st_gguf_part(
+		                              g, st_gguf_tensor_part(g, i)))
+		                        : path;
+		cli_json_string(stdout, fp, strlen(fp));
 		printf(", \"data_offsets\": [%llu, %s]",
 		       (unsigned long long)x->offset, tn ? end : "null");
 		if (accs) {
@@ -520,7 +574,7 @@ int gguf_info_describe(const char *path, int all, int json, int stats,
 {
 	st_gguf *g;
 	st_error err;
-	if (st_gguf_open(&g, path, &err) != ST_OK) {
+	if (st_gguf_open_set(&g, path, &err) != ST_OK) {
 		cli_error_path(path, &err);
 		return CLI_ERROR;
 	}

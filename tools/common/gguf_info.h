@@ -1,10 +1,11 @@
 /*
- * gguf_info.h - stinfo on a GGUF file: the summary (files, the metadata
+ * gguf_info.h - stinfo on a GGUF file, or the split set it is a part of
+ * (one handle, st_gguf_open_set): the summary (files, the metadata
  * with long arrays shown as their type and length, tensors, parameters,
  * bytes by ggml type, the compacted tensor table), --json in the
  * safetensors document's shape with "format": "gguf" and a gguf_metadata
  * object, and --stats on the types libst decodes. --check is libst's
- * st_gguf_check_file. Shapes are shown in C order (GGUF's dims reversed,
+ * st_gguf_check_set. Shapes are shown in C order (GGUF's dims reversed,
  * as PyTorch shows the tensor); --json also gives "gguf_dims" as stored.
  * Not part of libst.
  */

@@ -691,7 +691,7 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 {
 	st_gguf *g = NULL;
 	st_error e;
-	if (st_gguf_open(&g, in, &e) != ST_OK)
+	if (st_gguf_open_set(&g, in, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	struct reader r = {.g = g, .in = in, .err = err, .errlen = errlen};
 	gpt2_config cfg;

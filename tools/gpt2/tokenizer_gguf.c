@@ -441,7 +441,7 @@ int gpt2_tok_load_gguf(gpt2_tokenizer **out, const char *path, char *err, size_t
 	*out = NULL;
 	st_error e = {0};
 	gguf_src s = {NULL, path, err, errlen};
-	if (st_gguf_open(&s.g, path, &e) != ST_OK)
+	if (st_gguf_open_set(&s.g, path, &e) != ST_OK)
 		return gpt2_err(err, errlen, "%s", e.message);
 	gpt2_tokenizer *t = gpt2_tok_new();
 	load_state ls = {0};

@@ -120,6 +120,73 @@ START_TEST(test_manifest)
 }
 END_TEST
 
+/*
+ * Files ggml accepts that libst refuses on purpose, each with why:
+ * dims [2^32, 2^32] make ggml's int64 element count wrap to 0, which
+ * passes its own overflow check (a tensor of "0" bytes).
+ */
+static const char *const GGML_MISREADS[] = {"bad_dims_overflow.gguf"};
+
+static int ggml_misreads(const char *name)
+{
+	for (size_t i = 0; i < sizeof GGML_MISREADS / sizeof *GGML_MISREADS; i++)
+		if (!strcmp(name, GGML_MISREADS[i]))
+			return 1;
+	return 0;
+}
+
+#define REFUSE "llama.cpp will refuse this"
+
+/*
+ * libst's check agrees with ggml's loader on every fixture of GGML.tsv
+ * (recorded by ggml_verdicts.py from gguf_init_from_file): what ggml
+ * refuses is an error or a warning saying llama.cpp will refuse it;
+ * what ggml accepts is neither.
+ */
+START_TEST(test_ggml_agrees)
+{
+	FILE *m = fopen(DIR "GGML.tsv", "r");
+	ck_assert(m != NULL);
+	char line[2048];
+	int rows = 0, refused = 0, warned = 0, accepted = 0;
+	while (fgets(line, sizeof line, m)) {
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		char *name = strtok(line, "\t");
+		char *ggml = strtok(NULL, "\t");
+		char *why = strtok(NULL, "\t");
+		char path[1024];
+		snprintf(path, sizeof path, DIR "%s", name);
+		struct counts c = {0};
+		int n = st_gguf_check_file(path, collect, &c, NULL);
+		ck_assert_int_ge(n, 0);
+		if (!strcmp(ggml, "refuse")) {
+			ck_assert_msg(c.errors > 0 || strstr(c.all, REFUSE),
+			              "%s: ggml refuses it (%s), libst says '%s'", name,
+			              why, c.all);
+			if (!c.errors)
+				warned++;
+			refused++;
+		} else if (ggml_misreads(name)) {
+			ck_assert_msg(c.errors > 0, "%s: %s", name, c.all);
+		} else {
+			ck_assert_str_eq(ggml, "accept");
+			ck_assert_msg(c.errors == 0 && !strstr(c.all, REFUSE),
+			              "%s: ggml accepts it, libst says '%s'", name,
+			              c.all);
+			accepted++;
+		}
+		rows++;
+	}
+	fclose(m);
+	ck_assert_int_ge(rows, 58);
+	ck_assert_int_ge(warned, 8);
+	ck_assert_int_ge(accepted, 15);
+	ck_assert_int_ge(refused, 40);
+}
+END_TEST
+
 static const st_gguf_value *get(const st_gguf *g, const char *key, int type)
 {
 	long i = st_gguf_find_kv(g, key);
@@ -657,6 +724,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_manifest);
+	tcase_add_test(tc, test_ggml_agrees);
 	tcase_add_test(tc, test_unreadable_is_eio);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -72,7 +72,9 @@ ST_API const char *st_gguf_type_name(int type);
 
 /*
  * One metadata value. Owned by the st_gguf; valid until st_gguf_close.
- *   numbers and bools: v.u (UINT*, BOOL), v.i (INT*), v.f (FLOAT*)
+ *   numbers and bools: v.u (UINT*, BOOL), v.i (INT*), v.f (FLOAT*); a
+ *   BOOL is the byte as stored: not 0 is true (ggml's reading; the spec's
+ *   0 or 1 is checked as a warning)
  *   STRING: v.s, n bytes (not NUL-terminated; may hold any bytes)
  *   ARRAY: elem_type and n elements; read them with st_gguf_array_get
  */
@@ -94,7 +96,12 @@ typedef struct st_gguf_value {
 ST_API void st_gguf_array_get(const st_gguf_value *arr, uint64_t i,
                               st_gguf_value *out);
 
-/* One key/value pair; key is NUL-terminated ASCII, key_len bytes. */
+/*
+ * One key/value pair; key is key_len bytes, NUL-terminated. The spec asks
+ * for ASCII; keys that are not (UTF-8 or other bytes, a NUL inside, more
+ * than 65535 bytes) are read, as ggml and gguf-py read them, and checking
+ * warns about them.
+ */
 typedef struct st_gguf_kv {
 	const char *key;
 	size_t key_len;
@@ -228,6 +235,14 @@ ST_API const void *st_gguf_tensor_data(const st_gguf *g, size_t i);
  * Check one GGUF file against every rule and report each problem to fn
  * (st_problem_fn of st/file.h). Returns the number of errors (>= 0), or
  * ST_EIO when the path cannot be read at all (fn is not called).
+ * Warnings (the file still opens): what the spec allows but ggml's loader
+ * refuses, each beginning "llama.cpp will refuse this: " (an array of
+ * arrays; tensor data not packed in file order from offset 0, each padded
+ * to the alignment; a tensor name of 64 bytes; an unknown tensor type);
+ * what the spec forbids but ggml and gguf-py read (a bool byte above 1, a
+ * key not ASCII or holding a NUL or longer than 65535 bytes, an alignment
+ * of 1, 2 or 4); every key, string, string element or tensor name that is
+ * not valid UTF-8; missing required keys.
  */
 ST_API int st_gguf_check_file(const char *path, st_problem_fn fn, void *ctx,
                               st_error *err);

@@ -152,7 +152,9 @@ START_TEST(describe_prints_format_metadata_and_totals)
 	         "             test.long: [uint8 x 10]\n"
 	         "             test.text: %s... (250 bytes)\n", text);
 	assert_has(out, line);
-	assert_has(out, "tensors:     3\nparameters:  42\nbytes:       50 B\n");
+	/* Bits per weight of the file: 50 bytes * 8 / 42 elements = 9.5238. */
+	assert_has(out, "tensors:     3\nparameters:  42\nbytes:       50 B\n"
+	                "bits/weight: 9.524\n");
 	free(out);
 	free(errs);
 }
@@ -164,15 +166,18 @@ START_TEST(describe_tables_types_and_tensors_in_c_order)
 	char *out, *errs;
 	int printed = 0;
 	ck_assert_int_eq(describe(path, 0, 0, 0, &printed, &out, &errs), CLI_OK);
-	assert_has(out, "\n\ntype  tensors  parameters  bytes\n"
-	                "F32         1           6   24 B\n"
-	                "F16         1           4    8 B\n"
-	                "Q4_0        1          32   18 B\n\n");
+	/* Bits per weight: 4 bytes * 8, 2 * 8, 18 bytes * 8 / 32 = 4.5. */
+	assert_has(out, "\n\ntype  tensors  parameters  bytes  bits/weight\n"
+	                "F32         1           6   24 B           32\n"
+	                "F16         1           4    8 B           16\n"
+	                "Q4_0        1          32   18 B          4.5\n\n");
 	/* GGUF dims [3, 2] shown as [2, 3]; offsets at 32-byte alignment. */
-	assert_has(out, "name      type  shape   parameters  offset\n"
-	                "a.weight  F32   [2, 3]           6  0\n"
-	                "b         F16   [4]              4  32\n"
-	                "c         Q4_0  [32]            32  64\n");
+	assert_has(out, "name      type  bits/weight  shape   parameters  offset\n"
+	                "a.weight  F32            32  [2, 3]           6  0\n"
+	                "b         F16            16  [4]              4  32\n"
+	                "c         Q4_0          4.5  [32]            32  64\n"
+	                "shapes are row-major (the file's dims reversed; --json "
+	                "also gives gguf_dims)\n");
 	free(out);
 	free(errs);
 }
@@ -213,18 +218,26 @@ START_TEST(describe_json_gives_tensors_metadata_and_totals)
 	snprintf(want, sizeof want,
 	         "{\"name\": \"a.weight\", \"dtype\": \"F32\", \"shape\": [2, 3], "
 	         "\"gguf_dims\": [3, 2], \"parameters\": 6, \"bytes\": 24, "
-	         "\"file\": \"%s\", \"data_offsets\": [0, 24]}", path);
+	         "\"bits_per_weight\": 32, \"file\": \"%s\", "
+	         "\"data_offsets\": [0, 24]}", path);
 	assert_has(out, want);
 	snprintf(want, sizeof want,
 	         "{\"name\": \"c\", \"dtype\": \"Q4_0\", \"shape\": [32], "
 	         "\"gguf_dims\": [32], \"parameters\": 32, \"bytes\": 18, "
-	         "\"file\": \"%s\", \"data_offsets\": [64, 82]}", path);
+	         "\"bits_per_weight\": 4.5, \"file\": \"%s\", "
+	         "\"data_offsets\": [64, 82]}", path);
 	assert_has(out, want);
+	/* The file's bits per weight, 400 / 42, as the shortest double
+	 * (Python's repr(400 / 42)). */
 	assert_has(out, "\"total\": {\"tensors\": 3, \"parameters\": 42, "
-	                "\"bytes\": 50, \"by_dtype\": {"
-	                "\"F32\": {\"tensors\": 1, \"parameters\": 6, \"bytes\": 24}, "
-	                "\"F16\": {\"tensors\": 1, \"parameters\": 4, \"bytes\": 8}, "
-	                "\"Q4_0\": {\"tensors\": 1, \"parameters\": 32, \"bytes\": 18}}}\n}\n");
+	                "\"bytes\": 50, \"bits_per_weight\": 9.523809523809524, "
+	                "\"by_dtype\": {"
+	                "\"F32\": {\"tensors\": 1, \"parameters\": 6, \"bytes\": 24, "
+	                "\"bits_per_weight\": 32}, "
+	                "\"F16\": {\"tensors\": 1, \"parameters\": 4, \"bytes\": 8, "
+	                "\"bits_per_weight\": 16}, "
+	                "\"Q4_0\": {\"tensors\": 1, \"parameters\": 32, \"bytes\": 18, "
+	                "\"bits_per_weight\": 4.5}}}\n}\n");
 	free(out);
 	free(errs);
 }

@@ -368,22 +368,30 @@ END_TEST
 /* Names and block sizes from ggml's type traits (block_q4_K and so on). */
 START_TEST(test_type_table)
 {
-	static const struct { unsigned t; const char *name; unsigned blk, bytes; }
-	want[] = {
-		{0, "F32", 1, 4}, {1, "F16", 1, 2}, {2, "Q4_0", 32, 18},
-		{3, "Q4_1", 32, 20}, {6, "Q5_0", 32, 22}, {7, "Q5_1", 32, 24},
-		{8, "Q8_0", 32, 34}, {9, "Q8_1", 32, 36}, {10, "Q2_K", 256, 84},
-		{11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144},
-		{13, "Q5_K", 256, 176}, {14, "Q6_K", 256, 210},
-		{15, "Q8_K", 256, 292}, {16, "IQ2_XXS", 256, 66},
-		{17, "IQ2_XS", 256, 74}, {18, "IQ3_XXS", 256, 98},
-		{19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18},
-		{21, "IQ3_S", 256, 110}, {22, "IQ2_S", 256, 82},
-		{23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1}, {25, "I16", 1, 2},
-		{26, "I32", 1, 4}, {27, "I64", 1, 8}, {28, "F64", 1, 8},
-		{29, "IQ1_M", 256, 56}, {30, "BF16", 1, 2}, {34, "TQ1_0", 256, 54},
-		{35, "TQ2_0", 256, 66}, {39, "MXFP4", 32, 17},
-		{40, "NVFP4", 64, 36}, {41, "Q1_0", 128, 18}, {42, "Q2_0", 64, 18},
+	/* Bits per weight worked out by hand: bytes * 8 / block. */
+	static const struct {
+		unsigned t;
+		const char *name;
+		unsigned blk, bytes;
+		double bits;
+	} want[] = {
+		{0, "F32", 1, 4, 32}, {1, "F16", 1, 2, 16}, {2, "Q4_0", 32, 18, 4.5},
+		{3, "Q4_1", 32, 20, 5}, {6, "Q5_0", 32, 22, 5.5},
+		{7, "Q5_1", 32, 24, 6}, {8, "Q8_0", 32, 34, 8.5},
+		{9, "Q8_1", 32, 36, 9}, {10, "Q2_K", 256, 84, 2.625},
+		{11, "Q3_K", 256, 110, 3.4375}, {12, "Q4_K", 256, 144, 4.5},
+		{13, "Q5_K", 256, 176, 5.5}, {14, "Q6_K", 256, 210, 6.5625},
+		{15, "Q8_K", 256, 292, 9.125}, {16, "IQ2_XXS", 256, 66, 2.0625},
+		{17, "IQ2_XS", 256, 74, 2.3125}, {18, "IQ3_XXS", 256, 98, 3.0625},
+		{19, "IQ1_S", 256, 50, 1.5625}, {20, "IQ4_NL", 32, 18, 4.5},
+		{21, "IQ3_S", 256, 110, 3.4375}, {22, "IQ2_S", 256, 82, 2.5625},
+		{23, "IQ4_XS", 256, 136, 4.25}, {24, "I8", 1, 1, 8},
+		{25, "I16", 1, 2, 16}, {26, "I32", 1, 4, 32}, {27, "I64", 1, 8, 64},
+		{28, "F64", 1, 8, 64}, {29, "IQ1_M", 256, 56, 1.75},
+		{30, "BF16", 1, 2, 16}, {34, "TQ1_0", 256, 54, 1.6875},
+		{35, "TQ2_0", 256, 66, 2.0625}, {39, "MXFP4", 32, 17, 4.25},
+		{40, "NVFP4", 64, 36, 4.5}, {41, "Q1_0", 128, 18, 1.125},
+		{42, "Q2_0", 64, 18, 2.25},
 	};
 	int known = 0;
 	for (unsigned t = 0; t < 64; t++) {
@@ -402,7 +410,15 @@ START_TEST(test_type_table)
 		ck_assert_uint_eq(bytes, want[i].bytes);
 		ck_assert_int_eq(st_ggml_type_from_name(want[i].name, &back), ST_OK);
 		ck_assert_uint_eq(back, want[i].t);
+		double bits = -1;
+		ck_assert_int_eq(st_ggml_type_bits(want[i].t, &bits), ST_OK);
+		ck_assert_msg(bits == want[i].bits, "%s: %.17g bits, want %g",
+		              want[i].name, bits, want[i].bits);
 	}
+	double none = -1;
+	ck_assert_int_eq(st_ggml_type_bits(4, &none), ST_ENOTFOUND);
+	ck_assert_int_eq(st_ggml_type_bits(57, &none), ST_ENOTFOUND);
+	ck_assert(none == -1);
 	st_dtype d;
 	ck_assert_int_eq(st_ggml_type_dtype(ST_GGML_BF16, &d), ST_OK);
 	ck_assert_int_eq(d, ST_DTYPE_BF16);

@@ -142,6 +142,13 @@ ST_API int st_ggml_type_from_name(const char *name, unsigned *type);
  */
 ST_API int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes);
 /*
+ * A type's bits per weight, its block's bytes * 8 / its elements (F32: 32,
+ * Q8_0: 8.5, Q4_K: 4.5, IQ2_XXS: 2.0625), exact. A tensor's is its
+ * type's; a file's is its tensors' bytes * 8 / their elements.
+ * Returns ST_OK, or ST_ENOTFOUND (*bits untouched).
+ */
+ST_API int st_ggml_type_bits(unsigned type, double *bits);
+/*
  * The safetensors dtype with the same element layout (F32, F16, BF16, F64,
  * I8, I16, I32, I64). Returns ST_OK, or ST_ENOTFOUND for block types.
  */

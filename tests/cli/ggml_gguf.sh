@@ -120,10 +120,12 @@ expect_out diff_unknown_json '"dtype_b": "type 57 \(unknown\)", "elements": 256,
 # A type libst does not know: listed and flagged, the rest shown.
 U=$TESTDATA/gguf/warn_type57_between.gguf
 run unknown 0 "$S" "$U"
-expect_out unknown '^new +type 57 \(unknown\) +\[64\] +64 +'
-expect_out unknown '^a +F32 +\[8\] +8 +0$'
-expect_out unknown '^b +F32 +\[4\] +4 +'
-expect_out unknown '^unknown types +1 +64 +unknown$'
+expect_out unknown '^new +type 57 \(unknown\) +- +\[64\] +64 +'
+expect_out unknown '^a +F32 +32 +\[8\] +8 +0$'
+expect_out unknown '^b +F32 +32 +\[4\] +4 +'
+expect_out unknown '^unknown types +1 +64 +unknown +-$'
+# Bits per weight of the file: the known tensors' 48 bytes * 8 / 12.
+expect_out unknown '^bits/weight: 32$'
 expect_out unknown 'general.architecture: test'
 run unknown_stats 0 "$S" --stats "$U"
 expect_out unknown_stats '^new +type 57 \(unknown\)( +-){7}$'

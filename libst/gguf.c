@@ -163,21 +163,30 @@ static int nomem(struct parser *ps)
 	return st__error(ps->r->err, ST_ENOMEM, "%s: out of memory", ps->r->path);
 }
 
+/* ggml's loader refuses strings and arrays longer than this (gguf.cpp). */
+#define GGML_MAX_LENGTH ((uint64_t)1 << 30)
+
+/* What a message names: "<kind> '<name>'", or "<kind> <index>" when name
+ * is NULL ("key 3", "key 'a.b'", "tensor 0"). */
+static void describe(char *what, size_t cap, const char *kind,
+                     const char *name, uint64_t index)
+{
+	if (name)
+		snprintf(what, cap, "%s '%s'", kind, name);
+	else
+		snprintf(what, cap, "%s %llu", kind, (unsigned long long)index);
+}
+
 /*
- * Read a string header at the cursor: its length must fit in the file.
- * Messages name it as "<kind> '<name>'", or "<kind> <index>" when name is
- * NULL ("key 3", "key 'a.b'", "tensor 0").
+ * Read a string header at the cursor: its length must fit in the file
+ * (messages name the string as describe does).
  */
 static int read_string(struct parser *ps, const char **s, uint64_t *len,
                        const char *kind, const char *name, uint64_t index)
 {
 	char what[1100];
 	if (!have(ps, 8)) {
-		if (name)
-			snprintf(what, sizeof what, "%s '%s'", kind, name);
-		else
-			snprintf(what, sizeof what, "%s %llu", kind,
-			         (unsigned long long)index);
+		describe(what, sizeof what, kind, name, index);
 		st__report(ps->r, ST_PROBLEM_ERROR,
 		           "%s: string length at byte %llu runs past the end of the "
 		           "file (%llu bytes)", what, (unsigned long long)ps->pos,
@@ -186,17 +195,19 @@ static int read_string(struct parser *ps, const char **s, uint64_t *len,
 	}
 	uint64_t n = take(ps, 8);
 	if (n > left(ps)) {
-		if (name)
-			snprintf(what, sizeof what, "%s '%s'", kind, name);
-		else
-			snprintf(what, sizeof what, "%s %llu", kind,
-			         (unsigned long long)index);
+		describe(what, sizeof what, kind, name, index);
 		st__report(ps->r, ST_PROBLEM_ERROR,
 		           "%s: string of %llu bytes at byte %llu runs past the end "
 		           "of the file (%llu bytes left)", what,
 		           (unsigned long long)n, (unsigned long long)ps->pos,
 		           (unsigned long long)left(ps));
 		return ST_EFORMAT;
+	}
+	if (n > GGML_MAX_LENGTH) {
+		describe(what, sizeof what, kind, name, index);
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: %s: string of %llu bytes "
+		           "(ggml reads at most 2^30)", what, (unsigned long long)n);
 	}
 	*s = (const char *)ps->p + ps->pos;
 	*len = n;
@@ -245,6 +256,11 @@ static int parse_array(struct parser *ps, st_gguf_value *out, int depth,
 		           (unsigned long long)left(ps));
 		return ST_EFORMAT;
 	}
+	if (n > GGML_MAX_LENGTH)
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: key '%s': array of %llu "
+		           "elements (ggml reads at most 2^30)", key,
+		           (unsigned long long)n);
 	if (m == scalar_size((int)et)) {
 		out->v.raw = ps->p + ps->pos;
 		if (et == ST_GGUF_BOOL)

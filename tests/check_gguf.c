@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -529,6 +530,76 @@ START_TEST(test_sparse_header_only)
 }
 END_TEST
 
+/* Append to buf at *n: a u32, a u64, a GGUF string. */
+static void put_u32(unsigned char *buf, size_t *n, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		buf[(*n)++] = (unsigned char)(v >> 8 * i);
+}
+
+static void put_u64(unsigned char *buf, size_t *n, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		buf[(*n)++] = (unsigned char)(v >> 8 * i);
+}
+
+static void put_str(unsigned char *buf, size_t *n, const char *s)
+{
+	put_u64(buf, n, strlen(s));
+	memcpy(buf + *n, s, strlen(s));
+	*n += strlen(s);
+}
+
+/*
+ * ggml's loader refuses a string or an array longer than 2^30 (its
+ * GGUF_MAX_STRING_LENGTH, GGUF_MAX_ARRAY_ELEMENTS): a file in memory
+ * (anonymous pages, zero until written) holding an array of 2^30 + 1
+ * uint8 and a string of 2^30 + 1 NUL bytes (valid UTF-8) is read, and
+ * checking warns of each. (A sparse file would do, but reading a gigabyte
+ * of holes through the page cache takes seconds.)
+ */
+START_TEST(test_ggml_length_limits)
+{
+	const uint64_t big = (1ull << 30) + 1;
+	size_t size = 2 * (size_t)big + 4096;
+	unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(buf != MAP_FAILED);
+	size_t n = 0;
+	memcpy(buf, "GGUF", 4);
+	n = 4;
+	put_u32(buf, &n, 3);
+	put_u64(buf, &n, 0);
+	put_u64(buf, &n, 3);
+	put_str(buf, &n, "general.architecture");
+	put_u32(buf, &n, ST_GGUF_STRING);
+	put_str(buf, &n, "test");
+	put_str(buf, &n, "t.arr");
+	put_u32(buf, &n, ST_GGUF_ARRAY);
+	put_u32(buf, &n, ST_GGUF_UINT8);
+	put_u64(buf, &n, big);
+	n += big; /* the array's bytes, zero */
+	put_str(buf, &n, "t.str");
+	put_u32(buf, &n, ST_GGUF_STRING);
+	put_u64(buf, &n, big);
+	n += big;
+	st_gguf *g;
+	st_error err;
+	ck_assert_int_eq(st_gguf_open_memory(&g, buf, n, "long", &err), ST_OK);
+	ck_assert_uint_eq(st_gguf_kv_at(g, 1)->value.n, big);
+	ck_assert_uint_eq(st_gguf_kv_at(g, 2)->value.n, big);
+	st_gguf_close(g);
+	struct counts c = {0};
+	ck_assert_int_eq(st_gguf_check_memory(buf, n, "long", collect, &c), 0);
+	ck_assert_msg(c.warnings == 2, "%s", c.all);
+	ck_assert_msg(strstr(c.all, "llama.cpp will refuse this: key 't.arr': "
+	                            "array of 1073741825 elements"), "%s", c.all);
+	ck_assert_msg(strstr(c.all, "llama.cpp will refuse this: key 't.str': "
+	                            "string of 1073741825 bytes"), "%s", c.all);
+	munmap(buf, size);
+}
+END_TEST
+
 
 /* ---- the writer ------------------------------------------------------------ */
 
@@ -734,6 +805,7 @@ int main(void)
 	tcase_add_test(tc, test_q8_0_matches_numpy);
 	tcase_add_test(tc, test_f16_bf16_encode);
 	tcase_add_test(tc, test_sparse_header_only);
+	tcase_add_test(tc, test_ggml_length_limits);
 	tcase_add_test(tc, test_writer_reproduces_fixture);
 	tcase_add_test(tc, test_writer_refuses);
 	tcase_add_test(tc, test_writer_no_metadata);

@@ -245,7 +245,8 @@ ST_API const void *st_gguf_tensor_data(const st_gguf *g, size_t i);
  * Warnings (the file still opens): what the spec allows but ggml's loader
  * refuses, each beginning "llama.cpp will refuse this: " (an array of
  * arrays; tensor data not packed in file order from offset 0, each padded
- * to the alignment; a tensor name of 64 bytes; an unknown tensor type);
+ * to the alignment; a tensor name of 64 bytes; an unknown tensor type; a
+ * string or an array longer than 2^30);
  * what the spec forbids but ggml and gguf-py read (a bool byte above 1, a
  * key not ASCII or holding a NUL or longer than 65535 bytes, an alignment
  * of 1, 2 or 4); every key, string, string element or tensor name that is

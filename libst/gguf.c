@@ -599,6 +599,33 @@ static int check_kvs(struct parser *ps)
 	return ST_OK;
 }
 
+/*
+ * A tensor name: at most 64 bytes (the spec), which ggml, keeping names in
+ * char[GGML_MAX_NAME = 64] with their NUL, reads only up to 63; UTF-8.
+ * Returns 1 when parsing must stop.
+ */
+static int check_name(struct parser *ps, const char *s, uint64_t nlen,
+                      const char *name)
+{
+	if (nlen > 64) {
+		st__report(ps->r, ST_PROBLEM_ERROR,
+		           "tensor '%s': name of %llu bytes (at most 64)", name,
+		           (unsigned long long)nlen);
+		if (st__report_stop(ps->r))
+			return 1;
+	} else if (nlen == 64) {
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: tensor '%s': name of 64 "
+		           "bytes (the spec allows 64, ggml at most 63)", name);
+	}
+	uint64_t at;
+	if (ps->r->fn && not_utf8(s, nlen, &at))
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "tensor '%s': name not valid UTF-8 (byte %llu is 0x%02x)",
+		           name, (unsigned long long)at, (unsigned char)s[at]);
+	return 0;
+}
+
 static int parse_tensors(struct parser *ps, uint64_t n_t)
 {
 	st_gguf *g = ps->g;
@@ -619,24 +646,8 @@ static int parse_tensors(struct parser *ps, uint64_t n_t)
 		if (!(t->name = g_strndup(g, s, (size_t)nlen)))
 			return nomem(ps);
 		t->name_len = (size_t)nlen;
-		if (nlen > 64) {
-			st__report(ps->r, ST_PROBLEM_ERROR,
-			           "tensor '%s': name of %llu bytes (at most 64)", name,
-			           (unsigned long long)nlen);
-			if (st__report_stop(ps->r))
-				return ST_EFORMAT;
-		} else if (nlen == 64) {
-			/* ggml keeps names in char[GGML_MAX_NAME = 64], NUL included. */
-			st__report(ps->r, ST_PROBLEM_WARNING,
-			           "llama.cpp will refuse this: tensor '%s': name of 64 "
-			           "bytes (the spec allows 64, ggml at most 63)", name);
-		}
-		uint64_t at;
-		if (ps->r->fn && not_utf8(s, nlen, &at))
-			st__report(ps->r, ST_PROBLEM_WARNING,
-			           "tensor '%s': name not valid UTF-8 (byte %llu is "
-			           "0x%02x)", name, (unsigned long long)at,
-			           (unsigned char)s[at]);
+		if (check_name(ps, s, nlen, name))
+			return ST_EFORMAT;
 		if (!have(ps, 4)) {
 			st__report(ps->r, ST_PROBLEM_ERROR,
 			           "tensor '%s': n_dims at byte %llu runs past the end of "

@@ -14,6 +14,13 @@
  * loop bound: a count of n elements is accepted only if n times the
  * smallest encoding of one element fits in what is left. Allocation is
  * therefore bounded by a small multiple of the file's size.
+ *
+ * The rules are the spec's (ggml's docs/gguf.md). Where ggml's loader
+ * (gguf_init_from_file, ggml/src/gguf.cpp) is stricter than the spec, the
+ * file opens and checking warns "llama.cpp will refuse this: ..."; where
+ * the spec is stricter than ggml and gguf-py (bool bytes, ASCII keys),
+ * likewise a warning. Strings are checked for UTF-8 only when checking,
+ * so that opening reads no more than the header's structure.
  */
 #include "internal.h"
 

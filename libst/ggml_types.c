@@ -86,6 +86,17 @@ int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes)
 	return ST_OK;
 }
 
+int st_ggml_type_bits(unsigned type, double *bits)
+{
+	unsigned block, bytes;
+	if (st_ggml_type_block(type, &block, &bytes))
+		return ST_ENOTFOUND;
+	/* bytes * 8 / block: a multiple of 1/32 for every ggml type, exact. */
+	if (bits)
+		*bits = (double)bytes * 8 / block;
+	return ST_OK;
+}
+
 int st_ggml_type_dtype(unsigned type, st_dtype *out)
 {
 	switch (type) {

@@ -14,6 +14,13 @@
  * loop bound: a count of n elements is accepted only if n times the
  * smallest encoding of one element fits in what is left. Allocation is
  * therefore bounded by a small multiple of the file's size.
+ *
+ * The rules are the spec's (ggml's docs/gguf.md). Where ggml's loader
+ * (gguf_init_from_file, ggml/src/gguf.cpp) is stricter than the spec, the
+ * file opens and checking warns "llama.cpp will refuse this: ..."; where
+ * the spec is stricter than ggml and gguf-py (bool bytes, ASCII keys),
+ * likewise a warning. Strings are checked for UTF-8 only when checking,
+ * so that opening reads no more than the header's structure.
  */
 #include "internal.h"
 
@@ -170,21 +177,30 @@ static int nomem(struct parser *ps)
 	return st__error(ps->r->err, ST_ENOMEM, "%s: out of memory", ps->r->path);
 }
 
+/* ggml's loader refuses strings and arrays longer than this (gguf.cpp). */
+#define GGML_MAX_LENGTH ((uint64_t)1 << 30)
+
+/* What a message names: "<kind> '<name>'", or "<kind> <index>" when name
+ * is NULL ("key 3", "key 'a.b'", "tensor 0"). */
+static void describe(char *what, size_t cap, const char *kind,
+                     const char *name, uint64_t index)
+{
+	if (name)
+		snprintf(what, cap, "%s '%s'", kind, name);
+	else
+		snprintf(what, cap, "%s %llu", kind, (unsigned long long)index);
+}
+
 /*
- * Read a string header at the cursor: its length must fit in the file.
- * Messages name it as "<kind> '<name>'", or "<kind> <index>" when name is
- * NULL ("key 3", "key 'a.b'", "tensor 0").
+ * Read a string header at the cursor: its length must fit in the file
+ * (messages name the string as describe does).
  */
 static int read_string(struct parser *ps, const char **s, uint64_t *len,
                        const char *kind, const char *name, uint64_t index)
 {
 	char what[1100];
 	if (!have(ps, 8)) {
-		if (name)
-			snprintf(what, sizeof what, "%s '%s'", kind, name);
-		else
-			snprintf(what, sizeof what, "%s %llu", kind,
-			         (unsigned long long)index);
+		describe(what, sizeof what, kind, name, index);
 		st__report(ps->r, ST_PROBLEM_ERROR,
 		           "%s: string length at byte %llu runs past the end of the "
 		           "file (%llu bytes)", what, (unsigned long long)ps->pos,
@@ -193,17 +209,19 @@ static int read_string(struct parser *ps, const char **s, uint64_t *len,
 	}
 	uint64_t n = take(ps, 8);
 	if (n > left(ps)) {
-		if (name)
-			snprintf(what, sizeof what, "%s '%s'", kind, name);
-		else
-			snprintf(what, sizeof what, "%s %llu", kind,
-			         (unsigned long long)index);
+		describe(what, sizeof what, kind, name, index);
 		st__report(ps->r, ST_PROBLEM_ERROR,
 		           "%s: string of %llu bytes at byte %llu runs past the end "
 		           "of the file (%llu bytes left)", what,
 		           (unsigned long long)n, (unsigned long long)ps->pos,
 		           (unsigned long long)left(ps));
 		return ST_EFORMAT;
+	}
+	if (n > GGML_MAX_LENGTH) {
+		describe(what, sizeof what, kind, name, index);
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: %s: string of %llu bytes "
+		           "(ggml reads at most 2^30)", what, (unsigned long long)n);
 	}
 	*s = (const char *)ps->p + ps->pos;
 	*len = n;
@@ -252,16 +270,22 @@ static int parse_array(struct parser *ps, st_gguf_value *out, int depth,
 		           (unsigned long long)left(ps));
 		return ST_EFORMAT;
 	}
+	if (n > GGML_MAX_LENGTH)
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: key '%s': array of %llu "
+		           "elements (ggml reads at most 2^30)", key,
+		           (unsigned long long)n);
 	if (m == scalar_size((int)et)) {
 		out->v.raw = ps->p + ps->pos;
 		if (et == ST_GGUF_BOOL)
 			for (uint64_t i = 0; i < n; i++)
 				if (ps->p[ps->pos + i] > 1) {
-					st__report(ps->r, ST_PROBLEM_ERROR,
-					           "key '%s': element %llu: bool value %u (must "
-					           "be 0 or 1)", key, (unsigned long long)i,
-					           ps->p[ps->pos + i]);
-					return ST_EFORMAT;
+					st__report(ps->r, ST_PROBLEM_WARNING,
+					           "key '%s': element %llu: bool value %u (the "
+					           "spec says 0 or 1; ggml and gguf-py read any "
+					           "other byte as true)", key,
+					           (unsigned long long)i, ps->p[ps->pos + i]);
+					break;
 				}
 		ps->pos += n * m;
 		return ST_OK;
@@ -302,12 +326,11 @@ static int parse_value(struct parser *ps, st_gguf_value *out, int type,
 		return ST_EFORMAT;
 	}
 	scalar_decode(out, ps->p + ps->pos);
-	if (type == ST_GGUF_BOOL && out->v.u > 1) {
-		st__report(ps->r, ST_PROBLEM_ERROR,
-		           "key '%s': bool value %llu (must be 0 or 1)", key,
+	if (type == ST_GGUF_BOOL && out->v.u > 1)
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "key '%s': bool value %llu (the spec says 0 or 1; ggml "
+		           "and gguf-py read any other byte as true)", key,
 		           (unsigned long long)out->v.u);
-		return ST_EFORMAT;
-	}
 	ps->pos += sz;
 	return ST_OK;
 }
@@ -372,6 +395,82 @@ static int alloc_table(struct parser *ps, void **out, uint64_t n, size_t elem,
 	return ST_OK;
 }
 
+/* 0 for a UTF-8 string, else 1 and *at its first bad byte. */
+static int not_utf8(const char *s, uint64_t n, uint64_t *at)
+{
+	size_t bad = 0;
+	if (st__utf8_valid(s, (size_t)n, &bad))
+		return 0;
+	*at = bad;
+	return 1;
+}
+
+/*
+ * The spec's strings are UTF-8: warn once per key whose string value, or
+ * a string anywhere in whose array, is not. Returns 1 once warned.
+ */
+static int check_value_utf8(struct parser *ps, const st_gguf_value *v,
+                            const char *key)
+{
+	uint64_t at;
+	if (v->type == ST_GGUF_STRING) {
+		if (!not_utf8(v->v.s, v->n, &at))
+			return 0;
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "key '%s': string value not valid UTF-8 (byte %llu is "
+		           "0x%02x)", key, (unsigned long long)at,
+		           (unsigned char)v->v.s[at]);
+		return 1;
+	}
+	if (v->type != ST_GGUF_ARRAY ||
+	    (v->elem_type != ST_GGUF_STRING && v->elem_type != ST_GGUF_ARRAY))
+		return 0;
+	for (uint64_t i = 0; i < v->n; i++) {
+		const st_gguf_value *e = &v->v.vals[i];
+		if (e->type == ST_GGUF_ARRAY) {
+			if (check_value_utf8(ps, e, key))
+				return 1;
+		} else if (not_utf8(e->v.s, e->n, &at)) {
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "key '%s': element %llu not valid UTF-8 (byte %llu "
+			           "is 0x%02x)", key, (unsigned long long)i,
+			           (unsigned long long)at, (unsigned char)e->v.s[at]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A key the spec frowns on but ggml and gguf-py read: longer than 65535
+ * bytes, not valid UTF-8, not ASCII, or holding a NUL. One warning each.
+ */
+static void check_key(struct parser *ps, const char *s, uint64_t klen,
+                      const char *key, uint64_t i)
+{
+	uint64_t at;
+	if (klen > 65535)
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "key %llu: %llu bytes long (the spec allows at most "
+		           "65535; ggml and gguf-py read it)",
+		           (unsigned long long)i, (unsigned long long)klen);
+	if (not_utf8(s, klen, &at)) {
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "key '%s': not valid UTF-8 (byte %llu is 0x%02x)", key,
+		           (unsigned long long)at, (unsigned char)s[at]);
+		return;
+	}
+	for (uint64_t j = 0; j < klen; j++)
+		if ((unsigned char)s[j] >= 0x80 || s[j] == 0) {
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "key '%s': %s (byte %llu is 0x%02x): the spec asks "
+			           "for ASCII keys; ggml and gguf-py read it", key,
+			           s[j] ? "not ASCII" : "holds a NUL",
+			           (unsigned long long)j, (unsigned char)s[j]);
+			return;
+		}
+}
+
 static int parse_kvs(struct parser *ps, uint64_t n_kv)
 {
 	st_gguf *g = ps->g;
@@ -388,29 +487,18 @@ static int parse_kvs(struct parser *ps, uint64_t n_kv)
 		if (rc)
 			return rc;
 		printable(key, sizeof key, s, klen);
-		/* Key rules: the spec's ASCII and length limits. */
+		/*
+		 * Key rules. An empty key is refused (ggml refuses it too). The
+		 * spec's ASCII and 65535-byte limits are warnings: ggml and
+		 * gguf-py read such keys.
+		 */
 		if (klen == 0) {
 			st__report(ps->r, ST_PROBLEM_ERROR, "key %llu is empty",
 			           (unsigned long long)i);
 			if (st__report_stop(ps->r))
 				return ST_EFORMAT;
-		} else if (klen > 65535) {
-			st__report(ps->r, ST_PROBLEM_ERROR,
-			           "key %llu: %llu bytes long (at most 65535)",
-			           (unsigned long long)i, (unsigned long long)klen);
-			if (st__report_stop(ps->r))
-				return ST_EFORMAT;
 		} else {
-			for (uint64_t j = 0; j < klen; j++)
-				if ((unsigned char)s[j] >= 0x80 || s[j] == 0) {
-					st__report(ps->r, ST_PROBLEM_ERROR,
-					           "key '%s': not ASCII (byte %llu is 0x%02x)",
-					           key, (unsigned long long)j,
-					           (unsigned char)s[j]);
-					if (st__report_stop(ps->r))
-						return ST_EFORMAT;
-					break;
-				}
+			check_key(ps, s, klen, key, i);
 		}
 		st_gguf_kv *kv = &g->kv[i];
 		if (!(kv->key = g_strndup(g, s, (size_t)klen)))
@@ -435,6 +523,14 @@ static int parse_kvs(struct parser *ps, uint64_t n_kv)
 		if (rc)
 			return rc;
 		g->n_kv = (size_t)i + 1;
+		if (kv->value.type == ST_GGUF_ARRAY &&
+		    kv->value.elem_type == ST_GGUF_ARRAY)
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "llama.cpp will refuse this: key '%s' is an array of "
+			           "arrays (ggml reads no nested arrays)", key);
+		/* Only a check reads every string (opening stays header-only). */
+		if (ps->r->fn)
+			check_value_utf8(ps, &kv->value, key);
 	}
 	return ST_OK;
 }
@@ -498,17 +594,50 @@ static int check_kvs(struct parser *ps)
 			st__report(ps->r, ST_PROBLEM_ERROR,
 			           "key 'general.alignment': type %s, expected uint32",
 			           st_gguf_type_name(v->type));
-		} else if (v->v.u < 8 || (v->v.u & (v->v.u - 1))) {
+		} else if (v->v.u == 0 || (v->v.u & (v->v.u - 1))) {
 			st__report(ps->r, ST_PROBLEM_ERROR,
-			           "key 'general.alignment': %llu is not a power of two "
-			           "and a multiple of 8", (unsigned long long)v->v.u);
+			           "key 'general.alignment': %llu is not a power of two",
+			           (unsigned long long)v->v.u);
 		} else {
+			/* 1, 2 and 4 break the spec's rule, not ggml's. */
+			if (v->v.u < 8)
+				st__report(ps->r, ST_PROBLEM_WARNING,
+				           "key 'general.alignment': %llu is not a multiple "
+				           "of 8 (the spec requires one; ggml and gguf-py "
+				           "read it)", (unsigned long long)v->v.u);
 			g->alignment = v->v.u;
 		}
 		if (st__report_stop(ps->r))
 			return ST_EFORMAT;
 	}
 	return ST_OK;
+}
+
+/*
+ * A tensor name: at most 64 bytes (the spec), which ggml, keeping names in
+ * char[GGML_MAX_NAME = 64] with their NUL, reads only up to 63; UTF-8.
+ * Returns 1 when parsing must stop.
+ */
+static int check_name(struct parser *ps, const char *s, uint64_t nlen,
+                      const char *name)
+{
+	if (nlen > 64) {
+		st__report(ps->r, ST_PROBLEM_ERROR,
+		           "tensor '%s': name of %llu bytes (at most 64)", name,
+		           (unsigned long long)nlen);
+		if (st__report_stop(ps->r))
+			return 1;
+	} else if (nlen == 64) {
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "llama.cpp will refuse this: tensor '%s': name of 64 "
+		           "bytes (the spec allows 64, ggml at most 63)", name);
+	}
+	uint64_t at;
+	if (ps->r->fn && not_utf8(s, nlen, &at))
+		st__report(ps->r, ST_PROBLEM_WARNING,
+		           "tensor '%s': name not valid UTF-8 (byte %llu is 0x%02x)",
+		           name, (unsigned long long)at, (unsigned char)s[at]);
+	return 0;
 }
 
 static int parse_tensors(struct parser *ps, uint64_t n_t)
@@ -531,13 +660,8 @@ static int parse_tensors(struct parser *ps, uint64_t n_t)
 		if (!(t->name = g_strndup(g, s, (size_t)nlen)))
 			return nomem(ps);
 		t->name_len = (size_t)nlen;
-		if (nlen > 64) {
-			st__report(ps->r, ST_PROBLEM_ERROR,
-			           "tensor '%s': name of %llu bytes (at most 64)", name,
-			           (unsigned long long)nlen);
-			if (st__report_stop(ps->r))
-				return ST_EFORMAT;
-		}
+		if (check_name(ps, s, nlen, name))
+			return ST_EFORMAT;
 		if (!have(ps, 4)) {
 			st__report(ps->r, ST_PROBLEM_ERROR,
 			           "tensor '%s': n_dims at byte %llu runs past the end of "
@@ -595,9 +719,9 @@ static int parse_tensors(struct parser *ps, uint64_t n_t)
 			 * the tensor is listed with n_bytes 0, its extent unknown.
 			 */
 			st__report(ps->r, ST_PROBLEM_WARNING,
-			           "tensor '%s': unknown ggml type %u: its size is not "
-			           "known, so its data is neither checked nor read "
-			           "(llama.cpp refuses the file)", name, t->type);
+			           "llama.cpp will refuse this: tensor '%s': unknown "
+			           "ggml type %u (its size is not known, so its data is "
+			           "neither checked nor read)", name, t->type);
 			continue;
 		}
 		if (t->dims[0] % blk) {
@@ -734,6 +858,55 @@ stop:
 	return st__report_stop(ps->r) ? ST_EFORMAT : ST_OK;
 }
 
+/*
+ * ggml's loader (gguf_init_from_file) wants more than the spec: the
+ * tensors packed in file order, each at the end of the one before padded
+ * to the alignment, the first at 0. The first tensor elsewhere is
+ * reported (a gap, or out of offset order); after a tensor of unknown
+ * size nothing more can be said.
+ */
+static void check_packed(struct parser *ps)
+{
+	const st_gguf *g = ps->g;
+	if (ps->r->n_errors)
+		return; /* the file is refused already */
+	char name[1024], pname[1024];
+	for (size_t i = 1; i < g->n_t; i++) {
+		const st_gguf_tensor *t = &g->t[i], *p = &g->t[i - 1];
+		if (t->offset < p->offset) {
+			printable(name, sizeof name, t->name, t->name_len);
+			printable(pname, sizeof pname, p->name, p->name_len);
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "llama.cpp will refuse this: tensors out of offset "
+			           "order: '%s' (data at %llu) is listed after '%s' "
+			           "(data at %llu); ggml wants them packed in file order",
+			           name, (unsigned long long)t->offset, pname,
+			           (unsigned long long)p->offset);
+			return;
+		}
+	}
+	uint64_t want = 0;
+	for (size_t i = 0; i < g->n_t; i++) {
+		const st_gguf_tensor *t = &g->t[i];
+		if (!st_ggml_type_name(t->type))
+			return;
+		if (t->offset != want) {
+			printable(name, sizeof name, t->name, t->name_len);
+			st__report(ps->r, ST_PROBLEM_WARNING,
+			           "llama.cpp will refuse this: a gap of %llu bytes "
+			           "before tensor '%s' (data at %llu; ggml wants the "
+			           "tensors packed in file order, this one at %llu)",
+			           (unsigned long long)(t->offset - want), name,
+			           (unsigned long long)t->offset,
+			           (unsigned long long)want);
+			return;
+		}
+		/* Inside the data section (no errors), so no overflow. */
+		want = t->offset + t->n_bytes;
+		want += (g->alignment - want % g->alignment) % g->alignment;
+	}
+}
+
 /* Legal but incomplete: keys the spec requires. */
 static void check_required(struct parser *ps)
 {
@@ -817,6 +990,7 @@ static int parse(st_gguf *g, struct st__report *r)
 	rc = check_tensors(&ps);
 	if (rc)
 		return ps.nomem ? ST_ENOMEM : rc;
+	check_packed(&ps);
 	check_required(&ps);
 	return ST_OK;
 }

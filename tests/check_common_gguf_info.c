@@ -17,6 +17,7 @@
 
 #include "common/gguf_info.h"
 #include "fe/cli.h"
+#include "fe/json.h"
 
 #define TMPDIR_NAME "check_common_gguf_info"
 #include "tmpdir.h"
@@ -151,7 +152,9 @@ START_TEST(describe_prints_format_metadata_and_totals)
 	         "             test.long: [uint8 x 10]\n"
 	         "             test.text: %s... (250 bytes)\n", text);
 	assert_has(out, line);
-	assert_has(out, "tensors:     3\nparameters:  42\nbytes:       50 B\n");
+	/* Bits per weight of the file: 50 bytes * 8 / 42 elements = 9.5238. */
+	assert_has(out, "tensors:     3\nparameters:  42\nbytes:       50 B\n"
+	                "bits/weight: 9.524\n");
 	free(out);
 	free(errs);
 }
@@ -163,15 +166,18 @@ START_TEST(describe_tables_types_and_tensors_in_c_order)
 	char *out, *errs;
 	int printed = 0;
 	ck_assert_int_eq(describe(path, 0, 0, 0, &printed, &out, &errs), CLI_OK);
-	assert_has(out, "\n\ntype  tensors  parameters  bytes\n"
-	                "F32         1           6   24 B\n"
-	                "F16         1           4    8 B\n"
-	                "Q4_0        1          32   18 B\n\n");
+	/* Bits per weight: 4 bytes * 8, 2 * 8, 18 bytes * 8 / 32 = 4.5. */
+	assert_has(out, "\n\ntype  tensors  parameters  bytes  bits/weight\n"
+	                "F32         1           6   24 B           32\n"
+	                "F16         1           4    8 B           16\n"
+	                "Q4_0        1          32   18 B          4.5\n\n");
 	/* GGUF dims [3, 2] shown as [2, 3]; offsets at 32-byte alignment. */
-	assert_has(out, "name      type  shape   parameters  offset\n"
-	                "a.weight  F32   [2, 3]           6  0\n"
-	                "b         F16   [4]              4  32\n"
-	                "c         Q4_0  [32]            32  64\n");
+	assert_has(out, "name      type  bits/weight  shape   parameters  offset\n"
+	                "a.weight  F32            32  [2, 3]           6  0\n"
+	                "b         F16            16  [4]              4  32\n"
+	                "c         Q4_0          4.5  [32]            32  64\n"
+	                "shapes are row-major (the file's dims reversed; --json "
+	                "also gives gguf_dims)\n");
 	free(out);
 	free(errs);
 }
@@ -212,18 +218,26 @@ START_TEST(describe_json_gives_tensors_metadata_and_totals)
 	snprintf(want, sizeof want,
 	         "{\"name\": \"a.weight\", \"dtype\": \"F32\", \"shape\": [2, 3], "
 	         "\"gguf_dims\": [3, 2], \"parameters\": 6, \"bytes\": 24, "
-	         "\"file\": \"%s\", \"data_offsets\": [0, 24]}", path);
+	         "\"bits_per_weight\": 32, \"file\": \"%s\", "
+	         "\"data_offsets\": [0, 24]}", path);
 	assert_has(out, want);
 	snprintf(want, sizeof want,
 	         "{\"name\": \"c\", \"dtype\": \"Q4_0\", \"shape\": [32], "
 	         "\"gguf_dims\": [32], \"parameters\": 32, \"bytes\": 18, "
-	         "\"file\": \"%s\", \"data_offsets\": [64, 82]}", path);
+	         "\"bits_per_weight\": 4.5, \"file\": \"%s\", "
+	         "\"data_offsets\": [64, 82]}", path);
 	assert_has(out, want);
+	/* The file's bits per weight, 400 / 42, as the shortest double
+	 * (Python's repr(400 / 42)). */
 	assert_has(out, "\"total\": {\"tensors\": 3, \"parameters\": 42, "
-	                "\"bytes\": 50, \"by_dtype\": {"
-	                "\"F32\": {\"tensors\": 1, \"parameters\": 6, \"bytes\": 24}, "
-	                "\"F16\": {\"tensors\": 1, \"parameters\": 4, \"bytes\": 8}, "
-	                "\"Q4_0\": {\"tensors\": 1, \"parameters\": 32, \"bytes\": 18}}}\n}\n");
+	                "\"bytes\": 50, \"bits_per_weight\": 9.523809523809524, "
+	                "\"by_dtype\": {"
+	                "\"F32\": {\"tensors\": 1, \"parameters\": 6, \"bytes\": 24, "
+	                "\"bits_per_weight\": 32}, "
+	                "\"F16\": {\"tensors\": 1, \"parameters\": 4, \"bytes\": 8, "
+	                "\"bits_per_weight\": 16}, "
+	                "\"Q4_0\": {\"tensors\": 1, \"parameters\": 32, \"bytes\": 18, "
+	                "\"bits_per_weight\": 4.5}}}\n}\n");
 	free(out);
 	free(errs);
 }
@@ -309,6 +323,74 @@ START_TEST(describe_separates_a_second_path)
 }
 END_TEST
 
+/*
+ * Strict UTF-8 (RFC 3629), written here rather than taken from libst: no
+ * overlong forms, no surrogates, nothing above U+10FFFF.
+ */
+static int utf8_strict(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned c = s[i], need, cp, min;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) { need = 1; cp = c & 0x1f; min = 0x80; }
+		else if ((c & 0xf0) == 0xe0) { need = 2; cp = c & 0x0f; min = 0x800; }
+		else if ((c & 0xf8) == 0xf0) { need = 3; cp = c & 0x07; min = 0x10000; }
+		else return 0;
+		if (n - i <= need)
+			return 0;
+		for (unsigned k = 1; k <= need; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += need + 1;
+	}
+	return 1;
+}
+
+#define FFFD "\xef\xbf\xbd"
+
+/*
+ * testdata/gguf/utf8_all.gguf (gen_fixtures.py) holds bytes that are not
+ * UTF-8 in a key ("bad.\xff\xfekey"), a value ("caf\xe9 \xc3"), two
+ * array elements ("\x80b", "\xf5\x80") and a tensor name
+ * ("t\xc0\xafx"). --json is UTF-8 and parses, each such byte one U+FFFD.
+ */
+START_TEST(describe_json_replaces_bytes_that_are_not_utf8)
+{
+	char *out, *errs;
+	int printed = 0;
+	ck_assert_int_eq(describe(ST_TESTDATA "/gguf/utf8_all.gguf", 0, 1, 0,
+	                          &printed, &out, &errs), CLI_OK);
+	size_t len = strlen(out), end = 0;
+	ck_assert_msg(utf8_strict((const unsigned char *)out, len), "%s", out);
+	json_node *root = json_parse(out, len, &end);
+	ck_assert_msg(root != NULL, "not JSON:\n%s", out);
+	ck_assert_str_eq(out + end, "\n");
+	const json_node *md = json_get(root, "gguf_metadata");
+	const json_node *key = json_get(md, "bad." FFFD FFFD "key");
+	ck_assert_msg(key != NULL, "%s", out);
+	ck_assert_str_eq(json_string(json_get(key, "value")), "fine");
+	ck_assert_str_eq(json_string(json_get(json_get(md, "bad.value"), "value")),
+	                 "caf" FFFD " " FFFD);
+	const json_node *arr = json_get(json_get(md, "bad.array"), "value");
+	ck_assert_uint_eq(json_size(arr), 3);
+	ck_assert_str_eq(json_string(json_at(arr, 0)), "a");
+	ck_assert_str_eq(json_string(json_at(arr, 1)), FFFD "b");
+	ck_assert_str_eq(json_string(json_at(arr, 2)), FFFD FFFD);
+	const json_node *t = json_at(json_get(root, "tensors"), 0);
+	ck_assert_str_eq(json_string(json_get(t, "name")), "t" FFFD FFFD "x");
+	json_free(root);
+	free(out);
+	free(errs);
+}
+END_TEST
+
 START_TEST(describe_refuses_a_file_that_is_not_gguf)
 {
 	const char *path = path_in("bad.gguf");
@@ -346,6 +428,7 @@ int main(void)
 	tcase_add_test(tc, describe_stats_decodes_what_libst_can);
 	tcase_add_test(tc, describe_separates_a_second_path);
 	tcase_add_test(tc, describe_refuses_a_file_that_is_not_gguf);
+	tcase_add_test(tc, describe_json_replaces_bytes_that_are_not_utf8);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -117,6 +118,73 @@ START_TEST(test_manifest)
 	fclose(m);
 	ck_assert_int_ge(rows, 40);
 	ck_assert_int_ge(bad, 30);
+}
+END_TEST
+
+/*
+ * Files ggml accepts that libst refuses on purpose, each with why:
+ * dims [2^32, 2^32] make ggml's int64 element count wrap to 0, which
+ * passes its own overflow check (a tensor of "0" bytes).
+ */
+static const char *const GGML_MISREADS[] = {"bad_dims_overflow.gguf"};
+
+static int ggml_misreads(const char *name)
+{
+	for (size_t i = 0; i < sizeof GGML_MISREADS / sizeof *GGML_MISREADS; i++)
+		if (!strcmp(name, GGML_MISREADS[i]))
+			return 1;
+	return 0;
+}
+
+#define REFUSE "llama.cpp will refuse this"
+
+/*
+ * libst's check agrees with ggml's loader on every fixture of GGML.tsv
+ * (recorded by ggml_verdicts.py from gguf_init_from_file): what ggml
+ * refuses is an error or a warning saying llama.cpp will refuse it;
+ * what ggml accepts is neither.
+ */
+START_TEST(test_ggml_agrees)
+{
+	FILE *m = fopen(DIR "GGML.tsv", "r");
+	ck_assert(m != NULL);
+	char line[2048];
+	int rows = 0, refused = 0, warned = 0, accepted = 0;
+	while (fgets(line, sizeof line, m)) {
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		char *name = strtok(line, "\t");
+		char *ggml = strtok(NULL, "\t");
+		char *why = strtok(NULL, "\t");
+		char path[1024];
+		snprintf(path, sizeof path, DIR "%s", name);
+		struct counts c = {0};
+		int n = st_gguf_check_file(path, collect, &c, NULL);
+		ck_assert_int_ge(n, 0);
+		if (!strcmp(ggml, "refuse")) {
+			ck_assert_msg(c.errors > 0 || strstr(c.all, REFUSE),
+			              "%s: ggml refuses it (%s), libst says '%s'", name,
+			              why, c.all);
+			if (!c.errors)
+				warned++;
+			refused++;
+		} else if (ggml_misreads(name)) {
+			ck_assert_msg(c.errors > 0, "%s: %s", name, c.all);
+		} else {
+			ck_assert_str_eq(ggml, "accept");
+			ck_assert_msg(c.errors == 0 && !strstr(c.all, REFUSE),
+			              "%s: ggml accepts it, libst says '%s'", name,
+			              c.all);
+			accepted++;
+		}
+		rows++;
+	}
+	fclose(m);
+	ck_assert_int_ge(rows, 58);
+	ck_assert_int_ge(warned, 8);
+	ck_assert_int_ge(accepted, 15);
+	ck_assert_int_ge(refused, 40);
 }
 END_TEST
 
@@ -301,22 +369,30 @@ END_TEST
 /* Names and block sizes from ggml's type traits (block_q4_K and so on). */
 START_TEST(test_type_table)
 {
-	static const struct { unsigned t; const char *name; unsigned blk, bytes; }
-	want[] = {
-		{0, "F32", 1, 4}, {1, "F16", 1, 2}, {2, "Q4_0", 32, 18},
-		{3, "Q4_1", 32, 20}, {6, "Q5_0", 32, 22}, {7, "Q5_1", 32, 24},
-		{8, "Q8_0", 32, 34}, {9, "Q8_1", 32, 36}, {10, "Q2_K", 256, 84},
-		{11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144},
-		{13, "Q5_K", 256, 176}, {14, "Q6_K", 256, 210},
-		{15, "Q8_K", 256, 292}, {16, "IQ2_XXS", 256, 66},
-		{17, "IQ2_XS", 256, 74}, {18, "IQ3_XXS", 256, 98},
-		{19, "IQ1_S", 256, 50}, {20, "IQ4_NL", 32, 18},
-		{21, "IQ3_S", 256, 110}, {22, "IQ2_S", 256, 82},
-		{23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1}, {25, "I16", 1, 2},
-		{26, "I32", 1, 4}, {27, "I64", 1, 8}, {28, "F64", 1, 8},
-		{29, "IQ1_M", 256, 56}, {30, "BF16", 1, 2}, {34, "TQ1_0", 256, 54},
-		{35, "TQ2_0", 256, 66}, {39, "MXFP4", 32, 17},
-		{40, "NVFP4", 64, 36}, {41, "Q1_0", 128, 18}, {42, "Q2_0", 64, 18},
+	/* Bits per weight worked out by hand: bytes * 8 / block. */
+	static const struct {
+		unsigned t;
+		const char *name;
+		unsigned blk, bytes;
+		double bits;
+	} want[] = {
+		{0, "F32", 1, 4, 32}, {1, "F16", 1, 2, 16}, {2, "Q4_0", 32, 18, 4.5},
+		{3, "Q4_1", 32, 20, 5}, {6, "Q5_0", 32, 22, 5.5},
+		{7, "Q5_1", 32, 24, 6}, {8, "Q8_0", 32, 34, 8.5},
+		{9, "Q8_1", 32, 36, 9}, {10, "Q2_K", 256, 84, 2.625},
+		{11, "Q3_K", 256, 110, 3.4375}, {12, "Q4_K", 256, 144, 4.5},
+		{13, "Q5_K", 256, 176, 5.5}, {14, "Q6_K", 256, 210, 6.5625},
+		{15, "Q8_K", 256, 292, 9.125}, {16, "IQ2_XXS", 256, 66, 2.0625},
+		{17, "IQ2_XS", 256, 74, 2.3125}, {18, "IQ3_XXS", 256, 98, 3.0625},
+		{19, "IQ1_S", 256, 50, 1.5625}, {20, "IQ4_NL", 32, 18, 4.5},
+		{21, "IQ3_S", 256, 110, 3.4375}, {22, "IQ2_S", 256, 82, 2.5625},
+		{23, "IQ4_XS", 256, 136, 4.25}, {24, "I8", 1, 1, 8},
+		{25, "I16", 1, 2, 16}, {26, "I32", 1, 4, 32}, {27, "I64", 1, 8, 64},
+		{28, "F64", 1, 8, 64}, {29, "IQ1_M", 256, 56, 1.75},
+		{30, "BF16", 1, 2, 16}, {34, "TQ1_0", 256, 54, 1.6875},
+		{35, "TQ2_0", 256, 66, 2.0625}, {39, "MXFP4", 32, 17, 4.25},
+		{40, "NVFP4", 64, 36, 4.5}, {41, "Q1_0", 128, 18, 1.125},
+		{42, "Q2_0", 64, 18, 2.25},
 	};
 	int known = 0;
 	for (unsigned t = 0; t < 64; t++) {
@@ -335,7 +411,15 @@ START_TEST(test_type_table)
 		ck_assert_uint_eq(bytes, want[i].bytes);
 		ck_assert_int_eq(st_ggml_type_from_name(want[i].name, &back), ST_OK);
 		ck_assert_uint_eq(back, want[i].t);
+		double bits = -1;
+		ck_assert_int_eq(st_ggml_type_bits(want[i].t, &bits), ST_OK);
+		ck_assert_msg(bits == want[i].bits, "%s: %.17g bits, want %g",
+		              want[i].name, bits, want[i].bits);
 	}
+	double none = -1;
+	ck_assert_int_eq(st_ggml_type_bits(4, &none), ST_ENOTFOUND);
+	ck_assert_int_eq(st_ggml_type_bits(57, &none), ST_ENOTFOUND);
+	ck_assert(none == -1);
 	st_dtype d;
 	ck_assert_int_eq(st_ggml_type_dtype(ST_GGML_BF16, &d), ST_OK);
 	ck_assert_int_eq(d, ST_DTYPE_BF16);
@@ -443,6 +527,76 @@ START_TEST(test_sparse_header_only)
 	st_gguf_close(g);
 	unlink(path);
 	free(hdr);
+}
+END_TEST
+
+/* Append to buf at *n: a u32, a u64, a GGUF string. */
+static void put_u32(unsigned char *buf, size_t *n, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		buf[(*n)++] = (unsigned char)(v >> 8 * i);
+}
+
+static void put_u64(unsigned char *buf, size_t *n, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		buf[(*n)++] = (unsigned char)(v >> 8 * i);
+}
+
+static void put_str(unsigned char *buf, size_t *n, const char *s)
+{
+	put_u64(buf, n, strlen(s));
+	memcpy(buf + *n, s, strlen(s));
+	*n += strlen(s);
+}
+
+/*
+ * ggml's loader refuses a string or an array longer than 2^30 (its
+ * GGUF_MAX_STRING_LENGTH, GGUF_MAX_ARRAY_ELEMENTS): a file in memory
+ * (anonymous pages, zero until written) holding an array of 2^30 + 1
+ * uint8 and a string of 2^30 + 1 NUL bytes (valid UTF-8) is read, and
+ * checking warns of each. (A sparse file would do, but reading a gigabyte
+ * of holes through the page cache takes seconds.)
+ */
+START_TEST(test_ggml_length_limits)
+{
+	const uint64_t big = (1ull << 30) + 1;
+	size_t size = 2 * (size_t)big + 4096;
+	unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(buf != MAP_FAILED);
+	size_t n = 0;
+	memcpy(buf, "GGUF", 4);
+	n = 4;
+	put_u32(buf, &n, 3);
+	put_u64(buf, &n, 0);
+	put_u64(buf, &n, 3);
+	put_str(buf, &n, "general.architecture");
+	put_u32(buf, &n, ST_GGUF_STRING);
+	put_str(buf, &n, "test");
+	put_str(buf, &n, "t.arr");
+	put_u32(buf, &n, ST_GGUF_ARRAY);
+	put_u32(buf, &n, ST_GGUF_UINT8);
+	put_u64(buf, &n, big);
+	n += big; /* the array's bytes, zero */
+	put_str(buf, &n, "t.str");
+	put_u32(buf, &n, ST_GGUF_STRING);
+	put_u64(buf, &n, big);
+	n += big;
+	st_gguf *g;
+	st_error err;
+	ck_assert_int_eq(st_gguf_open_memory(&g, buf, n, "long", &err), ST_OK);
+	ck_assert_uint_eq(st_gguf_kv_at(g, 1)->value.n, big);
+	ck_assert_uint_eq(st_gguf_kv_at(g, 2)->value.n, big);
+	st_gguf_close(g);
+	struct counts c = {0};
+	ck_assert_int_eq(st_gguf_check_memory(buf, n, "long", collect, &c), 0);
+	ck_assert_msg(c.warnings == 2, "%s", c.all);
+	ck_assert_msg(strstr(c.all, "llama.cpp will refuse this: key 't.arr': "
+	                            "array of 1073741825 elements"), "%s", c.all);
+	ck_assert_msg(strstr(c.all, "llama.cpp will refuse this: key 't.str': "
+	                            "string of 1073741825 bytes"), "%s", c.all);
+	munmap(buf, size);
 }
 END_TEST
 
@@ -651,12 +805,14 @@ int main(void)
 	tcase_add_test(tc, test_q8_0_matches_numpy);
 	tcase_add_test(tc, test_f16_bf16_encode);
 	tcase_add_test(tc, test_sparse_header_only);
+	tcase_add_test(tc, test_ggml_length_limits);
 	tcase_add_test(tc, test_writer_reproduces_fixture);
 	tcase_add_test(tc, test_writer_refuses);
 	tcase_add_test(tc, test_writer_no_metadata);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_manifest);
+	tcase_add_test(tc, test_ggml_agrees);
 	tcase_add_test(tc, test_unreadable_is_eio);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -73,7 +73,9 @@ ST_API const char *st_gguf_type_name(int type);
 
 /*
  * One metadata value. Owned by the st_gguf; valid until st_gguf_close.
- *   numbers and bools: v.u (UINT*, BOOL), v.i (INT*), v.f (FLOAT*)
+ *   numbers and bools: v.u (UINT*, BOOL), v.i (INT*), v.f (FLOAT*); a
+ *   BOOL is the byte as stored: not 0 is true (ggml's reading; the spec's
+ *   0 or 1 is checked as a warning)
  *   STRING: v.s, n bytes (not NUL-terminated; may hold any bytes)
  *   ARRAY: elem_type and n elements; read them with st_gguf_array_get
  */
@@ -95,7 +97,12 @@ typedef struct st_gguf_value {
 ST_API void st_gguf_array_get(const st_gguf_value *arr, uint64_t i,
                               st_gguf_value *out);
 
-/* One key/value pair; key is NUL-terminated ASCII, key_len bytes. */
+/*
+ * One key/value pair; key is key_len bytes, NUL-terminated. The spec asks
+ * for ASCII; keys that are not (UTF-8 or other bytes, a NUL inside, more
+ * than 65535 bytes) are read, as ggml and gguf-py read them, and checking
+ * warns about them.
+ */
 typedef struct st_gguf_kv {
 	const char *key;
 	size_t key_len;
@@ -135,6 +142,13 @@ ST_API int st_ggml_type_from_name(const char *name, unsigned *type);
  * Q8_0: 32, 34; Q4_K: 256, 144). Returns ST_OK, or ST_ENOTFOUND.
  */
 ST_API int st_ggml_type_block(unsigned type, unsigned *block, unsigned *bytes);
+/*
+ * A type's bits per weight, its block's bytes * 8 / its elements (F32: 32,
+ * Q8_0: 8.5, Q4_K: 4.5, IQ2_XXS: 2.0625), exact. A tensor's is its
+ * type's; a file's is its tensors' bytes * 8 / their elements.
+ * Returns ST_OK, or ST_ENOTFOUND (*bits untouched).
+ */
+ST_API int st_ggml_type_bits(unsigned type, double *bits);
 /*
  * The safetensors dtype with the same element layout (F32, F16, BF16, F64,
  * I8, I16, I32, I64). Returns ST_OK, or ST_ENOTFOUND for block types.
@@ -229,6 +243,15 @@ ST_API const void *st_gguf_tensor_data(const st_gguf *g, size_t i);
  * Check one GGUF file against every rule and report each problem to fn
  * (st_problem_fn of st/file.h). Returns the number of errors (>= 0), or
  * ST_EIO when the path cannot be read at all (fn is not called).
+ * Warnings (the file still opens): what the spec allows but ggml's loader
+ * refuses, each beginning "llama.cpp will refuse this: " (an array of
+ * arrays; tensor data not packed in file order from offset 0, each padded
+ * to the alignment; a tensor name of 64 bytes; an unknown tensor type; a
+ * string or an array longer than 2^30);
+ * what the spec forbids but ggml and gguf-py read (a bool byte above 1, a
+ * key not ASCII or holding a NUL or longer than 65535 bytes, an alignment
+ * of 1, 2 or 4); every key, string, string element or tensor name that is
+ * not valid UTF-8; missing required keys.
  */
 ST_API int st_gguf_check_file(const char *path, st_problem_fn fn, void *ctx,
                               st_error *err);

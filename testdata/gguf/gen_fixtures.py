@@ -4,7 +4,8 @@
 Every file is written with struct (little-endian) by the helpers below, not
 by any GGUF library, so the reader is checked against the spec itself.
 MANIFEST.tsv lists each file with the verdict the reader must give and what
-is broken. q8_0/ holds an independent numpy implementation of ggml's
+is broken; ggml_verdicts.py then records in GGML.tsv what ggml's own loader
+says of each file (rerun it after this script). q8_0/ holds an independent numpy implementation of ggml's
 quantize_row_q8_0_ref applied to random rows: src.f32 (the input),
 ref.q8_0 (its blocks), deq.f32 (the blocks dequantized).
 
@@ -135,7 +136,9 @@ def add(name, data, expect, needle, what):
     FILES.append((name, expect, needle, what))
 
 
-add('ok_all_types.gguf', gguf(ALL_KVS, ALL_TENSORS, align=64), 'ok', '',
+# (ggml reads no arrays of arrays: the one nested array is warned about.)
+add('ok_all_types.gguf', gguf(ALL_KVS, ALL_TENSORS, align=64), 'warning',
+    "llama.cpp will refuse this: key 't.arr_nested' is an array of arrays",
     'v3, alignment 64, every value type, nested and empty arrays, six '
     'tensor types')
 add('ok_v2.gguf', gguf([ARCH], [('w', [8], T_F32, f32(range(8)))],
@@ -152,8 +155,9 @@ def nest(depth):
     return v
 
 
-add('ok_depth16.gguf', gguf([ARCH, kv('t.deep', ARR, nest(16))], []), 'ok',
-    '', 'arrays nested 16 deep, the most the reader accepts')
+add('ok_depth16.gguf', gguf([ARCH, kv('t.deep', ARR, nest(16))], []),
+    'warning', "llama.cpp will refuse this: key 't.deep' is an array of "
+    "arrays", 'arrays nested 16 deep, the most the reader accepts')
 add('warn_no_arch.gguf', gguf([], [('w', [8], T_F32, f32(range(8)))]),
     'warning', "'general.architecture' is missing",
     'legal but the spec requires general.architecture')
@@ -220,21 +224,52 @@ def deep_raw(depth):
 add('bad_deep_absurd.gguf',
     gguf([ARCH, s('t.deep') + struct.pack('<I', ARR) + deep_raw(5000)], []),
     'error', 'arrays nested deeper than 16', 'arrays nested 5000 deep')
-add('bad_bool.gguf', gguf([ARCH, kv('t.b', BOOL, 2)], []), 'error',
+# The spec's bools are 0 or 1; ggml and gguf-py read any other byte as true.
+add('warn_bool.gguf', gguf([ARCH, kv('t.b', BOOL, 2)], []), 'warning',
     "key 't.b': bool value 2", 'a bool of 2')
-add('bad_bool_array.gguf', gguf([ARCH, kv('t.b', ARR, (BOOL, [1, 0, 5]))],
-                                []), 'error',
+add('warn_bool_array.gguf', gguf([ARCH, kv('t.b', ARR, (BOOL, [1, 0, 5]))],
+                                 []), 'warning',
     "key 't.b': element 2: bool value 5", 'a bool array holding 5')
 add('bad_dup_key.gguf', gguf([ARCH, kv('t.a', U8, 1), kv('t.a', U8, 2)], []),
     'error', "key 't.a' appears more than once", 'the key t.a twice')
-add('bad_key_ascii.gguf', gguf([ARCH, kv('t.\u00e9', U8, 1)], []), 'error',
-    "not ASCII (byte 2 is 0xc3)", 'a key with an e-acute')
+# Keys the spec frowns on but ggml and gguf-py read.
+add('warn_key_ascii.gguf', gguf([ARCH, kv('t.\u00e9', U8, 1)], []),
+    'warning', "not ASCII (byte 2 is 0xc3)", 'a key with an e-acute')
+add('warn_key_nul.gguf', gguf([ARCH, kv('t.a\0b', U8, 1)], []), 'warning',
+    "holds a NUL (byte 3 is 0x00)", 'a key with a NUL byte inside')
+add('warn_key_long.gguf', gguf([ARCH, kv('k' * 65536, U8, 1)], []),
+    'warning', 'key 1: 65536 bytes long (the spec allows at most 65535',
+    'a key of 65536 bytes')
+# Strings that are not UTF-8 (the spec's strings are UTF-8).
+add('warn_utf8_key.gguf', gguf([ARCH, kv(b't.\xff', U8, 1)], []), 'warning',
+    "key 't.\\xff': not valid UTF-8 (byte 2 is 0xff)",
+    'a key holding the byte 0xff')
+add('warn_utf8_value.gguf', gguf([ARCH, kv('t.s', STR, b'ab\xc3(')], []),
+    'warning', "key 't.s': string value not valid UTF-8 (byte 2 is 0xc3)",
+    'a string value with a cut two-byte sequence')
+add('warn_utf8_array.gguf',
+    gguf([ARCH, kv('t.a', ARR, (STR, ['ok', b'\xed\xa0\x80']))], []),
+    'warning', "key 't.a': element 1 not valid UTF-8 (byte 0 is 0xed)",
+    'an array element holding a UTF-16 surrogate (U+D800)')
+add('warn_utf8_name.gguf', gguf([ARCH], [(b'w\xfe', [8], T_F32,
+                                          f32(range(8)))]), 'warning',
+    "tensor 'w\\xfe': name not valid UTF-8 (byte 1 is 0xfe)",
+    'a tensor name holding the byte 0xfe')
 add('bad_key_empty.gguf', gguf([ARCH, kv('', U8, 1)], []), 'error',
     'key 1 is empty', 'an empty key')
 add('bad_alignment_type.gguf',
     gguf([ARCH, kv('general.alignment', U64, 32)], []), 'error',
     "'general.alignment': type uint64, expected uint32",
     'general.alignment stored as uint64')
+add('warn_alignment4.gguf',
+    gguf([ARCH, kv('general.alignment', U32, 4)],
+         [('a', [3], T_F32, f32(range(3))), ('b', [3], T_F32, f32(range(3)))],
+         align=4), 'warning',
+    "'general.alignment': 4 is not a multiple of 8",
+    'alignment 4: a power of two (ggml reads it) but not a multiple of 8')
+add('bad_alignment_zero.gguf',
+    gguf([ARCH, kv('general.alignment', U32, 0)], []), 'error',
+    "'general.alignment': 0 is not a power of two", 'alignment 0')
 add('bad_alignment_value.gguf',
     gguf([ARCH, kv('general.alignment', U32, 48)],
          [('w', [8], T_F32, f32(range(8)))], align=48), 'error',
@@ -280,6 +315,26 @@ add('bad_overlap.gguf',
                   ('b', [8], T_F32, f32(range(8)))], offsets=[0, 32]),
     'error', "tensor 'b': data [32, 64) overlaps tensor 'a' [0, 64)",
     "b's data inside a's")
+# ggml's loader wants the tensors packed in file order from offset 0.
+add('warn_gap.gguf',
+    gguf([ARCH], [('a', [8], T_F32, f32(range(8))),
+                  ('b', [8], T_F32, f32(range(8)))], offsets=[0, 64]),
+    'warning', "llama.cpp will refuse this: a gap of 32 bytes before tensor "
+    "'b' (data at 64", "32 unused bytes between a's data and b's")
+add('warn_gap_first.gguf',
+    gguf([ARCH], [('a', [8], T_F32, f32(range(8)))], offsets=[32]),
+    'warning', "llama.cpp will refuse this: a gap of 32 bytes before tensor "
+    "'a' (data at 32", "the only tensor's data at 32, not 0")
+add('warn_out_of_order.gguf',
+    gguf([ARCH], [('a', [8], T_F32, f32(range(8))),
+                  ('b', [8], T_F32, f32(range(8)))], offsets=[32, 0]),
+    'warning', "llama.cpp will refuse this: tensors out of offset order: "
+    "'b' (data at 0) is listed after 'a' (data at 32)",
+    "packed, but b's data before a's")
+add('warn_name64.gguf', gguf([ARCH], [('n' * 64, [8], T_F32,
+                                       f32(range(8)))]), 'warning',
+    'llama.cpp will refuse this: tensor \'' + 'n' * 64 + "': name of 64 bytes",
+    'a tensor name of 64 bytes (ggml keeps at most 63)')
 add('bad_past_end.gguf',
     gguf([ARCH], [('w', [8], T_F32, f32(range(8)))])[:-8], 'error',
     "tensor 'w': data [0, 32) runs past the end of the data section (24 "
@@ -306,6 +361,14 @@ assert len(padded) % 32 == 0 and padded[-4:] == b'\0' * 4
 add('bad_padding_past_end.gguf', padded[:-4], 'error',
     f'its padding to {len(padded)} runs past the end of the file',
     'an empty tensor, the padding after the header cut short')
+
+# Every kind of string not UTF-8 at once, for stinfo --json and --check
+# (tests/cli/stinfo_gguf_strings.sh): not a manifest row (four warnings).
+with open(os.path.join(HERE, 'utf8_all.gguf'), 'wb') as f:
+    f.write(gguf([ARCH, kv(b'bad.\xff\xfekey', STR, 'fine'),
+                  kv('bad.value', STR, b'caf\xe9 \xc3'),
+                  kv('bad.array', ARR, (STR, ['a', b'\x80b', b'\xf5\x80']))],
+                 [(b't\xc0\xafx', [4], T_F32, f32([1, 2, 3, 4]))]))
 
 with open(os.path.join(HERE, 'MANIFEST.tsv'), 'w') as f:
     f.write('# file\texpect\tmessage substring\twhat (made by '

@@ -58,10 +58,12 @@ expect_out diff_unknown_json '"dtype_b": "type 57 \(unknown\)", "elements": 256,
 # A type libst does not know: listed and flagged, the rest shown.
 U=$TESTDATA/gguf/warn_type57_between.gguf
 run unknown 0 "$S" "$U"
-expect_out unknown '^new +type 57 \(unknown\) +\[64\] +64 +'
-expect_out unknown '^a +F32 +\[8\] +8 +0$'
-expect_out unknown '^b +F32 +\[4\] +4 +'
-expect_out unknown '^unknown types +1 +64 +unknown$'
+expect_out unknown '^new +type 57 \(unknown\) +- +\[64\] +64 +'
+expect_out unknown '^a +F32 +32 +\[8\] +8 +0$'
+expect_out unknown '^b +F32 +32 +\[4\] +4 +'
+expect_out unknown '^unknown types +1 +64 +unknown +-$'
+# Bits per weight of the file: the known tensors' 48 bytes * 8 / 12.
+expect_out unknown '^bits/weight: 32$'
 expect_out unknown 'general.architecture: test'
 run unknown_stats 0 "$S" --stats "$U"
 expect_out unknown_stats '^new +type 57 \(unknown\)( +-){7}$'
@@ -71,7 +73,7 @@ run unknown_json 0 "$S" --json --stats "$U"
 expect_out unknown_json '"name": "new", "dtype": "unknown", "ggml_type": 57, "shape": \[64\], "gguf_dims": \[64\], "parameters": 64, "bytes": null, .*"data_offsets": \[32, null\], "stats": null'
 run unknown_check 0 "$S" --check "$U"
 expect_out unknown_check 'OK \(1 warning\)$'
-expect_err unknown_check "tensor 'new': unknown ggml type 57: its size is not known"
+expect_err unknown_check "llama.cpp will refuse this: tensor 'new': unknown ggml type 57 \\(its size is not known"
 run unknown_past_end 1 "$S" --check "$TESTDATA/gguf/bad_type57_past_end.gguf"
 expect_err unknown_past_end "tensor 'new' \(unknown type 57\): data offset 4096 is past the end of the data section"
 finish

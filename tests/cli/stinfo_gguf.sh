@@ -1,7 +1,8 @@
 # stinfo on GGUF files: the summary, --all, --json, --stats (goldens in
 # tests/golden/stinfo_gguf/, checked by hand against gen_fixtures.py's
 # values), --check on every fixture of testdata/gguf/MANIFEST.tsv (its
-# verdict and message, which the manifest states independently), and a
+# verdict and message, which the manifest states independently), --check
+# against ggml's own verdict on each (GGML.tsv), and a
 # sparse 300 GB file that only a header-only reader answers at once.
 # Paths are relative to testdata/gguf so the output does not depend on
 # where the tree lives.
@@ -40,6 +41,25 @@ while IFS=$'\t' read -r name expect needle what; do
 	        fail "open $name: not one line"; fi ;;
 	esac
 done < MANIFEST.tsv
+# --check agrees with ggml's loader (GGML.tsv, recorded by ggml_verdicts.py
+# from gguf_init_from_file): ggml refuses -> INVALID, or a warning that
+# llama.cpp will refuse it; ggml accepts -> neither. bad_dims_overflow.gguf
+# is refused on purpose (ggml's element count wraps to 0; check_gguf.c).
+while IFS=$'\t' read -r name verdict why; do
+	case $name in '#'*) continue ;; esac
+	"$S" --check "$name" >"$TMP/ggml_$name.out" 2>"$TMP/ggml_$name.err"
+	rc=$?
+	refuse=0
+	grep -qF 'llama.cpp will refuse this: ' "$TMP/ggml_$name.err" && refuse=1
+	case $verdict:$name in
+	refuse:*) if [ $rc = 1 ] || { [ $rc = 0 ] && [ $refuse = 1 ]; }; then ok
+	          else fail "ggml refuses $name ($why): stinfo rc $rc"; fi ;;
+	accept:bad_dims_overflow.gguf) [ $rc = 1 ] && ok || fail "$name: rc $rc" ;;
+	accept:*) if [ $rc = 0 ] && [ $refuse = 0 ]; then ok
+	          else fail "ggml accepts $name: stinfo rc $rc"; fi ;;
+	*) fail "GGML.tsv: '$verdict' for $name" ;;
+	esac
+done < GGML.tsv
 run check_missing 2 "$S" --check no-such.gguf
 expect_err check_missing "no-such.gguf: No such file"
 

@@ -29,8 +29,8 @@ sed -n '/^tensors:/,$p' "$TMP/list_1.out" |
 sed -n '/^tensors:/,$p' "$TMP/list_whole.out" |
 	sed -E '/^(name|[a-z_.{},0-9]+ +(F32|Q8_0)) /s/ +(offset|[0-9]+|-)$//' >"$TMP/t_whole"
 same list "$TMP/t_split" "$TMP/t_whole"
-expect_out list_1 '^token_embd\.weight +Q8_0 +\[512, 32\] +16384 +gpt2-00001-of-00003\.gguf$'
-expect_out list_1 '^output_norm\.bias +F32 +\[32\] +32 +gpt2-00003-of-00003\.gguf$'
+expect_out list_1 '^token_embd\.weight +Q8_0 +8\.5 +\[512, 32\] +16384 +gpt2-00001-of-00003\.gguf$'
+expect_out list_1 '^output_norm\.bias +F32 +32 +\[32\] +32 +gpt2-00003-of-00003\.gguf$'
 
 # --stats: the same figures for every tensor.
 run stats_split 0 "$S" --stats gpt2-00002-of-00003.gguf

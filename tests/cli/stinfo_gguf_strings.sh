@@ -43,4 +43,16 @@ expect_out json '"general\.name": \{"type": "string", "value": "a\\u001b\[31mb\\
 expect_out json '"k": \{"type": "string", "value": "x\\u0085\\u202ey"\}'
 expect_out json '"value": \["x\\ufffd\\ufffdy", "\\u0007bell"\]'
 expect_out json '\{"name": "t\\u009b\\ufffd", "dtype": "F32"'
+
+# --check warns of each string that is not UTF-8, naming the key or the
+# tensor (testdata/gguf/utf8_all.gguf: a key, a value, an array element
+# and a tensor name; its --json is checked by check_common_gguf_info).
+run utf8_check 0 "$S" --check "$TESTDATA/gguf/utf8_all.gguf"
+expect_out utf8_check 'utf8_all\.gguf: OK \(4 warnings\)$'
+expect_err utf8_check "key 'bad\\.\\\\xff\\\\xfekey': not valid UTF-8 \\(byte 4 is 0xff\\)"
+expect_err utf8_check "key 'bad\\.value': string value not valid UTF-8 \\(byte 3 is 0xe9\\)"
+expect_err utf8_check "key 'bad\\.array': element 1 not valid UTF-8 \\(byte 0 is 0x80\\)"
+expect_err utf8_check "tensor 't\\\\xc0\\\\xafx': name not valid UTF-8 \\(byte 1 is 0xc0\\)"
+run utf8_json 0 "$S" --json "$TESTDATA/gguf/utf8_all.gguf"
+iconv -f UTF-8 -t UTF-8 "$TMP/utf8_json.out" >/dev/null 2>&1 && ok || fail "utf8_json: output is not UTF-8"
 finish

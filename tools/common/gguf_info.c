@@ -163,6 +163,7 @@ static void view_free(struct view *v)
 
 struct totals {
 	uint64_t tensors, params, bytes;
+	uint64_t known_params; /* of the tensors of a type libst knows */
 	/* by type; the last row sums the tensors of unknown types */
 	struct { uint64_t tensors, params, bytes; } by[ST_GGML_TYPE_COUNT + 1];
 };
@@ -181,6 +182,8 @@ static void totals(const st_gguf *g, struct totals *t)
 		t->tensors++;
 		t->params += x->n_elements;
 		t->bytes += x->n_bytes;
+		if (st_ggml_type_name(x->type))
+			t->known_params += x->n_elements;
 		unsigned r = type_row(x->type);
 		t->by[r].tensors++;
 		t->by[r].params += x->n_elements;
@@ -188,13 +191,35 @@ static void totals(const st_gguf *g, struct totals *t)
 	}
 }
 
+/*
+ * Bits per weight: a type's from libst's type table (exact, a multiple
+ * of 1/32: printed whole); "-" for a type libst does not know.
+ */
+static void fmt_type_bits(char *buf, size_t n, unsigned type)
+{
+	double bits;
+	if (st_ggml_type_bits(type, &bits))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%g", bits);
+}
+
+/* The file's: its tensors' bytes * 8 over their elements (known types). */
+static int file_bits(const struct totals *t, double *bits)
+{
+	if (!t->known_params)
+		return 0;
+	*bits = (double)t->bytes * 8 / (double)t->known_params;
+	return 1;
+}
+
 static void print_type_table(const struct totals *t)
 {
 	struct table tab;
-	char c1[32], c2[96], c3[96];
-	table_init(&tab, 4, "lrrr");
+	char c1[32], c2[96], c3[96], c4[32];
+	table_init(&tab, 5, "lrrrr");
 	table_add(&tab, (const char *const[]){"type", "tensors", "parameters",
-	                                      "bytes"});
+	                                      "bytes", "bits/weight"});
 	for (unsigned d = 0; d <= ST_GGML_TYPE_COUNT; d++) {
 		if (!t->by[d].tensors)
 			continue;
@@ -206,7 +231,8 @@ static void print_type_table(const struct totals *t)
 			table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		const char *name = d < ST_GGML_TYPE_COUNT ? st_ggml_type_name(d)
 		                                          : "unknown types";
-		table_add(&tab, (const char *const[]){name, c1, c2, c3});
+		fmt_type_bits(c4, sizeof c4, d);
+		table_add(&tab, (const char *const[]){name, c1, c2, c3, c4});
 	}
 	table_print(&tab, stdout);
 	table_free(&tab);
@@ -245,11 +271,10 @@ static void print_tensor_table(const st_gguf *g, const struct view *v, int all)
 	size_t nrows;
 	layers_row *rows = layers_compact(v->p, v->n, all, &nrows);
 	struct table tab;
-	char shape[1024], params[64], where[1024], type[32];
-	table_init(&tab, 5, "lllrl");
-	table_add(&tab, (const char *const[]){"name", "type", "shape",
-	                                      "parameters",
-	                                      split ? "file" : "offset"});
+	char shape[1024], params[64], where[1024], type[32], bits[32];
+	table_init(&tab, 6, "llrlrl");
+	table_add(&tab, (const char *const[]){"name", "type", "bits/weight", "shape",
+	                                      "parameters", split ? "file" : "offset"});
 	for (size_t r = 0; r < nrows; r++) {
 		const layers_row *row = &rows[r];
 		const st_tensor *t = v->p[row->members[0]];
@@ -271,12 +296,16 @@ static void print_tensor_table(const st_gguf *g, const struct view *v, int all)
 		if (split) /* offsets count from each part's data: name the part */
 			part_cell(where, sizeof where, g, row);
 		const char *tl = gguf_type_label((unsigned)t->dtype, type, sizeof type);
-		table_add(&tab, (const char *const[]){name, tl, shape, params, where});
+		fmt_type_bits(bits, sizeof bits, (unsigned)t->dtype);
+		table_add(&tab, (const char *const[]){name, tl, bits, shape, params,
+		                                      where});
 		free(name);
 	}
 	table_print(&tab, stdout);
 	table_free(&tab);
 	layers_free(rows, nrows);
+	printf("shapes are row-major (the file's dims reversed; --json also "
+	       "gives gguf_dims)\n");
 }
 
 /* ---- statistics -------------------------------------------------------- */
@@ -411,6 +440,13 @@ static void print_summary(const char *path, const st_gguf *g, int all,
 	table_print_totals(t.tensors, t.params, t.bytes);
 	if (t.tensors == 0)
 		return;
+	double bits;
+	char buf[32];
+	if (file_bits(&t, &bits))
+		snprintf(buf, sizeof buf, "%.4g", bits);
+	else
+		snprintf(buf, sizeof buf, "-");
+	table_print_kv("bits/weight:", buf);
 	putchar('\n');
 	print_type_table(&t);
 	putchar('\n');
@@ -491,6 +527,16 @@ static void json_metadata(const st_gguf *g, int all)
 	printf("%s},\n", st_gguf_n_kv(g) ? "\n  " : "");
 }
 
+/* A type's bits per weight, or null for a type libst does not know. */
+static void json_type_bits(unsigned type)
+{
+	double bits;
+	if (st_ggml_type_bits(type, &bits))
+		fputs("null", stdout);
+	else
+		cli_json_double(stdout, bits);
+}
+
 static void print_json(const char *path, const st_gguf *g, int all,
                        const st_stats *accs)
 {
@@ -532,8 +578,10 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		snprintf(bytes, sizeof bytes, "%llu", (unsigned long long)x->n_bytes);
 		snprintf(end, sizeof end, "%llu",
 		         (unsigned long long)(x->offset + x->n_bytes));
-		printf(", \"parameters\": %llu, \"bytes\": %s, \"file\": ",
+		printf(", \"parameters\": %llu, \"bytes\": %s, \"bits_per_weight\": ",
 		       (unsigned long long)x->n_elements, tn ? bytes : "null");
+		json_type_bits(x->type);
+		printf(", \"file\": ");
 		const char *fp = np > 1 ? st_gguf_path(st_gguf_part(
 		                              g, st_gguf_tensor_part(g, i)))
 		                        : path;
@@ -551,19 +599,27 @@ static void print_json(const char *path, const st_gguf *g, int all,
 	struct totals t;
 	totals(g, &t);
 	printf("  ],\n  \"total\": {\"tensors\": %llu, \"parameters\": %llu, "
-	       "\"bytes\": %llu, \"by_dtype\": {",
+	       "\"bytes\": %llu, \"bits_per_weight\": ",
 	       (unsigned long long)t.tensors, (unsigned long long)t.params,
 	       (unsigned long long)t.bytes);
+	double bits;
+	if (file_bits(&t, &bits))
+		cli_json_double(stdout, bits);
+	else
+		fputs("null", stdout);
+	printf(", \"by_dtype\": {");
 	int first = 1;
 	for (unsigned d = 0; d <= ST_GGML_TYPE_COUNT; d++) {
 		if (!t.by[d].tensors)
 			continue;
 		printf("%s\"%s\": {\"tensors\": %llu, \"parameters\": %llu, "
-		       "\"bytes\": %llu}", first ? "" : ", ",
+		       "\"bytes\": %llu, \"bits_per_weight\": ", first ? "" : ", ",
 		       d < ST_GGML_TYPE_COUNT ? st_ggml_type_name(d) : "unknown",
 		       (unsigned long long)t.by[d].tensors,
 		       (unsigned long long)t.by[d].params,
 		       (unsigned long long)t.by[d].bytes);
+		json_type_bits(d);
+		putchar('}');
 		first = 0;
 	}
 	printf("}}\n}\n");

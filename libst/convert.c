@@ -53,6 +53,32 @@ static int glob_match(const char *glob, const st_tensor *t)
 	return fnmatch(glob, t->name, 0) == 0;
 }
 
+/*
+ * Whether a float of dtype from converts to the target: the wide floats,
+ * and the plain 8- and 4-bit floats (no scale pairs with them), which
+ * st_convert decodes exactly. F6 is not decoded: copied as it is.
+ */
+static int decodes(st_dtype from, st_dtype to)
+{
+	return st_dtype_is_wide_float(from) ||
+	       (st_dtype_is_float(from) && st_convert_supported(to, from));
+}
+
+/*
+ * Whether converting from to to can lose a value (what it lost is then
+ * counted): a narrower wide float, F16 <-> BF16 (other ranges), and of the
+ * 8- and 4-bit floats only F8_E8M0 to F16 (2^-127..2^127 is past F16's
+ * range); every other F8 and F4 value is exact in F16, BF16 and F32.
+ */
+static int narrows(st_dtype from, st_dtype to)
+{
+	if (!st_dtype_is_wide_float(from))
+		return from == ST_DTYPE_F8_E8M0 && to == ST_DTYPE_F16;
+	return st_dtype_bits(to) < st_dtype_bits(from) ||
+	       (from == ST_DTYPE_F16 && to == ST_DTYPE_BF16) ||
+	       (from == ST_DTYPE_BF16 && to == ST_DTYPE_F16);
+}
+
 /* What happens to input tensor i. */
 static void plan_item(st_convert_plan *p, size_t i)
 {
@@ -93,7 +119,7 @@ static void plan_item(st_convert_plan *p, size_t i)
 		                                                               : ST_CONVERT_COPY;
 	else if (!o->has_to)
 		it->action = ST_CONVERT_COPY;
-	else if (!st_dtype_is_wide_float(it->tensor->dtype))
+	else if (!decodes(it->tensor->dtype, o->to))
 		it->action = ST_CONVERT_ASIS;
 	else if (kept)
 		it->action = ST_CONVERT_KEEP;
@@ -102,10 +128,7 @@ static void plan_item(st_convert_plan *p, size_t i)
 	else {
 		it->action = ST_CONVERT_CONVERT;
 		it->out = o->to;
-		st_dtype from = it->tensor->dtype;
-		it->narrows = st_dtype_bits(o->to) < st_dtype_bits(from) ||
-		              (from == ST_DTYPE_F16 && o->to == ST_DTYPE_BF16) ||
-		              (from == ST_DTYPE_BF16 && o->to == ST_DTYPE_F16);
+		it->narrows = narrows(it->tensor->dtype, o->to);
 	}
 	/* A PyTorch alias (tied weights) is written once: safetensors
 	 * cannot hold two names for one piece of data. */

@@ -43,13 +43,26 @@ static int cancelled(const st_convert_run *r, st_error *err)
 	return 0;
 }
 
+/* Elements of a converted item's group: F4 is read a byte (two elements)
+ * at a time, every other float an element at a time. */
+static unsigned group_elems(const st_convert_item *it)
+{
+	unsigned bytes, elems;
+	st_dtype_group(it->tensor->dtype, &bytes, &elems);
+	return elems;
+}
+
 /* Output bytes of a piece of item it: a copy is read byte by byte, a
- * conversion element by element. */
+ * conversion group by group. */
 static uint64_t piece_out_bytes(const st_convert_item *it, uint64_t n_groups)
 {
 	if (it->action == ST_CONVERT_QSCALE)
 		return n_groups * 4;
-	return it->out == it->tensor->dtype ? n_groups : n_groups * (st_dtype_bits(it->out) / 8);
+	if (it->out == it->tensor->dtype)
+		return n_groups;
+	if (it->action == ST_CONVERT_CONVERT)
+		n_groups *= group_elems(it);
+	return n_groups * (st_dtype_bits(it->out) / 8);
 }
 
 /* Read pieces -> chunk->out: copy, or convert (any worker, concurrently). */
@@ -73,7 +86,7 @@ static int convert_work(void *ctx, const st_stream_chunk *c, st_error *err)
 		} else if (it->out == it->tensor->dtype) {
 			memcpy(out, pc->data[0], (size_t)pc->n_groups);
 		} else if (st_convert(it->out, out, it->tensor->dtype, pc->data[0],
-		                      (size_t)pc->n_groups,
+		                      (size_t)pc->n_groups * group_elems(it),
 		                      &j->stats[(size_t)c->worker * j->n_items + pc->item]) != ST_OK) {
 			st__error(err, ST_EUNSUPPORTED, "internal error: cannot convert %s to %s",
 			          st_dtype_name(it->tensor->dtype), st_dtype_name(it->out));
@@ -154,10 +167,11 @@ static int run_job(job *j, st_error *err)
 			pi[i].n_groups = it->tensor->n_bytes;
 			pi[i].group_bytes[0] = 1;
 			pi[i].cost = 1;
-		} else {
-			unsigned in = st_dtype_bits(it->tensor->dtype) / 8;
-			unsigned outb = st_dtype_bits(it->out) / 8;
-			pi[i].n_groups = it->tensor->n_elements;
+		} else { /* a float converted, a group (st_dtype_group) at a time */
+			unsigned in, elems;
+			st_dtype_group(it->tensor->dtype, &in, &elems);
+			unsigned outb = elems * (st_dtype_bits(it->out) / 8);
+			pi[i].n_groups = it->tensor->n_elements / elems;
 			pi[i].group_bytes[0] = in;
 			/* A chunk bounds both its input and its output bytes. */
 			pi[i].cost = in > outb ? in : outb;

@@ -43,11 +43,14 @@ extern "C" {
 /* What happens to one tensor. */
 typedef enum st_convert_action {
 	ST_CONVERT_COPY = 0, /* written unchanged */
-	ST_CONVERT_CONVERT,  /* a float converted to the target dtype */
+	ST_CONVERT_CONVERT,  /* a float converted to the target dtype: a wide
+	                        one rounded as st_convert, a plain (unscaled)
+	                        F8 or F4 one decoded exactly */
 	ST_CONVERT_KEEP,     /* a float left in its dtype by a keep glob */
 	ST_CONVERT_DROP,     /* not written: a drop glob, a scale folded into
 	                        its dequantized weight, a tied alias */
-	ST_CONVERT_ASIS,     /* not a wide float: copied while floats convert */
+	ST_CONVERT_ASIS,     /* not a float st_convert decodes (integers,
+	                        BOOL, F6, C64): copied while floats convert */
 	ST_CONVERT_DEQUANT,  /* a scaled FP8 or MXFP4 weight dequantized */
 	ST_CONVERT_QUANT,    /* quantized to F8_E4M3 (st_quant_target) */
 	ST_CONVERT_QSCALE,   /* the new F32 scales of a QUANT weight */
@@ -61,8 +64,10 @@ typedef struct st_convert_meta {
 
 /* What to do. Zeroed: copy every tensor unchanged (a layout change). */
 typedef struct st_convert_options {
-	int has_to;              /* convert floats (F64, F32, F16, BF16) to
-	                            to, and dequantize scaled weights to it */
+	int has_to;              /* convert floats (F64, F32, F16, BF16, and
+	                            the F8 types and F4 without scales,
+	                            decoded exactly) to to, and dequantize
+	                            scaled weights to it */
 	st_dtype to;             /* F32, F16 or BF16 */
 	int quantize;            /* to F8_E4M3 blocks (excludes has_to) */
 	uint64_t block_rows;     /* quantize's blocks; 0: IN's config.json
@@ -95,7 +100,9 @@ typedef struct st_convert_item {
 	                              whose data it shares, written once; or
 	                              NULL */
 	int narrows;               /* CONVERT to a narrower (or differently
-	                              ranged) float: what it lost is counted */
+	                              ranged) float: what it lost is counted
+	                              (of the F8 and F4 types only F8_E8M0 to
+	                              F16 can lose a value) */
 	uint64_t overflow;         /* after a write, when narrows: finite
 	                              values that became +-Inf */
 	uint64_t underflow;        /* non-zero values that became 0 */

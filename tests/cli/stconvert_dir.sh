@@ -104,7 +104,7 @@ check_shards() { # NAME EXPECTED_DIR ACTUAL_DIR
 }
 run shard_bf16 0 "$SC" --to bf16 --shard-size 3000 "$D/mixed.safetensors" "$TMP/sh-bf16"
 check_shards shard_bf16 "$D/shards-bf16" "$TMP/sh-bf16"
-expect_err shard_bf16 'out: 22 tensors, 7107 bytes \(7.1 kB\), 3 files \+ index'
+expect_err shard_bf16 'out: 22 tensors, 7111 bytes \(7.1 kB\), 3 files \+ index'
 # A tensor larger than the limit gets a shard of its own, numbered before the
 # shard that was being filled (huggingface_hub appends it at once).
 run shard_none 0 "$SC" --shard-size 3kB "$D/mixed.safetensors" "$TMP/sh-none"

@@ -213,17 +213,10 @@ static void locate_out(const struct stconvert_options *o, struct outloc *loc)
 			cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	} else if (errno != ENOENT) {
 		cli_die(CLI_ERROR, "%s: %s", o->out, strerror(errno));
-	} else if (lstat(o->out, &st) == 0) {
-		/* A dangling link: replacing it replaces the user's link. */
-		if (!o->force)
-			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force "
-			        "to replace it)", o->out);
-		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
-	} else {
+	} else { /* not there, or a link to nothing */
 		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
 	}
-	if (loc->exists && !o->force)
-		cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", o->out);
+	cli_check_out(o->out, o->force);
 	if (!loc->exists && cli_ends_with(o->out, ".index.json"))
 		cli_usage_error("%s: OUT is a directory or a .safetensors file, not an index path",
 		                o->out);

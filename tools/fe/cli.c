@@ -5,12 +5,14 @@
  */
 #include "fe/cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -188,6 +190,41 @@ int cli_parse_double(const char *s, double *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Whether directory path holds nothing (one that cannot be read counts as
+ * holding something). */
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = d != NULL;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+void cli_check_out(const char *path, int force)
+{
+	struct stat st;
+
+	if (force || lstat(path, &st) != 0)
+		return; /* not there (or the write says why it cannot be) */
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT) /* replacing it would replace the user's link */
+			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force to "
+			        "replace it)", path);
+		return;
+	}
+	if (S_ISDIR(st.st_mode) && dir_is_empty(path))
+		return;
+	cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", path);
 }
 
 int cli_ends_with(const char *s, const char *suffix)

@@ -7,7 +7,7 @@
 # run into the same OUT, those of a live one kept.
 . "$(dirname "$0")/lib.bash"
 G=$BIN/gpt2export
-[ -x "$G" -f ] || { echo "no $G"; exit 77; }
+[ -x "$G" ] || { echo "no $G"; exit 77; }
 export ST_TOKENIZER_DIR=$TESTDATA/gpt2-tokenizer ST_NO_PROGRESS=1
 O=$TMP/out
 mkdir -p "$O"

@@ -532,6 +532,97 @@ START_TEST(write_decodes_f8_and_f4_exactly)
 }
 END_TEST
 
+START_TEST(plan_renames_first_rule_wins)
+{
+	st_checkpoint *c = open_ck(D "stconvert/mixed.safetensors");
+	static const st_convert_rename rules[] = {
+		{"h.0.", ""}, {"h.0.ln_1", "never"}, {"f32.", "model.f32."}, {"zzz", "x"}};
+	static const char *const drop[] = {"int.*"};
+	st_convert_options o = {.has_to = 1, .to = ST_DTYPE_F16, .rename = rules, .n_rename = 4,
+	                        .drop = drop, .n_drop = 1};
+	st_convert_plan *p = plan(c, &o);
+	const st_convert_item *ln = item(p, "h.0.ln_1.weight");
+	ck_assert_uint_eq(ln->out_name_len, 11);
+	ck_assert(!memcmp(ln->out_name, "ln_1.weight", 11));
+	ck_assert_uint_eq(item(p, "f32.random")->out_name_len, 16);
+	ck_assert(!memcmp(item(p, "f32.random")->out_name, "model.f32.random", 16));
+	ck_assert(!memcmp(item(p, "int.i8")->out_name, "int.i8", 6)); /* dropped */
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 0), 2);
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 1), 0); /* rule 0 took them */
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 2), 2);
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 3), 0);
+	st_convert_plan_free(p);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+static int plan_error(st_checkpoint *c, const st_convert_options *o, st_error *e)
+{
+	st_convert_plan *p = (st_convert_plan *)1;
+	int rc = st_convert_plan_new(&p, c, o, e);
+	ck_assert_ptr_null(p);
+	return rc;
+}
+
+START_TEST(plan_refuses_rename_clashes)
+{
+	st_checkpoint *c = open_ck(D "stconvert/mixed.safetensors");
+	st_error e;
+	static const st_convert_rename onto[] = {{"f32.", "f64."}};
+	st_convert_options o = {.rename = onto, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_str_eq(e.message, D "stconvert/mixed.safetensors: tensor 'f64.random' and tensor "
+	                 "'f32.random' would both be written as 'f64.random'");
+	static const st_convert_rename both[] = {{"nan.f16", "x"}, {"nan.bf16", "x"}};
+	o = (st_convert_options){.has_to = 1, .to = ST_DTYPE_F32, .rename = both, .n_rename = 2};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_msg(strstr(e.message, "tensor 'nan.f16' and tensor 'nan.bf16' would both be "
+	                     "written as 'x'"), "%s", e.message);
+	/* Dropping one of the two: no clash. */
+	static const char *const drop[] = {"nan.bf16"};
+	o.drop = drop;
+	o.n_drop = 1;
+	st_convert_plan *p = plan(c, &o);
+	st_convert_plan_free(p);
+	static const st_convert_rename empty[] = {{"scalar", ""}};
+	o = (st_convert_options){.rename = empty, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_msg(strstr(e.message, "tensor 'scalar': renamed to an empty name"), "%s",
+	              e.message);
+	static const st_convert_rename null_to[] = {{"a", NULL}};
+	o = (st_convert_options){.rename = null_to, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	o = (st_convert_options){.n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+/* Two names swapped: each output tensor holds the data of the input tensor
+ * renamed to it, not of the input tensor of its name. */
+START_TEST(write_swapped_names_follow_their_data)
+{
+	static const st_convert_rename swap[] = {{"f32.random", "f64.random"},
+	                                         {"f64.random", "f32.random"}};
+	st_convert_options o = {.rename = swap, .n_rename = 2};
+	ck_assert_int_eq(write_to(D "stconvert/mixed.safetensors", &o, path_in("s.safetensors"), 2),
+	                 ST_OK);
+	st_checkpoint *in = open_ck(D "stconvert/mixed.safetensors");
+	st_checkpoint *out = open_ck(path_in("s.safetensors"));
+	static unsigned char a[8 * 128 * 4], b[sizeof a];
+	read_tensor(in, "f32.random", a, sizeof a);
+	read_tensor(out, "f64.random", b, sizeof b);
+	ck_assert(!memcmp(a, b, sizeof a));
+	read_tensor(in, "f64.random", a, 16 * 16 * 8);
+	read_tensor(out, "f32.random", b, 16 * 16 * 8);
+	ck_assert(!memcmp(a, b, 16 * 16 * 8));
+	long i = st_checkpoint_find(out, "f64.random", 10);
+	ck_assert_int_eq(st_checkpoint_tensor(out, (size_t)i, NULL)->dtype, ST_DTYPE_F32);
+	st_checkpoint_close(out);
+	st_checkpoint_close(in);
+}
+END_TEST
+
 static int always(void *ctx)
 {
 	(void)ctx;
@@ -602,6 +693,8 @@ int main(void)
 	tcase_add_test(tc, plan_converts_wide_floats_and_copies_the_rest);
 	tcase_add_test(tc, plan_decodes_plain_f8_and_f4);
 	tcase_add_test(tc, plan_keep_glob_keeps_dtype);
+	tcase_add_test(tc, plan_renames_first_rule_wins);
+	tcase_add_test(tc, plan_refuses_rename_clashes);
 	tcase_add_test(tc, plan_drop_glob_wins_over_keep);
 	tcase_add_test(tc, plan_without_dtype_copies_everything);
 	tcase_add_test(tc, plan_drops_scales_of_dequantized_weights);
@@ -619,6 +712,7 @@ int main(void)
 	tcase_add_test(tw, write_same_bytes_for_any_thread_count);
 	tcase_add_test(tw, write_copies_canonical_file_byte_for_byte);
 	tcase_add_test(tw, write_decodes_f8_and_f4_exactly);
+	tcase_add_test(tw, write_swapped_names_follow_their_data);
 	tcase_add_test(tw, write_quantized_weights_beside_their_scales);
 	tcase_add_test(tw, write_cancelled_leaves_nothing);
 	tcase_add_test(tw, plan_refuses_hostile_block_size);

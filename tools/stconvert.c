@@ -76,6 +76,14 @@ static void usage(void)
 "                          state_dict, model, module or model_state_dict is\n"
 "                          read from there, and values that are not tensors\n"
 "                          are left out (one line says which)\n"
+"      --rename FROM=TO    write tensors whose name starts with FROM with TO\n"
+"                          in its place (repeatable; the rules and\n"
+"                          --strip-prefix are tried in the order given, the\n"
+"                          first that matches a name renames it); applies\n"
+"                          to the names written (after --keep and --drop,\n"
+"                          which match IN's names) and the shard index; two\n"
+"                          tensors written under one name are an error\n"
+"      --strip-prefix P    --rename P= : drop the prefix P (e.g. model.)\n"
 "  -m, --metadata KEY=VALUE  add or replace a __metadata__ entry\n"
 "                          (repeatable); the input's metadata is kept\n"
 "  -s, --shard-size SIZE   split the output into shards of at most SIZE\n"
@@ -111,6 +119,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		{"drop", required_argument, NULL, 'd'},    {"key", required_argument, NULL, 'K'},
 		{"metadata", required_argument, NULL, 'm'}, {"shard-size", required_argument, NULL, 's'},
 		{"block", required_argument, NULL, 'B'},   {"force", no_argument, NULL, 'f'},
+		{"rename", required_argument, NULL, 'R'},  {"strip-prefix", required_argument, NULL, 'P'},
 		{"verbose", no_argument, NULL, 'v'},       {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -121,6 +130,9 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
 	o->keys = cli_xcalloc((size_t)argc, sizeof *o->keys);
 	o->meta = cli_xcalloc((size_t)argc, sizeof *o->meta);
+	o->renames = cli_xcalloc((size_t)argc, sizeof *o->renames);
+	o->rename_arg = cli_xcalloc((size_t)argc, sizeof *o->rename_arg);
+	o->rename_strip = cli_xcalloc((size_t)argc, sizeof *o->rename_strip);
 	int c;
 	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
 		switch (c) {
@@ -162,6 +174,23 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 			st_writer_free(w);
 			break;
 		}
+		case 'R': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq)
+				cli_usage_error("--rename: '%s' is not FROM=TO", optarg);
+			char *from = cli_xstrdup(optarg);
+			from[eq - optarg] = 0;
+			o->rename_arg[o->c.n_rename] = optarg;
+			o->renames[o->c.n_rename++] = (st_convert_rename){from, eq + 1};
+			break;
+		}
+		case 'P':
+			if (!*optarg)
+				cli_usage_error("--strip-prefix: the prefix is empty");
+			o->rename_arg[o->c.n_rename] = optarg;
+			o->rename_strip[o->c.n_rename] = 1;
+			o->renames[o->c.n_rename++] = (st_convert_rename){cli_xstrdup(optarg), ""};
+			break;
 		case 's':
 			if (cli_parse_size(optarg, &o->shard_size) != 0)
 				cli_usage_error("--shard-size: '%s' is not a size (e.g. 5GB, 4GiB, 1000000)",
@@ -191,6 +220,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	o->c.keep = o->keep;
 	o->c.drop = o->drop;
 	o->c.meta = o->meta;
+	o->c.rename = o->renames;
 }
 
 /* ---- output location ------------------------------------------------------- */
@@ -270,6 +300,11 @@ static void plan_notes(const struct stconvert_options *o, const st_convert_plan 
 	for (size_t g = 0; g < o->c.n_keep; g++)
 		if (!st_convert_plan_glob_hits(p, 0, g))
 			cli_warn("warning: --keep '%s' matches no tensor", o->keep[g]);
+	for (size_t r = 0; r < o->c.n_rename; r++)
+		if (!st_convert_plan_rename_hits(p, r))
+			cli_warn("warning: %s '%s' matches no tensor%s",
+			         o->rename_strip[r] ? "--strip-prefix" : "--rename", o->rename_arg[r],
+			         r ? " (or an earlier rule took its names)" : "");
 }
 
 /* Which input shard became which output shard (--verbose). */
@@ -419,7 +454,12 @@ int main(int argc, char **argv)
 	st_checkpoint_close(c);
 	for (size_t m = 0; m < o.c.n_meta; m++)
 		free((char *)o.meta[m].key);
+	for (size_t r = 0; r < o.c.n_rename; r++)
+		free((char *)o.renames[r].from);
 	free(o.meta);
+	free(o.renames);
+	free(o.rename_arg);
+	free(o.rename_strip);
 	free(o.keep);
 	free(o.drop);
 	free(o.keys);

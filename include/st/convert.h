@@ -62,6 +62,15 @@ typedef struct st_convert_meta {
 	const char *key, *value;
 } st_convert_meta;
 
+/*
+ * A rename rule: a name that starts with from is written with to in place
+ * of that prefix (an empty from puts to in front of every name; an empty
+ * to strips from).
+ */
+typedef struct st_convert_rename {
+	const char *from, *to;
+} st_convert_rename;
+
 /* What to do. Zeroed: copy every tensor unchanged (a layout change). */
 typedef struct st_convert_options {
 	int has_to;              /* convert floats (F64, F32, F16, BF16, and
@@ -80,6 +89,12 @@ typedef struct st_convert_options {
 	size_t n_drop;
 	const st_convert_meta *meta; /* set after the input files' metadata */
 	size_t n_meta;
+	/* Renames of the names written (the tensors, their new scales, the
+	 * shard index), tried in order: the first rule whose from starts a
+	 * name renames it, and no other rule is tried. Keep and drop globs
+	 * match the input names. */
+	const st_convert_rename *rename;
+	size_t n_rename;
 } st_convert_options;
 
 /* One tensor of the output (or a dropped input tensor). */
@@ -90,7 +105,8 @@ typedef struct st_convert_item {
 	size_t file;               /* input file holding it */
 	st_convert_action action;
 	st_dtype out;              /* dtype written */
-	const char *out_name;      /* name written (MXFP4 NAME_blocks -> NAME) */
+	const char *out_name;      /* name written (MXFP4 NAME_blocks -> NAME,
+	                              the rename rules) */
 	size_t out_name_len;
 	unsigned out_ndim;         /* shape written */
 	const uint64_t *out_dims;
@@ -121,8 +137,10 @@ typedef struct st_convert_plan st_convert_plan;
  * first", or in "dequantize it first or quantize with RxC blocks" when IN's
  * config.json's R x C blocks would keep the weight, for a front end to
  * word in its options) and prepares every quantized weight and its new
- * scale tensor. Returns ST_OK,
- * ST_EINVAL (bad options, a config.json's hostile block size),
+ * scale tensor; then renames the names written and refuses two tensors
+ * written under one name (ST_EINVAL naming both and the name) or a name
+ * renamed to nothing. Returns ST_OK,
+ * ST_EINVAL (bad options, a config.json's hostile block size, a clash),
  * ST_EFORMAT, ST_EIO, ST_ENOMEM.
  */
 ST_API int st_convert_plan_new(st_convert_plan **out, st_checkpoint *c,
@@ -144,6 +162,10 @@ ST_API size_t st_convert_plan_count(const st_convert_plan *p, st_convert_action 
 /* Tensors matched by keep glob g (which == 0) or drop glob g (which == 1):
  * 0 for a glob that matches no tensor. */
 ST_API size_t st_convert_plan_glob_hits(const st_convert_plan *p, int which, size_t g);
+
+/* Names rename rule r renamed: 0 for a rule that matches no name written
+ * (or whose names an earlier rule took). */
+ST_API size_t st_convert_plan_rename_hits(const st_convert_plan *p, size_t r);
 
 /*
  * The scaled weights and their scales found (st_quant_plan_build), when

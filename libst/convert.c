@@ -1,7 +1,8 @@
 /*
  * convert.c - the plan of a checkpoint conversion (st/convert.h): what
  * happens to each tensor, the checks quantizing makes before anything is
- * written, the new scale tensors, and the output's shard layout. The data
+ * written, the new scale tensors, the names written (renamed, one tensor
+ * each, indexed for the writes), and the output's shard layout. The data
  * path is convert_write.c.
  */
 #include "convert_internal.h"
@@ -258,8 +259,7 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 
 	p->qz = calloc(n ? n : 1, sizeof *p->qz);
 	p->qz_scales = calloc(n ? n : 1, sizeof *p->qz_scales);
-	p->scale_item = calloc(n ? n : 1, sizeof *p->scale_item);
-	if (!p->qz || !p->qz_scales || !p->scale_item)
+	if (!p->qz || !p->qz_scales)
 		return st__error(err, ST_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		st_convert_item *it = &p->items[i];
@@ -279,7 +279,6 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 		s->shape = q->scale_shape;
 		s->n_elements = q->scale_shape[0] * q->scale_shape[1];
 		s->n_bytes = s->n_elements * 4;
-		p->scale_item[i] = m;
 		p->items[m++] = (st_convert_item){
 			.tensor = s, .src = it->src, .file = it->file, .action = ST_CONVERT_QSCALE,
 			.out = ST_DTYPE_F32, .out_name = s->name, .out_name_len = s->name_len,
@@ -502,7 +501,6 @@ void st_convert_plan_free(st_convert_plan *p)
 		st_quant_target_free(&p->qz[i]);
 	free(p->qz);
 	free(p->qz_scales);
-	free(p->scale_item);
 	st_quant_plan_free(&p->dq);
 	for (size_t m = 0; p->meta_text && m < 2 * p->o.n_meta; m++)
 		free(p->meta_text[m]);

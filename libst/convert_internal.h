@@ -25,7 +25,6 @@ struct st_convert_plan {
 	st_quant_target *qz;     /* quantizing: one per input tensor */
 	st_tensor *qz_scales;    /* the new scale tensors' headers */
 	size_t qz_scratch;
-	size_t *scale_item;      /* per QUANT input tensor: its QSCALE item */
 	st_convert_item *items;  /* n_tensors input items, then the scales */
 	size_t n_tensors, n_items;
 	unsigned n_shards;

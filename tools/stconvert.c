@@ -1,13 +1,15 @@
 /*
  * stconvert.c - convert a whole safetensors checkpoint: dtype, FP8
- * quantization either way, layout (one file <-> shards); streaming, atomic.
+ * quantization either way, names, layout (one file <-> shards); streaming,
+ * atomic.
  *
  * What it is: the front end of libst's conversion (st/convert.h): options
  * and defaults (threads: one per core, at most four; OUT a file or a
- * directory; --force), messages and the report from what the plan
- * decided (the report is stconvert/report.c), the progress bar, exit
- * codes and signals. What it is not: the
- * plan and the data path (st_convert_plan_*, st_convert_write_*).
+ * directory; --force, the check shared with gpt2export: cli_check_out;
+ * --rename and --strip-prefix as libst's rename rules), messages and the
+ * report from what the plan decided (the report is stconvert/report.c),
+ * the progress bar, exit codes and signals. What it is not: the plan and
+ * the data path (st_convert_plan_*, st_convert_write_*).
  */
 #include "fe/cli.h"
 #include "stconvert/stconvert.h"

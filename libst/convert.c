@@ -429,8 +429,8 @@ static int check_options(const st_convert_options *o, st_error *err)
 {
 	if (o->has_to && o->quantize)
 		return st__error(err, ST_EINVAL, "convert options: both a dtype and quantizing");
-	if (o->has_to && o->to != ST_DTYPE_F32 && o->to != ST_DTYPE_F16 && o->to != ST_DTYPE_BF16)
-		return st__error(err, ST_EINVAL, "convert options: %s is not F32, F16 or BF16",
+	if (o->has_to && !st_dtype_is_wide_float(o->to))
+		return st__error(err, ST_EINVAL, "convert options: %s is not F64, F32, F16 or BF16",
 		                 st_dtype_name(o->to));
 	if ((o->block_rows == 0) != (o->block_cols == 0) || o->block_rows > ST_QUANT_MAX_BLOCK ||
 	    o->block_cols > ST_QUANT_MAX_BLOCK)

@@ -328,6 +328,7 @@ START_TEST(plan_refuses_contradicting_options)
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &both, &e), ST_EINVAL);
 	st_convert_options f8 = {.has_to = 1, .to = ST_DTYPE_F8_E4M3};
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &f8, &e), ST_EINVAL);
+	ck_assert_str_eq(e.message, "convert options: F8_E4M3 is not F64, F32, F16 or BF16");
 	st_convert_options half = {.quantize = 1, .block_rows = 4};
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &half, &e), ST_EINVAL);
 	ck_assert_ptr_null(p);

@@ -49,7 +49,7 @@ static void usage(void)
 "Options:\n"
 "  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16,\n"
 "                          and the F8 types and F4, decoded exactly) to\n"
-"                          f32, f16 or bf16, narrowing to nearest even as\n"
+"                          f64, f32, f16 or bf16, narrowing to nearest even as\n"
 "                          PyTorch does; integer, bool and F6 tensors are\n"
 "                          copied; quantized weights are\n"
 "                          dequantized: FP8 with *.weight_scale_inv (block\n"
@@ -144,7 +144,8 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 				break;
 			}
 			if (cli_parse_float_dtype(optarg, &o->c.to) != 0)
-				cli_usage_error("--to: '%s' is not f32, f16, bf16 or f8_e4m3", optarg);
+				cli_usage_error("--to: '%s' is not f64, f32, f16, bf16 or f8_e4m3",
+				                optarg);
 			o->c.has_to = 1;
 			break;
 		case 'B': {

@@ -77,7 +77,7 @@ typedef struct st_convert_options {
 	                            the F8 types and F4 without scales,
 	                            decoded exactly) to to, and dequantize
 	                            scaled weights to it */
-	st_dtype to;             /* F32, F16 or BF16 */
+	st_dtype to;             /* F64, F32, F16 or BF16 */
 	int quantize;            /* to F8_E4M3 blocks (excludes has_to) */
 	uint64_t block_rows;     /* quantize's blocks; 0: IN's config.json
 	                            weight_block_size when IN has FP8

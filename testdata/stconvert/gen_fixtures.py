@@ -14,7 +14,8 @@ Files made (all in this directory):
                                 empty tensor, written in a NON-canonical order
   mixed.canonical.safetensors   the same tensors written canonically (what
                                 stconvert without --to must produce)
-  mixed.{f32,f16,bf16}.safetensors   expected output of --to f32|f16|bf16
+  mixed.{f64,f32,f16,bf16}.safetensors   expected output of --to
+                                f64|f32|f16|bf16
   mixed.keep.safetensors        expected output of --to bf16 --keep '*ln_*'
                                 --drop 'int.*' --metadata author=stconvert-test
                                 --metadata source=override
@@ -42,14 +43,14 @@ Files made (all in this directory):
                                 F8_E4M3FNUZ, F8_E5M2FNUZ (NaN codes in nan.*
                                 tensors) and F4, a 2-D F8_E4M3 weight, and an
                                 F6_E2M3 tensor (not decoded: copied)
-  narrow.{f32,f16,bf16}.safetensors  expected output of --to: each code's
+  narrow.{f64,f32,f16,bf16}.safetensors  expected output of --to: each code's
                                 value from the OCP specifications
                                 (../dtype/gen_f8.py's value(), exact float64;
                                 torch 1.13 has no float8), then PyTorch's
                                 Tensor.to() from float64; per-tensor counts in
                                 narrow.counts.txt
 
-F8 and F4 values are exact in F32, F16 and BF16, so the one rounding is
+F8 and F4 values are exact in F64, F32, F16 and BF16, so the one rounding is
 PyTorch's; only F8_E8M0 (2^-127 .. 2^127) overflows and underflows F16.
 """
 import importlib.util
@@ -72,7 +73,7 @@ FLOATS = ("F64", "F32", "F16", "BF16")
 TORCH = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16,
          "BF16": torch.bfloat16}
 ITEM = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
-TARGETS = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
+TARGETS = {"f64": "F64", "f32": "F32", "f16": "F16", "bf16": "BF16"}
 # The floats of fewer than 16 bits that stconvert --to decodes (not F6).
 NARROW = ("F8_E4M3", "F8_E5M2", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4")
 
@@ -405,10 +406,10 @@ CONFIG_NO_DTYPE = """{"model_type": "gpt2", "n_layer": 1}
 
 
 def write_targets(stem, meta, tensors, floats, counts_name):
-    """STEM.{f32,f16,bf16}.safetensors, what --to makes of tensors, and the
-    per-tensor counts in counts_name."""
+    """STEM.{f64,f32,f16,bf16}.safetensors, what --to makes of tensors, and
+    the per-tensor counts in counts_name."""
     lines = []
-    for target in ("f32", "f16", "bf16"):
+    for target in ("f64", "f32", "f16", "bf16"):
         out, counts = convert(tensors, floats, TARGETS[target])
         write_canonical(os.path.join(HERE, "%s.%s.safetensors" % (stem, target)), meta, out)
         for name, o, u in counts:

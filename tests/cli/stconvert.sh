@@ -18,7 +18,7 @@ usage() { # NAME PATTERN ARGS...
 usage u_none 'expected IN and OUT'
 usage u_one 'expected IN and OUT' "$D/mixed.safetensors"
 usage u_three 'too many arguments' a b c
-usage u_to "--to: 'f8' is not f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_to "--to: 'f8' is not f64, f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"
@@ -60,12 +60,12 @@ expect_err relayout '^stconvert: layout only: 22 copied unchanged, 0 dropped$'
 if [ -s "$TMP/relayout.out" ]; then fail "relayout: stdout not empty"; else ok; fi
 
 # ---- --to: bit for bit as PyTorch's .to() ------------------------------------
-for t in f32 f16 bf16 F16 bfloat16; do
-  lt=$(echo "$t" | tr 'A-Z' 'a-z'); [ "$lt" = bfloat16 ] && lt=bf16
+for t in f64 f32 f16 bf16 F16 bfloat16 double; do
+  lt=$(echo "$t" | tr 'A-Z' 'a-z'); [ "$lt" = bfloat16 ] && lt=bf16; [ "$lt" = double ] && lt=f64
   run "to_$t" 0 "$SC" --to "$t" "$D/mixed.safetensors" "$TMP/to_$t.safetensors"
   expect_same "to_$t" "$D/mixed.$lt.safetensors" "$TMP/to_$t.safetensors" "$D/mixed.$lt.nan"
 done
-# mixed.safetensors holds F64, F32, F16 and BF16 tensors, so the three
+# mixed.safetensors holds F64, F32, F16 and BF16 tensors, so the four
 # conversions above cover every dtype pair. PyTorch converts through F32, so
 # the F32 file converts to the same bytes; a same-dtype --to is a copy.
 run pair_canonical 0 "$SC" --to bf16 "$D/mixed.canonical.safetensors" "$TMP/p1.safetensors"
@@ -92,7 +92,7 @@ check_counts() { # TARGET REPORT [COUNTS]
   return $bad
 }
 if why=$(check_counts f16 "$TMP/verbose.err"); then ok; else fail "verbose counts: $why"; fi
-for t in f32 bf16; do
+for t in f64 f32 bf16; do
   run "verbose_$t" 0 "$SC" -v --force --to $t "$D/mixed.safetensors" "$TMP/v.safetensors"
   if why=$(check_counts $t "$TMP/verbose_$t.err"); then ok; else fail "verbose_$t counts: $why"; fi
 done
@@ -110,7 +110,7 @@ if [ -s "$TMP/quiet.err" ] || [ -s "$TMP/quiet.out" ]; then fail "quiet: output"
 # narrow.safetensors holds every code of the five F8 types and F4; the
 # expected files are the OCP specifications' values through PyTorch's .to()
 # (gen_fixtures.py). F6 is not decoded: copied.
-for t in f32 f16 bf16; do
+for t in f64 f32 f16 bf16; do
   run "narrow_$t" 0 "$SC" -v --to $t "$D/narrow.safetensors" "$TMP/narrow_$t.safetensors"
   expect_same "narrow_$t" "$D/narrow.$t.safetensors" "$TMP/narrow_$t.safetensors" "$D/narrow.$t.nan"
   if why=$(check_counts $t "$TMP/narrow_$t.err" "$D/narrow.counts.txt"); then ok

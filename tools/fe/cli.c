@@ -264,6 +264,8 @@ int cli_parse_size(const char *s, uint64_t *out)
 int cli_parse_float_dtype(const char *s, st_dtype *out)
 {
 	static const struct { const char *name; st_dtype dtype; } names[] = {
+		{"f64", ST_DTYPE_F64}, {"float64", ST_DTYPE_F64},
+		{"double", ST_DTYPE_F64},
 		{"f32", ST_DTYPE_F32}, {"float32", ST_DTYPE_F32},
 		{"f16", ST_DTYPE_F16}, {"float16", ST_DTYPE_F16},
 		{"half", ST_DTYPE_F16},

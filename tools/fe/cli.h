@@ -86,9 +86,9 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
 
 /*
- * A floating dtype a tool converts to: f32, f16 or bf16, any case, or
- * PyTorch's names (float32, float16, half, bfloat16). 0, or -1 for
- * anything else.
+ * A floating dtype a tool converts to: f64, f32, f16 or bf16, any case,
+ * or PyTorch's names (float64, double, float32, float16, half, bfloat16).
+ * 0, or -1 for anything else.
  */
 int cli_parse_float_dtype(const char *s, st_dtype *out);
 

@@ -1,7 +1,8 @@
 /*
  * convert.c - the plan of a checkpoint conversion (st/convert.h): what
  * happens to each tensor, the checks quantizing makes before anything is
- * written, the new scale tensors, and the output's shard layout. The data
+ * written, the new scale tensors, the names written (renamed, one tensor
+ * each, indexed for the writes), and the output's shard layout. The data
  * path is convert_write.c.
  */
 #include "convert_internal.h"
@@ -53,6 +54,32 @@ static int glob_match(const char *glob, const st_tensor *t)
 	return fnmatch(glob, t->name, 0) == 0;
 }
 
+/*
+ * Whether a float of dtype from converts to the target: the wide floats,
+ * and the plain 8- and 4-bit floats (no scale pairs with them), which
+ * st_convert decodes exactly. F6 is not decoded: copied as it is.
+ */
+static int decodes(st_dtype from, st_dtype to)
+{
+	return st_dtype_is_wide_float(from) ||
+	       (st_dtype_is_float(from) && st_convert_supported(to, from));
+}
+
+/*
+ * Whether converting from to to can lose a value (what it lost is then
+ * counted): a narrower wide float, F16 <-> BF16 (other ranges), and of the
+ * 8- and 4-bit floats only F8_E8M0 to F16 (2^-127..2^127 is past F16's
+ * range); every other F8 and F4 value is exact in F16, BF16 and F32.
+ */
+static int narrows(st_dtype from, st_dtype to)
+{
+	if (!st_dtype_is_wide_float(from))
+		return from == ST_DTYPE_F8_E8M0 && to == ST_DTYPE_F16;
+	return st_dtype_bits(to) < st_dtype_bits(from) ||
+	       (from == ST_DTYPE_F16 && to == ST_DTYPE_BF16) ||
+	       (from == ST_DTYPE_BF16 && to == ST_DTYPE_F16);
+}
+
 /* What happens to input tensor i. */
 static void plan_item(st_convert_plan *p, size_t i)
 {
@@ -93,7 +120,7 @@ static void plan_item(st_convert_plan *p, size_t i)
 		                                                               : ST_CONVERT_COPY;
 	else if (!o->has_to)
 		it->action = ST_CONVERT_COPY;
-	else if (!st_dtype_is_wide_float(it->tensor->dtype))
+	else if (!decodes(it->tensor->dtype, o->to))
 		it->action = ST_CONVERT_ASIS;
 	else if (kept)
 		it->action = ST_CONVERT_KEEP;
@@ -102,10 +129,7 @@ static void plan_item(st_convert_plan *p, size_t i)
 	else {
 		it->action = ST_CONVERT_CONVERT;
 		it->out = o->to;
-		st_dtype from = it->tensor->dtype;
-		it->narrows = st_dtype_bits(o->to) < st_dtype_bits(from) ||
-		              (from == ST_DTYPE_F16 && o->to == ST_DTYPE_BF16) ||
-		              (from == ST_DTYPE_BF16 && o->to == ST_DTYPE_F16);
+		it->narrows = narrows(it->tensor->dtype, o->to);
 	}
 	/* A PyTorch alias (tied weights) is written once: safetensors
 	 * cannot hold two names for one piece of data. */
@@ -235,8 +259,7 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 
 	p->qz = calloc(n ? n : 1, sizeof *p->qz);
 	p->qz_scales = calloc(n ? n : 1, sizeof *p->qz_scales);
-	p->scale_item = calloc(n ? n : 1, sizeof *p->scale_item);
-	if (!p->qz || !p->qz_scales || !p->scale_item)
+	if (!p->qz || !p->qz_scales)
 		return st__error(err, ST_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		st_convert_item *it = &p->items[i];
@@ -256,7 +279,6 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 		s->shape = q->scale_shape;
 		s->n_elements = q->scale_shape[0] * q->scale_shape[1];
 		s->n_bytes = s->n_elements * 4;
-		p->scale_item[i] = m;
 		p->items[m++] = (st_convert_item){
 			.tensor = s, .src = it->src, .file = it->file, .action = ST_CONVERT_QSCALE,
 			.out = ST_DTYPE_F32, .out_name = s->name, .out_name_len = s->name_len,
@@ -267,15 +289,130 @@ static int quant_plan(st_convert_plan *p, st_error *err)
 	return ST_OK;
 }
 
+/*
+ * Rename the names written by the rules (st_convert_options.rename): the
+ * first rule whose from starts a name replaces that prefix, and no other
+ * is tried. Returns ST_OK, ST_EINVAL (a name renamed to nothing),
+ * ST_ENOMEM.
+ */
+static int rename_items(st_convert_plan *p, st_error *err)
+{
+	const st_convert_options *o = &p->o;
+
+	if (!o->n_rename)
+		return ST_OK;
+	p->renamed = calloc(p->n_items ? p->n_items : 1, sizeof *p->renamed);
+	if (!p->renamed)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n_items; i++) {
+		st_convert_item *it = &p->items[i];
+		if (it->action == ST_CONVERT_DROP)
+			continue;
+		for (size_t r = 0; r < o->n_rename; r++) {
+			size_t from = strlen(o->rename[r].from), to = strlen(o->rename[r].to);
+			if (it->out_name_len < from || memcmp(it->out_name, o->rename[r].from, from))
+				continue;
+			size_t len = to + (it->out_name_len - from);
+			if (!len) {
+				char where[512];
+				tensor_where(p->c, it->src, where, sizeof where);
+				return st__error(err, ST_EINVAL, "%s: renamed to an empty name by '%s=%s'",
+				                 where, o->rename[r].from, o->rename[r].to);
+			}
+			char *name = malloc(len + 1);
+			if (!name)
+				return st__error(err, ST_ENOMEM, "out of memory");
+			memcpy(name, o->rename[r].to, to);
+			memcpy(name + to, it->out_name + from, it->out_name_len - from);
+			name[len] = 0;
+			p->renamed[i] = name;
+			it->out_name = name;
+			it->out_name_len = len;
+			p->hits[2][r]++;
+			break;
+		}
+	}
+	return ST_OK;
+}
+
+/* A name's length as printed in a message: at most 200 bytes of it. */
+#define CUT(len) (int)((len) > 200 ? 200 : (len))
+
+static int cmp_bytes(const char *a, size_t la, const char *b, size_t lb)
+{
+	int c = memcmp(a, b, la < lb ? la : lb);
+	return c ? c : (la > lb) - (la < lb);
+}
+
+static int by_out_name(const void *a, const void *b)
+{
+	const st_convert_item *x = *(st_convert_item *const *)a, *y = *(st_convert_item *const *)b;
+	return cmp_bytes(x->out_name, x->out_name_len, y->out_name, y->out_name_len);
+}
+
+/*
+ * Index the items written by name, refusing two of them under one name
+ * (renamed onto each other, or onto a name kept). Returns ST_OK,
+ * ST_EINVAL naming both tensors and the name, ST_ENOMEM.
+ */
+static int index_names(st_convert_plan *p, st_error *err)
+{
+	p->by_name = calloc(p->n_items ? p->n_items : 1, sizeof *p->by_name);
+	if (!p->by_name)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	for (size_t i = 0; i < p->n_items; i++)
+		if (p->items[i].action != ST_CONVERT_DROP)
+			p->by_name[p->n_by_name++] = &p->items[i];
+	qsort(p->by_name, p->n_by_name, sizeof *p->by_name, by_out_name);
+	for (size_t k = 1; k < p->n_by_name; k++) {
+		const st_convert_item *a = p->by_name[k - 1], *b = p->by_name[k];
+		if (by_out_name(&a, &b))
+			continue;
+		if (a->src > b->src || (a->src == b->src && a > b)) { /* input order */
+			const st_convert_item *t = a;
+			a = b;
+			b = t;
+		}
+		const char *fa = st_file_path(st_checkpoint_file(p->c, a->file));
+		const char *fb = st_file_path(st_checkpoint_file(p->c, b->file));
+		int same = a->file == b->file;
+		return st__error(err, ST_EINVAL, "%.300s: tensor '%.*s' and %.300s%stensor '%.*s' "
+		                 "would both be written as '%.*s'", fa, CUT(a->tensor->name_len),
+		                 a->tensor->name, same ? "" : fb, same ? "" : ": ",
+		                 CUT(b->tensor->name_len), b->tensor->name, CUT(a->out_name_len),
+		                 a->out_name);
+	}
+	return ST_OK;
+}
+
+st_convert_item *st__convert_item_named(const st_convert_plan *p, const char *name, size_t len)
+{
+	size_t lo = 0, hi = p->n_by_name;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const st_convert_item *it = p->by_name[mid];
+		int c = cmp_bytes(it->out_name, it->out_name_len, name, len);
+		if (c == 0)
+			return p->by_name[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static int copy_options(st_convert_plan *p, const st_convert_options *o, st_error *err)
 {
 	p->o = *o;
 	p->o.meta = NULL;
 	p->hits[0] = calloc(o->n_keep ? o->n_keep : 1, sizeof *p->hits[0]);
 	p->hits[1] = calloc(o->n_drop ? o->n_drop : 1, sizeof *p->hits[1]);
+	p->hits[2] = calloc(o->n_rename ? o->n_rename : 1, sizeof *p->hits[2]);
 	p->meta = calloc(o->n_meta ? o->n_meta : 1, sizeof *p->meta);
 	p->meta_text = calloc(o->n_meta ? 2 * o->n_meta : 1, sizeof *p->meta_text);
-	if (!p->hits[0] || !p->hits[1] || !p->meta || !p->meta_text)
+	if (!p->hits[0] || !p->hits[1] || !p->hits[2] || !p->meta || !p->meta_text)
 		return st__error(err, ST_ENOMEM, "out of memory");
 	for (size_t m = 0; m < o->n_meta; m++) {
 		p->meta_text[2 * m] = strdup(o->meta[m].key);
@@ -292,15 +429,20 @@ static int check_options(const st_convert_options *o, st_error *err)
 {
 	if (o->has_to && o->quantize)
 		return st__error(err, ST_EINVAL, "convert options: both a dtype and quantizing");
-	if (o->has_to && o->to != ST_DTYPE_F32 && o->to != ST_DTYPE_F16 && o->to != ST_DTYPE_BF16)
-		return st__error(err, ST_EINVAL, "convert options: %s is not F32, F16 or BF16",
+	if (o->has_to && !st_dtype_is_wide_float(o->to))
+		return st__error(err, ST_EINVAL, "convert options: %s is not F64, F32, F16 or BF16",
 		                 st_dtype_name(o->to));
 	if ((o->block_rows == 0) != (o->block_cols == 0) || o->block_rows > ST_QUANT_MAX_BLOCK ||
 	    o->block_cols > ST_QUANT_MAX_BLOCK)
 		return st__error(err, ST_EINVAL, "convert options: block %llux%llu",
 		                 (unsigned long long)o->block_rows, (unsigned long long)o->block_cols);
-	if ((o->n_keep && !o->keep) || (o->n_drop && !o->drop) || (o->n_meta && !o->meta))
+	if ((o->n_keep && !o->keep) || (o->n_drop && !o->drop) || (o->n_meta && !o->meta) ||
+	    (o->n_rename && !o->rename))
 		return st__error(err, ST_EINVAL, "convert options: a list without its array");
+	for (size_t r = 0; r < o->n_rename; r++)
+		if (!o->rename[r].from || !o->rename[r].to)
+			return st__error(err, ST_EINVAL, "convert options: rename %zu without a name",
+			                 r);
 	return ST_OK;
 }
 
@@ -337,7 +479,12 @@ int st_convert_plan_new(st_convert_plan **out, st_checkpoint *c, const st_conver
 		rc = requant_check(p, err);
 	if (rc == ST_OK && o->quantize)
 		rc = quant_plan(p, err);
+	if (rc == ST_OK)
+		rc = rename_items(p, err);
+	if (rc == ST_OK)
+		rc = index_names(p, err);
 	p->o.keep = p->o.drop = NULL; /* the caller's, not needed any more */
+	p->o.rename = NULL;
 	if (rc != ST_OK) {
 		st_convert_plan_free(p);
 		return rc;
@@ -354,7 +501,6 @@ void st_convert_plan_free(st_convert_plan *p)
 		st_quant_target_free(&p->qz[i]);
 	free(p->qz);
 	free(p->qz_scales);
-	free(p->scale_item);
 	st_quant_plan_free(&p->dq);
 	for (size_t m = 0; p->meta_text && m < 2 * p->o.n_meta; m++)
 		free(p->meta_text[m]);
@@ -362,6 +508,11 @@ void st_convert_plan_free(st_convert_plan *p)
 	free(p->meta);
 	free(p->hits[0]);
 	free(p->hits[1]);
+	free(p->hits[2]);
+	for (size_t i = 0; p->renamed && i < p->n_items; i++)
+		free(p->renamed[i]);
+	free(p->renamed);
+	free(p->by_name);
 	free(p->config);
 	free(p->config_file);
 	free(p->items);
@@ -394,6 +545,12 @@ size_t st_convert_plan_glob_hits(const st_convert_plan *p, int which, size_t g)
 	ST__REQUIRE(which == 0 || which == 1);
 	ST__REQUIRE(g < (which ? p->o.n_drop : p->o.n_keep));
 	return p->hits[which][g];
+}
+
+size_t st_convert_plan_rename_hits(const st_convert_plan *p, size_t r)
+{
+	ST__REQUIRE(r < p->o.n_rename);
+	return p->hits[2][r];
 }
 
 const st_quant_plan *st_convert_plan_pairs(const st_convert_plan *p)
@@ -436,6 +593,8 @@ static int split_shards(st_convert_plan *p, uint64_t limit, st_error *err)
 		if (it->action == ST_CONVERT_DROP)
 			continue;
 		t[m] = *it->tensor;
+		t[m].name = it->out_name; /* the order written */
+		t[m].name_len = it->out_name_len;
 		t[m].dtype = it->out;
 		t[m].n_bytes = it->out_bytes;
 		of[m++] = i;

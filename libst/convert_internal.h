@@ -9,10 +9,13 @@
 
 struct st_convert_plan {
 	st_checkpoint *c;
-	st_convert_options o;    /* keep, drop: not kept; meta: the copy */
+	st_convert_options o;    /* keep, drop, rename: not kept; meta: the copy */
 	st_convert_meta *meta;
 	char **meta_text;        /* the copies' strings, 2 per entry */
-	size_t *hits[2];         /* keep and drop glob hits */
+	size_t *hits[3];         /* keep and drop glob hits, rename hits */
+	char **renamed;          /* per item: its new name, or NULL */
+	st_convert_item **by_name; /* the items written, by out_name */
+	size_t n_by_name;
 	uint64_t block[2];       /* quantizing's blocks */
 	/* The config.json beside c's files, read once (st__convert_config). */
 	char *config, *config_file;
@@ -22,7 +25,6 @@ struct st_convert_plan {
 	st_quant_target *qz;     /* quantizing: one per input tensor */
 	st_tensor *qz_scales;    /* the new scale tensors' headers */
 	size_t qz_scratch;
-	size_t *scale_item;      /* per QUANT input tensor: its QSCALE item */
 	st_convert_item *items;  /* n_tensors input items, then the scales */
 	size_t n_tensors, n_items;
 	unsigned n_shards;
@@ -37,5 +39,8 @@ struct st_convert_plan {
  * st_config_read's error.
  */
 int st__convert_config(st_convert_plan *p, const char **text, size_t *len, st_error *err);
+
+/* The item written under name (len bytes), or NULL. */
+st_convert_item *st__convert_item_named(const st_convert_plan *p, const char *name, size_t len);
 
 #endif

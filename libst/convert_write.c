@@ -43,13 +43,26 @@ static int cancelled(const st_convert_run *r, st_error *err)
 	return 0;
 }
 
+/* Elements of a converted item's group: F4 is read a byte (two elements)
+ * at a time, every other float an element at a time. */
+static unsigned group_elems(const st_convert_item *it)
+{
+	unsigned bytes, elems;
+	st_dtype_group(it->tensor->dtype, &bytes, &elems);
+	return elems;
+}
+
 /* Output bytes of a piece of item it: a copy is read byte by byte, a
- * conversion element by element. */
+ * conversion group by group. */
 static uint64_t piece_out_bytes(const st_convert_item *it, uint64_t n_groups)
 {
 	if (it->action == ST_CONVERT_QSCALE)
 		return n_groups * 4;
-	return it->out == it->tensor->dtype ? n_groups : n_groups * (st_dtype_bits(it->out) / 8);
+	if (it->out == it->tensor->dtype)
+		return n_groups;
+	if (it->action == ST_CONVERT_CONVERT)
+		n_groups *= group_elems(it);
+	return n_groups * (st_dtype_bits(it->out) / 8);
 }
 
 /* Read pieces -> chunk->out: copy, or convert (any worker, concurrently). */
@@ -73,7 +86,7 @@ static int convert_work(void *ctx, const st_stream_chunk *c, st_error *err)
 		} else if (it->out == it->tensor->dtype) {
 			memcpy(out, pc->data[0], (size_t)pc->n_groups);
 		} else if (st_convert(it->out, out, it->tensor->dtype, pc->data[0],
-		                      (size_t)pc->n_groups,
+		                      (size_t)pc->n_groups * group_elems(it),
 		                      &j->stats[(size_t)c->worker * j->n_items + pc->item]) != ST_OK) {
 			st__error(err, ST_EUNSUPPORTED, "internal error: cannot convert %s to %s",
 			          st_dtype_name(it->tensor->dtype), st_dtype_name(it->out));
@@ -154,10 +167,11 @@ static int run_job(job *j, st_error *err)
 			pi[i].n_groups = it->tensor->n_bytes;
 			pi[i].group_bytes[0] = 1;
 			pi[i].cost = 1;
-		} else {
-			unsigned in = st_dtype_bits(it->tensor->dtype) / 8;
-			unsigned outb = st_dtype_bits(it->out) / 8;
-			pi[i].n_groups = it->tensor->n_elements;
+		} else { /* a float converted, a group (st_dtype_group) at a time */
+			unsigned in, elems;
+			st_dtype_group(it->tensor->dtype, &in, &elems);
+			unsigned outb = elems * (st_dtype_bits(it->out) / 8);
+			pi[i].n_groups = it->tensor->n_elements / elems;
 			pi[i].group_bytes[0] = in;
 			/* A chunk bounds both its input and its output bytes. */
 			pi[i].cost = in > outb ? in : outb;
@@ -228,37 +242,6 @@ static int writer_setup(st_writer *w, const st_convert_plan *p, int shard, st_er
 	return rc;
 }
 
-/* The item of a tensor the writer lists (by name, through the checkpoint). */
-static st_convert_item *writer_item(st_writer *w, size_t i, st_convert_plan *p)
-{
-	const st_tensor *t = st_writer_tensor(w, i);
-	long src = st_checkpoint_find(p->c, t->name, t->name_len);
-
-	if (src >= 0 && p->items[src].action != ST_CONVERT_DROP)
-		return &p->items[src];
-	/* A quantized weight's scale tensor is new: found through its
-	 * weight's name (NAME_scale_inv), else by a scan. */
-	long wi = t->name_len > 10 && !memcmp(t->name + t->name_len - 10, "_scale_inv", 10)
-	                  ? st_checkpoint_find(p->c, t->name, t->name_len - 10)
-	                  : -1;
-	size_t q = wi >= 0 && p->items[wi].action == ST_CONVERT_QUANT ? p->scale_item[wi] : 0;
-	if (q && p->items[q].out_name_len == t->name_len &&
-	    !memcmp(p->items[q].out_name, t->name, t->name_len))
-		return &p->items[q];
-	for (size_t k = p->n_tensors; k < p->n_items; k++)
-		if (p->items[k].out_name_len == t->name_len &&
-		    !memcmp(p->items[k].out_name, t->name, t->name_len))
-			return &p->items[k];
-	/* A dequantized MXFP4 weight has its new name (NAME_blocks -> NAME). */
-	for (size_t k = 0; k < p->n_tensors; k++) {
-		const st_convert_item *it = &p->items[k];
-		if (it->action == ST_CONVERT_DEQUANT && it->out_name != it->tensor->name &&
-		    it->out_name_len == t->name_len && !memcmp(it->out_name, t->name, t->name_len))
-			return &p->items[k];
-	}
-	return NULL;
-}
-
 /*
  * A write to the output failed. libst names the temporary file, which is
  * gone by the time the user reads the message; name the file as the user
@@ -298,7 +281,8 @@ static int write_one(st_convert_plan *p, const st_convert_run *r, st_snapshot *s
 	if (rc == ST_OK && !(j.items = malloc((j.n_items ? j.n_items : 1) * sizeof *j.items)))
 		rc = st__error(err, ST_ENOMEM, "out of memory");
 	for (size_t i = 0; rc == ST_OK && i < j.n_items; i++)
-		if (!(j.items[i] = writer_item(w, i, p)))
+		if (!(j.items[i] = st__convert_item_named(p, st_writer_tensor(w, i)->name,
+		                                          st_writer_tensor(w, i)->name_len)))
 			rc = st__error(err, ST_ESTATE, "internal error: tensor missing from the checkpoint");
 	if (rc == ST_OK && cancelled(r, err))
 		rc = ST_EIO;
@@ -380,7 +364,7 @@ static int write_members(st_convert_plan *p, const char *dir, st_snapshot *snap,
 			const st_convert_item *it = &p->items[i];
 			if (it->action == ST_CONVERT_DROP)
 				continue;
-			entries[n_entries++] = (st_index_entry){it->tensor->name, it->tensor->name_len,
+			entries[n_entries++] = (st_index_entry){it->out_name, it->out_name_len,
 			                                        names[it->shard]};
 			total += it->out_bytes;
 		}

@@ -88,10 +88,39 @@ START_TEST(plan_converts_wide_floats_and_copies_the_rest)
 	ck_assert(f32->narrows);
 	ck_assert_int_eq(item(p, "bf16.random")->action, ST_CONVERT_COPY);
 	ck_assert_int_eq(item(p, "int.i32")->action, ST_CONVERT_ASIS);
-	ck_assert_int_eq(item(p, "f8.e4m3")->action, ST_CONVERT_ASIS);
-	ck_assert_int_eq(item(p, "f8.e4m3")->out, ST_DTYPE_F8_E4M3);
+	const st_convert_item *f8 = item(p, "f8.e4m3"); /* no scale: decoded */
+	ck_assert_int_eq(f8->action, ST_CONVERT_CONVERT);
+	ck_assert_int_eq(f8->out, ST_DTYPE_BF16);
+	ck_assert_uint_eq(f8->out_bytes, 4 * 2);
+	ck_assert(!f8->narrows);
 	ck_assert_uint_eq(st_convert_plan_count(p, ST_CONVERT_DROP), 0);
 	ck_assert(!st_convert_plan_scaled(p));
+	st_convert_plan_free(p);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+START_TEST(plan_decodes_plain_f8_and_f4)
+{
+	st_checkpoint *c = open_ck(D "stconvert/narrow.safetensors");
+	st_convert_options o = {.has_to = 1, .to = ST_DTYPE_F16};
+	st_convert_plan *p = plan(c, &o);
+	static const char *const exact[] = {"f8.e4m3", "f8.e5m2", "f8.e4m3fnuz", "f8.e5m2fnuz",
+	                                    "f4", "h.0.attn.weight"};
+	for (size_t k = 0; k < sizeof exact / sizeof *exact; k++) {
+		ck_assert_int_eq(item(p, exact[k])->action, ST_CONVERT_CONVERT);
+		ck_assert_int_eq(item(p, exact[k])->out, ST_DTYPE_F16);
+		ck_assert_msg(!item(p, exact[k])->narrows, "%s", exact[k]);
+	}
+	ck_assert_uint_eq(item(p, "f4")->out_bytes, 16 * 2); /* 8 bytes in */
+	ck_assert(item(p, "f8.e8m0")->narrows);              /* 2^-127 .. 2^127 */
+	ck_assert_int_eq(item(p, "f6.e2m3")->action, ST_CONVERT_ASIS);
+	ck_assert_int_eq(item(p, "f6.e2m3")->out, ST_DTYPE_F6_E2M3);
+	st_convert_plan_free(p);
+	/* Without a dtype (a layout change) it is copied. */
+	st_convert_options copy = {0};
+	p = plan(c, &copy);
+	ck_assert_int_eq(item(p, "f8.e4m3")->action, ST_CONVERT_COPY);
 	st_convert_plan_free(p);
 	st_checkpoint_close(c);
 }
@@ -299,6 +328,7 @@ START_TEST(plan_refuses_contradicting_options)
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &both, &e), ST_EINVAL);
 	st_convert_options f8 = {.has_to = 1, .to = ST_DTYPE_F8_E4M3};
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &f8, &e), ST_EINVAL);
+	ck_assert_str_eq(e.message, "convert options: F8_E4M3 is not F64, F32, F16 or BF16");
 	st_convert_options half = {.quantize = 1, .block_rows = 4};
 	ck_assert_int_eq(st_convert_plan_new(&p, c, &half, &e), ST_EINVAL);
 	ck_assert_ptr_null(p);
@@ -437,6 +467,163 @@ START_TEST(write_quantized_weights_beside_their_scales)
 }
 END_TEST
 
+/* The bytes of tensor name of c (bytes of them). */
+static void read_tensor(st_checkpoint *c, const char *name, void *buf, size_t bytes)
+{
+	size_t f = 0;
+	long i = st_checkpoint_find(c, name, strlen(name));
+	ck_assert_msg(i >= 0, "no tensor %s", name);
+	const st_tensor *t = st_checkpoint_tensor(c, (size_t)i, &f);
+	ck_assert_uint_eq(t->n_bytes, bytes);
+	st_file *file = st_checkpoint_file(c, f);
+	long fi = st_file_find(file, name, strlen(name));
+	st_error e;
+	ck_assert_msg(st_file_read(file, (size_t)fi, 0, buf, bytes, &e) == ST_OK, "%s", e.message);
+}
+
+/*
+ * The values of the OCP specifications (OFP8 rev. 1.0; MX v1.0 for F4
+ * E2M1 and E8M0), by hand: F4 codes 0..15 are +-{0, 0.5, 1, 1.5, 2, 3, 4,
+ * 6}; E4M3 0x01 is 2^-9, 0x08 2^-6, 0x7E 448, 0xB8 -1; E8M0 0x7F is 1,
+ * 0x00 2^-127 (0 in F16), 0xFE 2^127 (Inf in F16).
+ */
+START_TEST(write_decodes_f8_and_f4_exactly)
+{
+	st_convert_options o32 = {.has_to = 1, .to = ST_DTYPE_F32};
+	ck_assert_int_eq(write_to(D "stconvert/narrow.safetensors", &o32, path_in("32.safetensors"),
+	                          2), ST_OK);
+	st_checkpoint *c = open_ck(path_in("32.safetensors"));
+	static const float f4[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3,
+	                             -4, -6};
+	float got[254];
+	read_tensor(c, "f4", got, sizeof f4);
+	for (int k = 0; k < 16; k++)
+		ck_assert_msg(memcmp(&got[k], &f4[k], 4) == 0, "f4 code %d: %g", k, (double)got[k]);
+	read_tensor(c, "f8.e4m3", got, 254 * 4); /* every code but the two NaNs */
+	ck_assert(got[0x01] == 0x1p-9f && got[0x08] == 0x1p-6f && got[0x7E] == 448.0f);
+	ck_assert(got[0xB8 - 1] == -1.0f); /* 0x7F (NaN) is not in the tensor */
+	ck_assert_int_eq(st_checkpoint_tensor(c, (size_t)st_checkpoint_find(c, "f6.e2m3", 7),
+	                                      NULL)->dtype, ST_DTYPE_F6_E2M3);
+	st_checkpoint_close(c);
+
+	st_checkpoint *in = open_ck(D "stconvert/narrow.safetensors");
+	st_convert_options o16 = {.has_to = 1, .to = ST_DTYPE_F16};
+	st_convert_plan *p = plan(in, &o16);
+	st_convert_run r = {.threads = 3};
+	st_error e;
+	ck_assert_int_eq(st_convert_plan_shards(p, 0, 0, &e), ST_OK);
+	ck_assert_int_eq(st_convert_write_file(p, path_in("16.safetensors"), &r, &e), ST_OK);
+	/* E8M0 is 2^(c - 127), c < 255: 2^16 and up overflow F16 (codes 143
+	 * to 254), 2^-25 and below round to 0 (codes 0 to 102). */
+	ck_assert_uint_eq(item(p, "f8.e8m0")->overflow, 254 - 143 + 1);
+	ck_assert_uint_eq(item(p, "f8.e8m0")->underflow, 103);
+	st_convert_plan_free(p);
+	st_checkpoint_close(in);
+	c = open_ck(path_in("16.safetensors"));
+	uint16_t h[255];
+	read_tensor(c, "f8.e8m0", h, 255 * 2);
+	ck_assert_uint_eq(h[0x00], 0x0000);
+	ck_assert_uint_eq(h[0x66], 0x0000); /* 2^-25: a tie, to even */
+	ck_assert_uint_eq(h[0x67], 0x0001); /* 2^-24 */
+	ck_assert_uint_eq(h[0x7F], 0x3C00);
+	ck_assert_uint_eq(h[0x8E], 0x7800); /* 2^15 */
+	ck_assert_uint_eq(h[0x8F], 0x7C00);
+	ck_assert_uint_eq(h[0xFE], 0x7C00);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+START_TEST(plan_renames_first_rule_wins)
+{
+	st_checkpoint *c = open_ck(D "stconvert/mixed.safetensors");
+	static const st_convert_rename rules[] = {
+		{"h.0.", ""}, {"h.0.ln_1", "never"}, {"f32.", "model.f32."}, {"zzz", "x"}};
+	static const char *const drop[] = {"int.*"};
+	st_convert_options o = {.has_to = 1, .to = ST_DTYPE_F16, .rename = rules, .n_rename = 4,
+	                        .drop = drop, .n_drop = 1};
+	st_convert_plan *p = plan(c, &o);
+	const st_convert_item *ln = item(p, "h.0.ln_1.weight");
+	ck_assert_uint_eq(ln->out_name_len, 11);
+	ck_assert(!memcmp(ln->out_name, "ln_1.weight", 11));
+	ck_assert_uint_eq(item(p, "f32.random")->out_name_len, 16);
+	ck_assert(!memcmp(item(p, "f32.random")->out_name, "model.f32.random", 16));
+	ck_assert(!memcmp(item(p, "int.i8")->out_name, "int.i8", 6)); /* dropped */
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 0), 2);
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 1), 0); /* rule 0 took them */
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 2), 2);
+	ck_assert_uint_eq(st_convert_plan_rename_hits(p, 3), 0);
+	st_convert_plan_free(p);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+static int plan_error(st_checkpoint *c, const st_convert_options *o, st_error *e)
+{
+	st_convert_plan *p = (st_convert_plan *)1;
+	int rc = st_convert_plan_new(&p, c, o, e);
+	ck_assert_ptr_null(p);
+	return rc;
+}
+
+START_TEST(plan_refuses_rename_clashes)
+{
+	st_checkpoint *c = open_ck(D "stconvert/mixed.safetensors");
+	st_error e;
+	static const st_convert_rename onto[] = {{"f32.", "f64."}};
+	st_convert_options o = {.rename = onto, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_str_eq(e.message, D "stconvert/mixed.safetensors: tensor 'f64.random' and tensor "
+	                 "'f32.random' would both be written as 'f64.random'");
+	static const st_convert_rename both[] = {{"nan.f16", "x"}, {"nan.bf16", "x"}};
+	o = (st_convert_options){.has_to = 1, .to = ST_DTYPE_F32, .rename = both, .n_rename = 2};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_msg(strstr(e.message, "tensor 'nan.f16' and tensor 'nan.bf16' would both be "
+	                     "written as 'x'"), "%s", e.message);
+	/* Dropping one of the two: no clash. */
+	static const char *const drop[] = {"nan.bf16"};
+	o.drop = drop;
+	o.n_drop = 1;
+	st_convert_plan *p = plan(c, &o);
+	st_convert_plan_free(p);
+	static const st_convert_rename empty[] = {{"scalar", ""}};
+	o = (st_convert_options){.rename = empty, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	ck_assert_msg(strstr(e.message, "tensor 'scalar': renamed to an empty name"), "%s",
+	              e.message);
+	static const st_convert_rename null_to[] = {{"a", NULL}};
+	o = (st_convert_options){.rename = null_to, .n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	o = (st_convert_options){.n_rename = 1};
+	ck_assert_int_eq(plan_error(c, &o, &e), ST_EINVAL);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+/* Two names swapped: each output tensor holds the data of the input tensor
+ * renamed to it, not of the input tensor of its name. */
+START_TEST(write_swapped_names_follow_their_data)
+{
+	static const st_convert_rename swap[] = {{"f32.random", "f64.random"},
+	                                         {"f64.random", "f32.random"}};
+	st_convert_options o = {.rename = swap, .n_rename = 2};
+	ck_assert_int_eq(write_to(D "stconvert/mixed.safetensors", &o, path_in("s.safetensors"), 2),
+	                 ST_OK);
+	st_checkpoint *in = open_ck(D "stconvert/mixed.safetensors");
+	st_checkpoint *out = open_ck(path_in("s.safetensors"));
+	static unsigned char a[8 * 128 * 4], b[sizeof a];
+	read_tensor(in, "f32.random", a, sizeof a);
+	read_tensor(out, "f64.random", b, sizeof b);
+	ck_assert(!memcmp(a, b, sizeof a));
+	read_tensor(in, "f64.random", a, 16 * 16 * 8);
+	read_tensor(out, "f32.random", b, 16 * 16 * 8);
+	ck_assert(!memcmp(a, b, 16 * 16 * 8));
+	long i = st_checkpoint_find(out, "f64.random", 10);
+	ck_assert_int_eq(st_checkpoint_tensor(out, (size_t)i, NULL)->dtype, ST_DTYPE_F32);
+	st_checkpoint_close(out);
+	st_checkpoint_close(in);
+}
+END_TEST
+
 static int always(void *ctx)
 {
 	(void)ctx;
@@ -505,7 +692,10 @@ int main(void)
 	Suite *s = suite_create("convert");
 	TCase *tc = tcase_create("plan");
 	tcase_add_test(tc, plan_converts_wide_floats_and_copies_the_rest);
+	tcase_add_test(tc, plan_decodes_plain_f8_and_f4);
 	tcase_add_test(tc, plan_keep_glob_keeps_dtype);
+	tcase_add_test(tc, plan_renames_first_rule_wins);
+	tcase_add_test(tc, plan_refuses_rename_clashes);
 	tcase_add_test(tc, plan_drop_glob_wins_over_keep);
 	tcase_add_test(tc, plan_without_dtype_copies_everything);
 	tcase_add_test(tc, plan_drops_scales_of_dequantized_weights);
@@ -522,6 +712,8 @@ int main(void)
 	tcase_add_checked_fixture(tw, tmpdir_setup, tmpdir_teardown);
 	tcase_add_test(tw, write_same_bytes_for_any_thread_count);
 	tcase_add_test(tw, write_copies_canonical_file_byte_for_byte);
+	tcase_add_test(tw, write_decodes_f8_and_f4_exactly);
+	tcase_add_test(tw, write_swapped_names_follow_their_data);
 	tcase_add_test(tw, write_quantized_weights_beside_their_scales);
 	tcase_add_test(tw, write_cancelled_leaves_nothing);
 	tcase_add_test(tw, plan_refuses_hostile_block_size);

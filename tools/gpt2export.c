@@ -54,6 +54,8 @@ static void usage(void)
 "                        $ST_TOKENIZER_DIR, else the copy installed with\n"
 "                        libst)\n"
 "      --no-tokenizer    write no tokenizer files\n"
+"  -f, --force           replace an existing OUT (a file, or a folder that\n"
+"                        holds anything; an empty folder is written into)\n"
 "  -q, --quiet           no warnings\n"
 "\n"
 "GGUF (llama.cpp): an OUT ending in .gguf gets the snapshot as llama.cpp's\n"
@@ -95,6 +97,7 @@ static const struct option options[] = {
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"tokenizer", required_argument, NULL, OPT_TOKENIZER},
 	{"no-tokenizer", no_argument, NULL, OPT_NO_TOKENIZER},
+	{"force", no_argument, NULL, 'f'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"random", required_argument, NULL, OPT_RANDOM},
 	{"layers", required_argument, NULL, OPT_LAYERS},
@@ -222,13 +225,13 @@ static int parse_gguf_type(const char *s)
 int main(int argc, char **argv)
 {
 	cli_init("gpt2export");
-	int dtype = -1, do_check = 0, no_tokenizer = 0, quiet = 0;
+	int dtype = -1, do_check = 0, no_tokenizer = 0, quiet = 0, force = 0;
 	const char *tokenizer = NULL, *random_out = NULL;
 	int layers = 12, heads = 12, width = 768, vocab = 50257, context = 1024;
 	int random_opts = 0, gguf_type = -1;
 	uint64_t seed = 0;
 	int c;
-	while ((c = cli_getopt(argc, argv, "d:qh", options)) != -1) {
+	while ((c = cli_getopt(argc, argv, "d:fqh", options)) != -1) {
 		switch (c) {
 		case 'd':
 			dtype = gpt2_dtype_parse(optarg);
@@ -236,6 +239,7 @@ int main(int argc, char **argv)
 				cli_usage_error("--dtype: unknown dtype '%s' (expected "
 				                "f32, bf16 or f16)", optarg);
 			break;
+		case 'f': force = 1; break;
 		case 'q': quiet = 1; break;
 		case OPT_CHECK: do_check = 1; break;
 		case OPT_TYPE: gguf_type = parse_gguf_type(optarg); break;
@@ -287,6 +291,7 @@ int main(int argc, char **argv)
 		if (gpt2_config_check(&cfg, err, sizeof err))
 			cli_usage_error("--random: %s", err);
 		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);
+		cli_check_out(random_out, force);
 		if (gpt2_export_random(random_out, &cfg, seed, &o, err, sizeof err))
 			export_failed(err);
 		return cli_exit(CLI_OK);
@@ -304,6 +309,7 @@ int main(int argc, char **argv)
 		if (do_check || dtype >= 0 || tokenizer || no_tokenizer)
 			cli_usage_error("--check, --dtype and --tokenizer do not apply "
 			                "to a GGUF OUT (see --type)");
+		cli_check_out(out, force);
 		if (gpt2_export_hf_to_gguf(in, out, gguf_type, &o, &res, err,
 		                           sizeof err))
 			export_failed(err);
@@ -315,6 +321,7 @@ int main(int argc, char **argv)
 		if (do_check || tokenizer || no_tokenizer)
 			cli_usage_error("--check and --tokenizer do not apply to a GGUF "
 			                "IN (its tokenizer is rebuilt from the file)");
+		cli_check_out(out, force);
 		if (gpt2_export_gguf_to_hf(in, out, dtype, &o, &res, err,
 		                           sizeof err))
 			export_failed(err);
@@ -323,6 +330,7 @@ int main(int argc, char **argv)
 	int in_llmc = !is_snapshot(in);
 	if (in_llmc) {
 		o.tokenizer_dir = tokenizer_source(tokenizer, no_tokenizer);
+		cli_check_out(out, force);
 		if (gpt2_export_llmc_to_hf(in, out, &o, &res, err, sizeof err))
 			export_failed(err);
 	} else {
@@ -332,6 +340,7 @@ int main(int argc, char **argv)
 		if (tokenizer || no_tokenizer)
 			cli_usage_error("--tokenizer and --no-tokenizer apply to "
 			                "snapshots written, not to a .bin");
+		cli_check_out(out, force);
 		if (gpt2_export_hf_to_llmc(in, out, &o, &res, err, sizeof err))
 			export_failed(err);
 	}

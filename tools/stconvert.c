@@ -1,13 +1,15 @@
 /*
  * stconvert.c - convert a whole safetensors checkpoint: dtype, FP8
- * quantization either way, layout (one file <-> shards); streaming, atomic.
+ * quantization either way, names, layout (one file <-> shards); streaming,
+ * atomic.
  *
  * What it is: the front end of libst's conversion (st/convert.h): options
  * and defaults (threads: one per core, at most four; OUT a file or a
- * directory; --force), messages and the report from what the plan
- * decided (the report is stconvert/report.c), the progress bar, exit
- * codes and signals. What it is not: the
- * plan and the data path (st_convert_plan_*, st_convert_write_*).
+ * directory; --force, the check shared with gpt2export: cli_check_out;
+ * --rename and --strip-prefix as libst's rename rules), messages and the
+ * report from what the plan decided (the report is stconvert/report.c),
+ * the progress bar, exit codes and signals. What it is not: the plan and
+ * the data path (st_convert_plan_*, st_convert_write_*).
  */
 #include "common/ckpt.h"
 #include "fe/cli.h"
@@ -53,10 +55,12 @@ static void usage(void)
 "f32|f16|bf16 converts every float tensor instead.\n"
 "\n"
 "Options:\n"
-"  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16) to\n"
-"                          f32, f16 or bf16; integer, bool and 8-bit float\n"
-"                          tensors are copied, but quantized weights are\n"
-"                          dequantized: FP8 with *.weight_scale_inv (block\n"
+"  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16,\n"
+"                          and the F8 types and F4, decoded exactly) to\n"
+"                          f64, f32, f16 or bf16, narrowing to nearest even\n"
+"                          as PyTorch does; integer, bool and F6 tensors\n"
+"                          are copied; quantized weights are dequantized:\n"
+"                          FP8 with *.weight_scale_inv (block\n"
 "                          size from config.json's weight_block_size) and\n"
 "                          MXFP4 *_blocks with *_scales; their scales and\n"
 "                          config.json's quantization_config are dropped.\n"
@@ -82,6 +86,14 @@ static void usage(void)
 "                          state_dict, model, module or model_state_dict is\n"
 "                          read from there, and values that are not tensors\n"
 "                          are left out (one line says which)\n"
+"      --rename FROM=TO    write tensors whose name starts with FROM with TO\n"
+"                          in its place (repeatable; the rules and\n"
+"                          --strip-prefix are tried in the order given, the\n"
+"                          first that matches a name renames it); applies\n"
+"                          to the names written (after --keep and --drop,\n"
+"                          which match IN's names) and the shard index; two\n"
+"                          tensors written under one name are an error\n"
+"      --strip-prefix P    --rename P= : drop the prefix P (e.g. model.)\n"
 "  -m, --metadata KEY=VALUE  add or replace a __metadata__ entry\n"
 "                          (repeatable); the input's metadata is kept\n"
 "  -s, --shard-size SIZE   split the output into shards of at most SIZE\n"
@@ -117,6 +129,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		{"drop", required_argument, NULL, 'd'},    {"key", required_argument, NULL, 'K'},
 		{"metadata", required_argument, NULL, 'm'}, {"shard-size", required_argument, NULL, 's'},
 		{"block", required_argument, NULL, 'B'},   {"force", no_argument, NULL, 'f'},
+		{"rename", required_argument, NULL, 'R'},  {"strip-prefix", required_argument, NULL, 'P'},
 		{"verbose", no_argument, NULL, 'v'},       {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -127,6 +140,9 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
 	o->keys = cli_xcalloc((size_t)argc, sizeof *o->keys);
 	o->meta = cli_xcalloc((size_t)argc, sizeof *o->meta);
+	o->renames = cli_xcalloc((size_t)argc, sizeof *o->renames);
+	o->rename_arg = cli_xcalloc((size_t)argc, sizeof *o->rename_arg);
+	o->rename_strip = cli_xcalloc((size_t)argc, sizeof *o->rename_strip);
 	int c;
 	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
 		switch (c) {
@@ -136,7 +152,8 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 				break;
 			}
 			if (cli_parse_float_dtype(optarg, &o->c.to) != 0)
-				cli_usage_error("--to: '%s' is not f32, f16, bf16 or f8_e4m3", optarg);
+				cli_usage_error("--to: '%s' is not f64, f32, f16, bf16 or f8_e4m3",
+				                optarg);
 			o->c.has_to = 1;
 			break;
 		case 'B': {
@@ -168,6 +185,23 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 			st_writer_free(w);
 			break;
 		}
+		case 'R': {
+			const char *eq = strchr(optarg, '=');
+			if (!eq)
+				cli_usage_error("--rename: '%s' is not FROM=TO", optarg);
+			char *from = cli_xstrdup(optarg);
+			from[eq - optarg] = 0;
+			o->rename_arg[o->c.n_rename] = optarg;
+			o->renames[o->c.n_rename++] = (st_convert_rename){from, eq + 1};
+			break;
+		}
+		case 'P':
+			if (!*optarg)
+				cli_usage_error("--strip-prefix: the prefix is empty");
+			o->rename_arg[o->c.n_rename] = optarg;
+			o->rename_strip[o->c.n_rename] = 1;
+			o->renames[o->c.n_rename++] = (st_convert_rename){cli_xstrdup(optarg), ""};
+			break;
 		case 's':
 			if (cli_parse_size(optarg, &o->shard_size) != 0)
 				cli_usage_error("--shard-size: '%s' is not a size (e.g. 5GB, 4GiB, 1000000)",
@@ -197,6 +231,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	o->c.keep = o->keep;
 	o->c.drop = o->drop;
 	o->c.meta = o->meta;
+	o->c.rename = o->renames;
 }
 
 /* ---- output location ------------------------------------------------------- */
@@ -219,17 +254,10 @@ static void locate_out(const struct stconvert_options *o, struct outloc *loc)
 			cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	} else if (errno != ENOENT) {
 		cli_die(CLI_ERROR, "%s: %s", o->out, strerror(errno));
-	} else if (lstat(o->out, &st) == 0) {
-		/* A dangling link: replacing it replaces the user's link. */
-		if (!o->force)
-			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force "
-			        "to replace it)", o->out);
-		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
-	} else {
+	} else { /* not there, or a link to nothing */
 		loc->is_dir = trailing_slash || !cli_ends_with(o->out, ".safetensors");
 	}
-	if (loc->exists && !o->force)
-		cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", o->out);
+	cli_check_out(o->out, o->force);
 	if (!loc->exists && cli_ends_with(o->out, ".index.json"))
 		cli_usage_error("%s: OUT is a directory or a .safetensors file, not an index path",
 		                o->out);
@@ -283,6 +311,11 @@ static void plan_notes(const struct stconvert_options *o, const st_convert_plan 
 	for (size_t g = 0; g < o->c.n_keep; g++)
 		if (!st_convert_plan_glob_hits(p, 0, g))
 			cli_warn("warning: --keep '%s' matches no tensor", o->keep[g]);
+	for (size_t r = 0; r < o->c.n_rename; r++)
+		if (!st_convert_plan_rename_hits(p, r))
+			cli_warn("warning: %s '%s' matches no tensor%s",
+			         o->rename_strip[r] ? "--strip-prefix" : "--rename", o->rename_arg[r],
+			         r ? " (or an earlier rule took its names)" : "");
 }
 
 /* Which input shard became which output shard (--verbose). */
@@ -437,7 +470,12 @@ int main(int argc, char **argv)
 	st_checkpoint_close(c);
 	for (size_t m = 0; m < o.c.n_meta; m++)
 		free((char *)o.meta[m].key);
+	for (size_t r = 0; r < o.c.n_rename; r++)
+		free((char *)o.renames[r].from);
 	free(o.meta);
+	free(o.renames);
+	free(o.rename_arg);
+	free(o.rename_strip);
 	free(o.keep);
 	free(o.drop);
 	free(o.keys);

@@ -43,11 +43,14 @@ extern "C" {
 /* What happens to one tensor. */
 typedef enum st_convert_action {
 	ST_CONVERT_COPY = 0, /* written unchanged */
-	ST_CONVERT_CONVERT,  /* a float converted to the target dtype */
+	ST_CONVERT_CONVERT,  /* a float converted to the target dtype: a wide
+	                        one rounded as st_convert, a plain (unscaled)
+	                        F8 or F4 one decoded exactly */
 	ST_CONVERT_KEEP,     /* a float left in its dtype by a keep glob */
 	ST_CONVERT_DROP,     /* not written: a drop glob, a scale folded into
 	                        its dequantized weight, a tied alias */
-	ST_CONVERT_ASIS,     /* not a wide float: copied while floats convert */
+	ST_CONVERT_ASIS,     /* not a float st_convert decodes (integers,
+	                        BOOL, F6, C64): copied while floats convert */
 	ST_CONVERT_DEQUANT,  /* a scaled FP8 or MXFP4 weight dequantized */
 	ST_CONVERT_QUANT,    /* quantized to F8_E4M3 (st_quant_target) */
 	ST_CONVERT_QSCALE,   /* the new F32 scales of a QUANT weight */
@@ -59,11 +62,22 @@ typedef struct st_convert_meta {
 	const char *key, *value;
 } st_convert_meta;
 
+/*
+ * A rename rule: a name that starts with from is written with to in place
+ * of that prefix (an empty from puts to in front of every name; an empty
+ * to strips from).
+ */
+typedef struct st_convert_rename {
+	const char *from, *to;
+} st_convert_rename;
+
 /* What to do. Zeroed: copy every tensor unchanged (a layout change). */
 typedef struct st_convert_options {
-	int has_to;              /* convert floats (F64, F32, F16, BF16) to
-	                            to, and dequantize scaled weights to it */
-	st_dtype to;             /* F32, F16 or BF16 */
+	int has_to;              /* convert floats (F64, F32, F16, BF16, and
+	                            the F8 types and F4 without scales,
+	                            decoded exactly) to to, and dequantize
+	                            scaled weights to it */
+	st_dtype to;             /* F64, F32, F16 or BF16 */
 	int quantize;            /* to F8_E4M3 blocks (excludes has_to) */
 	uint64_t block_rows;     /* quantize's blocks; 0: IN's config.json
 	                            weight_block_size when IN has FP8
@@ -75,6 +89,12 @@ typedef struct st_convert_options {
 	size_t n_drop;
 	const st_convert_meta *meta; /* set after the input files' metadata */
 	size_t n_meta;
+	/* Renames of the names written (the tensors, their new scales, the
+	 * shard index), tried in order: the first rule whose from starts a
+	 * name renames it, and no other rule is tried. Keep and drop globs
+	 * match the input names. */
+	const st_convert_rename *rename;
+	size_t n_rename;
 } st_convert_options;
 
 /* One tensor of the output (or a dropped input tensor). */
@@ -85,7 +105,8 @@ typedef struct st_convert_item {
 	size_t file;               /* input file holding it */
 	st_convert_action action;
 	st_dtype out;              /* dtype written */
-	const char *out_name;      /* name written (MXFP4 NAME_blocks -> NAME) */
+	const char *out_name;      /* name written (MXFP4 NAME_blocks -> NAME,
+	                              the rename rules) */
 	size_t out_name_len;
 	unsigned out_ndim;         /* shape written */
 	const uint64_t *out_dims;
@@ -95,7 +116,9 @@ typedef struct st_convert_item {
 	                              whose data it shares, written once; or
 	                              NULL */
 	int narrows;               /* CONVERT to a narrower (or differently
-	                              ranged) float: what it lost is counted */
+	                              ranged) float: what it lost is counted
+	                              (of the F8 and F4 types only F8_E8M0 to
+	                              F16 can lose a value) */
 	uint64_t overflow;         /* after a write, when narrows: finite
 	                              values that became +-Inf */
 	uint64_t underflow;        /* non-zero values that became 0 */
@@ -114,8 +137,10 @@ typedef struct st_convert_plan st_convert_plan;
  * first", or in "dequantize it first or quantize with RxC blocks" when IN's
  * config.json's R x C blocks would keep the weight, for a front end to
  * word in its options) and prepares every quantized weight and its new
- * scale tensor. Returns ST_OK,
- * ST_EINVAL (bad options, a config.json's hostile block size),
+ * scale tensor; then renames the names written and refuses two tensors
+ * written under one name (ST_EINVAL naming both and the name) or a name
+ * renamed to nothing. Returns ST_OK,
+ * ST_EINVAL (bad options, a config.json's hostile block size, a clash),
  * ST_EFORMAT, ST_EIO, ST_ENOMEM.
  */
 ST_API int st_convert_plan_new(st_convert_plan **out, st_checkpoint *c,
@@ -137,6 +162,10 @@ ST_API size_t st_convert_plan_count(const st_convert_plan *p, st_convert_action 
 /* Tensors matched by keep glob g (which == 0) or drop glob g (which == 1):
  * 0 for a glob that matches no tensor. */
 ST_API size_t st_convert_plan_glob_hits(const st_convert_plan *p, int which, size_t g);
+
+/* Names rename rule r renamed: 0 for a rule that matches no name written
+ * (or whose names an earlier rule took). */
+ST_API size_t st_convert_plan_rename_hits(const st_convert_plan *p, size_t r);
 
 /*
  * The scaled weights and their scales found (st_quant_plan_build), when

@@ -14,7 +14,8 @@ Files made (all in this directory):
                                 empty tensor, written in a NON-canonical order
   mixed.canonical.safetensors   the same tensors written canonically (what
                                 stconvert without --to must produce)
-  mixed.{f32,f16,bf16}.safetensors   expected output of --to f32|f16|bf16
+  mixed.{f64,f32,f16,bf16}.safetensors   expected output of --to
+                                f64|f32|f16|bf16
   mixed.keep.safetensors        expected output of --to bf16 --keep '*ln_*'
                                 --drop 'int.*' --metadata author=stconvert-test
                                 --metadata source=override
@@ -37,7 +38,22 @@ Files made (all in this directory):
   snap-sharded/                 a sharded snapshot (index + 2 shards), whose
                                 config.json has no torch_dtype
   snap-sharded.config.f16.json  expected config.json after --to f16
+  narrow.safetensors            the 8- and 4-bit floats without scales: every
+                                code of F8_E4M3, F8_E5M2, F8_E8M0,
+                                F8_E4M3FNUZ, F8_E5M2FNUZ (NaN codes in nan.*
+                                tensors) and F4, a 2-D F8_E4M3 weight, and an
+                                F6_E2M3 tensor (not decoded: copied)
+  narrow.{f64,f32,f16,bf16}.safetensors  expected output of --to: each code's
+                                value from the OCP specifications
+                                (../dtype/gen_f8.py's value(), exact float64;
+                                torch 1.13 has no float8), then PyTorch's
+                                Tensor.to() from float64; per-tensor counts in
+                                narrow.counts.txt
+
+F8 and F4 values are exact in F64, F32, F16 and BF16, so the one rounding is
+PyTorch's; only F8_E8M0 (2^-127 .. 2^127) overflows and underflows F16.
 """
+import importlib.util
 import json
 import os
 import shutil
@@ -57,7 +73,15 @@ FLOATS = ("F64", "F32", "F16", "BF16")
 TORCH = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16,
          "BF16": torch.bfloat16}
 ITEM = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2}
-TARGETS = {"f32": "F32", "f16": "F16", "bf16": "BF16"}
+TARGETS = {"f64": "F64", "f32": "F32", "f16": "F16", "bf16": "BF16"}
+# The floats of fewer than 16 bits that stconvert --to decodes (not F6).
+NARROW = ("F8_E4M3", "F8_E5M2", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "F4")
+
+# The OCP decoding of testdata/dtype (written from the specifications).
+_spec = importlib.util.spec_from_file_location(
+    "dtype_gen_f8", os.path.join(HERE, "..", "dtype", "gen_f8.py"))
+ocp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ocp)
 
 rng = np.random.default_rng(20240601)
 
@@ -223,6 +247,42 @@ def ft(name, dtype, arr, shape=None):
     return Tensor(name, dtype, shape if shape is not None else [t.numel()], tbytes(t)), t
 
 
+def narrow_tensor(name, dtype, codes, shape=None):
+    """A tensor of 8- or 4-bit codes (F4: two a byte, element 2i in the low
+    nibble) and its values as a float64 torch tensor."""
+    vals = [ocp.value(dtype, c) for c in codes]
+    vals = np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
+    if dtype == "F4":
+        data = bytes(codes[i] | codes[i + 1] << 4 for i in range(0, len(codes), 2))
+    else:
+        data = bytes(codes)
+    shape = shape if shape is not None else [len(codes)]
+    return Tensor(name, dtype, shape, data), torch.from_numpy(vals).reshape(shape)
+
+
+def build_narrow():
+    """The tensors of narrow.safetensors and their float64 values."""
+    nrng = np.random.default_rng(20261201)  # not rng: mixed stays as it was
+    tensors, floats = [], {}
+
+    def add(name, dtype, codes, shape=None):
+        t, v = narrow_tensor(name, dtype, codes, shape)
+        tensors.append(t)
+        floats[name] = (dtype, v)
+
+    for dtype in NARROW[:5]:
+        codes = list(range(256))
+        is_nan = [ocp.value(dtype, c) is None for c in codes]
+        low = dtype.lower().replace("_", ".")
+        add(low, dtype, [c for c in codes if not is_nan[c]])
+        add("nan." + low, dtype, [c for c in codes if is_nan[c]])
+    add("f4", "F4", list(range(16)), [4, 4])
+    weight = [int(c) for c in nrng.integers(0, 256, 32) if c & 0x7F != 0x7F][:24]
+    add("h.0.attn.weight", "F8_E4M3", weight, [3, 8])
+    tensors.append(Tensor("f6.e2m3", "F6_E2M3", [4], bytes([0x41, 0x10, 0x83])))
+    return tensors, floats
+
+
 def build_inputs():
     """The tensors of mixed.safetensors, and the torch views of float ones."""
     tensors, floats = [], {}
@@ -254,7 +314,9 @@ def build_inputs():
     tensors.append(Tensor("int.i8", "I8", [4], np.array([-128, 0, 1, 127], np.int8).tobytes()))
     tensors.append(Tensor("int.u8", "U8", [5], bytes([0, 1, 128, 200, 255])))
     tensors.append(Tensor("mask", "BOOL", [2, 3], bytes([1, 0, 1, 1, 0, 0])))
-    tensors.append(Tensor("f8.e4m3", "F8_E4M3", [4], bytes([0x38, 0x40, 0x7E, 0xB8])))
+    t, v = narrow_tensor("f8.e4m3", "F8_E4M3", [0x38, 0x40, 0x7E, 0xB8])
+    tensors.append(t)
+    floats[t.name] = ("F8_E4M3", v)
     return tensors, floats
 
 
@@ -265,7 +327,7 @@ def convert(tensors, floats, target, keep=(), drop=()):
     for t in tensors:
         if any(fnmatch.fnmatchcase(t.name, g) for g in drop):
             continue
-        if (target is None or t.dtype not in FLOATS
+        if (target is None or t.dtype not in FLOATS + NARROW
                 or any(fnmatch.fnmatchcase(t.name, g) for g in keep)):
             out.append(t)
             continue
@@ -343,20 +405,26 @@ CONFIG_NO_DTYPE = """{"model_type": "gpt2", "n_layer": 1}
 """
 
 
+def write_targets(stem, meta, tensors, floats, counts_name):
+    """STEM.{f64,f32,f16,bf16}.safetensors, what --to makes of tensors, and
+    the per-tensor counts in counts_name."""
+    lines = []
+    for target in ("f64", "f32", "f16", "bf16"):
+        out, counts = convert(tensors, floats, TARGETS[target])
+        write_canonical(os.path.join(HERE, "%s.%s.safetensors" % (stem, target)), meta, out)
+        for name, o, u in counts:
+            lines.append("%s %s %d %d\n" % (target, name, o, u))
+    with open(os.path.join(HERE, counts_name), "w") as f:
+        f.write("".join(lines))
+
+
 def main():
     tensors, floats = build_inputs()
     meta = {"format": "pt", "source": "gen_fixtures.py"}
     write_scrambled(os.path.join(HERE, "mixed.safetensors"), meta, tensors)
     write_canonical(os.path.join(HERE, "mixed.canonical.safetensors"), meta, tensors)
 
-    lines = []
-    for target in ("f32", "f16", "bf16"):
-        out, counts = convert(tensors, floats, TARGETS[target])
-        write_canonical(os.path.join(HERE, "mixed.%s.safetensors" % target), meta, out)
-        for name, o, u in counts:
-            lines.append("%s %s %d %d\n" % (target, name, o, u))
-    with open(os.path.join(HERE, "counts.txt"), "w") as f:
-        f.write("".join(lines))
+    write_targets("mixed", meta, tensors, floats, "counts.txt")
 
     out, _ = convert(tensors, floats, "BF16", keep=("*ln_*",), drop=("int.*",))
     keep_meta = dict(meta, author="stconvert-test", source="override")
@@ -367,6 +435,10 @@ def main():
     print("shards-bf16:", n, "shards")
     n = write_shards(os.path.join(HERE, "shards-none"), meta, tensors, 3000)
     print("shards-none:", n, "shards")
+
+    ntensors, nfloats = build_narrow()
+    write_scrambled(os.path.join(HERE, "narrow.safetensors"), meta, ntensors)
+    write_targets("narrow", meta, ntensors, nfloats, "narrow.counts.txt")
 
     # A snapshot directory with an F32 model and the files around it.
     snap = os.path.join(HERE, "snap")

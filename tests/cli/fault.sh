@@ -167,13 +167,13 @@ sweep sc_fp8_dequantize "$W/out" "'$SC' -q --to f32 '$Q/snap-fp8' '$W/out'" \
 
 # ---- gpt2export ------------------------------------------------------------------
 sweep g_snapshot "$W/out" "'$G' -q '$L/tiny_bf16.bin' '$W/out'" \
-  "$G" -q "$L/tiny_fp32.bin" "$W/out"
+  "$G" -q -f "$L/tiny_fp32.bin" "$W/out"
 sweep g_gguf "$W/out.gguf" "'$G' -q '$J/model' '$W/out.gguf' --type f32" \
-  "$G" -q "$J/model" "$W/out.gguf" --type q8_0
+  "$G" -q -f "$J/model" "$W/out.gguf" --type q8_0
 sweep g_gguf_import "$W/out" "'$G' -q '$L/tiny_fp32.bin' '$W/out'" \
-  "$G" -q "$J/expected-f16.gguf" "$W/out"
+  "$G" -q -f "$J/expected-f16.gguf" "$W/out"
 sweep g_llmc "$W/out.bin" "'$G' -q '$L/tiny_bf16_hf' '$W/out.bin'" \
-  "$G" -q "$L/tiny_fp32_hf" "$W/out.bin"
+  "$G" -q -f "$L/tiny_fp32_hf" "$W/out.bin"
 
 echo "writers: $tried calls tried, $exits2 exits 2, $clean_exits clean exits, $unchanged old OUT unchanged, $after_commit new OUT after the commit, $recovered links copied instead"
 

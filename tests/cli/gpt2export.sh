@@ -160,25 +160,54 @@ expect_err bad_zip 'zip\.bin: .*a zip archive'
 no_temps bad-inputs "$O"
 
 # --- outputs ------------------------------------------------------------------
-# An existing folder is written into; a stale sharded save there is removed,
-# since loaders would prefer its index to the new model.safetensors.
+# An existing OUT is replaced only with --force, as stconvert does (the same
+# check, tools/fe): a folder that holds anything, a file, a link to nothing.
 mkdir -p "$O/existing"
 cp tiny_variants_hf/* "$O/existing/"
 echo keep > "$O/existing/README.md"
-run existing 0 "$G" tiny_fp32.bin "$O/existing"
+before=$(cd "$O/existing" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+run noforce 2 "$G" tiny_fp32.bin "$O/existing"
+expect_err noforce "^gpt2export: $O/existing: already exists \(use --force to replace it\)\$"
+[ "$(cd "$O/existing" && find . -type f -print0 | sort -z | xargs -0 sha256sum)" = "$before" ] &&
+  ok || fail "noforce: OUT changed"
+run noforce_random 2 "$G" --random "$O/existing" --layers 1 --heads 1 --width 8 --vocab 16 --context 4
+expect_err noforce_random "existing: already exists \(use --force to replace it\)"
+run noforce_gguf 2 "$G" "$TESTDATA/gguf/judge/expected-f16.gguf" "$O/existing"
+expect_err noforce_gguf "existing: already exists \(use --force to replace it\)"
+# An empty folder is written into.
+mkdir -p "$O/empty"
+run empty 0 "$G" tiny_fp32.bin "$O/empty"
+same empty "$O/empty/model.safetensors" tiny_fp32_hf/model.safetensors
+# With --force the folder is written into; a stale sharded save there is
+# removed, since loaders would prefer its index to the new model.safetensors.
+run existing 0 "$G" --force tiny_fp32.bin "$O/existing"
 same existing "$O/existing/model.safetensors" tiny_fp32_hf/model.safetensors
 absent existing-index "$O/existing/model.safetensors.index.json"
 absent existing-shard "$O/existing/model-00001-of-00002.safetensors"
 same existing-readme "$O/existing/README.md" <(echo keep)
-# OUT a file: refused, untouched.
+# OUT a file: refused, untouched (with --force too: a folder is written).
 echo data > "$O/afile"
 run out_file 2 "$G" tiny_fp32.bin "$O/afile"
-expect_err out_file 'afile: exists and is not a folder'
+expect_err out_file 'afile: already exists \(use --force to replace it\)'
+run out_file_force 2 "$G" -f tiny_fp32.bin "$O/afile"
+expect_err out_file_force 'afile: exists and is not a folder'
 same out_file "$O/afile" <(echo data)
-# A .bin over an existing one: replaced whole.
+# A link to nothing is the user's: refused without --force.
+ln -s nowhere "$O/dangling.bin"
+run dangling 2 "$G" tiny_fp32_hf "$O/dangling.bin"
+expect_err dangling 'dangling.bin: already exists, a link to nothing \(use --force to replace it\)'
+# A .bin (or a .gguf) over an existing one: refused, then with --force
+# replaced whole.
 cp tiny_bf16.bin "$O/replace.bin"
-run replace 0 "$G" tiny_fp32_hf "$O/replace.bin"
+run replace_noforce 2 "$G" tiny_fp32_hf "$O/replace.bin"
+expect_err replace_noforce 'replace.bin: already exists \(use --force to replace it\)'
+same replace_noforce "$O/replace.bin" tiny_bf16.bin
+run replace 0 "$G" -f tiny_fp32_hf "$O/replace.bin"
 same replace "$O/replace.bin" tiny_fp32.bin
+echo data > "$O/old.gguf"
+run gguf_noforce 2 "$G" tiny_fp32_hf "$O/old.gguf"
+expect_err gguf_noforce 'old.gguf: already exists \(use --force to replace it\)'
+same gguf_noforce "$O/old.gguf" <(echo data)
 # A failure while writing a new folder leaves nothing behind.
 mkdir -p "$O/fail" "$TMP/notok"
 run fail_tokenizer 2 "$G" --tokenizer "$TMP/notok" tiny_fp32.bin "$O/fail/snap"

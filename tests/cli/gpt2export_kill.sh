@@ -33,12 +33,12 @@ dead_pid() { local p; sh -c 'exit 0' & p=$!; wait $p; echo $p; }
 OLD="--layers 1 --heads 2 --width 32 --vocab 1000 --context 16 --seed 1"
 # About 30 MB of F32: long enough to be killed in the middle of it.
 NEW="--layers 2 --heads 4 --width 128 --vocab 50257 --context 128 --seed 2"
-run old 0 "$G" --random "$O/old" $OLD
+run old 0 "$G" -f --random "$O/old" $OLD
 echo mine >"$O/old/README.md"
 old_sum=$(tree_sum "$O/old")
 cp -a "$O/old" "$O/ref"
 t0=$(now_ms)
-run new 0 "$G" --random "$O/ref" $NEW
+run new 0 "$G" -f --random "$O/ref" $NEW
 dur=$(($(now_ms) - t0))
 new_sum=$(tree_sum "$O/ref")
 [ "$old_sum" != "$new_sum" ] && ok || fail "old and new outputs are the same"
@@ -106,28 +106,28 @@ snapshot_kills() {
   [ $n_killed -gt 0 ] && [ $n_beside -gt 0 ] && ok ||
     fail "$name: no run was killed while writing ($n_killed killed, $n_beside left a temporary beside OUT)"
 }
-snapshot_kills kill 16 "$G" --random "$O/snap" $NEW
+snapshot_kills kill 16 "$G" -f --random "$O/snap" $NEW
 
 # The GGUF import writes its snapshot the same way: the same tensors and
 # config, its tokenizer files rebuilt from the file.
-run gguf 0 "$G" "$O/ref" "$O/ref.gguf"
+run gguf 0 "$G" -f "$O/ref" "$O/ref.gguf"
 cp -a "$O/old" "$O/ref_gguf"
 t0=$(now_ms)
-run gguf_new 0 "$G" "$O/ref.gguf" "$O/ref_gguf"
+run gguf_new 0 "$G" -f "$O/ref.gguf" "$O/ref_gguf"
 dur=$(($(now_ms) - t0))
 new_sum=$(tree_sum "$O/ref_gguf")
-snapshot_kills gguf_kill 6 "$G" "$O/ref.gguf" "$O/snap"
+snapshot_kills gguf_kill 6 "$G" -f "$O/ref.gguf" "$O/snap"
 
 # ---- SIGKILL into an existing .bin ---------------------------------------------------
 cp "$TESTDATA/llmc/tiny_fp32.bin" "$O/old.bin"
 t0=$(now_ms)
-run bin_new 0 "$G" "$O/ref" "$O/new.bin"
+run bin_new 0 "$G" -f "$O/ref" "$O/new.bin"
 dur=$(($(now_ms) - t0))
 n_killed=0
 for trial in $(seq 1 6); do
   cp "$O/old.bin" "$O/x.bin"
   delay=$(((RANDOM * 32768 + RANDOM) % (dur + dur / 2 + 1)))
-  "$G" "$O/ref" "$O/x.bin" >/dev/null 2>&1 &
+  "$G" -f "$O/ref" "$O/x.bin" >/dev/null 2>&1 &
   pid=$!
   sleep_ms $delay
   kill -KILL $pid 2>/dev/null
@@ -135,7 +135,7 @@ for trial in $(seq 1 6); do
   [ $? = 137 ] && n_killed=$((n_killed + 1))
   if cmp -s "$O/x.bin" "$O/old.bin" || cmp -s "$O/x.bin" "$O/new.bin"; then ok
   else fail "bin kill trial $trial (after $delay of $dur ms): x.bin is neither the old file nor the new one"; fi
-  run "bin_next_$trial" 0 "$G" "$O/ref" "$O/x.bin"
+  run "bin_next_$trial" 0 "$G" -f "$O/ref" "$O/x.bin"
   no_temps "bin_next_$trial" "$O"
   same_file "bin_next_$trial" "$O/x.bin" "$O/new.bin"
 done
@@ -157,9 +157,9 @@ for f in model.safetensors config.json vocab.json; do
   echo partial >"$O/stale/.$f.tmp-$dead-JkL012"
 done
 echo partial >"$O/stale/.model.safetensors.tmp-$$-Live01"
-run stale 0 "$G" --random "$O/stale" $OLD
-run stale_new 0 "$G" --random "$O/stale_new" $OLD
-run stale_bin 0 "$G" "$O/old" "$O/x.bin"
+run stale 0 "$G" -f --random "$O/stale" $OLD
+run stale_new 0 "$G" -f --random "$O/stale_new" $OLD
+run stale_bin 0 "$G" -f "$O/old" "$O/x.bin"
 for p in ".stale.tmp-$dead-AbC123" ".stale_new.tmp-$dead-AbC123" ".x.bin.tmp-$dead-GhI789"; do
   if [ -e "$O/$p" ]; then fail "stale: $p of dead pid $dead not removed"; else ok; fi
 done

@@ -18,7 +18,7 @@ usage() { # NAME PATTERN ARGS...
 usage u_none 'expected IN and OUT'
 usage u_one 'expected IN and OUT' "$D/mixed.safetensors"
 usage u_three 'too many arguments' a b c
-usage u_to "--to: 'f8' is not f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_to "--to: 'f8' is not f64, f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"
@@ -60,12 +60,12 @@ expect_err relayout '^stconvert: layout only: 22 copied unchanged, 0 dropped$'
 if [ -s "$TMP/relayout.out" ]; then fail "relayout: stdout not empty"; else ok; fi
 
 # ---- --to: bit for bit as PyTorch's .to() ------------------------------------
-for t in f32 f16 bf16 F16 bfloat16; do
-  lt=$(echo "$t" | tr 'A-Z' 'a-z'); [ "$lt" = bfloat16 ] && lt=bf16
+for t in f64 f32 f16 bf16 F16 bfloat16 double; do
+  lt=$(echo "$t" | tr 'A-Z' 'a-z'); [ "$lt" = bfloat16 ] && lt=bf16; [ "$lt" = double ] && lt=f64
   run "to_$t" 0 "$SC" --to "$t" "$D/mixed.safetensors" "$TMP/to_$t.safetensors"
   expect_same "to_$t" "$D/mixed.$lt.safetensors" "$TMP/to_$t.safetensors" "$D/mixed.$lt.nan"
 done
-# mixed.safetensors holds F64, F32, F16 and BF16 tensors, so the three
+# mixed.safetensors holds F64, F32, F16 and BF16 tensors, so the four
 # conversions above cover every dtype pair. PyTorch converts through F32, so
 # the F32 file converts to the same bytes; a same-dtype --to is a copy.
 run pair_canonical 0 "$SC" --to bf16 "$D/mixed.canonical.safetensors" "$TMP/p1.safetensors"
@@ -79,8 +79,8 @@ expect_same pair_f16_f16 "$D/mixed.f16.safetensors" "$TMP/p4.safetensors"
 
 # ---- the report: overflow/underflow per tensor as PyTorch counts them ---------
 run verbose 0 "$SC" --verbose --to f16 "$D/mixed.safetensors" "$TMP/v.safetensors"
-check_counts() { # TARGET REPORT
-  local target=$1 report=$2 t name o u line bad=0
+check_counts() { # TARGET REPORT [COUNTS]
+  local target=$1 report=$2 counts=${3:-$D/counts.txt} t name o u line bad=0
   while read -r t name o u; do
     [ "$t" = "$target" ] || continue
     line=$(grep -F "tensor '$name': " "$report")
@@ -88,16 +88,16 @@ check_counts() { # TARGET REPORT
       *overflow*) [[ $line == *", $o overflow, $u underflow" ]] || { echo "$line: expected $o overflow, $u underflow"; bad=1; } ;;
       *) [ "$o $u" = "0 0" ] || { echo "$line: expected $o overflow, $u underflow"; bad=1; } ;;
     esac
-  done <"$D/counts.txt"
+  done <"$counts"
   return $bad
 }
 if why=$(check_counts f16 "$TMP/verbose.err"); then ok; else fail "verbose counts: $why"; fi
-for t in f32 bf16; do
+for t in f64 f32 bf16; do
   run "verbose_$t" 0 "$SC" -v --force --to $t "$D/mixed.safetensors" "$TMP/v.safetensors"
   if why=$(check_counts $t "$TMP/verbose_$t.err"); then ok; else fail "verbose_$t counts: $why"; fi
 done
 expect_err verbose "^stconvert: tensor 'int.i64': I64 copied$"
-expect_err verbose "^stconvert: tensor 'f8.e4m3': F8_E4M3 copied$"
+expect_err verbose "^stconvert: tensor 'f8.e4m3': F8_E4M3 -> F16$"
 expect_err verbose "^stconvert: tensor 'nan.f16': F16 copied$"
 expect_err verbose_f32 "^stconvert: tensor 'f16.random': F16 -> F32$"
 total_o=$(awk '$1 == "f16" { o += $3; u += $4 } END { print o " " u }' "$D/counts.txt")
@@ -106,11 +106,28 @@ golden stconvert/report_bf16 0 "$SC" --to bf16 "$D/mixed.safetensors" "$TMP/r.sa
 run quiet 0 "$SC" -q --force --to bf16 "$D/mixed.safetensors" "$TMP/r.safetensors"
 if [ -s "$TMP/quiet.err" ] || [ -s "$TMP/quiet.out" ]; then fail "quiet: output"; else ok; fi
 
+# ---- 8- and 4-bit floats without scales: decoded exactly --------------------
+# narrow.safetensors holds every code of the five F8 types and F4; the
+# expected files are the OCP specifications' values through PyTorch's .to()
+# (gen_fixtures.py). F6 is not decoded: copied.
+for t in f64 f32 f16 bf16; do
+  run "narrow_$t" 0 "$SC" -v --to $t "$D/narrow.safetensors" "$TMP/narrow_$t.safetensors"
+  expect_same "narrow_$t" "$D/narrow.$t.safetensors" "$TMP/narrow_$t.safetensors" "$D/narrow.$t.nan"
+  if why=$(check_counts $t "$TMP/narrow_$t.err" "$D/narrow.counts.txt"); then ok
+  else fail "narrow_$t counts: $why"; fi
+done
+expect_err narrow_f16 '^stconvert: to F16: 12 converted, 1 copied, 0 kept, 0 dropped$'
+expect_err narrow_f16 "^stconvert: tensor 'f6.e2m3': F6_E2M3 copied$"
+expect_err narrow_f16 "^stconvert: tensor 'f4': F4 -> F16$"
+expect_err narrow_bf16 "^stconvert: tensor 'f8.e8m0': F8_E8M0 -> BF16$"
+run narrow_keep 0 "$SC" --to f32 --keep 'f8.*' "$D/narrow.safetensors" "$TMP/narrow_keep.safetensors"
+expect_err narrow_keep '^stconvert: to F32: 7 converted, 1 copied, 5 kept, 0 dropped$'
+
 # ---- --keep, --drop, --metadata --------------------------------------------
 run keep 0 "$SC" --to bf16 --keep '*ln_*' --drop 'int.*' --metadata author=stconvert-test \
   -m source=override "$D/mixed.safetensors" "$TMP/keep.safetensors"
 expect_same keep "$D/mixed.keep.safetensors" "$TMP/keep.safetensors" "$D/mixed.keep.nan"
-expect_err keep '^stconvert: to BF16: 11 converted, 4 copied, 2 kept, 5 dropped$'
+expect_err keep '^stconvert: to BF16: 12 converted, 3 copied, 2 kept, 5 dropped$'
 run nomatch 0 "$SC" --keep 'zzz*' --drop 'yyy' "$D/mixed.safetensors" "$TMP/nomatch.safetensors"
 expect_err nomatch "warning: --keep 'zzz\*' matches no tensor"
 expect_err nomatch "warning: --drop 'yyy' matches no tensor"

@@ -104,7 +104,7 @@ check_shards() { # NAME EXPECTED_DIR ACTUAL_DIR
 }
 run shard_bf16 0 "$SC" --to bf16 --shard-size 3000 "$D/mixed.safetensors" "$TMP/sh-bf16"
 check_shards shard_bf16 "$D/shards-bf16" "$TMP/sh-bf16"
-expect_err shard_bf16 'out: 22 tensors, 7107 bytes \(7.1 kB\), 3 files \+ index'
+expect_err shard_bf16 'out: 22 tensors, 7111 bytes \(7.1 kB\), 3 files \+ index'
 # A tensor larger than the limit gets a shard of its own, numbered before the
 # shard that was being filled (huggingface_hub appends it at once).
 run shard_none 0 "$SC" --shard-size 3kB "$D/mixed.safetensors" "$TMP/sh-none"
@@ -141,6 +141,11 @@ before=$(tree_sum "$TMP/out")
 run dir_noforce 2 "$SC" --to bf16 --shard-size 3000 "$D/mixed.safetensors" "$TMP/out"
 expect_err dir_noforce 'out: already exists \(use --force to replace it\)'
 if [ "$(tree_sum "$TMP/out")" = "$before" ]; then ok; else fail "dir_noforce: OUT changed"; fi
+# An empty directory holds nothing to lose: written into without --force
+# (gpt2export's rule too: tools/fe's cli_check_out).
+mkdir "$TMP/empty"
+run dir_empty 0 "$SC" --to bf16 "$D/mixed.safetensors" "$TMP/empty"
+expect_same dir_empty "$D/mixed.bf16.safetensors" "$TMP/empty/model.safetensors" "$D/mixed.bf16.nan"
 run dir_force 0 "$SC" -v --force --to bf16 --shard-size 3000 "$D/mixed.safetensors" "$TMP/out"
 n=$(ls "$TMP/out" | tr '\n' ' ')
 want="extra link model-00001-of-00003.safetensors model-00002-of-00003.safetensors model-00003-of-00003.safetensors model.safetensors.index.json notes.txt "

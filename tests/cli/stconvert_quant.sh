@@ -24,6 +24,16 @@ then ok; else fail "fp8: config.json lost its other keys"; cat "$TMP/fp8/config.
 printf '{\n  "architectures": ["DeepseekV3ForCausalLM"],\n  "hidden_size": 7,\n  "torch_dtype": "bfloat16",\n  "vocab_size": 10\n}\n' >"$TMP/fp8.config"
 if cmp -s "$TMP/fp8.config" "$TMP/fp8/config.json"; then ok; else fail "fp8: config.json"; diff "$TMP/fp8.config" "$TMP/fp8/config.json" >&2; fi
 
+# --to f64: the products widened exactly, so narrowing them to F32 gives
+# gen_stdiff.py's F32 products and to BF16 gen_quant.py's reference.
+run f64 0 "$SC" --to f64 "$Q/snap-dq" "$TMP/dq64"
+grep -q '"torch_dtype": "float64"' "$TMP/dq64/config.json" && ok || fail "f64: torch_dtype"
+run f64_f32 0 "$SC" -q --to f32 "$TMP/dq64" "$TMP/dq64.f32.safetensors"
+run f64_f32_same 0 "$SD" --exact "$TMP/dq64.f32.safetensors" "$Q/snap-dq.f32.safetensors"
+run f64_fp8 0 "$SC" -q --to double "$Q/snap-fp8" "$TMP/fp8-64"
+run f64_fp8_bf16 0 "$SC" -q --to bf16 "$TMP/fp8-64" "$TMP/fp8-64.bf16.safetensors"
+run f64_fp8_same 0 "$SD" --exact "$TMP/fp8-64.bf16.safetensors" "$Q/snap-fp8.bf16.safetensors"
+
 # A file inside the snapshot: the config.json beside it gives the blocks.
 run fp8_file 0 "$SC" --to bf16 "$Q/snap-fp8/model.safetensors" "$TMP/fp8-file.safetensors"
 expect_err fp8_file '\(blocks 2x3\); 2 scale tensors \(44 bytes\) folded in$'

@@ -5,12 +5,14 @@
  */
 #include "fe/cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,6 +192,41 @@ int cli_parse_double(const char *s, double *out)
 	return 0;
 }
 
+/* Whether directory path holds nothing (one that cannot be read counts as
+ * holding something). */
+static int dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int empty = d != NULL;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+void cli_check_out(const char *path, int force)
+{
+	struct stat st;
+
+	if (force || lstat(path, &st) != 0)
+		return; /* not there (or the write says why it cannot be) */
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT) /* replacing it would replace the user's link */
+			cli_die(CLI_ERROR, "%s: already exists, a link to nothing (use --force to "
+			        "replace it)", path);
+		return;
+	}
+	if (S_ISDIR(st.st_mode) && dir_is_empty(path))
+		return;
+	cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", path);
+}
+
 int cli_ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
@@ -227,6 +264,8 @@ int cli_parse_size(const char *s, uint64_t *out)
 int cli_parse_float_dtype(const char *s, st_dtype *out)
 {
 	static const struct { const char *name; st_dtype dtype; } names[] = {
+		{"f64", ST_DTYPE_F64}, {"float64", ST_DTYPE_F64},
+		{"double", ST_DTYPE_F64},
 		{"f32", ST_DTYPE_F32}, {"float32", ST_DTYPE_F32},
 		{"f16", ST_DTYPE_F16}, {"float16", ST_DTYPE_F16},
 		{"half", ST_DTYPE_F16},

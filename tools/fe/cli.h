@@ -66,6 +66,15 @@ int cli_getopt(int argc, char *const argv[], const char *shortopts,
                const struct option *longopts);
 
 /*
+ * The one rule of the tools that write an OUT (stconvert, gpt2export):
+ * an existing OUT (a file, a directory that holds anything, a link to
+ * nothing) is replaced only with --force. Without force, exits 2 with
+ * "prog: OUT: already exists (use --force to replace it)" (", a link to
+ * nothing" for a dangling link); an empty directory is written into.
+ */
+void cli_check_out(const char *path, int force);
+
+/*
  * Sizes: "5GB" (decimal: kB MB GB TB), "4GiB" (binary: KiB MiB GiB TiB),
  * "123" bytes. Returns 0 on success, -1 on a malformed or overflowing value.
  */
@@ -77,9 +86,9 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_double(const char *s, double *out);
 
 /*
- * A floating dtype a tool converts to: f32, f16 or bf16, any case, or
- * PyTorch's names (float32, float16, half, bfloat16). 0, or -1 for
- * anything else.
+ * A floating dtype a tool converts to: f64, f32, f16 or bf16, any case,
+ * or PyTorch's names (float64, double, float32, float16, half, bfloat16).
+ * 0, or -1 for anything else.
  */
 int cli_parse_float_dtype(const char *s, st_dtype *out);
 

@@ -14,11 +14,29 @@
 
 /* ---- report ------------------------------------------------------------------ */
 
-static void print_tensor(const st_convert_item *it)
+/* "NAME" or, renamed by --rename or --strip-prefix, "NAME' as 'NEW" (the
+ * quotes around it are the caller's); malloc'd. */
+static char *shown_name(const struct stconvert_options *o, const st_convert_item *it)
+{
+	char *name = cli_printable(it->tensor->name, it->tensor->name_len);
+	if (!o->c.n_rename || it->action == ST_CONVERT_DROP ||
+	    (it->out_name_len == it->tensor->name_len &&
+	     !memcmp(it->out_name, it->tensor->name, it->out_name_len)))
+		return name;
+	char *to = cli_printable(it->out_name, it->out_name_len);
+	size_t n = strlen(name) + strlen(to) + 7;
+	char *both = cli_xmalloc(n);
+	snprintf(both, n, "%s' as '%s", name, to);
+	free(name);
+	free(to);
+	return both;
+}
+
+static void print_tensor(const struct stconvert_options *o, const st_convert_item *it)
 {
 	static const char *const done[] = {[ST_CONVERT_COPY] = "copied", [ST_CONVERT_ASIS] = "copied",
 	                                   [ST_CONVERT_KEEP] = "kept", [ST_CONVERT_DROP] = "dropped"};
-	char *name = cli_printable(it->tensor->name, it->tensor->name_len);
+	char *name = shown_name(o, it);
 	const char *from = st_dtype_name(it->tensor->dtype);
 	if (it->action == ST_CONVERT_QUANT)
 		cli_warn("tensor '%s': %s -> %s, quantized", name, from, st_dtype_name(it->out));
@@ -71,7 +89,7 @@ void stconvert_report(const struct stconvert_options *o, st_checkpoint *c, const
 			underflow += it->underflow;
 		}
 		if (o->verbose)
-			print_tensor(it);
+			print_tensor(o, it);
 	}
 	size_t n_files = st_checkpoint_n_files(c);
 	print_bytes_line("in: ", st_checkpoint_n_tensors(c), st_checkpoint_data_bytes(c), n_files,

@@ -14,6 +14,9 @@ struct stconvert_options {
 	const char **keep, **drop, **keys;
 	size_t n_keys;
 	st_convert_meta *meta;
+	st_convert_rename *renames; /* --rename and --strip-prefix, in order */
+	const char **rename_arg;    /* each as given, for the warnings */
+	int *rename_strip;          /* 1: --strip-prefix */
 	uint64_t shard_size; /* 0: no sharding */
 	int force, verbose, quiet;
 };

@@ -12,8 +12,7 @@
 /* Elements decoded at a time: 64 Ki floats (256 KiB), whole blocks. */
 #define CHUNK_ELEMS 65536u
 
-int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
-                      st_dtype *out)
+int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o, st_dtype *out)
 {
 	st_dtype same;
 	int has_to = o && o->has_to;
@@ -28,8 +27,7 @@ int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
 }
 
 /* Declare every tensor, row-major (dims reversed). */
-static int declare(st_writer *w, const st_gguf *g,
-                   const st_gguf_convert_options *o, st_error *err)
+static int declare(st_writer *w, const st_gguf *g, const st_gguf_convert_options *o, st_error *err)
 {
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
@@ -39,7 +37,8 @@ static int declare(st_writer *w, const st_gguf *g,
 			if (tn)
 				return st__error(err, ST_EUNSUPPORTED,
 				                 "%s: tensor '%s': ggml type %s has no "
-				                 "decoder", st_gguf_path(g), t->name, tn);
+				                 "decoder",
+				                 st_gguf_path(g), t->name, tn);
 			return st__error(err, ST_EUNSUPPORTED,
 			                 "%s: tensor '%s': ggml type %u is unknown to "
 			                 "libst; its values cannot be converted",
@@ -64,8 +63,7 @@ struct pump {
 };
 
 /* One tensor's bytes, decoded and converted a chunk at a time. */
-static int pump_tensor(struct pump *p, const st_gguf *g, size_t i, st_dtype d,
-                       st_error *err)
+static int pump_tensor(struct pump *p, const st_gguf *g, size_t i, st_dtype d, st_error *err)
 {
 	const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 	const unsigned char *src = st_gguf_tensor_data(g, i);
@@ -99,9 +97,11 @@ static int pump_tensor(struct pump *p, const st_gguf *g, size_t i, st_dtype d,
 				                &p->stats);
 		}
 		if (rc != ST_OK)
-			return st__error(err, rc, "%s: tensor '%s': cannot convert %s "
-			                 "to %s", st_gguf_path(g), t->name,
-			                 st_ggml_type_name(t->type), st_dtype_name(d));
+			return st__error(err, rc,
+			                 "%s: tensor '%s': cannot convert %s "
+			                 "to %s",
+			                 st_gguf_path(g), t->name, st_ggml_type_name(t->type),
+			                 st_dtype_name(d));
 		rc = st_writer_write(p->w, p->out, (size_t)n * osize, err);
 		if (rc != ST_OK)
 			return rc;
@@ -116,8 +116,8 @@ static int pump_tensor(struct pump *p, const st_gguf *g, size_t i, st_dtype d,
  * The GGUF indices in the order the writer takes data (st_canonical_order
  * of the declared names and dtypes), and each one's output dtype.
  */
-static int write_order(const st_gguf *g, const st_gguf_convert_options *o,
-                       size_t *order, st_dtype *dt, st_error *err)
+static int write_order(const st_gguf *g, const st_gguf_convert_options *o, size_t *order,
+                       st_dtype *dt, st_error *err)
 {
 	size_t n = st_gguf_n_tensors(g);
 	st_tensor *t = calloc(n ? n : 1, sizeof *t);
@@ -136,16 +136,16 @@ static int write_order(const st_gguf *g, const st_gguf_convert_options *o,
 	return rc;
 }
 
-int st_gguf_write_safetensors(const st_gguf *g, const char *path,
-                              const st_gguf_convert_options *o,
-                              const st_convert_run *r,
-                              st_convert_stats *stats, st_error *err)
+int st_gguf_write_safetensors(const st_gguf *g, const char *path, const st_gguf_convert_options *o,
+                              const st_convert_run *r, st_convert_stats *stats, st_error *err)
 {
 	ST__REQUIRE(g && path);
 	if (o && o->has_to && o->to != ST_DTYPE_F32 && o->to != ST_DTYPE_F16 &&
 	    o->to != ST_DTYPE_BF16)
-		return st__error(err, ST_EINVAL, "a GGUF file converts to F32, F16 "
-		                 "or BF16, not %s", st_dtype_name(o->to));
+		return st__error(err, ST_EINVAL,
+		                 "a GGUF file converts to F32, F16 "
+		                 "or BF16, not %s",
+		                 st_dtype_name(o->to));
 	size_t n = st_gguf_n_tensors(g);
 	struct pump p = {.r = r};
 	size_t *order = malloc((n ? n : 1) * sizeof *order);

@@ -28,13 +28,13 @@ START_TEST(test_utf8_locale)
 		const char *all, *ctype, *lang;
 		int utf8;
 	} cases[] = {
-		{NULL, NULL, NULL, 0},                /* POSIX: C */
-		{"C", NULL, "en_US.UTF-8", 0},        /* LC_ALL wins */
+		{NULL, NULL, NULL, 0},         /* POSIX: C */
+		{"C", NULL, "en_US.UTF-8", 0}, /* LC_ALL wins */
 		{NULL, NULL, "en_US.UTF-8", 1},
 		{NULL, NULL, "C.utf8", 1},
-		{"", "POSIX", "de_DE.UTF-8", 0},      /* empty LC_ALL is unset */
+		{"", "POSIX", "de_DE.UTF-8", 0}, /* empty LC_ALL is unset */
 		{"", "", "de_DE.UTF-8", 1},
-		{NULL, "ja_JP.eucJP", "C.UTF-8", 0},  /* LC_CTYPE before LANG */
+		{NULL, "ja_JP.eucJP", "C.UTF-8", 0}, /* LC_CTYPE before LANG */
 		{"C.UTF-8", NULL, NULL, 1},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -51,7 +51,8 @@ START_TEST(test_ascii_fallback)
 	locale_env("C", NULL, NULL);
 	strcpy(line, "3 tensors F32 \xe2\x86\x92 BF16, \xe2\x86\x92\xe2\x86\x92 x\xe2\x86");
 	ck_assert_str_eq(cli_ascii_fallback(line), "3 tensors F32 -> BF16, ->-> x\xe2\x86");
-	strcpy(line, "F8_E4M3 (128\xc3\x97" "128 blocks)");
+	strcpy(line, "F8_E4M3 (128\xc3\x97"
+	             "128 blocks)");
 	ck_assert_str_eq(cli_ascii_fallback(line), "F8_E4M3 (128x128 blocks)");
 	locale_env("C.UTF-8", NULL, NULL);
 	strcpy(line, "F32 \xe2\x86\x92 BF16");

@@ -67,6 +67,8 @@ expect_err unknown "tensor 'blk.0.odd': ggml type 57 is unknown to libst; its va
 if ls "$TMP" | grep -q 't57\.safetensors'; then fail "unknown: left a file"; else ok; fi
 run keep 2 "$C" --keep 'x*' "$TMP/f16.gguf" "$TMP/k.safetensors"
 expect_err keep "^stconvert: --keep: not available for a GGUF input"
+run rename 2 "$C" --strip-prefix blk. "$TMP/f16.gguf" "$TMP/k.safetensors"
+expect_err rename "^stconvert: --rename/--strip-prefix: not available for a GGUF input"
 run to_f8 2 "$C" --to f8_e4m3 "$TMP/f16.gguf" "$TMP/k.safetensors"
 mkdir -p "$TMP/outdir"
 run outdir 2 "$C" "$TMP/f16.gguf" "$TMP/outdir"

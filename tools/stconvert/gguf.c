@@ -18,25 +18,29 @@
 /* Options that a GGUF input has no meaning for are refused, not ignored. */
 static void check_options(const struct stconvert_options *o)
 {
-	const char *bad = o->c.quantize        ? "--to f8_e4m3"
-	                  : o->c.n_keep        ? "--keep"
-	                  : o->c.n_drop        ? "--drop"
-	                  : o->n_keys          ? "--key"
-	                  : o->c.n_meta        ? "--meta"
-	                  : o->shard_size      ? "--shard-size"
-	                  : o->c.block_rows    ? "--block"
-	                                       : NULL;
+	const char *bad = o->c.quantize     ? "--to f8_e4m3"
+	                  : o->c.n_keep     ? "--keep"
+	                  : o->c.n_drop     ? "--drop"
+	                  : o->n_keys       ? "--key"
+	                  : o->c.n_meta     ? "--meta"
+	                  : o->shard_size   ? "--shard-size"
+	                  : o->c.block_rows ? "--block"
+	                  : o->c.n_rename   ? "--rename/--strip-prefix"
+	                                    : NULL;
 	if (bad)
 		cli_usage_error("%s: not available for a GGUF input (it converts every "
-		                "tensor to one .safetensors file)", bad);
+		                "tensor to one .safetensors file)",
+		                bad);
 	struct stat st;
 	int exists = lstat(o->out, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode))
 		cli_usage_error("%s: a GGUF input converts to one .safetensors file, not a "
-		                "directory", o->out);
+		                "directory",
+		                o->out);
 	if (!cli_ends_with(o->out, ".safetensors"))
 		cli_usage_error("%s: a GGUF input converts to one .safetensors file: OUT must "
-		                "end in .safetensors", o->out);
+		                "end in .safetensors",
+		                o->out);
 	if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	if (exists && !o->force)
@@ -84,8 +88,8 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 			if (!strcmp(how, "copied"))
 				cli_warn("tensor '%s': %s copied", name, st_dtype_name(d));
 			else
-				cli_warn("tensor '%s': %s -> %s, %s", name, st_ggml_type_name(t->type),
-				         st_dtype_name(d), how);
+				cli_warn("tensor '%s': %s -> %s, %s", name,
+				         st_ggml_type_name(t->type), st_dtype_name(d), how);
 			free(name);
 		}
 	}

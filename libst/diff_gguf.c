@@ -201,3 +201,143 @@ int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
 	*n_out = m;
 	return ST_OK;
 }
+
+/* ---- two GGUF files, by name ---------------------------------------------- */
+
+/* The defaults of a pair of ggml types: the looser of those of the types
+ * with a dtype (a quantized type has none). */
+static void gguf_pair_tol(unsigned ta, unsigned tb, const st_diff_opts *o,
+                          st_diff_gguf_item *it)
+{
+	double r1 = 0, a1 = 0, r2 = 0, a2 = 0;
+	st_dtype d;
+	if (st_ggml_type_dtype(ta, &d) == ST_OK)
+		st_compare_default_tol(d, &r1, &a1);
+	if (st_ggml_type_dtype(tb, &d) == ST_OK)
+		st_compare_default_tol(d, &r2, &a2);
+	it->rtol = o->rtol ? *o->rtol : o->exact ? 0 : r1 > r2 ? r1 : r2;
+	it->atol = o->atol ? *o->atol : o->exact ? 0 : a1 > a2 ? a1 : a2;
+}
+
+/* Whether B's bytes are what encoding A's values x as B's type gives. */
+static int gguf_encoded(const float *x, const st_gguf *b, size_t ib, bool *out,
+                        st_error *err)
+{
+	const st_gguf_tensor *tb = st_gguf_tensor_at(b, ib);
+	*out = false;
+	if (st_ggml_from_f32(tb->type, NULL, NULL, 0) != ST_OK)
+		return ST_OK;
+	unsigned char *enc = malloc(tb->n_bytes ? (size_t)tb->n_bytes : 1);
+	if (!enc)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	*out = st_ggml_from_f32(tb->type, x, enc, tb->n_elements) == ST_OK &&
+	       !memcmp(enc, st_gguf_tensor_data(b, ib), (size_t)tb->n_bytes);
+	free(enc);
+	return ST_OK;
+}
+
+/* Tensor ia of a against tensor ib of b (the same name) into *it. */
+static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
+                     const st_diff_opts *o, st_diff_gguf_item *it, st_error *err)
+{
+	const st_gguf_tensor *ta = st_gguf_tensor_at(a, ia), *tb = st_gguf_tensor_at(b, ib);
+	memset(it, 0, sizeof *it);
+	it->ck = ia;
+	it->gg = ib;
+	it->n = ta->n_elements;
+	it->verdict = ST_DIFF_NOT_COMPARED;
+	bool same = ta->ndim == tb->ndim;
+	for (unsigned k = 0; same && k < ta->ndim; k++)
+		same = ta->dims[k] == tb->dims[k];
+	if (!same) {
+		it->kind = ST_DIFF_GGUF_SHAPE;
+		return ST_OK;
+	}
+	it->kind = ST_DIFF_GGUF_COMPARED;
+	gguf_pair_tol(ta->type, tb->type, o, it);
+	/* A type libst knows has a size: the same type and bytes are identical. */
+	if (ta->type == tb->type && st_ggml_type_name(ta->type) &&
+	    !memcmp(st_gguf_tensor_data(a, ia), st_gguf_tensor_data(b, ib),
+	            (size_t)ta->n_bytes)) {
+		it->identical = it->encoded = true;
+		it->verdict = ST_DIFF_IDENTICAL;
+		return ST_OK;
+	}
+	bool da = st_ggml_to_f32(ta->type, NULL, NULL, 0) == ST_OK;
+	bool db = st_ggml_to_f32(tb->type, NULL, NULL, 0) == ST_OK;
+	if (!da || !db) {
+		/* An integer type (a name, no decoder) or an unknown one. */
+		bool known = st_ggml_type_name(da ? tb->type : ta->type) != NULL;
+		it->kind = known ? ST_DIFF_GGUF_NOT_FLOAT : ST_DIFF_GGUF_UNDECODABLE;
+		return ST_OK;
+	}
+	size_t n = (size_t)it->n;
+	float *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
+	int rc = ST_OK;
+	if (!x || !y)
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	if (rc == ST_OK) {
+		st_ggml_to_f32(ta->type, st_gguf_tensor_data(a, ia), x, n);
+		st_ggml_to_f32(tb->type, st_gguf_tensor_data(b, ib), y, n);
+		rc = gguf_encoded(x, b, ib, &it->encoded, err);
+	}
+	if (rc == ST_OK)
+		rc = compare_f32(x, y, n, it->rtol, it->atol, it, err);
+	free(x);
+	free(y);
+	if (rc != ST_OK)
+		return rc;
+	/* As with --map: a Q8_0 B with no tolerance given is equal exactly
+	 * when it is A quantized. */
+	bool q8_default = tb->type == ST_GGML_Q8_0 && !o->rtol && !o->atol && !o->exact;
+	if (q8_default)
+		it->mismatched = it->encoded ? 0 : it->mismatched ? it->mismatched : 1;
+	if (o->exact || it->mismatched) {
+		it->verdict = ST_DIFF_DIFFERENT;
+		if (o->exact && !it->mismatched)
+			it->mismatched = n;
+	} else {
+		it->verdict = ST_DIFF_WITHIN;
+	}
+	return ST_OK;
+}
+
+int st_diff_gguf_files(const st_gguf *a, const st_gguf *b, const st_diff_opts *o,
+                       st_diff_gguf_item **items, size_t *n_out, st_error *err)
+{
+	ST__REQUIRE(a && b && o && items && n_out);
+	size_t na = st_gguf_n_tensors(a), nb = st_gguf_n_tensors(b), m = 0;
+	*items = NULL;
+	*n_out = 0;
+	st_diff_gguf_item *it = malloc((na + nb + 1) * sizeof *it);
+	unsigned char *seen = calloc(nb + 1, 1);
+	if (!it || !seen) {
+		free(it);
+		free(seen);
+		return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	int rc = ST_OK;
+	for (size_t i = 0; i < na && rc == ST_OK; i++) {
+		const st_gguf_tensor *ta = st_gguf_tensor_at(a, i);
+		long j = st_gguf_find(b, ta->name);
+		if (j < 0) {
+			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_CKPT, .ck = i};
+			continue;
+		}
+		seen[j] = 1;
+		rc = gguf_pair(a, i, b, (size_t)j, o, &it[m++], err);
+		if (rc == ST_OK && o->progress)
+			o->progress(o->ctx, ta->n_bytes + st_gguf_tensor_at(b, (size_t)j)->n_bytes);
+	}
+	for (size_t j = 0; j < nb && rc == ST_OK; j++)
+		if (!seen[j])
+			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_GGUF, .gg = j};
+	free(seen);
+	if (rc != ST_OK) {
+		free(it);
+		return rc;
+	}
+	*items = it;
+	*n_out = m;
+	return ST_OK;
+}

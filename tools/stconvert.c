@@ -417,7 +417,9 @@ int main(int argc, char **argv)
 
 	int kind;
 	st_error err;
-	if (st_sniff_path(o.in, &kind, &err) == ST_OK && kind == ST_KIND_GGUF)
+	if (st_sniff_path(o.in, &kind, &err) != ST_OK)
+		fail(&err);
+	if (kind == ST_KIND_GGUF)
 		return cli_exit(stconvert_gguf(&o));
 	st_checkpoint *c;
 	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK) {

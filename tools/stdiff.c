@@ -94,7 +94,11 @@ static void usage(void)
 "                        layouts): compare it with the other, a checkpoint,\n"
 "                        through the GPT-2 name map, transposes included;\n"
 "                        says whether B is exactly A rounded or quantized\n"
-"                        (Q8_0: equal by default only when it is)\n"
+"                        (Q8_0: equal by default only when it is). The\n"
+"                        default when one side is a GGUF file whose\n"
+"                        general.architecture is gpt2. Two GGUF files (or\n"
+"                        split sets) are compared by tensor name, decoded\n"
+"                        where their types differ\n"
 "  -h, --help            show this help and exit\n"
 "  -V, --version         show the version and exit\n"
 "\n"
@@ -179,21 +183,66 @@ static void progress(void *ctx, uint64_t bytes)
 	cli_progress_add(ctx, bytes);
 }
 
+/* Whether PATH is a GGUF file; exit 2 when it cannot be read. */
+static int is_gguf(const char *path)
+{
+	int kind;
+	st_error e;
+	if (st_sniff_path(path, &kind, &e) != ST_OK)
+		cli_die(CLI_ERROR, "%s", e.message);
+	return kind == ST_KIND_GGUF;
+}
+
+/*
+ * The name map for a GGUF file compared with a checkpoint, from its
+ * general.architecture: 1 for gpt2; otherwise exit 2 saying there is none.
+ */
+static int gguf_arch_map(const char *path)
+{
+	st_gguf *g;
+	st_error e;
+	if (st_gguf_open_set(&g, path, &e) != ST_OK)
+		cli_die(CLI_ERROR, "%s", e.message);
+	long k = st_gguf_find_kv(g, "general.architecture");
+	const st_gguf_kv *kv = k >= 0 ? st_gguf_kv_at(g, (size_t)k) : NULL;
+	int gpt2 = kv && kv->value.type == ST_GGUF_STRING && kv->value.n == 4 &&
+	           !memcmp(kv->value.v.s, "gpt2", 4);
+	char *arch = kv && kv->value.type == ST_GGUF_STRING
+	                     ? cli_printable(kv->value.v.s, (size_t)kv->value.n)
+	                     : NULL;
+	st_gguf_close(g);
+	if (gpt2) {
+		free(arch);
+		return 1;
+	}
+	cli_warn("%s is a GGUF file of architecture '%s': stdiff compares it with "
+	         "another GGUF by name, or with a safetensors checkpoint through the GPT-2 "
+	         "name map (--map gpt2) only", path, arch ? arch : "(none)");
+	free(arch);
+	exit(CLI_ERROR);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
 	const char *path_a, *path_b;
 	cli_init("stdiff");
 	parse_args(argc, argv, &o, &path_a, &path_b);
-	if (o.map_gpt2) {
+	/* A GGUF side: compared by name with another GGUF, else through the
+	 * name map of its general.architecture (or --map). */
+	int ga = is_gguf(path_a), gb = is_gguf(path_b);
+	if (!o.map_gpt2 && ga != gb)
+		o.map_gpt2 = gguf_arch_map(ga ? path_a : path_b);
+	if (o.map_gpt2 || (ga && gb)) {
 		if (o.d.names_only || o.first || o.d.n_globs || o.d.n_prefixes)
-			cli_usage_error("--map gpt2 takes --rtol, --atol, --exact, --json, "
-			                "-v and -q only");
+			cli_usage_error("%s takes --rtol, --atol, --exact, --json, -v and -q only",
+			                o.map_gpt2 ? "--map gpt2" : "comparing two GGUF files");
 		gguf_diff_opts g = {o.rtol, o.atol, o.d.rtol != NULL, o.d.atol != NULL,
 		                    o.d.exact, o.quiet, o.verbose, o.json};
 		free(o.globs);
 		free(o.prefixes);
-		return cli_exit(gguf_diff_gpt2(path_a, path_b, &g));
+		return cli_exit(o.map_gpt2 ? gguf_diff_gpt2(path_a, path_b, &g)
+		                           : gguf_diff_files(path_a, path_b, &g));
 	}
 
 	st_checkpoint *ca, *cb;

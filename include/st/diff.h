@@ -303,6 +303,28 @@ ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
                              const st_diff_opts *o, st_diff_gguf_item **items,
                              size_t *n, st_error *err);
 
+/* ---- two GGUF files ------------------------------------------------------- */
+
+/*
+ * Compare GGUF a with GGUF b tensor by tensor, paired by name, into *items
+ * (malloc'd, *n of them): a's tensors in a's order, then b's that no name
+ * of a has. The item kinds read as for a checkpoint, with a in the place
+ * of the checkpoint: ONLY_CKPT is a tensor only in a (.ck its index),
+ * ONLY_GGUF one only in b (.gg), otherwise .ck indexes a and .gg b. SHAPE:
+ * other dims; NOT_FLOAT: an integer type on a side whose bytes differ;
+ * UNDECODABLE: a type libst does not know. The same known type and the
+ * same bytes are IDENTICAL; otherwise both sides are decoded
+ * (st_ggml_to_f32) and b's values compared with a's, as the reference,
+ * within o->rtol and o->atol, else the looser of the defaults of the types
+ * that have a dtype (none for a quantized type: 0), 0 with exact.
+ * .encoded says b's bytes are a's values encoded as b's type
+ * (st_ggml_from_f32: F32, F16, BF16, Q8_0); a Q8_0 b with no tolerance
+ * given is within exactly when it is. o->progress, if set, gets the bytes
+ * of both tensors after each pair. Returns ST_OK, ST_ENOMEM.
+ */
+ST_API int st_diff_gguf_files(const st_gguf *a, const st_gguf *b, const st_diff_opts *o,
+                              st_diff_gguf_item **items, size_t *n, st_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,13 +15,9 @@
  */
 static const char *next_step(int kind)
 {
-	const char *tool = cli_progname();
 	if (kind != ST_KIND_GGUF)
 		return NULL;
-	if (!strcmp(tool, "stdiff"))
-		return "compare it with a snapshot with 'stdiff --map ARCH "
-		       "SNAPSHOT FILE.gguf'; 'stinfo FILE.gguf' reads it";
-	return "'stinfo FILE.gguf' reads it";
+	return "'stinfo FILE.gguf' reads it, stdiff compares it, stconvert converts it";
 }
 
 void ckpt_error(const char *path, const st_error *err)

@@ -42,11 +42,11 @@ static void jout_open(struct jout *j)
 }
 
 /* Print the document and free j. */
-static void jout_print(struct jout *j, const struct tally *tl, int differ)
+static void jout_print(struct jout *j, const struct tally *tl, int differ, const char *map)
 {
 	static const char *const names[J_LISTS] = {"only_in_a", "only_in_b", "changed",
 	                                           "tensors"};
-	printf("{\"equal\": %s, \"map\": \"gpt2\"", differ ? "false" : "true");
+	printf("{\"equal\": %s, \"map\": \"%s\"", differ ? "false" : "true", map);
 	for (int k = 0; k < J_LISTS; k++) {
 		if (fclose(j->f[k]) != 0)
 			cli_die(CLI_ERROR, "out of memory");
@@ -282,7 +282,7 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	free(items);
 	int differ = tl.differ || tl.only_a || tl.only_b || tl.shape;
 	if (tl.j) {
-		jout_print(&j, &tl, differ);
+		jout_print(&j, &tl, differ, "gpt2");
 		tl.j = NULL;
 	} else if (!o->quiet)
 		printf("%zu tensors compared through the GPT-2 name map: %zu "
@@ -295,4 +295,174 @@ out:
 	st_checkpoint_close(ck);
 	st_gguf_close(g);
 	return rc;
+}
+
+/* ---- two GGUF files, by name ----------------------------------------------- */
+
+/* "differs: NAME (Q8_0 vs F16, N elements): ..." for a pair of GGUF files. */
+static void print_files_line(const char *what, const st_gguf_tensor *ta,
+                             const st_gguf_tensor *tb, const st_diff_gguf_item *v)
+{
+	char *name = cli_printable(ta->name, ta->name_len);
+	char la[32], lb[32];
+	printf("%s: %s (%s vs %s, %llu elements)", what, name,
+	       gguf_type_label(ta->type, la, sizeof la), gguf_type_label(tb->type, lb, sizeof lb),
+	       (unsigned long long)v->n);
+	free(name);
+	if (v->kind == ST_DIFF_GGUF_NOT_FLOAT) {
+		puts(": not compared: the values are not floats");
+		return;
+	}
+	if (v->kind == ST_DIFF_GGUF_UNDECODABLE) {
+		puts(": not compared: libst does not know the type, its values were not read");
+		return;
+	}
+	if (!v->identical)
+		printf(": %llu mismatched (%.3g%%), max abs %.4g, max rel %.4g",
+		       (unsigned long long)v->mismatched,
+		       v->n ? 100.0 * (double)v->mismatched / (double)v->n : 0.0, v->max_abs,
+		       v->max_rel);
+	if (v->encoded && !v->identical)
+		printf(", B is exactly A %s %s",
+		       tb->type == ST_GGML_Q8_0 ? "quantized to" : "rounded to",
+		       st_ggml_type_name(tb->type));
+	putchar('\n');
+}
+
+/* The JSON entry of a pair of GGUF files. */
+static void jfiles_pair(struct jout *j, const char *what, const st_gguf_tensor *ta,
+                        const st_gguf_tensor *tb, const st_diff_gguf_item *v)
+{
+	char la[32], lb[32];
+	bool compared = v->kind == ST_DIFF_GGUF_COMPARED;
+	FILE *f = jitem(j, J_TENSORS);
+	fputs("{\"name\": ", f);
+	cli_json_string(f, ta->name, ta->name_len);
+	fprintf(f, ", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"elements\": %llu, "
+	        "\"values_compared\": %s, \"verdict\": \"%s\"",
+	        gguf_type_label(ta->type, la, sizeof la), gguf_type_label(tb->type, lb, sizeof lb),
+	        (unsigned long long)v->n, compared ? "true" : "false", what);
+	if (!compared) {
+		fprintf(f, ", \"reason\": \"%s\"}",
+		        v->kind == ST_DIFF_GGUF_NOT_FLOAT ? "not a float type"
+		                                          : "GGUF type unknown to libst");
+		return;
+	}
+	fprintf(f, ", \"identical\": %s, \"exactly_encoded\": %s, \"mismatched\": %llu, "
+	        "\"max_abs_diff\": ",
+	        v->identical ? "true" : "false", v->encoded ? "true" : "false",
+	        (unsigned long long)v->mismatched);
+	cli_json_double(f, v->max_abs);
+	fputs(", \"max_rel_diff\": ", f);
+	cli_json_double(f, v->max_rel);
+	fputs(", \"rtol\": ", f);
+	cli_json_double(f, v->rtol);
+	fputs(", \"atol\": ", f);
+	cli_json_double(f, v->atol);
+	fputs("}", f);
+}
+
+/* One pair of GGUF files' result, counted and printed. */
+static void files_pair(const st_gguf *a, const st_gguf *b, const st_diff_gguf_item *v,
+                       const gguf_diff_opts *o, struct tally *tl)
+{
+	const st_gguf_tensor *ta = st_gguf_tensor_at(a, v->ck), *tb = st_gguf_tensor_at(b, v->gg);
+	if (v->kind == ST_DIFF_GGUF_SHAPE) {
+		tl->shape++;
+		if (tl->j) {
+			FILE *f = jitem(tl->j, J_CHANGED);
+			fputs("{\"name\": ", f);
+			cli_json_string(f, ta->name, ta->name_len);
+			fputs(", \"gguf_dims_a\": ", f);
+			cli_print_dims(f, ta->dims, ta->ndim);
+			fputs(", \"gguf_dims_b\": ", f);
+			cli_print_dims(f, tb->dims, tb->ndim);
+			fputs("}", f);
+		} else if (!o->quiet) {
+			char *n = cli_printable(ta->name, ta->name_len);
+			printf("shape changed: %s\n", n);
+			free(n);
+		}
+		return;
+	}
+	tl->compared++;
+	const char *what = v->verdict == ST_DIFF_IDENTICAL   ? "identical"
+	                   : v->verdict == ST_DIFF_WITHIN    ? "within tolerance"
+	                                                     : "differs";
+	if (v->verdict == ST_DIFF_IDENTICAL)
+		tl->identical++;
+	else if (v->verdict == ST_DIFF_WITHIN)
+		tl->within++;
+	else
+		tl->differ++;
+	if (tl->j)
+		jfiles_pair(tl->j, what, ta, tb, v);
+	else if (!o->quiet && (o->verbose || v->verdict != ST_DIFF_IDENTICAL) &&
+	         (o->verbose || v->verdict != ST_DIFF_WITHIN))
+		print_files_line(what, ta, tb, v);
+}
+
+int gguf_diff_files(const char *pa, const char *pb, const gguf_diff_opts *o)
+{
+	st_gguf *a = NULL, *b = NULL;
+	st_error e;
+	if (st_gguf_open_set(&a, pa, &e) != ST_OK) {
+		cli_error(&e);
+		return CLI_ERROR;
+	}
+	if (st_gguf_open_set(&b, pb, &e) != ST_OK) {
+		cli_error(&e);
+		st_gguf_close(a);
+		return CLI_ERROR;
+	}
+	st_diff_opts so = {.rtol = o->have_rtol ? &o->rtol : NULL,
+	                   .atol = o->have_atol ? &o->atol : NULL, .exact = o->exact};
+	cli_progress prog;
+	cli_progress_start(&prog, "comparing", st_gguf_data_size(a) + st_gguf_data_size(b));
+	so.progress = on_progress;
+	so.ctx = &prog;
+	st_diff_gguf_item *items;
+	size_t n;
+	int rc = st_diff_gguf_files(a, b, &so, &items, &n, &e);
+	cli_progress_done(&prog);
+	if (rc != ST_OK) {
+		cli_error(&e);
+		st_gguf_close(a);
+		st_gguf_close(b);
+		return CLI_ERROR;
+	}
+	struct tally tl;
+	memset(&tl, 0, sizeof tl);
+	struct jout j;
+	if (o->json && !o->quiet) {
+		jout_open(&j);
+		tl.j = &j;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const st_diff_gguf_item *v = &items[i];
+		if (v->kind == ST_DIFF_GGUF_ONLY_CKPT || v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
+			int in_a = v->kind == ST_DIFF_GGUF_ONLY_CKPT;
+			const st_gguf_tensor *t = in_a ? st_gguf_tensor_at(a, v->ck)
+			                               : st_gguf_tensor_at(b, v->gg);
+			*(in_a ? &tl.only_a : &tl.only_b) += 1;
+			if (tl.j)
+				cli_json_string(jitem(&j, in_a ? J_ONLY_A : J_ONLY_B), t->name, t->name_len);
+			else if (!o->quiet)
+				print_only(in_a ? "A" : "B", t->name, t->name_len);
+			continue;
+		}
+		files_pair(a, b, v, o, &tl);
+	}
+	free(items);
+	int differ = tl.differ || tl.only_a || tl.only_b || tl.shape;
+	if (tl.j)
+		jout_print(&j, &tl, differ, "names");
+	else if (!o->quiet)
+		printf("%zu tensors compared by name: %zu identical, %zu within tolerance, "
+		       "%zu differ; %zu only in A, %zu only in B, %zu shape changed: %s\n",
+		       tl.compared, tl.identical, tl.within, tl.differ, tl.only_a, tl.only_b,
+		       tl.shape, differ ? "different" : "equal");
+	st_gguf_close(a);
+	st_gguf_close(b);
+	return differ ? CLI_NO : CLI_OK;
 }

@@ -36,4 +36,12 @@ typedef struct gguf_diff_opts {
  */
 int gguf_diff_gpt2(const char *a, const char *b, const gguf_diff_opts *o);
 
+/*
+ * Compare two GGUF files (or split sets) tensor by tensor, paired by name
+ * (st_diff_gguf_files). The lines, the summary and the JSON document are
+ * those of gguf_diff_gpt2 with "map": "names" and one name per entry.
+ * Returns as gguf_diff_gpt2.
+ */
+int gguf_diff_files(const char *a, const char *b, const gguf_diff_opts *o);
+
 #endif

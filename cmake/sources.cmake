@@ -75,6 +75,7 @@ set(ST_FE_SOURCES
   tools/fe/cli.c
   tools/fe/json.c
   tools/fe/paths.c
+  tools/fe/shortest.c
   tools/fe/signals.c
   tools/fe/table.c
 )

@@ -14,6 +14,7 @@
 
 #include "common/ckpt.h"
 #include "fe/cli.h"
+#include "fe/shortest.h"
 #include "common/layers.h"
 #include "fe/table.h"
 
@@ -50,14 +51,8 @@ const char *gguf_type_label(unsigned type, char *buf, size_t n)
 /* The shortest decimal that reads back as v (as a float when f32). */
 static void print_float(FILE *f, double v, int f32)
 {
-	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		double back = strtod(buf, NULL);
-		if (f32 ? (float)back == (float)v : back == v)
-			break;
-	}
-	fputs(buf, f);
+	char buf[SHORTEST_MAX];
+	fwrite(buf, 1, f32 ? shortest_f32(buf, (float)v) : shortest_f64(buf, v), f);
 }
 
 static void print_string(FILE *f, const char *s, uint64_t n, int all)
@@ -395,7 +390,10 @@ static void json_value(const st_gguf_value *v, int all)
 	case ST_GGUF_INT64:
 		printf("%lld", (long long)v->v.i);
 		return;
-	case ST_GGUF_FLOAT32: case ST_GGUF_FLOAT64:
+	case ST_GGUF_FLOAT32:
+		cli_json_float(stdout, (float)v->v.f);
+		return;
+	case ST_GGUF_FLOAT64:
 		cli_json_double(stdout, v->v.f);
 		return;
 	case ST_GGUF_BOOL:

@@ -4,6 +4,7 @@
  * the tools, never in libst; nothing here knows one tool's options.
  */
 #include "fe/cli.h"
+#include "fe/shortest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -408,19 +409,25 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
-void cli_json_double(FILE *f, double v)
+/* v's shortest round-trip text (as a float when f32), or null. */
+static void json_shortest(FILE *f, double v, int f32)
 {
-	char buf[40];
+	char buf[SHORTEST_MAX];
 	if (!isfinite(v)) {
 		fputs("null", f);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, f);
+	fwrite(buf, 1, f32 ? shortest_f32(buf, (float)v) : shortest_f64(buf, v), f);
+}
+
+void cli_json_double(FILE *f, double v)
+{
+	json_shortest(f, v, 0);
+}
+
+void cli_json_float(FILE *f, float v)
+{
+	json_shortest(f, v, 1);
 }
 
 char *cli_printable(const char *s, size_t len)

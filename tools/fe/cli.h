@@ -106,8 +106,13 @@ void cli_print_dims(FILE *f, const uint64_t *v, unsigned n);
  * only Unicode text).
  */
 void cli_json_string(FILE *f, const char *s, size_t len);
-/* A JSON number for a double: shortest round-trip form; NaN/Inf as null. */
+/*
+ * A JSON number for a double, or for a float (a float32 value read back
+ * as a float): the shortest round-trip form (fe/shortest.h); NaN and the
+ * infinities, which JSON lacks, as null.
+ */
 void cli_json_double(FILE *f, double v);
+void cli_json_float(FILE *f, float v);
 
 /*
  * A string from a file made safe for a terminal (doc/safety.md): C0

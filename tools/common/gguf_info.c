@@ -255,6 +255,13 @@ static int decodable(unsigned type)
 	       (!st_ggml_type_dtype(type, &d) && st_dtype_is_numeric(d));
 }
 
+/* Whether a ggml type holds integers (I8, I16, I32, I64). */
+static int integer_type(unsigned type)
+{
+	st_dtype d;
+	return !st_ggml_type_dtype(type, &d) && !st_dtype_is_float(d);
+}
+
 static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
                          float *f, double *x)
 {
@@ -486,7 +493,7 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		       (unsigned long long)x->offset, tn ? end : "null");
 		if (accs) {
 			if (decodable(x->type))
-				table_json_stats(&accs[i]);
+				table_json_stats(&accs[i], integer_type(x->type));
 			else
 				printf(", \"stats\": null");
 		}

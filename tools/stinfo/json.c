@@ -97,7 +97,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 		       (unsigned long long)x->end);
 		if (accs) {
 			if (st_dtype_has_values(x->dtype))
-				table_json_stats(&accs[i]);
+				table_json_stats(&accs[i], !st_dtype_is_float(x->dtype));
 			else
 				printf(", \"stats\": null");
 		}

@@ -62,7 +62,8 @@ static void usage(void)
 "                     index, every parameter config.json implies (missing\n"
 "                     or misshapen) and every quantized weight's scale\n"
 "                     (missing, unused, of the wrong dtype or shape);\n"
-"                     print each problem; exit 1 if any\n"
+"                     print each problem (with --json, as one JSON\n"
+"                     document); exit 1 if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
 "                     zero counts per tensor (8- and 4-bit floats decoded)\n"
 "      --verify       hash every file against the name it is stored under\n"
@@ -86,25 +87,66 @@ static void usage(void)
 "invalid input, I/O error.\n");
 }
 
+/* ---- --json entries ---------------------------------------------------- */
+
+/*
+ * A PATH that could not be read, in a --json run of several: an entry of
+ * the array, {"path": ..., "error": ...}, the error the line on stderr
+ * says, so that every PATH has its entry.
+ */
+static void json_error_entry(const char *path, const st_error *err, int *printed)
+{
+	if (*printed)
+		fputs(",\n", stdout);
+	*printed = 1;
+	cli_json_error(stdout, path, err);
+	putchar('\n');
+}
+
 /* ---- --check ----------------------------------------------------------- */
+
+struct check_problem {
+	int severity;
+	char *message;
+};
 
 struct check_ctx {
 	int errors, warnings;
+	int json; /* keep the problems for the document instead of printing */
+	struct check_problem *list;
+	size_t n, cap;
 };
 
 static void on_problem(void *ctx, int severity, const char *message)
 {
 	struct check_ctx *cc = ctx;
+	if (severity == ST_PROBLEM_WARNING)
+		cc->warnings++;
+	else
+		cc->errors++;
+	if (cc->json) {
+		if (cc->n == cc->cap) {
+			cc->cap = cc->cap ? 2 * cc->cap : 16;
+			cc->list = cli_xrealloc(cc->list, cc->cap * sizeof *cc->list);
+		}
+		cc->list[cc->n].severity = severity;
+		cc->list[cc->n++].message = cli_xstrdup(message);
+		return;
+	}
 	/* Messages come from file contents: keep them on one line. */
 	char *m = cli_printable(message, strlen(message));
-	if (severity == ST_PROBLEM_WARNING) {
-		cc->warnings++;
+	if (severity == ST_PROBLEM_WARNING)
 		cli_warn("warning: %s", m);
-	} else {
-		cc->errors++;
+	else
 		cli_warn("%s", m);
-	}
 	free(m);
+}
+
+static void check_ctx_free(struct check_ctx *cc)
+{
+	for (size_t i = 0; i < cc->n; i++)
+		free(cc->list[i].message);
+	free(cc->list);
 }
 
 static void plural(char *buf, size_t size, int n, const char *what)
@@ -118,85 +160,159 @@ static void plural(char *buf, size_t size, int n, const char *what)
  * the checkpoint at PATH, opened once for both. A checkpoint that does
  * not open for a reason of its format has had its errors reported by the
  * check; one that cannot be read, or a config.json that cannot, is an
- * error (CLI_ERROR after one line), never a pass.
+ * error (CLI_ERROR, err saying why), never a pass.
  */
-static int check_checkpoint(const char *path, struct check_ctx *cc)
+static int check_checkpoint(const char *path, struct check_ctx *cc, st_error *err)
 {
 	st_checkpoint *ck;
-	st_error err;
-	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &err);
-	if (rc == ST_EIO || rc == ST_ENOMEM) {
-		cli_error_path(path, &err);
+	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, err);
+	if (rc == ST_EIO || rc == ST_ENOMEM)
 		return CLI_ERROR;
-	}
 	if (rc != ST_OK)
 		return CLI_OK;
-	int n = inventory_check(ck, path, on_problem, cc, &err);
+	int n = inventory_check(ck, path, on_problem, cc, err);
 	if (n >= 0)
-		n = quant_info_check(ck, on_problem, cc, &err);
+		n = quant_info_check(ck, on_problem, cc, err);
 	st_checkpoint_close(ck);
-	if (n < 0) {
-		cli_error_path(path, &err);
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return n < 0 ? CLI_ERROR : CLI_OK;
 }
 
-/* Returns the exit code for this path. */
-static int check_path(const char *path)
+/*
+ * The file and the tensor a problem names, for --check --json. libst
+ * writes each message as "<file>: <what>", a tensor's naming it as
+ * "tensor '<name>'" (doc/errors.md): the file is the text up to the
+ * first ": " after path (the shards and the index of a snapshot PATH lie
+ * under it; anything else gives no file), the tensor the first quoted
+ * name after "tensor '", up to a quote followed by ':', ' ' or the end
+ * (a name holding such a quote is cut there; "message" is whole).
+ */
+static void problem_where(const char *path, const char *msg, size_t *file_len,
+                          const char **tensor, size_t *tensor_len)
 {
-	struct check_ctx cc = {0, 0};
+	size_t n = strlen(path);
+	*file_len = 0;
+	*tensor = NULL;
+	*tensor_len = 0;
+	const char *colon = strncmp(msg, path, n) ? NULL : strstr(msg + n, ": ");
+	if (!colon)
+		return;
+	*file_len = (size_t)(colon - msg);
+	const char *t = strstr(colon, "tensor '");
+	if (!t)
+		return;
+	t += strlen("tensor '");
+	for (const char *q = strchr(t, '\''); q; q = strchr(q + 1, '\'')) {
+		if (q[1] == ':' || q[1] == ' ' || q[1] == 0) {
+			*tensor = t;
+			*tensor_len = (size_t)(q - t);
+			return;
+		}
+	}
+}
+
+/*
+ * --check --json's entry of PATH: its verdict, counts and problems, each
+ * {"kind": "error"|"warning", "file", "tensor" (or null), "message"},
+ * the problems' shape of --verify --json.
+ */
+static void check_json(const char *path, const struct check_ctx *cc)
+{
+	fputs("{\"path\": ", stdout);
+	cli_json_string(stdout, path, strlen(path));
+	printf(", \"ok\": %s, \"errors\": %d, \"warnings\": %d, \"problems\": [",
+	       cc->errors ? "false" : "true", cc->errors, cc->warnings);
+	for (size_t i = 0; i < cc->n; i++) {
+		const char *m = cc->list[i].message, *tensor;
+		size_t file_len, tensor_len;
+		problem_where(path, m, &file_len, &tensor, &tensor_len);
+		printf("%s\n  {\"kind\": \"%s\", \"file\": ", i ? "," : "",
+		       cc->list[i].severity == ST_PROBLEM_WARNING ? "warning" : "error");
+		if (file_len)
+			cli_json_string(stdout, m, file_len);
+		else
+			fputs("null", stdout);
+		fputs(", \"tensor\": ", stdout);
+		if (tensor)
+			cli_json_string(stdout, tensor, tensor_len);
+		else
+			fputs("null", stdout);
+		fputs(", \"message\": ", stdout);
+		cli_json_string(stdout, m, strlen(m));
+		fputc('}', stdout);
+	}
+	fputs(cc->n ? "\n]}\n" : "]}\n", stdout);
+}
+
+static void check_text(const char *path, const struct check_ctx *cc)
+{
+	char *p = cli_printable(path, strlen(path));
+	char e[32], w[32];
+	plural(e, sizeof e, cc->errors, "error");
+	plural(w, sizeof w, cc->warnings, "warning");
+	if (cc->errors == 0 && cc->warnings == 0)
+		printf("%s: OK\n", p);
+	else if (cc->errors == 0)
+		printf("%s: OK (%s)\n", p, w);
+	else if (cc->warnings == 0)
+		printf("%s: INVALID (%s)\n", p, e);
+	else
+		printf("%s: INVALID (%s, %s)\n", p, e, w);
+	free(p);
+}
+
+/*
+ * The check of one path; returns the exit code for it. json: its entry
+ * of the document (array says several PATHs, where a path that cannot be
+ * read has an entry too); *printed as for describe_path.
+ */
+static int check_path(const char *path, int json, int array, int *printed)
+{
+	struct check_ctx cc = {0, 0, json, NULL, 0, 0};
 	st_error err;
 	memset(&err, 0, sizeof err);
 	int n = gguf_info_is_gguf(path)
 	            ? st_gguf_check_file(path, on_problem, &cc, &err)
 	            : st_check_path(path, on_problem, &cc, &err);
-	if (n < 0) {
+	if (n < 0)
 		err.code = n;
-		cli_error_path(path, &err);
-		return CLI_ERROR;
-	}
 	/* Trust the count libst returns even if a callback was lost. */
 	if (n > cc.errors)
 		cc.errors = n;
-	if (check_checkpoint(path, &cc) != CLI_OK)
+	if (n < 0 || check_checkpoint(path, &cc, &err) != CLI_OK) {
+		cli_error_path(path, &err);
+		if (array)
+			json_error_entry(path, &err, printed);
+		check_ctx_free(&cc);
 		return CLI_ERROR;
-	char *p = cli_printable(path, strlen(path));
-	char e[32], w[32];
-	plural(e, sizeof e, cc.errors, "error");
-	plural(w, sizeof w, cc.warnings, "warning");
-	if (cc.errors == 0 && cc.warnings == 0)
-		printf("%s: OK\n", p);
-	else if (cc.errors == 0)
-		printf("%s: OK (%s)\n", p, w);
-	else if (cc.warnings == 0)
-		printf("%s: INVALID (%s)\n", p, e);
-	else
-		printf("%s: INVALID (%s, %s)\n", p, e, w);
-	free(p);
+	}
+	if (json) {
+		if (*printed)
+			fputs(",\n", stdout);
+		*printed = 1;
+		check_json(path, &cc);
+	} else {
+		check_text(path, &cc);
+	}
+	check_ctx_free(&cc);
 	return cc.errors ? CLI_NO : CLI_OK;
 }
 
 /* ---- main -------------------------------------------------------------- */
 
 /*
- * Summary or JSON for one path; returns the exit code for it. *printed
- * says whether an earlier path printed a summary, which a blank line then
- * separates from this one.
+ * Summary or JSON of the checkpoint at path (not GGUF); CLI_OK, or
+ * CLI_ERROR with err saying why.
  */
-static int describe_path(const char *path, const struct options *o,
-                         int *printed)
+static int describe_checkpoint(const char *path, const struct options *o, int *printed,
+                               st_error *err)
 {
-	if (gguf_info_is_gguf(path))
-		return gguf_info_describe(path, o->all, o->mode == MODE_JSON,
-		                          o->stats, printed);
 	st_checkpoint *ck;
-	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
+	if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) != ST_OK)
 		return CLI_ERROR;
 	st_stats *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
-		if (stinfo_stats(ck, o->threads, accs) != 0) {
+		if (stinfo_stats(ck, o->threads, accs, err) != 0) {
 			free(accs);
 			st_checkpoint_close(ck);
 			return CLI_ERROR;
@@ -214,6 +330,41 @@ static int describe_path(const char *path, const struct options *o,
 	free(accs);
 	st_checkpoint_close(ck);
 	return CLI_OK;
+}
+
+/*
+ * Summary or JSON for one path; returns the exit code for it. *printed
+ * says whether an earlier path printed a summary or an entry, which a
+ * blank line or a comma then separates from this one. A path that fails
+ * prints its error on stderr, and in a JSON array its entry.
+ */
+static int describe_path(const char *path, const struct options *o, int array, int *printed)
+{
+	st_error err;
+	memset(&err, 0, sizeof err);
+	if (gguf_info_is_gguf(path)) {
+		int rc = gguf_info_describe(path, o->all, o->mode == MODE_JSON, o->stats, printed);
+		/*
+		 * Only the open fails there, and it has printed why: the entry
+		 * takes the same error from a second open of the header.
+		 */
+		if (rc != CLI_OK && array) {
+			st_gguf *g;
+			if (st_gguf_open(&g, path, &err) == ST_OK) {
+				st_gguf_close(g);
+				snprintf(err.message, sizeof err.message, "%s: cannot be read", path);
+			}
+			json_error_entry(path, &err, printed);
+		}
+		return rc;
+	}
+	int rc = describe_checkpoint(path, o, printed, &err);
+	if (rc != CLI_OK) {
+		cli_error_path(path, &err);
+		if (array)
+			json_error_entry(path, &err, printed);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -259,8 +410,8 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		cli_usage_error("missing PATH");
-	if (check && (json || o.stats || o.all))
-		cli_usage_error("--check cannot be combined with --json, --stats or --all");
+	if (check && (o.stats || o.all))
+		cli_usage_error("--check cannot be combined with --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
 		cli_usage_error("--verify and --hash go alone (or with --json, --threads)");
 	if (verify || hash) {
@@ -275,12 +426,12 @@ int main(int argc, char **argv)
 
 	int status = CLI_OK, printed = 0;
 	/* One JSON document whatever the count: several PATHs make an array. */
-	int array = o.mode == MODE_JSON && argc - optind > 1;
+	int array = json && argc - optind > 1;
 	if (array)
 		fputs("[\n", stdout);
 	for (int i = optind; i < argc; i++) {
-		int rc = o.mode == MODE_CHECK ? check_path(argv[i])
-		                              : describe_path(argv[i], &o, &printed);
+		int rc = o.mode == MODE_CHECK ? check_path(argv[i], json, array, &printed)
+		                              : describe_path(argv[i], &o, array, &printed);
 		/* Several paths: an unreadable one (2) outweighs an invalid one (1). */
 		if (rc > status)
 			status = rc;

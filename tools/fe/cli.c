@@ -78,12 +78,32 @@ void cli_error(const st_error *err)
 	put_line(err->message[0] ? err->message : st_strerror(err->code));
 }
 
+char *cli_error_text(const char *path, const st_error *err)
+{
+	char *s = NULL;
+	if (err->message[0])
+		s = cli_xstrdup(err->message);
+	else if (asprintf(&s, "%s: %s", path, st_strerror(err->code)) < 0)
+		cli_die(CLI_ERROR, "out of memory");
+	return s;
+}
+
+void cli_json_error(FILE *f, const char *path, const st_error *err)
+{
+	char *msg = cli_error_text(path, err);
+	fputs("{\"path\": ", f);
+	cli_json_string(f, path, strlen(path));
+	fputs(", \"error\": ", f);
+	cli_json_string(f, msg, strlen(msg));
+	fputc('}', f);
+	free(msg);
+}
+
 void cli_error_path(const char *path, const st_error *err)
 {
-	if (err->message[0])
-		cli_error(err);
-	else
-		cli_warn("%s: %s", path, st_strerror(err->code));
+	char *s = cli_error_text(path, err);
+	put_line(s);
+	free(s);
 }
 
 void cli_version(void)

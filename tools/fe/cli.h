@@ -41,6 +41,13 @@ noreturn void cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_error(const st_error *err);
 /* The same, or "prog: path: <st_strerror>" when libst left no message. */
 void cli_error_path(const char *path, const st_error *err);
+/* What cli_error_path prints after "prog: ", malloc'd (free()). */
+char *cli_error_text(const char *path, const st_error *err);
+/*
+ * The entry of a PATH that failed in a --json array of several PATHs,
+ * {"path": ..., "error": <cli_error_text>}, on f (no newline).
+ */
+void cli_json_error(FILE *f, const char *path, const st_error *err);
 /* Print "prog (libst) VERSION" to stdout and exit 0. */
 noreturn void cli_version(void);
 /* Flush stdout, report a write error (exit 2), else return code. */

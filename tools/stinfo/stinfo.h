@@ -26,9 +26,10 @@ void stinfo_totals(const st_checkpoint *ck, struct stinfo_totals *t);
  * Statistics of every tensor of ck with values into accs (one per
  * tensor, zeroed), read by threads workers with a progress line.
  * STINFO_CHUNK_ELEMENTS (at most the default) makes chunks smaller, for
- * the tests of chunk merges. Returns 0, or -1 after printing an error.
+ * the tests of chunk merges. Returns 0, or -1 with err saying why (the
+ * caller prints it: on stderr, and in a --json run in the path's entry).
  */
-int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs);
+int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err);
 
 /*
  * The human summary of ck opened from path: files, totals, quantized

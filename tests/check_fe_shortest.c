@@ -463,12 +463,20 @@ START_TEST(test_f32_exhaustive)
 	int n = t ? atoi(t) : 2;
 	if (n < 1 || n > 64)
 		n = 2;
+	/* ST_SHORTEST_FROM, ST_SHORTEST_TO (hex bits): a part of the run. */
+	const char *from_env = getenv("ST_SHORTEST_FROM"), *to_env = getenv("ST_SHORTEST_TO");
+	uint32_t from = from_env ? (uint32_t)strtoul(from_env, NULL, 16) : 1;
+	uint32_t end = to_env ? (uint32_t)strtoul(to_env, NULL, 16) : 0x7f800000u;
+	if (from < 1)
+		from = 1;
+	if (end > 0x7f800000u || end < from)
+		end = 0x7f800000u;
 	struct exhaustive_part parts[64];
 	pthread_t threads[64];
-	const uint32_t end = 0x7f800000u;
 	for (int i = 0; i < n; i++) {
-		parts[i].from = 1 + (uint32_t)((uint64_t)(end - 1) * (uint64_t)i / (uint64_t)n);
-		parts[i].to = 1 + (uint32_t)((uint64_t)(end - 1) * (uint64_t)(i + 1) / (uint64_t)n);
+		uint64_t span = end - from;
+		parts[i].from = from + (uint32_t)(span * (uint64_t)i / (uint64_t)n);
+		parts[i].to = from + (uint32_t)(span * (uint64_t)(i + 1) / (uint64_t)n);
 		parts[i].failed = 0;
 		ck_assert_int_eq(pthread_create(&threads[i], NULL, exhaustive_run, &parts[i]), 0);
 	}
@@ -481,8 +489,8 @@ START_TEST(test_f32_exhaustive)
 			        (unsigned)parts[i].first_failed);
 		failed += parts[i].failed;
 	}
-	fprintf(stderr, "exhaustive: %u positive finite floats, %llu failed\n", end - 1,
-	        (unsigned long long)failed);
+	fprintf(stderr, "exhaustive: %u positive finite floats (bits %08x to %08x), %llu failed\n",
+	        end - from, (unsigned)from, (unsigned)end - 1, (unsigned long long)failed);
 	ck_assert_uint_eq(failed, 0);
 }
 END_TEST
@@ -499,8 +507,11 @@ int main(void)
 	tcase_add_test(f32, test_f32_subnormal_boundaries);
 	tcase_add_test(f32, test_f32_random);
 	tcase_add_test(f32, test_f32_short_decimals);
-	tcase_add_test(f32, test_f32_exhaustive);
 	suite_add_tcase(s, f32);
+	/* CK_RUN_CASE=exhaustive ST_SHORTEST_EXHAUSTIVE=1 runs this alone. */
+	TCase *all = tcase_create("exhaustive");
+	tcase_add_test(all, test_f32_exhaustive);
+	suite_add_tcase(s, all);
 	TCase *f64 = tcase_create("f64");
 	tcase_add_test(f64, test_f64_powers_of_two_and_neighbours);
 	tcase_add_test(f64, test_f64_subnormal_boundaries);

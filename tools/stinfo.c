@@ -341,7 +341,6 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 static int describe_path(const char *path, const struct options *o, int array, int *printed)
 {
 	st_error err;
-	memset(&err, 0, sizeof err);
 	if (gguf_info_is_gguf(path)) {
 		int rc = gguf_info_describe(path, o->all, o->mode == MODE_JSON, o->stats, printed);
 		/*

@@ -180,7 +180,7 @@ static int check_checkpoint(const char *path, struct check_ctx *cc, st_error *er
 /*
  * The file and the tensor a problem names, for --check --json. libst
  * writes each message as "<file>: <what>", a tensor's naming it as
- * "tensor '<name>'" (doc/errors.md): the file is the text up to the
+ * "tensor '<name>'" (SPEC.md, STYLE.md 4): the file is the text up to the
  * first ": " after path (the shards and the index of a snapshot PATH lie
  * under it; anything else gives no file), the tensor the first quoted
  * name after "tensor '", up to a quote followed by ':', ' ' or the end

@@ -89,4 +89,27 @@ expect_out check-array '^\{"path": "missing", "error": "missing: No such file or
 # --check --json of a GGUF file.
 run check-gguf 0 "$S" --check --json "$TESTDATA/gguf/ok_v2.gguf"
 expect_out check-gguf '"ok": true, "errors": 0, "warnings": 0, "problems": \[\]\}$'
+
+# --- GGUF float arrays: the shortest text that reads back ------------------------
+# A hand-built GGUF (version 3, no tensors) with a float32 and a float64
+# array of chosen bit patterns. The texts are numpy's
+# format_float_scientific(unique=True) and Python's repr digits, in %g's
+# layout; NaN and Inf are null in JSON.
+u32() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"; }
+u64() { u32 $(($1 & 0xffffffff)); u32 $(($1 >> 32 & 0xffffffff)); }
+gstr() { u64 ${#1}; printf '%s' "$1"; }
+{
+  printf 'GGUF'; u32 3; u64 0; u64 3
+  gstr general.architecture; u32 8; gstr llama
+  gstr f; u32 9; u32 6; u64 10
+  for b in 0x3dcccccd 0x00000001 0x7f7fffff 0x0f800000 0x4b800000 0x42c80000 \
+           0x80000000 0x3727c5ac 0x7fc00000 0xff800000; do u32 $b; done
+  gstr d; u32 9; u32 12; u64 4
+  for b in 0x3fb999999999999a 0x3e70000000000000 0x0000000000000001 0x7fefffffffffffff; do u64 $b; done
+} >floats.gguf
+run floats 0 "$S" --all --json floats.gguf
+expect_out floats '"f": \{"type": "array", "element_type": "float32", "length": 10, "value": \[0.1, 1e-45, 3.4028235e\+38, 1.2621775e-29, 16777216, 1e\+02, -0, 1e-05, null, null\]\}'
+expect_out floats '"d": \{"type": "array", "element_type": "float64", "length": 4, "value": \[0.1, 5.960464477539063e-08, 5e-324, 1.7976931348623157e\+308\]\}'
+run floats-text 0 "$S" --all floats.gguf
+expect_out floats-text 'f: \[0.1, 1e-45, 3.4028235e\+38, 1.2621775e-29, 16777216, 1e\+02, -0, 1e-05, nan, -inf\]'
 finish

@@ -128,6 +128,7 @@ set(ST_GPT2_SOURCES
   tools/gpt2/util.c
 )
 set(ST_TOOL_SOURCES_stinfo
+  tools/stinfo/check.c
   tools/stinfo/json.c
   tools/stinfo/show.c
   tools/stinfo/stats.c

@@ -4,8 +4,7 @@
  * (--stats), or offline integrity of downloads (--verify, --hash: libst's
  * st_verify_path, printed by common/verify.c).
  *
- * This file is the tool's front: options, --check and the loop over
- * PATHs. Parsing, validation, shard indexes, dtype conversion, the
+ * This file is the tool's front: options and the loop over PATHs. Parsing, validation, shard indexes, dtype conversion, the
  * config-aware inventory and the quantized layouts are libst's
  * (st_checkpoint_open, st_check_path, st_convert, st_arch_inventory,
  * st_quant_summary_load); the summary, the JSON document and the
@@ -13,10 +12,7 @@
  * read only the headers, so a 300 GB checkpoint answers in milliseconds.
  */
 #include "fe/cli.h"
-#include "common/ckpt.h"
 #include "common/gguf_info.h"
-#include "common/inventory.h"
-#include "common/quant_info.h"
 #include "common/verify.h"
 #include "stinfo/stinfo.h"
 
@@ -87,216 +83,6 @@ static void usage(void)
 "invalid input, I/O error.\n");
 }
 
-/* ---- --json entries ---------------------------------------------------- */
-
-/*
- * A PATH that could not be read, in a --json run of several: an entry of
- * the array, {"path": ..., "error": ...}, the error the line on stderr
- * says, so that every PATH has its entry.
- */
-static void json_error_entry(const char *path, const st_error *err, int *printed)
-{
-	if (*printed)
-		fputs(",\n", stdout);
-	*printed = 1;
-	cli_json_error(stdout, path, err);
-	putchar('\n');
-}
-
-/* ---- --check ----------------------------------------------------------- */
-
-struct check_problem {
-	int severity;
-	char *message;
-};
-
-struct check_ctx {
-	int errors, warnings;
-	int json; /* keep the problems for the document instead of printing */
-	struct check_problem *list;
-	size_t n, cap;
-};
-
-static void on_problem(void *ctx, int severity, const char *message)
-{
-	struct check_ctx *cc = ctx;
-	if (severity == ST_PROBLEM_WARNING)
-		cc->warnings++;
-	else
-		cc->errors++;
-	if (cc->json) {
-		if (cc->n == cc->cap) {
-			cc->cap = cc->cap ? 2 * cc->cap : 16;
-			cc->list = cli_xrealloc(cc->list, cc->cap * sizeof *cc->list);
-		}
-		cc->list[cc->n].severity = severity;
-		cc->list[cc->n++].message = cli_xstrdup(message);
-		return;
-	}
-	/* Messages come from file contents: keep them on one line. */
-	char *m = cli_printable(message, strlen(message));
-	if (severity == ST_PROBLEM_WARNING)
-		cli_warn("warning: %s", m);
-	else
-		cli_warn("%s", m);
-	free(m);
-}
-
-static void check_ctx_free(struct check_ctx *cc)
-{
-	for (size_t i = 0; i < cc->n; i++)
-		free(cc->list[i].message);
-	free(cc->list);
-}
-
-static void plural(char *buf, size_t size, int n, const char *what)
-{
-	snprintf(buf, size, "%d %s%s", n, what, n == 1 ? "" : "s");
-}
-
-/*
- * What config.json implies (every missing or misshapen parameter) and
- * every scaled weight with its scale, as stconvert --to pairs them, of
- * the checkpoint at PATH, opened once for both. A checkpoint that does
- * not open for a reason of its format has had its errors reported by the
- * check; one that cannot be read, or a config.json that cannot, is an
- * error (CLI_ERROR, err saying why), never a pass.
- */
-static int check_checkpoint(const char *path, struct check_ctx *cc, st_error *err)
-{
-	st_checkpoint *ck;
-	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, err);
-	if (rc == ST_EIO || rc == ST_ENOMEM)
-		return CLI_ERROR;
-	if (rc != ST_OK)
-		return CLI_OK;
-	int n = inventory_check(ck, path, on_problem, cc, err);
-	if (n >= 0)
-		n = quant_info_check(ck, on_problem, cc, err);
-	st_checkpoint_close(ck);
-	return n < 0 ? CLI_ERROR : CLI_OK;
-}
-
-/*
- * The file and the tensor a problem names, for --check --json. libst
- * writes each message as "<file>: <what>", a tensor's naming it as
- * "tensor '<name>'" (SPEC.md, STYLE.md 4): the file is the text up to the
- * first ": " after path (the shards and the index of a snapshot PATH lie
- * under it; anything else gives no file), the tensor the first quoted
- * name after "tensor '", up to a quote followed by ':', ' ' or the end
- * (a name holding such a quote is cut there; "message" is whole).
- */
-static void problem_where(const char *path, const char *msg, size_t *file_len,
-                          const char **tensor, size_t *tensor_len)
-{
-	size_t n = strlen(path);
-	*file_len = 0;
-	*tensor = NULL;
-	*tensor_len = 0;
-	const char *colon = strncmp(msg, path, n) ? NULL : strstr(msg + n, ": ");
-	if (!colon)
-		return;
-	*file_len = (size_t)(colon - msg);
-	const char *t = strstr(colon, "tensor '");
-	if (!t)
-		return;
-	t += strlen("tensor '");
-	for (const char *q = strchr(t, '\''); q; q = strchr(q + 1, '\'')) {
-		if (q[1] == ':' || q[1] == ' ' || q[1] == 0) {
-			*tensor = t;
-			*tensor_len = (size_t)(q - t);
-			return;
-		}
-	}
-}
-
-/*
- * --check --json's entry of PATH: its verdict, counts and problems, each
- * {"kind": "error"|"warning", "file", "tensor" (or null), "message"},
- * the problems' shape of --verify --json.
- */
-static void check_json(const char *path, const struct check_ctx *cc)
-{
-	fputs("{\"path\": ", stdout);
-	cli_json_string(stdout, path, strlen(path));
-	printf(", \"ok\": %s, \"errors\": %d, \"warnings\": %d, \"problems\": [",
-	       cc->errors ? "false" : "true", cc->errors, cc->warnings);
-	for (size_t i = 0; i < cc->n; i++) {
-		const char *m = cc->list[i].message, *tensor;
-		size_t file_len, tensor_len;
-		problem_where(path, m, &file_len, &tensor, &tensor_len);
-		printf("%s\n  {\"kind\": \"%s\", \"file\": ", i ? "," : "",
-		       cc->list[i].severity == ST_PROBLEM_WARNING ? "warning" : "error");
-		if (file_len)
-			cli_json_string(stdout, m, file_len);
-		else
-			fputs("null", stdout);
-		fputs(", \"tensor\": ", stdout);
-		if (tensor)
-			cli_json_string(stdout, tensor, tensor_len);
-		else
-			fputs("null", stdout);
-		fputs(", \"message\": ", stdout);
-		cli_json_string(stdout, m, strlen(m));
-		fputc('}', stdout);
-	}
-	fputs(cc->n ? "\n]}\n" : "]}\n", stdout);
-}
-
-static void check_text(const char *path, const struct check_ctx *cc)
-{
-	char *p = cli_printable(path, strlen(path));
-	char e[32], w[32];
-	plural(e, sizeof e, cc->errors, "error");
-	plural(w, sizeof w, cc->warnings, "warning");
-	if (cc->errors == 0 && cc->warnings == 0)
-		printf("%s: OK\n", p);
-	else if (cc->errors == 0)
-		printf("%s: OK (%s)\n", p, w);
-	else if (cc->warnings == 0)
-		printf("%s: INVALID (%s)\n", p, e);
-	else
-		printf("%s: INVALID (%s, %s)\n", p, e, w);
-	free(p);
-}
-
-/*
- * The check of one path; returns the exit code for it. json: its entry
- * of the document (array says several PATHs, where a path that cannot be
- * read has an entry too); *printed as for describe_path.
- */
-static int check_path(const char *path, int json, int array, int *printed)
-{
-	struct check_ctx cc = {0, 0, json, NULL, 0, 0};
-	st_error err;
-	memset(&err, 0, sizeof err);
-	int n = gguf_info_is_gguf(path)
-	            ? st_gguf_check_file(path, on_problem, &cc, &err)
-	            : st_check_path(path, on_problem, &cc, &err);
-	if (n < 0)
-		err.code = n;
-	/* Trust the count libst returns even if a callback was lost. */
-	if (n > cc.errors)
-		cc.errors = n;
-	if (n < 0 || check_checkpoint(path, &cc, &err) != CLI_OK) {
-		cli_error_path(path, &err);
-		if (array)
-			json_error_entry(path, &err, printed);
-		check_ctx_free(&cc);
-		return CLI_ERROR;
-	}
-	if (json) {
-		if (*printed)
-			fputs(",\n", stdout);
-		*printed = 1;
-		check_json(path, &cc);
-	} else {
-		check_text(path, &cc);
-	}
-	check_ctx_free(&cc);
-	return cc.errors ? CLI_NO : CLI_OK;
-}
-
 /* ---- main -------------------------------------------------------------- */
 
 /*
@@ -353,7 +139,7 @@ static int describe_path(const char *path, const struct options *o, int array, i
 				st_gguf_close(g);
 				snprintf(err.message, sizeof err.message, "%s: cannot be read", path);
 			}
-			json_error_entry(path, &err, printed);
+			stinfo_json_error(path, &err, printed);
 		}
 		return rc;
 	}
@@ -361,7 +147,7 @@ static int describe_path(const char *path, const struct options *o, int array, i
 	if (rc != CLI_OK) {
 		cli_error_path(path, &err);
 		if (array)
-			json_error_entry(path, &err, printed);
+			stinfo_json_error(path, &err, printed);
 	}
 	return rc;
 }
@@ -429,7 +215,7 @@ int main(int argc, char **argv)
 	if (array)
 		fputs("[\n", stdout);
 	for (int i = optind; i < argc; i++) {
-		int rc = o.mode == MODE_CHECK ? check_path(argv[i], json, array, &printed)
+		int rc = o.mode == MODE_CHECK ? stinfo_check(argv[i], json, array, &printed)
 		                              : describe_path(argv[i], &o, array, &printed);
 		/* Several paths: an unreadable one (2) outweighs an invalid one (1). */
 		if (rc > status)

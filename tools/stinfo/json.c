@@ -123,3 +123,12 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 	stinfo_inventory(ck, 1);
 	printf("\n}\n");
 }
+
+void stinfo_json_error(const char *path, const st_error *err, int *printed)
+{
+	if (*printed)
+		fputs(",\n", stdout);
+	*printed = 1;
+	cli_json_error(stdout, path, err);
+	putchar('\n');
+}

@@ -39,24 +39,24 @@ run two 2 "$S" --json ints.safetensors missing.safetensors
 expect_err two '^stinfo: missing.safetensors: No such file or directory$'
 [ "$(head -n1 "$TMP/two.out")" = "[" ] && [ "$(tail -n1 "$TMP/two.out")" = "]" ] && ok \
   || fail "two: not one array"
-expect_out two '^\{"path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"\}$'
+expect_out two '^\{"schema": 1, "path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"\}$'
 [ "$(grep -c '^{' "$TMP/two.out")" = 2 ] && ok || fail "two: not two entries"
 # In order, the failed one too.
 run two-first 2 "$S" --json missing.safetensors ints.safetensors
-[ "$(sed -n 2p "$TMP/two-first.out")" = '{"path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"}' ] \
+[ "$(sed -n 2p "$TMP/two-first.out")" = '{"schema": 1, "path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"}' ] \
   && [ "$(sed -n 3p "$TMP/two-first.out")" = "," ] && ok || fail "two-first: the error entry is not first"
 # GGUF paths and --verify too.
 run two-gguf 2 "$S" --json "$TESTDATA/gguf/ok_v2.gguf" missing.gguf
-expect_out two-gguf '^\{"path": "missing.gguf", "error": "missing.gguf: No such file or directory"\}$'
+expect_out two-gguf '^\{"schema": 1, "path": "missing.gguf", "error": "missing.gguf: No such file or directory"\}$'
 run two-verify 2 "$S" --verify --json ints.safetensors missing.safetensors
-expect_out two-verify '^\{"path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"\}$'
+expect_out two-verify '^\{"schema": 1, "path": "missing.safetensors", "error": "missing.safetensors: No such file or directory"\}$'
 # One path: no document, as before (exit 2, the error on stderr).
 run one-missing 2 "$S" --json missing.safetensors
 [ -s "$TMP/one-missing.out" ] && fail "one-missing: printed a document" || ok
 
 # --- --check --json --------------------------------------------------------------
 run check-ok 0 "$S" --check --json ints.safetensors
-[ "$(cat "$TMP/check-ok.out")" = '{"path": "ints.safetensors", "ok": true, "errors": 0, "warnings": 0, "problems": []}' ] \
+[ "$(cat "$TMP/check-ok.out")" = '{"schema": 1, "path": "ints.safetensors", "ok": true, "errors": 0, "warnings": 0, "problems": []}' ] \
   && ok || fail "check-ok: $(cat "$TMP/check-ok.out")"
 [ -s "$TMP/check-ok.err" ] && fail "check-ok: stderr not empty" || ok
 
@@ -67,7 +67,7 @@ st_file bad.safetensors \
   '\x00\x00\x00\x00\x00\x00\x00\x00'
 run check-bad 1 "$S" --check --json bad.safetensors
 [ -s "$TMP/check-bad.err" ] && fail "check-bad: problems on stderr too" || ok
-expect_out check-bad '^\{"path": "bad.safetensors", "ok": false, "errors": [1-9][0-9]*, "warnings": 0, "problems": \[$'
+expect_out check-bad '^\{"schema": 1, "path": "bad.safetensors", "ok": false, "errors": [1-9][0-9]*, "warnings": 0, "problems": \[$'
 expect_out check-bad '^  \{"kind": "error", "file": "bad.safetensors", "tensor": "a", "message": "bad.safetensors: tensor '"'a'"': unknown dtype '"'F33'"'"\}'
 # libst's messages show such a name escaped (b\x01c), and "tensor" is the
 # name as the message shows it; JSON escapes that backslash once more.
@@ -84,8 +84,8 @@ expect_out check-snap '"file": "[^"]*/snap-missing-shard/model.safetensors.index
 run check-array 2 "$S" --check --json ints.safetensors bad.safetensors missing
 [ "$(head -n1 "$TMP/check-array.out")" = "[" ] && [ "$(tail -n1 "$TMP/check-array.out")" = "]" ] \
   && ok || fail "check-array: not one array"
-[ "$(grep -c '^{"path"' "$TMP/check-array.out")" = 3 ] && ok || fail "check-array: not three entries"
-expect_out check-array '^\{"path": "missing", "error": "missing: No such file or directory"\}$'
+[ "$(grep -c '^{"schema": 1, "path"' "$TMP/check-array.out")" = 3 ] && ok || fail "check-array: not three entries"
+expect_out check-array '^\{"schema": 1, "path": "missing", "error": "missing: No such file or directory"\}$'
 # --check --json of a GGUF file.
 run check-gguf 0 "$S" --check --json "$TESTDATA/gguf/ok_v2.gguf"
 expect_out check-gguf '"ok": true, "errors": 0, "warnings": 0, "problems": \[\]\}$'

@@ -133,7 +133,7 @@ for b in "$T/bad/eval.bin" "$T/bad/tar_truncated.bin" "$S"; do
   run "${n}_json" 2 "$BIN/stinfo" --json "$G" "$b" "$G"
   run "${n}_check" 1 "$BIN/stinfo" --check "$G" "$b" "$G"
   # The bad path's entry holds its own error: the same line but for that.
-  sed -e "s|$b|BAD|g" -e 's|^{"path": "BAD", "error": "BAD: .*"}$|{"path": "BAD", "error": ERROR}|' \
+  sed -e "s|$b|BAD|g" -e 's|^{"schema": 1, "path": "BAD", "error": "BAD: .*"}$|{"schema": 1, "path": "BAD", "error": ERROR}|' \
     "$TMP/${n}_json.out" >"$TMP/${n}_json.norm"
   sed "s|$b|BAD|g" "$TMP/${n}_check.out" >"$TMP/${n}_check.norm"
 done
@@ -146,7 +146,7 @@ for k in json check; do
   done
 done
 if [ "$(grep -c '"files"' "$TMP/mix_eval_bin_json.out")" = 2 ]; then ok; else fail "mix: not two documents"; fi
-expect_out mix_eval_bin_json '^\{"path": "[^"]*/bad/eval.bin", "error": "[^"]*/bad/eval.bin: '
+expect_out mix_eval_bin_json '^\{"schema": 1, "path": "[^"]*/bad/eval.bin", "error": "[^"]*/bad/eval.bin: '
 if [ "$(grep -c '"error"' "$TMP/mix_eval_bin_json.norm")" = 1 ]; then ok; else fail "mix: not one error entry"; fi
 expect_out mix_eval_bin_check "^$T/bad/eval.bin: INVALID \\(1 error\\)$"
 expect_out mix_eval_bin_check "^$G: OK$"

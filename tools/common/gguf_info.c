@@ -457,7 +457,8 @@ static void json_metadata(const st_gguf *g, int all)
 static void print_json(const char *path, const st_gguf *g, int all,
                        const st_stats *accs)
 {
-	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n    {\"path\": ");
+	printf("{\n  \"schema\": %d,\n  \"format\": \"gguf\",\n  \"files\": [\n    {\"path\": ",
+	       CLI_JSON_SCHEMA);
 	cli_json_string(stdout, path, strlen(path));
 	printf(", \"header_bytes\": %llu, \"data_bytes\": %llu, \"version\": %u, "
 	       "\"alignment\": %llu, \"metadata\": {}}\n  ],\n",

@@ -112,7 +112,7 @@ static void json_str(const char *s)
 static void print_json(const char *path, const st_verify *v)
 {
 	size_t np = st_verify_n_problems(v), nf = n_failing(v);
-	fputs("{\"path\": ", stdout);
+	printf("{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	json_str(path);
 	printf(", \"layout\": \"%s\", \"ok\": %s, \"files\": %llu, "
 	       "\"bytes_hashed\": %llu, \"unverified\": %llu, \"leftovers\": %zu, "
@@ -222,7 +222,7 @@ static void print_sum(const char *hex, const char *name)
 
 static void print_hash_json(const char *path, const st_verify *v)
 {
-	fputs("{\"path\": ", stdout);
+	printf("{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	json_str(path);
 	fputs(", \"files\": [", stdout);
 	for (size_t i = 0; i < st_verify_n_file_hashes(v); i++) {

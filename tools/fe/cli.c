@@ -91,7 +91,7 @@ char *cli_error_text(const char *path, const st_error *err)
 void cli_json_error(FILE *f, const char *path, const st_error *err)
 {
 	char *msg = cli_error_text(path, err);
-	fputs("{\"path\": ", f);
+	fprintf(f, "{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	cli_json_string(f, path, strlen(path));
 	fputs(", \"error\": ", f);
 	cli_json_string(f, msg, strlen(msg));

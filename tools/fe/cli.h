@@ -19,6 +19,14 @@
 
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
+/*
+ * The version of the tools' JSON documents (doc/json.md): every --json
+ * document, each entry of an array of them too, starts with
+ * "schema": CLI_JSON_SCHEMA. A new version when a member changes meaning
+ * or goes; added members keep it.
+ */
+#define CLI_JSON_SCHEMA 1
+
 /* Exit codes of every tool (each man page, EXIT STATUS). */
 enum { CLI_OK = 0, CLI_NO = 1, CLI_ERROR = 2 };
 

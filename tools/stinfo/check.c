@@ -130,7 +130,7 @@ static void problem_where(const char *path, const char *msg, size_t *file_len,
  */
 static void check_json(const char *path, const struct check_ctx *cc)
 {
-	fputs("{\"path\": ", stdout);
+	printf("{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	cli_json_string(stdout, path, strlen(path));
 	printf(", \"ok\": %s, \"errors\": %d, \"warnings\": %d, \"problems\": [",
 	       cc->errors ? "false" : "true", cc->errors, cc->warnings);

@@ -58,7 +58,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 	struct stinfo_totals t;
 	stinfo_totals(ck, &t);
 	size_t nf = st_checkpoint_n_files(ck);
-	printf("{\n  \"files\": [\n");
+	printf("{\n  \"schema\": %d,\n  \"files\": [\n", CLI_JSON_SCHEMA);
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
 		printf("    {\"path\": ");

@@ -16,7 +16,9 @@
  * exact products), and values whose text Python's repr and numpy's
  * format_float_scientific(unique=True) give. ST_SHORTEST_EXHAUSTIVE=1
  * also runs every positive float (2^31 patterns; offline: about half an
- * hour), the negative ones differing only by their sign.
+ * hour), the negative ones differing only by their sign. Run on
+ * 2026-12-02 in 16 parts (2 threads, shared cores, 25 minutes): all
+ * 2,139,095,039 positive finite floats pass.
  */
 #include <check.h>
 #include <float.h>

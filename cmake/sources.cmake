@@ -79,6 +79,7 @@ set(ST_FE_SOURCES
   tools/fe/cli.c
   tools/fe/json.c
   tools/fe/paths.c
+  tools/fe/shortest.c
   tools/fe/signals.c
   tools/fe/table.c
 )
@@ -131,6 +132,7 @@ set(ST_GPT2_SOURCES
   tools/gpt2/util.c
 )
 set(ST_TOOL_SOURCES_stinfo
+  tools/stinfo/check.c
   tools/stinfo/json.c
   tools/stinfo/show.c
   tools/stinfo/stats.c

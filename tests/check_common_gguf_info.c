@@ -205,7 +205,7 @@ START_TEST(describe_json_gives_tensors_metadata_and_totals)
 	char *out, *errs, want[1024];
 	int printed = 0;
 	ck_assert_int_eq(describe(path, 0, 1, 0, &printed, &out, &errs), CLI_OK);
-	ck_assert_msg(!strncmp(out, "{\n  \"format\": \"gguf\",\n", 22), "%s", out);
+	ck_assert_msg(!strncmp(out, "{\n  \"schema\": 1,\n  \"format\": \"gguf\",\n", 37), "%s", out);
 	assert_has(out, "\"version\": 3, \"alignment\": 32, \"metadata\": {}}");
 	assert_has(out, "\"general.architecture\": {\"type\": \"string\", \"value\": \"gpt2\"}");
 	assert_has(out, "\"test.count\": {\"type\": \"uint32\", \"value\": 7}");

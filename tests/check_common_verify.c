@@ -122,7 +122,7 @@ START_TEST(hash_json_lists_files_with_sizes_and_digests)
 	char *out, *errs, want[2048];
 	ck_assert_int_eq(run_hash(paths, 1, 1, &out, &errs), 0);
 	snprintf(want, sizeof want,
-	         "{\"path\": \"%s\", \"files\": [\n"
+	         "{\"schema\": 1, \"path\": \"%s\", \"files\": [\n"
 	         "  {\"path\": \"a.txt\", \"size\": 3, \"sha256\": \"" SHA_ABC "\"},\n"
 	         "  {\"path\": \"empty\", \"size\": 0, \"sha256\": \"" SHA_EMPTY "\"}\n"
 	         "]}\n", dir);
@@ -147,7 +147,7 @@ START_TEST(verify_says_ok_for_a_matching_sidecar)
 	free(errs);
 
 	ck_assert_int_eq(run_verify(paths, 1, 1, &out, &errs), 0);
-	snprintf(want, sizeof want, "{\"path\": \"%s\", \"layout\": \"folder\", "
+	snprintf(want, sizeof want, "{\"schema\": 1, \"path\": \"%s\", \"layout\": \"folder\", "
 	         "\"ok\": true, ", dir);
 	ck_assert_msg(!strncmp(out, want, strlen(want)), "%s", out);
 	ck_assert_msg(strstr(out, "\"bytes_hashed\": 3, \"unverified\": 0, "), "%s", out);
@@ -219,7 +219,7 @@ START_TEST(verify_unreadable_path_exits_2_and_keeps_going)
 
 	/* Several PATHs in JSON make one array. */
 	ck_assert_int_eq(run_verify(paths, 2, 1, &out, &errs), 2);
-	ck_assert_msg(!strncmp(out, "[\n{\"path\": ", 11), "%s", out);
+	ck_assert_msg(!strncmp(out, "[\n{\"schema\": 1, \"path\": ", 24), "%s", out);
 	size_t len = strlen(out);
 	ck_assert_msg(len > 5 && !strcmp(out + len - 5, "]}\n]\n"), "%s", out);
 	free(out);

@@ -207,7 +207,8 @@ START_TEST(stats_cells_print_six_significant_digits)
 }
 END_TEST
 
-static void call_json_stats(const void *a) { table_json_stats(a); }
+static void call_json_stats(const void *a) { table_json_stats(a, 0); }
+static void call_json_stats_integer(const void *a) { table_json_stats(a, 1); }
 
 START_TEST(json_stats_writes_null_when_no_value_is_finite)
 {
@@ -225,6 +226,33 @@ START_TEST(json_stats_writes_null_when_no_value_is_finite)
 	out = capture_stdout(call_json_stats, &a);
 	ck_assert_str_eq(out, ", \"stats\": {\"min\": 0, \"max\": 2, \"mean\": 1, "
 	                      "\"std\": 1, \"nan\": 0, \"inf\": 0, \"zeros\": 1}");
+	free(out);
+}
+END_TEST
+
+START_TEST(json_stats_of_integers_print_whole_values_as_integers)
+{
+	/* -100 and 1000 have one significant digit: %g writes -1e+02, 1e+03. */
+	st_stats a;
+	memset(&a, 0, sizeof a);
+	double x[] = {-100.0, 98.0, 1000.0, 0.0};
+	st_stats_add(&a, x, 4);
+	char *out = capture_stdout(call_json_stats_integer, &a);
+	/* numpy: mean 249.5, std (population) 438.9199813177796. */
+	ck_assert_str_eq(out, ", \"stats\": {\"min\": -100, \"max\": 1000, \"mean\": 249.5, "
+	                      "\"std\": 438.9199813177796, \"nan\": 0, \"inf\": 0, \"zeros\": 1}");
+	free(out);
+	/* A float tensor keeps the float form. */
+	out = capture_stdout(call_json_stats, &a);
+	ck_assert_ptr_nonnull(strstr(out, "\"min\": -1e+02, \"max\": 1e+03, "));
+	free(out);
+	/* Whole mean and std, and an I64 value past 2^53 (widened exactly). */
+	double y[] = {-9007199254740994.0, 100.0, 100.0, 9007199254740994.0};
+	memset(&a, 0, sizeof a);
+	st_stats_add(&a, y, 4);
+	out = capture_stdout(call_json_stats_integer, &a);
+	ck_assert_ptr_nonnull(strstr(out, "\"min\": -9007199254740994, \"max\": 9007199254740994, "
+	                                  "\"mean\": 50, "));
 	free(out);
 }
 END_TEST
@@ -263,6 +291,7 @@ int main(void)
 	tcase_add_test(tc, stats_cells_show_dashes_when_no_value_is_finite);
 	tcase_add_test(tc, stats_cells_print_six_significant_digits);
 	tcase_add_test(tc, json_stats_writes_null_when_no_value_is_finite);
+	tcase_add_test(tc, json_stats_of_integers_print_whole_values_as_integers);
 	tcase_add_test(tc, print_totals_pads_keys_to_one_column);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

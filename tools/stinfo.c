@@ -4,8 +4,7 @@
  * (--stats), or offline integrity of downloads (--verify, --hash: libst's
  * st_verify_path, printed by common/verify.c).
  *
- * This file is the tool's front: options, --check and the loop over
- * PATHs. Parsing, validation, shard indexes, dtype conversion, the
+ * This file is the tool's front: options and the loop over PATHs. Parsing, validation, shard indexes, dtype conversion, the
  * config-aware inventory and the quantized layouts are libst's
  * (st_checkpoint_open, st_check_path, st_convert, st_arch_inventory,
  * st_quant_summary_load); the summary, the JSON document and the
@@ -13,10 +12,7 @@
  * read only the headers, so a 300 GB checkpoint answers in milliseconds.
  */
 #include "fe/cli.h"
-#include "common/ckpt.h"
 #include "common/gguf_info.h"
-#include "common/inventory.h"
-#include "common/quant_info.h"
 #include "common/verify.h"
 #include "stinfo/stinfo.h"
 
@@ -63,7 +59,8 @@ static void usage(void)
 "                     index, every parameter config.json implies (missing\n"
 "                     or misshapen) and every quantized weight's scale\n"
 "                     (missing, unused, of the wrong dtype or shape);\n"
-"                     print each problem; exit 1 if any\n"
+"                     print each problem (with --json, as one JSON\n"
+"                     document); exit 1 if any\n"
 "  -s, --stats        read the data too: min, max, mean, std and NaN, Inf and\n"
 "                     zero counts per tensor (8- and 4-bit floats decoded)\n"
 "      --verify       hash every file against the name it is stored under\n"
@@ -87,117 +84,22 @@ static void usage(void)
 "invalid input, I/O error.\n");
 }
 
-/* ---- --check ----------------------------------------------------------- */
-
-struct check_ctx {
-	int errors, warnings;
-};
-
-static void on_problem(void *ctx, int severity, const char *message)
-{
-	struct check_ctx *cc = ctx;
-	/* Messages come from file contents: keep them on one line. */
-	char *m = cli_printable(message, strlen(message));
-	if (severity == ST_PROBLEM_WARNING) {
-		cc->warnings++;
-		cli_warn("warning: %s", m);
-	} else {
-		cc->errors++;
-		cli_warn("%s", m);
-	}
-	free(m);
-}
-
-static void plural(char *buf, size_t size, int n, const char *what)
-{
-	snprintf(buf, size, "%d %s%s", n, what, n == 1 ? "" : "s");
-}
-
-/*
- * What config.json implies (every missing or misshapen parameter) and
- * every scaled weight with its scale, as stconvert --to pairs them, of
- * the checkpoint at PATH, opened once for both. A checkpoint that does
- * not open for a reason of its format has had its errors reported by the
- * check; one that cannot be read, or a config.json that cannot, is an
- * error (CLI_ERROR after one line), never a pass.
- */
-static int check_checkpoint(const char *path, struct check_ctx *cc)
-{
-	st_checkpoint *ck;
-	st_error err;
-	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, &err);
-	if (rc == ST_EIO || rc == ST_ENOMEM) {
-		cli_error_path(path, &err);
-		return CLI_ERROR;
-	}
-	if (rc != ST_OK)
-		return CLI_OK;
-	int n = inventory_check(ck, path, on_problem, cc, &err);
-	if (n >= 0)
-		n = quant_info_check(ck, on_problem, cc, &err);
-	st_checkpoint_close(ck);
-	if (n < 0) {
-		cli_error_path(path, &err);
-		return CLI_ERROR;
-	}
-	return CLI_OK;
-}
-
-/* Returns the exit code for this path. */
-static int check_path(const char *path)
-{
-	struct check_ctx cc = {0, 0};
-	st_error err;
-	memset(&err, 0, sizeof err);
-	int n = gguf_info_is_gguf(path)
-	            ? st_gguf_check_set(path, on_problem, &cc, &err)
-	            : st_check_path(path, on_problem, &cc, &err);
-	if (n < 0) {
-		err.code = n;
-		cli_error_path(path, &err);
-		return CLI_ERROR;
-	}
-	/* Trust the count libst returns even if a callback was lost. */
-	if (n > cc.errors)
-		cc.errors = n;
-	if (check_checkpoint(path, &cc) != CLI_OK)
-		return CLI_ERROR;
-	char *p = cli_printable(path, strlen(path));
-	char e[32], w[32];
-	plural(e, sizeof e, cc.errors, "error");
-	plural(w, sizeof w, cc.warnings, "warning");
-	if (cc.errors == 0 && cc.warnings == 0)
-		printf("%s: OK\n", p);
-	else if (cc.errors == 0)
-		printf("%s: OK (%s)\n", p, w);
-	else if (cc.warnings == 0)
-		printf("%s: INVALID (%s)\n", p, e);
-	else
-		printf("%s: INVALID (%s, %s)\n", p, e, w);
-	free(p);
-	return cc.errors ? CLI_NO : CLI_OK;
-}
-
 /* ---- main -------------------------------------------------------------- */
 
 /*
- * Summary or JSON for one path; returns the exit code for it. *printed
- * says whether an earlier path printed a summary, which a blank line then
- * separates from this one.
+ * Summary or JSON of the checkpoint at path (not GGUF); CLI_OK, or
+ * CLI_ERROR with err saying why.
  */
-static int describe_path(const char *path, const struct options *o,
-                         int *printed)
+static int describe_checkpoint(const char *path, const struct options *o, int *printed,
+                               st_error *err)
 {
-	if (gguf_info_is_gguf(path))
-		return gguf_info_describe(path, o->all, o->mode == MODE_JSON,
-		                          o->stats, printed);
 	st_checkpoint *ck;
-	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
+	if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) != ST_OK)
 		return CLI_ERROR;
 	st_stats *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
-		if (stinfo_stats(ck, o->threads, accs) != 0) {
+		if (stinfo_stats(ck, o->threads, accs, err) != 0) {
 			free(accs);
 			st_checkpoint_close(ck);
 			return CLI_ERROR;
@@ -215,6 +117,40 @@ static int describe_path(const char *path, const struct options *o,
 	free(accs);
 	st_checkpoint_close(ck);
 	return CLI_OK;
+}
+
+/*
+ * Summary or JSON for one path; returns the exit code for it. *printed
+ * says whether an earlier path printed a summary or an entry, which a
+ * blank line or a comma then separates from this one. A path that fails
+ * prints its error on stderr, and in a JSON array its entry.
+ */
+static int describe_path(const char *path, const struct options *o, int array, int *printed)
+{
+	st_error err;
+	if (gguf_info_is_gguf(path)) {
+		int rc = gguf_info_describe(path, o->all, o->mode == MODE_JSON, o->stats, printed);
+		/*
+		 * Only the open fails there, and it has printed why: the entry
+		 * takes the same error from a second open of the header.
+		 */
+		if (rc != CLI_OK && array) {
+			st_gguf *g;
+			if (st_gguf_open(&g, path, &err) == ST_OK) {
+				st_gguf_close(g);
+				snprintf(err.message, sizeof err.message, "%s: cannot be read", path);
+			}
+			stinfo_json_error(path, &err, printed);
+		}
+		return rc;
+	}
+	int rc = describe_checkpoint(path, o, printed, &err);
+	if (rc != CLI_OK) {
+		cli_error_path(path, &err);
+		if (array)
+			stinfo_json_error(path, &err, printed);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -260,8 +196,8 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		cli_usage_error("missing PATH");
-	if (check && (json || o.stats || o.all))
-		cli_usage_error("--check cannot be combined with --json, --stats or --all");
+	if (check && (o.stats || o.all))
+		cli_usage_error("--check cannot be combined with --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
 		cli_usage_error("--verify and --hash go alone (or with --json, --threads)");
 	if (verify || hash) {
@@ -276,12 +212,12 @@ int main(int argc, char **argv)
 
 	int status = CLI_OK, printed = 0;
 	/* One JSON document whatever the count: several PATHs make an array. */
-	int array = o.mode == MODE_JSON && argc - optind > 1;
+	int array = json && argc - optind > 1;
 	if (array)
 		fputs("[\n", stdout);
 	for (int i = optind; i < argc; i++) {
-		int rc = o.mode == MODE_CHECK ? check_path(argv[i])
-		                              : describe_path(argv[i], &o, &printed);
+		int rc = o.mode == MODE_CHECK ? stinfo_check(argv[i], json, array, &printed)
+		                              : describe_path(argv[i], &o, array, &printed);
 		/* Several paths: an unreadable one (2) outweighs an invalid one (1). */
 		if (rc > status)
 			status = rc;

@@ -47,7 +47,7 @@ json_list() { # NAME LIST: the items of LIST in NAME's stdout, one a line
 		on { print }' "$TMP/$1.out"
 }
 run f32_json 0 "$D" --map gpt2 --json model expected-f32.gguf
-expect_out f32_json '^\{"equal": true, "map": "gpt2",$'
+expect_out f32_json '^\{"schema": 1, "equal": true, "map": "gpt2",$'
 expect_out f32_json '"summary": \{"compared": 28, "identical": 28, "within_tolerance": 0, "differ": 0, "only_in_a": 0, "only_in_b": 0, "shape_changed": 0\}\}$'
 n=$(json_list f32_json tensors | grep -c '"verdict": "identical", "identical": true')
 if [ "$n" = 28 ]; then ok; else fail "f32_json: $n identical entries, expected 28"; fi
@@ -60,7 +60,7 @@ n=$(json_list q8_json_as_a tensors | grep -c '"transposed": true')
 if [ "$n" = 8 ]; then ok; else fail "q8_json_as_a: $n transposed, expected 8"; fi
 expect_out q8_json_as_a '"name": "h\.1\.mlp\.c_proj\.weight", "gguf_name": "blk\.1\.ffn_down\.weight"'
 run q8_other_json 1 "$D" --map gpt2 --json "$TMP/bf16" expected-q8_0.gguf
-expect_out q8_other_json '^\{"equal": false,'
+expect_out q8_other_json '^\{"schema": 1, "equal": false,'
 expect_out q8_other_json '"name": "wte\.weight", .*"verdict": "differs", .*"exactly_encoded": false'
 run not_gpt2_json 1 "$D" --map gpt2 --json model ../ok_all_types.gguf
 if json_list not_gpt2_json only_in_a | grep -qx '  "wte\.weight",\?'; then ok; else

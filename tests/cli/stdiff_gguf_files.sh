@@ -36,7 +36,7 @@ expect_out damaged '^differs: [a-z_.0-9]+ \(F32 vs F32, [0-9]+ elements\): 1 mis
 expect_out damaged ': 15 identical, 0 within tolerance, 1 differ;'
 
 run json 0 "$S" --json "$TMP/m-f32.gguf" "$TMP/m-q8_0.gguf"
-expect_out json '^\{"equal": true, "map": "names"'
+expect_out json '^\{"schema": 1, "equal": true, "map": "names"'
 expect_out json '"name": "blk\.0\.attn_qkv\.weight", "dtype_a": "F32", "dtype_b": "Q8_0", "elements": 12288, "values_compared": true, "verdict": "within tolerance", "identical": false, "exactly_encoded": true, "mismatched": 0'
 expect_out json '"summary": \{"compared": 16, "identical": 11, "within_tolerance": 5, "differ": 0'
 

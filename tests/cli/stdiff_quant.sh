@@ -89,7 +89,7 @@ run json 0 "$SD" --json "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
 expect_out json '^ "dequantized": \{"side": "a", "fp8_weights": 5, "mxfp4_weights": 0, "scale_tensors": 5, "scale_bytes": 100, "block_size": \[2, 3\], "exactly_quantized_to": null, "exactly_dequantized_to": "BF16"\}\}$'
 expect_out json '"name": "model\.layers\.0\.mlp\.gate\.weight", "dtype_a": "F8_E4M3", "dtype_b": "BF16", "elements": 15, .*"exactly_encoded": true, "mismatched": 0, .*"dequantized": "a", "scale": "model\.layers\.0\.mlp\.gate\.weight_scale_inv", "quantization_checked": false\}'
 expect_out json '"name": "model\.embed_tokens\.weight", .*"dequantized": null, "scale": null, "quantization_checked": false\}'
-expect_out json '^\{"equal": true,$'
+expect_out json '^\{"schema": 1, "equal": true,$'
 expect_out json '"only_in_a": \[\],'
 run json_sign 1 "$SD" --json "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out json_sign '"exactly_dequantized_to": null\}\}$'

@@ -30,7 +30,7 @@ expect_out version '^stinfo \(libst\) [0-9]+\.[0-9]+\.[0-9]+$'
 golden stinfo/usage-no-path 2 "$S"
 golden stinfo/usage-bad-option 2 "$S" --bogus tiny.safetensors
 golden stinfo/usage-bad-short 2 "$S" -x tiny.safetensors
-golden stinfo/usage-check-json 2 "$S" --check --json tiny.safetensors
+golden stinfo/usage-check-stats 2 "$S" --check --stats tiny.safetensors
 golden stinfo/usage-threads 2 "$S" --stats --threads 0 tiny.safetensors
 golden stinfo/usage-threads-missing 2 "$S" tiny.safetensors --threads
 

@@ -123,7 +123,8 @@ if [ -x "$BIN/stconvert" ]; then
 fi
 
 # Among several paths, a bad PyTorch file is handled as a bad safetensors
-# file is: --json prints the readable ones (an array) and exits 2, --check
+# file is: --json prints the readable ones and an entry with the error of
+# the bad one (an array) and exits 2, --check
 # checks every path and exits 1. The outputs differ only in the names.
 G=$T/views.zip.bin
 S=$TESTDATA/format/bad_n_past_eof.safetensors
@@ -131,7 +132,9 @@ for b in "$T/bad/eval.bin" "$T/bad/tar_truncated.bin" "$S"; do
   n=mix_$(basename "$b" | tr . _)
   run "${n}_json" 2 "$BIN/stinfo" --json "$G" "$b" "$G"
   run "${n}_check" 1 "$BIN/stinfo" --check "$G" "$b" "$G"
-  sed "s|$b|BAD|g" "$TMP/${n}_json.out" >"$TMP/${n}_json.norm"
+  # The bad path's entry holds its own error: the same line but for that.
+  sed -e "s|$b|BAD|g" -e 's|^{"schema": 1, "path": "BAD", "error": "BAD: .*"}$|{"schema": 1, "path": "BAD", "error": ERROR}|' \
+    "$TMP/${n}_json.out" >"$TMP/${n}_json.norm"
   sed "s|$b|BAD|g" "$TMP/${n}_check.out" >"$TMP/${n}_check.norm"
 done
 for k in json check; do
@@ -143,6 +146,8 @@ for k in json check; do
   done
 done
 if [ "$(grep -c '"files"' "$TMP/mix_eval_bin_json.out")" = 2 ]; then ok; else fail "mix: not two documents"; fi
+expect_out mix_eval_bin_json '^\{"schema": 1, "path": "[^"]*/bad/eval.bin", "error": "[^"]*/bad/eval.bin: '
+if [ "$(grep -c '"error"' "$TMP/mix_eval_bin_json.norm")" = 1 ]; then ok; else fail "mix: not one error entry"; fi
 expect_out mix_eval_bin_check "^$T/bad/eval.bin: INVALID \\(1 error\\)$"
 expect_out mix_eval_bin_check "^$G: OK$"
 

@@ -88,7 +88,7 @@ run several1 1 "$S" --verify clean dangling
 
 # --- JSON ----------------------------------------------------------------------
 run json 1 "$S" --verify --json dangling
-expect_out json '^\{"path": "dangling", "layout": "cache", "ok": false, "files": 1, '
+expect_out json '^\{"schema": 1, "path": "dangling", "layout": "cache", "ok": false, "files": 1, '
 expect_out json '^  \{"kind": "dangling-link", "path": "dangling/models--t--m/snapshots/1+/model.safetensors", "message": "dangling/'
 [ ! -s "$TMP/json.err" ] && ok || fail "json: stderr not empty"
 run json-ok 0 "$S" --verify --json clean

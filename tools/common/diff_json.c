@@ -217,7 +217,8 @@ static char *config_list(const st_diff *r)
 void diff_json_print(const st_diff *r)
 {
 	char *config = config_list(r);
-	printf("{\"equal\": %s,\n \"only_in_a\": [", r->equal ? "true" : "false");
+	printf("{\"schema\": %d, \"equal\": %s,\n \"only_in_a\": [", CLI_JSON_SCHEMA,
+	       r->equal ? "true" : "false");
 	json_names(r->only_a, r->n_only_a);
 	fputs("],\n \"only_in_b\": [", stdout);
 	json_names(r->only_b, r->n_only_b);

@@ -46,7 +46,8 @@ static void jout_print(struct jout *j, const struct tally *tl, int differ, const
 {
 	static const char *const names[J_LISTS] = {"only_in_a", "only_in_b", "changed",
 	                                           "tensors"};
-	printf("{\"equal\": %s, \"map\": \"%s\"", differ ? "false" : "true", map);
+	printf("{\"schema\": %d, \"equal\": %s, \"map\": \"%s\"", CLI_JSON_SCHEMA,
+	       differ ? "false" : "true", map);
 	for (int k = 0; k < J_LISTS; k++) {
 		if (fclose(j->f[k]) != 0)
 			cli_die(CLI_ERROR, "out of memory");

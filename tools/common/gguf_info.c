@@ -15,6 +15,7 @@
 
 #include "common/ckpt.h"
 #include "fe/cli.h"
+#include "fe/shortest.h"
 #include "common/layers.h"
 #include "fe/table.h"
 
@@ -51,14 +52,8 @@ const char *gguf_type_label(unsigned type, char *buf, size_t n)
 /* The shortest decimal that reads back as v (as a float when f32). */
 static void print_float(FILE *f, double v, int f32)
 {
-	char buf[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		double back = strtod(buf, NULL);
-		if (f32 ? (float)back == (float)v : back == v)
-			break;
-	}
-	fputs(buf, f);
+	char buf[SHORTEST_MAX];
+	fwrite(buf, 1, f32 ? shortest_f32(buf, (float)v) : shortest_f64(buf, v), f);
 }
 
 static void print_string(FILE *f, const char *s, uint64_t n, int all)
@@ -321,6 +316,13 @@ static int decodable(unsigned type)
 	       (!st_ggml_type_dtype(type, &d) && st_dtype_is_numeric(d));
 }
 
+/* Whether a ggml type holds integers (I8, I16, I32, I64). */
+static int integer_type(unsigned type)
+{
+	st_dtype d;
+	return !st_ggml_type_dtype(type, &d) && !st_dtype_is_float(d);
+}
+
 static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
                          float *f, double *x)
 {
@@ -473,7 +475,10 @@ static void json_value(const st_gguf_value *v, int all)
 	case ST_GGUF_INT64:
 		printf("%lld", (long long)v->v.i);
 		return;
-	case ST_GGUF_FLOAT32: case ST_GGUF_FLOAT64:
+	case ST_GGUF_FLOAT32:
+		cli_json_float(stdout, (float)v->v.f);
+		return;
+	case ST_GGUF_FLOAT64:
 		cli_json_double(stdout, v->v.f);
 		return;
 	case ST_GGUF_BOOL:
@@ -540,7 +545,8 @@ static void json_type_bits(unsigned type)
 static void print_json(const char *path, const st_gguf *g, int all,
                        const st_stats *accs)
 {
-	printf("{\n  \"format\": \"gguf\",\n  \"files\": [\n");
+	printf("{\n  \"schema\": %d,\n  \"format\": \"gguf\",\n  \"files\": [\n",
+	       CLI_JSON_SCHEMA);
 	size_t np = st_gguf_n_parts(g);
 	for (size_t k = 0; k < np; k++) {
 		const st_gguf *part = st_gguf_part(g, k);
@@ -590,7 +596,7 @@ static void print_json(const char *path, const st_gguf *g, int all,
 		       (unsigned long long)x->offset, tn ? end : "null");
 		if (accs) {
 			if (decodable(x->type))
-				table_json_stats(&accs[i]);
+				table_json_stats(&accs[i], integer_type(x->type));
 			else
 				printf(", \"stats\": null");
 		}

@@ -34,17 +34,16 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 /* Run the verifier on one PATH; NULL (after a message) when unreadable. */
 static st_verify *run(const char *path, unsigned flags, int threads,
-                      const char *label)
+                      const char *label, st_error *err)
 {
 	cli_progress prog;
 	cli_progress_start(&prog, label, 0);
 	st_verify_options opt = {flags, threads, on_progress, &prog};
 	st_verify *v = NULL;
-	st_error err;
-	int rc = st_verify_path(&v, path, &opt, &err);
+	int rc = st_verify_path(&v, path, &opt, err);
 	cli_progress_done(&prog);
 	if (rc != ST_OK) {
-		cli_error_path(path, &err);
+		cli_error_path(path, err);
 		return NULL;
 	}
 	return v;
@@ -113,7 +112,7 @@ static void json_str(const char *s)
 static void print_json(const char *path, const st_verify *v)
 {
 	size_t np = st_verify_n_problems(v), nf = n_failing(v);
-	fputs("{\"path\": ", stdout);
+	printf("{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	json_str(path);
 	printf(", \"layout\": \"%s\", \"ok\": %s, \"files\": %llu, "
 	       "\"bytes_hashed\": %llu, \"unverified\": %llu, \"leftovers\": %zu, "
@@ -158,13 +157,20 @@ static int each_path(char *const *paths, int n, int json, int threads,
 	if (json && n > 1)
 		fputs("[\n", stdout);
 	for (int i = 0; i < n; i++) {
-		st_verify *v = run(paths[i], flags, threads, label);
-		if (!v) {
+		st_error err;
+		st_verify *v = run(paths[i], flags, threads, label, &err);
+		if (!v)
 			status = CLI_ERROR;
+		/* In an array, an unreadable PATH has its entry too. */
+		if (!v && !(json && n > 1))
 			continue;
-		}
 		if (json && printed++)
 			fputs(",\n", stdout);
+		if (!v) {
+			cli_json_error(stdout, paths[i], &err);
+			putchar('\n');
+			continue;
+		}
 		(json ? doc : text)(paths[i], v);
 		if (n_failing(v) && status < CLI_NO)
 			status = CLI_NO;
@@ -216,7 +222,7 @@ static void print_sum(const char *hex, const char *name)
 
 static void print_hash_json(const char *path, const st_verify *v)
 {
-	fputs("{\"path\": ", stdout);
+	printf("{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
 	json_str(path);
 	fputs(", \"files\": [", stdout);
 	for (size_t i = 0; i < st_verify_n_file_hashes(v); i++) {

@@ -4,6 +4,7 @@
  * the tools, never in libst; nothing here knows one tool's options.
  */
 #include "fe/cli.h"
+#include "fe/shortest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -79,12 +80,32 @@ void cli_error(const st_error *err)
 	put_line(err->message[0] ? err->message : st_strerror(err->code));
 }
 
+char *cli_error_text(const char *path, const st_error *err)
+{
+	char *s = NULL;
+	if (err->message[0])
+		s = cli_xstrdup(err->message);
+	else if (asprintf(&s, "%s: %s", path, st_strerror(err->code)) < 0)
+		cli_die(CLI_ERROR, "out of memory");
+	return s;
+}
+
+void cli_json_error(FILE *f, const char *path, const st_error *err)
+{
+	char *msg = cli_error_text(path, err);
+	fprintf(f, "{\"schema\": %d, \"path\": ", CLI_JSON_SCHEMA);
+	cli_json_string(f, path, strlen(path));
+	fputs(", \"error\": ", f);
+	cli_json_string(f, msg, strlen(msg));
+	fputc('}', f);
+	free(msg);
+}
+
 void cli_error_path(const char *path, const st_error *err)
 {
-	if (err->message[0])
-		cli_error(err);
-	else
-		cli_warn("%s: %s", path, st_strerror(err->code));
+	char *s = cli_error_text(path, err);
+	put_line(s);
+	free(s);
 }
 
 void cli_version(void)
@@ -447,19 +468,25 @@ void cli_json_string(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
-void cli_json_double(FILE *f, double v)
+/* v's shortest round-trip text (as a float when f32), or null. */
+static void json_shortest(FILE *f, double v, int f32)
 {
-	char buf[40];
+	char buf[SHORTEST_MAX];
 	if (!isfinite(v)) {
 		fputs("null", f);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	fputs(buf, f);
+	fwrite(buf, 1, f32 ? shortest_f32(buf, (float)v) : shortest_f64(buf, v), f);
+}
+
+void cli_json_double(FILE *f, double v)
+{
+	json_shortest(f, v, 0);
+}
+
+void cli_json_float(FILE *f, float v)
+{
+	json_shortest(f, v, 1);
 }
 
 char *cli_printable(const char *s, size_t len)

@@ -19,6 +19,14 @@
 
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
+/*
+ * The version of the tools' JSON documents (doc/json.md): every --json
+ * document, each entry of an array of them too, starts with
+ * "schema": CLI_JSON_SCHEMA. A new version when a member changes meaning
+ * or goes; added members keep it.
+ */
+#define CLI_JSON_SCHEMA 1
+
 /* Exit codes of every tool (each man page, EXIT STATUS). */
 enum { CLI_OK = 0, CLI_NO = 1, CLI_ERROR = 2 };
 
@@ -41,6 +49,13 @@ noreturn void cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_error(const st_error *err);
 /* The same, or "prog: path: <st_strerror>" when libst left no message. */
 void cli_error_path(const char *path, const st_error *err);
+/* What cli_error_path prints after "prog: ", malloc'd (free()). */
+char *cli_error_text(const char *path, const st_error *err);
+/*
+ * The entry of a PATH that failed in a --json array of several PATHs,
+ * {"path": ..., "error": <cli_error_text>}, on f (no newline).
+ */
+void cli_json_error(FILE *f, const char *path, const st_error *err);
 /* Print "prog (libst) VERSION" to stdout and exit 0. */
 noreturn void cli_version(void);
 /* Flush stdout, report a write error (exit 2), else return code. */
@@ -115,8 +130,13 @@ void cli_print_dims(FILE *f, const uint64_t *v, unsigned n);
  * only Unicode text).
  */
 void cli_json_string(FILE *f, const char *s, size_t len);
-/* A JSON number for a double: shortest round-trip form; NaN/Inf as null. */
+/*
+ * A JSON number for a double, or for a float (a float32 value read back
+ * as a float): the shortest round-trip form (fe/shortest.h); NaN and the
+ * infinities, which JSON lacks, as null.
+ */
 void cli_json_double(FILE *f, double v);
+void cli_json_float(FILE *f, float v);
 
 /*
  * A string from a file made safe for a terminal (doc/safety.md): C0

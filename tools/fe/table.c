@@ -3,6 +3,7 @@
  */
 #include "fe/table.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,17 +194,30 @@ void table_stats_cells(const st_stats *a, char c[7][48])
 	snprintf(c[6], sizeof c[6], "%llu", (unsigned long long)a->zeros);
 }
 
-void table_json_stats(const st_stats *a)
+/*
+ * A statistic in JSON. Of an integer dtype, a whole value (min and max
+ * always, mean and std when they happen to be) prints as a JSON integer,
+ * -100 and not -1e+02; every other value in the shortest round-trip form.
+ */
+static void json_stat(double v, int integer)
+{
+	if (integer && v == floor(v))
+		printf("%.0f", v == 0 ? 0.0 : v);
+	else
+		cli_json_double(stdout, v);
+}
+
+void table_json_stats(const st_stats *a, int integer)
 {
 	printf(", \"stats\": {\"min\": ");
 	if (a->n) {
-		cli_json_double(stdout, a->min);
+		json_stat(a->min, integer);
 		printf(", \"max\": ");
-		cli_json_double(stdout, a->max);
+		json_stat(a->max, integer);
 		printf(", \"mean\": ");
-		cli_json_double(stdout, st_stats_mean(a));
+		json_stat(st_stats_mean(a), integer);
 		printf(", \"std\": ");
-		cli_json_double(stdout, st_stats_std(a));
+		json_stat(st_stats_std(a), integer);
 	} else {
 		printf("null, \"max\": null, \"mean\": null, \"std\": null");
 	}

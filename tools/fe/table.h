@@ -56,7 +56,10 @@ void table_fmt_stat(char *buf, size_t size, double v);
 /* A statistics row's cells: min, max, mean, std ("-" when no finite
  * values), then the NaN, Inf and zero counts. */
 void table_stats_cells(const st_stats *a, char cells[7][48]);
-/* A tensor's ", \"stats\": {...}" in --json, on stdout. */
-void table_json_stats(const st_stats *a);
+/*
+ * A tensor's ", \"stats\": {...}" in --json, on stdout; integer: of an
+ * integer dtype (or BOOL), whose whole-valued figures print as integers.
+ */
+void table_json_stats(const st_stats *a, int integer);
 
 #endif

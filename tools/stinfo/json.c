@@ -58,7 +58,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 	struct stinfo_totals t;
 	stinfo_totals(ck, &t);
 	size_t nf = st_checkpoint_n_files(ck);
-	printf("{\n  \"files\": [\n");
+	printf("{\n  \"schema\": %d,\n  \"files\": [\n", CLI_JSON_SCHEMA);
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
 		printf("    {\"path\": ");
@@ -97,7 +97,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 		       (unsigned long long)x->end);
 		if (accs) {
 			if (st_dtype_has_values(x->dtype))
-				table_json_stats(&accs[i]);
+				table_json_stats(&accs[i], !st_dtype_is_float(x->dtype));
 			else
 				printf(", \"stats\": null");
 		}
@@ -122,4 +122,13 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 	stinfo_quant(ck, 1);
 	stinfo_inventory(ck, 1);
 	printf("\n}\n");
+}
+
+void stinfo_json_error(const char *path, const st_error *err, int *printed)
+{
+	if (*printed)
+		fputs(",\n", stdout);
+	*printed = 1;
+	cli_json_error(stdout, path, err);
+	putchar('\n');
 }

@@ -87,7 +87,7 @@ static void stats_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
 }
 
-int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs)
+int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err)
 {
 	size_t n = st_checkpoint_n_tensors(ck), m = 0;
 	size_t chunk = STATS_CHUNK_ELEMS;
@@ -123,14 +123,9 @@ int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs)
 		.work = stats_work, .sink = stats_sink, .progress = stats_progress,
 		.ctx = &r,
 	};
-	st_error err;
 	cli_progress_start(&r.progress, "stats", total);
-	int rc = st_stream_run(&cfg, &err);
+	int rc = st_stream_run(&cfg, err);
 	cli_progress_done(&r.progress);
 	free(items);
-	if (rc != ST_OK) {
-		cli_error(&err);
-		return -1;
-	}
-	return 0;
+	return rc == ST_OK ? 0 : -1;
 }

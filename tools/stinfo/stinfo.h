@@ -2,7 +2,7 @@
  * stinfo.h - the parts of stinfo (tools/stinfo.c: options, --check and
  * the loop over PATHs) kept in tools/stinfo/: the figures it computes
  * (stats.c: totals by dtype, --stats through st_stream_run), the human
- * summary (show.c) and the JSON document (json.c).
+ * summary (show.c), the JSON document (json.c) and --check (check.c).
  *
  * Tool code: it prints to stdout and reports errors through fe/cli.
  * What a file format or a convention defines is libst's (st/stats.h,
@@ -26,9 +26,10 @@ void stinfo_totals(const st_checkpoint *ck, struct stinfo_totals *t);
  * Statistics of every tensor of ck with values into accs (one per
  * tensor, zeroed), read by threads workers with a progress line.
  * STINFO_CHUNK_ELEMENTS (at most the default) makes chunks smaller, for
- * the tests of chunk merges. Returns 0, or -1 after printing an error.
+ * the tests of chunk merges. Returns 0, or -1 with err saying why (the
+ * caller prints it: on stderr, and in a --json run in the path's entry).
  */
-int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs);
+int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err);
 
 /*
  * The human summary of ck opened from path: files, totals, quantized
@@ -40,6 +41,22 @@ void stinfo_summary(const char *path, const st_checkpoint *ck, int all, const st
 
 /* SPEC.md's JSON document of ck; with accs each tensor's "stats". */
 void stinfo_json(const st_checkpoint *ck, const st_stats *accs);
+
+/*
+ * A PATH that could not be read, in a --json run of several: its entry
+ * of the array, {"path": ..., "error": ...} (the error the line on stderr
+ * says), after a comma when *printed (an entry came before; set to 1).
+ */
+void stinfo_json_error(const char *path, const st_error *err, int *printed);
+
+/*
+ * --check of one path; returns the exit code for it (0 valid, 1 invalid,
+ * 2 unreadable, after its error line). Text: the problems on stderr, a
+ * verdict line on stdout. json: its entry of the document instead (array:
+ * several PATHs, where an unreadable path has an entry too); *printed as
+ * for stinfo_json_error.
+ */
+int stinfo_check(const char *path, int json, int array, int *printed);
 
 /*
  * The config-aware inventory (st_arch_inventory) when a known config.json

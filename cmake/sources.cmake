@@ -128,6 +128,7 @@ set(ST_GPT2_SOURCES
 )
 set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/json.c
+  tools/stinfo/markdown.c
   tools/stinfo/show.c
   tools/stinfo/stats.c
 )

@@ -31,6 +31,10 @@ enum mode { MODE_SUMMARY, MODE_JSON, MODE_CHECK };
 struct options {
 	enum mode mode;
 	int all;     /* list every tensor instead of compacting layers */
+	int verbose; /* every shard's lines */
+	int markdown; /* GitHub tables */
+	const char **globs; /* --tensors */
+	size_t n_globs;
 	int stats;   /* read the data and compute statistics */
 	int threads; /* statistics worker threads */
 	const char **keys; /* --key: a PyTorch checkpoint's sub-dictionary */
@@ -56,6 +60,12 @@ static void usage(void)
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
+"  -v, --verbose      list every shard's header, data and metadata (without\n"
+"                     it, the shards of a sharded checkpoint are one line)\n"
+"  -T, --tensors GLOB only tensors whose name matches GLOB (repeatable; as\n"
+"                     stdiff --tensor: fnmatch, '*' crosses dots) in the\n"
+"                     tables, --stats and --json\n"
+"  -m, --markdown     print the summary's tables as GitHub Markdown tables\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
@@ -187,17 +197,38 @@ static int check_path(const char *path)
 static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
+	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown)) {
+		char *p = cli_printable(path, strlen(path));
+		cli_warn("%s: --tensors and --markdown are for safetensors and PyTorch "
+		         "checkpoints, not GGUF files (yet)", p);
+		free(p);
+		return CLI_ERROR;
+	}
 	if (gguf_info_is_gguf(path))
 		return gguf_info_describe(path, o->all, o->mode == MODE_JSON,
 		                          o->stats, printed);
 	st_checkpoint *ck;
 	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;
+	unsigned char *sel;
+	size_t n_sel = stinfo_select(ck, o->globs, o->n_globs, &sel);
+	/* A --tensors that selects nothing is more likely a typo than an answer. */
+	if (o->n_globs && n_sel == 0) {
+		char *p = cli_printable(path, strlen(path));
+		char *g = cli_printable(o->globs[0], strlen(o->globs[0]));
+		cli_warn("%s: no tensor matches --tensors '%s'%s", p, g,
+		         o->n_globs > 1 ? " (or the others)" : "");
+		free(g);
+		free(p);
+		st_checkpoint_close(ck);
+		return CLI_ERROR;
+	}
 	st_stats *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
-		if (stinfo_stats(ck, o->threads, accs) != 0) {
+		if (stinfo_stats(ck, sel, o->threads, accs) != 0) {
 			free(accs);
+			free(sel);
 			st_checkpoint_close(ck);
 			return CLI_ERROR;
 		}
@@ -207,11 +238,13 @@ static int describe_path(const char *path, const struct options *o,
 	if (o->mode == MODE_JSON && *printed)
 		fputs(",\n", stdout); /* several PATHs: one array */
 	*printed = 1;
+	struct stinfo_view v = {o->all, o->verbose, o->markdown, sel, n_sel};
 	if (o->mode == MODE_JSON)
-		stinfo_json(ck, accs);
+		stinfo_json(ck, sel, accs);
 	else
-		stinfo_summary(path, ck, o->all, accs);
+		stinfo_summary(path, ck, &v, accs);
 	free(accs);
+	free(sel);
 	st_checkpoint_close(ck);
 	return CLI_OK;
 }
@@ -220,6 +253,9 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"all", no_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"tensors", required_argument, NULL, 'T'},
+		{"markdown", no_argument, NULL, 'm'},
 		{"json", no_argument, NULL, 'j'},
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
@@ -232,13 +268,17 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *keys[64];
-	struct options o = {MODE_SUMMARY, 0, 0, 0, keys, 0};
+	struct options o = {.mode = MODE_SUMMARY, .keys = keys};
+	o.globs = cli_xmalloc((size_t)argc * sizeof *o.globs);
 	int json = 0, check = 0, verify = 0, hash = 0, ch;
 
 	cli_init("stinfo");
-	while ((ch = cli_getopt(argc, argv, "ajcst:hV", longopts)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "avT:majcst:hV", longopts)) != -1) {
 		switch (ch) {
 		case 'a': o.all = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'T': o.globs[o.n_globs++] = optarg; break;
+		case 'm': o.markdown = 1; break;
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
@@ -263,9 +303,15 @@ int main(int argc, char **argv)
 		cli_usage_error("--check cannot be combined with --json, --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
 		cli_usage_error("--verify and --hash go alone (or with --json, --threads)");
+	if ((check || verify || hash) && (o.n_globs || o.markdown || o.verbose))
+		cli_usage_error("--tensors, --markdown and --verbose describe; they do not go "
+		                "with --check, --verify or --hash");
+	if (o.markdown && json)
+		cli_usage_error("--markdown and --json are two outputs: choose one");
 	if (verify || hash) {
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;
+		free(o.globs);
 		return cli_exit(verify ? verify_paths(argv + optind, n, json, threads)
 		                       : verify_hash_paths(argv + optind, n, json, threads));
 	}
@@ -288,5 +334,6 @@ int main(int argc, char **argv)
 	}
 	if (array)
 		fputs("]\n", stdout);
+	free(o.globs);
 	return cli_exit(status);
 }

@@ -34,6 +34,7 @@ set(ST_SOURCES
   libst/index.c
   libst/index_write.c
   libst/json.c
+  libst/memory.c
   libst/quant.c
   libst/quant_plan.c
   libst/quant_summary.c
@@ -64,6 +65,7 @@ set(ST_HEADERS
   include/st/gguf.h
   include/st/hash.h
   include/st/index.h
+  include/st/memory.h
   include/st/quant.h
   include/st/snapshot.h
   include/st/stats.h
@@ -129,6 +131,7 @@ set(ST_GPT2_SOURCES
 set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/json.c
   tools/stinfo/markdown.c
+  tools/stinfo/memory.c
   tools/stinfo/show.c
   tools/stinfo/stats.c
 )

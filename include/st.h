@@ -78,6 +78,7 @@
 #include "st/diagnose.h"
 #include "st/config.h"
 #include "st/arch.h"
+#include "st/memory.h"
 #include "st/diff.h"
 #include "st/convert.h"
 

@@ -35,6 +35,8 @@ struct options {
 	int markdown; /* GitHub tables */
 	const char **globs; /* --tensors */
 	size_t n_globs;
+	int memory;        /* --memory */
+	uint64_t context;  /* --context N: tokens of KV cache (0: none) */
 	int stats;   /* read the data and compute statistics */
 	int threads; /* statistics worker threads */
 	const char **keys; /* --key: a PyTorch checkpoint's sub-dictionary */
@@ -66,6 +68,11 @@ static void usage(void)
 "                     stdiff --tensor: fnmatch, '*' crosses dots) in the\n"
 "                     tables, --stats and --json\n"
 "  -m, --markdown     print the summary's tables as GitHub Markdown tables\n"
+"      --memory       the bytes to load the weights with the floats in F32,\n"
+"                     BF16, F16 or FP8 (integers and quantized layouts as\n"
+"                     stored) and, from a GPT-2 or Llama-family config.json,\n"
+"                     the KV cache a token\n"
+"      --context N    with --memory: the KV cache for N tokens too\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
@@ -197,10 +204,10 @@ static int check_path(const char *path)
 static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
-	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown)) {
+	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown || o->memory)) {
 		char *p = cli_printable(path, strlen(path));
-		cli_warn("%s: --tensors and --markdown are for safetensors and PyTorch "
-		         "checkpoints, not GGUF files (yet)", p);
+		cli_warn("%s: --tensors, --markdown and --memory are for safetensors and "
+		         "PyTorch checkpoints, not GGUF files (yet)", p);
 		free(p);
 		return CLI_ERROR;
 	}
@@ -210,6 +217,16 @@ static int describe_path(const char *path, const struct options *o,
 	st_checkpoint *ck;
 	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;
+	if (o->memory) {
+		if (o->mode == MODE_SUMMARY && *printed)
+			putchar('\n');
+		if (o->mode == MODE_JSON && *printed)
+			fputs(",\n", stdout);
+		int rc = stinfo_memory(path, ck, o->context, o->mode == MODE_JSON, o->markdown);
+		*printed |= rc == 0;
+		st_checkpoint_close(ck);
+		return rc ? CLI_ERROR : CLI_OK;
+	}
 	unsigned char *sel;
 	size_t n_sel = stinfo_select(ck, o->globs, o->n_globs, &sel);
 	/* A --tensors that selects nothing is more likely a typo than an answer. */
@@ -256,6 +273,8 @@ int main(int argc, char **argv)
 		{"verbose", no_argument, NULL, 'v'},
 		{"tensors", required_argument, NULL, 'T'},
 		{"markdown", no_argument, NULL, 'm'},
+		{"memory", no_argument, NULL, 'M'},
+		{"context", required_argument, NULL, 'C'},
 		{"json", no_argument, NULL, 'j'},
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
@@ -279,6 +298,12 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = 1; break;
 		case 'T': o.globs[o.n_globs++] = optarg; break;
 		case 'm': o.markdown = 1; break;
+		case 'M': o.memory = 1; break;
+		case 'C':
+			if (cli_parse_u64(optarg, &o.context) != 0 || o.context == 0)
+				cli_usage_error("--context: '%s' is not a token count (1 or more)",
+				                optarg);
+			break;
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
@@ -308,6 +333,10 @@ int main(int argc, char **argv)
 		                "with --check, --verify or --hash");
 	if (o.markdown && json)
 		cli_usage_error("--markdown and --json are two outputs: choose one");
+	if (o.context && !o.memory)
+		cli_usage_error("--context goes with --memory");
+	if (o.memory && (check || verify || hash || o.stats || o.all || o.n_globs || o.verbose))
+		cli_usage_error("--memory goes alone (or with --context, --json, --markdown)");
 	if (verify || hash) {
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;

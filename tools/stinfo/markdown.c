@@ -50,14 +50,19 @@ void stinfo_table_print(struct table *t, int markdown)
 	}
 }
 
-void stinfo_markdown_head(const char *path, const struct stinfo_totals *all,
-                          const struct stinfo_totals *sel)
+void stinfo_markdown_title(const char *path)
 {
 	char *p = cli_printable(path, strlen(path));
 	fputs("### ", stdout);
 	md_cell(stdout, p);
 	fputs("\n\n", stdout);
 	free(p);
+}
+
+void stinfo_markdown_head(const char *path, const struct stinfo_totals *all,
+                          const struct stinfo_totals *sel)
+{
+	stinfo_markdown_title(path);
 	struct table tab;
 	char c1[96], c2[96], c3[96];
 	table_init(&tab, 4, "lrrr");

@@ -79,13 +79,26 @@ void stinfo_json(const st_checkpoint *ck, const unsigned char *sel, const st_sta
 void stinfo_inventory(const st_checkpoint *ck, int json);
 void stinfo_quant(const st_checkpoint *ck, int json);
 
+/*
+ * --memory: the bytes ck's weights take with the floats in F32, BF16, F16
+ * and F8_E4M3 (st_memory_load_bytes) and, with a GPT-2 or Llama-family
+ * config.json beside ck, the KV cache a token and (context > 0) for
+ * context tokens (st_memory_kv_cache): a summary, a Markdown table or
+ * (json) a JSON document. Returns 0, or -1 after printing an error (a
+ * context without such a config.json is one).
+ */
+int stinfo_memory(const char *path, const st_checkpoint *ck, uint64_t context, int json,
+                  int markdown);
+
 /* ---- markdown.c --------------------------------------------------------- */
 
 struct table;
 
 /* Table t on stdout: aligned text, or (markdown) a GitHub table. */
 void stinfo_table_print(struct table *t, int markdown);
-/* --markdown's heading: the path, and a table of the totals (all) and,
+/* --markdown's title line: "### PATH", escaped. */
+void stinfo_markdown_title(const char *path);
+/* --markdown's heading: the title, and a table of the totals (all) and,
  * with --tensors, of the selection (sel; NULL without). */
 void stinfo_markdown_head(const char *path, const struct stinfo_totals *all,
                           const struct stinfo_totals *sel);

@@ -35,6 +35,7 @@ set(ST_SOURCES
   libst/index_write.c
   libst/json.c
   libst/memory.c
+  libst/npy.c
   libst/quant.c
   libst/quant_plan.c
   libst/quant_summary.c
@@ -66,6 +67,7 @@ set(ST_HEADERS
   include/st/hash.h
   include/st/index.h
   include/st/memory.h
+  include/st/npy.h
   include/st/quant.h
   include/st/snapshot.h
   include/st/stats.h
@@ -129,6 +131,7 @@ set(ST_GPT2_SOURCES
   tools/gpt2/util.c
 )
 set(ST_TOOL_SOURCES_stinfo
+  tools/stinfo/dump.c
   tools/stinfo/json.c
   tools/stinfo/markdown.c
   tools/stinfo/memory.c

@@ -79,6 +79,7 @@
 #include "st/config.h"
 #include "st/arch.h"
 #include "st/memory.h"
+#include "st/npy.h"
 #include "st/diff.h"
 #include "st/convert.h"
 

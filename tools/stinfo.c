@@ -35,6 +35,8 @@ struct options {
 	int markdown; /* GitHub tables */
 	const char **globs; /* --tensors */
 	size_t n_globs;
+	const char *dump;   /* --dump NAME */
+	const char *output; /* --output FILE: --dump's .npy */
 	int memory;        /* --memory */
 	uint64_t context;  /* --context N: tokens of KV cache (0: none) */
 	int stats;   /* read the data and compute statistics */
@@ -73,6 +75,12 @@ static void usage(void)
 "                     stored) and, from a GPT-2 or Llama-family config.json,\n"
 "                     the KV cache a token\n"
 "      --context N    with --memory: the KV cache for N tokens too\n"
+"      --dump NAME    print tensor NAME's values, a row of its last dimension\n"
+"                     a line (8- and 4-bit floats and GGUF block types\n"
+"                     decoded to F32); one PATH\n"
+"      --output FILE  with --dump: write the values to FILE as a NumPy .npy\n"
+"                     file instead (the dtype kept where numpy has it, else\n"
+"                     F32)\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
@@ -204,6 +212,8 @@ static int check_path(const char *path)
 static int describe_path(const char *path, const struct options *o,
                          int *printed)
 {
+	if (o->dump && gguf_info_is_gguf(path))
+		return stinfo_dump_gguf(path, o->dump, o->output);
 	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown || o->memory)) {
 		char *p = cli_printable(path, strlen(path));
 		cli_warn("%s: --tensors, --markdown and --memory are for safetensors and "
@@ -217,6 +227,11 @@ static int describe_path(const char *path, const struct options *o,
 	st_checkpoint *ck;
 	if (ckpt_open_key(&ck, path, o->keys, o->n_keys) != CLI_OK)
 		return CLI_ERROR;
+	if (o->dump) {
+		int rc = stinfo_dump(ck, path, o->dump, o->output);
+		st_checkpoint_close(ck);
+		return rc;
+	}
 	if (o->memory) {
 		if (o->mode == MODE_SUMMARY && *printed)
 			putchar('\n');
@@ -275,6 +290,8 @@ int main(int argc, char **argv)
 		{"markdown", no_argument, NULL, 'm'},
 		{"memory", no_argument, NULL, 'M'},
 		{"context", required_argument, NULL, 'C'},
+		{"dump", required_argument, NULL, 'D'},
+		{"output", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
@@ -299,6 +316,8 @@ int main(int argc, char **argv)
 		case 'T': o.globs[o.n_globs++] = optarg; break;
 		case 'm': o.markdown = 1; break;
 		case 'M': o.memory = 1; break;
+		case 'D': o.dump = optarg; break;
+		case 'o': o.output = optarg; break;
 		case 'C':
 			if (cli_parse_u64(optarg, &o.context) != 0 || o.context == 0)
 				cli_usage_error("--context: '%s' is not a token count (1 or more)",
@@ -333,6 +352,11 @@ int main(int argc, char **argv)
 		                "with --check, --verify or --hash");
 	if (o.markdown && json)
 		cli_usage_error("--markdown and --json are two outputs: choose one");
+	if (o.output && !o.dump)
+		cli_usage_error("--output goes with --dump");
+	if (o.dump && (argc - optind != 1 || check || verify || hash || json || o.stats ||
+	               o.all || o.n_globs || o.verbose || o.markdown || o.memory))
+		cli_usage_error("--dump NAME takes one PATH (and --output, --key)");
 	if (o.context && !o.memory)
 		cli_usage_error("--context goes with --memory");
 	if (o.memory && (check || verify || hash || o.stats || o.all || o.n_globs || o.verbose))

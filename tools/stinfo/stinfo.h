@@ -90,6 +90,17 @@ void stinfo_quant(const st_checkpoint *ck, int json);
 int stinfo_memory(const char *path, const st_checkpoint *ck, uint64_t context, int json,
                   int markdown);
 
+/*
+ * --dump NAME: tensor NAME of ck (opened from path) printed (a heading,
+ * then a row of the last dimension a line), or with output written to
+ * that .npy file: as stored when numpy has its dtype, else decoded to
+ * F32. stinfo_dump_gguf does the same for a GGUF file's tensor, its block
+ * types decoded to F32, its shape in numpy's order. Returns the exit
+ * code, after an error line when not CLI_OK.
+ */
+int stinfo_dump(st_checkpoint *ck, const char *path, const char *name, const char *output);
+int stinfo_dump_gguf(const char *path, const char *name, const char *output);
+
 /* ---- markdown.c --------------------------------------------------------- */
 
 struct table;

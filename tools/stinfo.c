@@ -252,6 +252,7 @@ static int describe_path(const char *path, const struct options *o,
 		         o->n_globs > 1 ? " (or the others)" : "");
 		free(g);
 		free(p);
+		free(sel);
 		st_checkpoint_close(ck);
 		return CLI_ERROR;
 	}
@@ -336,6 +337,7 @@ int main(int argc, char **argv)
 		case 't': o.threads = cli_opt_threads(optarg, 256); break;
 		case 'h':
 			usage();
+			free(o.globs);
 			return cli_exit(CLI_OK);
 		case 'V':
 			cli_version();

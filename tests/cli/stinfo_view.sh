@@ -31,6 +31,28 @@ esac
 grep -q '^file:' "$TMP/folded.out" && fail "folded summary still lists a file:" || ok
 # The same metadata in every shard: shown once.
 [ "$(grep -c '^  metadata:  format: pt$' "$TMP/folded.out")" = 1 ] && ok || fail "metadata not shown once"
+# Shards whose metadata differ: said, not shown from one of them. Built
+# here: an 8-byte little-endian header length, the header padded to 8.
+mkshard() { # FILE JSON: a shard holding one F32 [1] tensor of value 1.0
+  local h=$2
+  while [ $(( ${#h} % 8 )) != 0 ]; do h="$h "; done
+  printf "\\x$(printf %02x ${#h})\\0\\0\\0\\0\\0\\0\\0%s\\0\\0\\x80\\x3f" "$h" >"$1"
+}
+mkdir -p "$TMP/meta"
+mkshard "$TMP/meta/model-00001-of-00002.safetensors" \
+  '{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
+mkshard "$TMP/meta/model-00002-of-00002.safetensors" \
+  '{"__metadata__":{"format":"np"},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}'
+printf '%s' '{"metadata":{"total_size":8},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00002-of-00002.safetensors"}}' \
+  >"$TMP/meta/model.safetensors.index.json"
+run meta-differs 0 "$S" "$TMP/meta"
+expect_out meta-differs '^  metadata:  differs between shards \(-v lists each\)$'
+run meta-differs-v 0 "$S" -v "$TMP/meta"
+expect_out meta-differs-v '^  metadata:  format: np$'
+# PyTorch shards: their bytes, no headers; a format said once, or that it differs.
+golden stinfo/torch-sharded 0 "$S" ../torch/sharded
+golden stinfo/torch-sharded3 0 "$S" ../torch/sharded3
+expect_out stinfo/torch-sharded3 '^  format:    differs between shards \(-v lists each\)$'
 # One file: nothing to fold.
 run one-file 0 "$S" tiny.safetensors
 grep -q '^file:        tiny.safetensors$' "$TMP/one-file.out" && ok || fail "one file: no file: line"
@@ -90,6 +112,12 @@ awk -F'|' '/^\|/ { if (!inrow) { cols = NF; inrow = 1; row = 0 } row++;
 [ $md_ok = 1 ] && ok || fail "--markdown: a row with another cell count, or no alignment row"
 # A name's '_' is escaped (Markdown emphasis), its shape's brackets are not.
 expect_out stinfo/tiny-markdown '^\| h\.\{0\.\.5\}\.attn\.c\\_attn\.weight \| F32 \| \[4, 12\] \| 6 x 48 \| - \|$'
+
+# --- --help names them --------------------------------------------------------
+run help 0 "$S" --help
+for opt in --verbose --tensors --markdown --memory --context --dump --output; do
+  expect_out help "^ .*$opt"
+done
 
 # --- what does not go together -------------------------------------------------
 golden stinfo/usage-markdown-json 2 "$S" --markdown --json tiny.safetensors

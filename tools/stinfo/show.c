@@ -104,7 +104,7 @@ static void print_shards(const st_checkpoint *ck)
 {
 	size_t nf = st_checkpoint_n_files(ck), torch = 0;
 	uint64_t size = 0, headers = 0;
-	int same = 1;
+	int same_meta_all = 1, same_format = 1;
 	const st_file *f0 = st_checkpoint_file(ck, 0);
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
@@ -114,9 +114,9 @@ static void print_shards(const st_checkpoint *ck)
 			torch++;
 		else
 			headers = headers + h < headers ? UINT64_MAX : headers + h;
-		same = same && same_meta(f0, f) &&
-		       st_file_format(f) == st_file_format(f0) &&
-		       !strcmp(st_file_format_name(f), st_file_format_name(f0));
+		same_meta_all = same_meta_all && same_meta(f0, f);
+		same_format = same_format && st_file_format(f) == st_file_format(f0) &&
+		              !strcmp(st_file_format_name(f), st_file_format_name(f0));
 	}
 	char line[256], sz[96], hd[96];
 	table_fmt_full(sz, sizeof sz, size, 1);
@@ -126,13 +126,14 @@ static void print_shards(const st_checkpoint *ck)
 	else
 		snprintf(line, sizeof line, "%zu files, %s, headers %s", nf, sz, hd);
 	table_print_kv("shards:", line);
-	if (!same) {
-		table_print_kv("  metadata:", "differs between shards (-v lists each)");
-		return;
-	}
-	if (torch == nf)
+	if (!same_format)
+		table_print_kv("  format:", "differs between shards (-v lists each)");
+	else if (torch == nf)
 		table_print_kv("  format:", torch_format_words(f0));
-	print_meta(f0);
+	if (same_meta_all)
+		print_meta(f0);
+	else
+		table_print_kv("  metadata:", "differs between shards (-v lists each)");
 }
 
 static void print_files(const st_checkpoint *ck, int verbose)

@@ -4,10 +4,12 @@
  * (layers x 2 x kv_heads x head_dim x bytes per token), against the
  * figures their model cards and llama.cpp's load log give (Llama-2-7B:
  * 0.5 MiB a token in F16; GPT-2 small: 36 KiB); the weights of fixtures
- * whose shapes their gen_*.py write, summed by hand.
+ * whose shapes their gen_*.py write, summed by hand; the same for GGUF
+ * files testdata/memory/gen_gguf.py writes with gguf-py.
  */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +177,72 @@ START_TEST(load_refuses_non_float)
 }
 END_TEST
 
+static st_gguf *gguf(const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/memory/%s", ST_TESTDATA, name);
+	st_gguf *g;
+	st_error e;
+	ck_assert_msg(st_gguf_open(&g, path, &e) == ST_OK, "%s", e.message);
+	return g;
+}
+
+START_TEST(gguf_llama3_attention)
+{
+	/* Llama-3-8B's numbers in llama.gguf: the same 128 KiB a token in
+	 * BF16 as its config.json gives (kv_llama3_8b). */
+	st_gguf *g = gguf("llama.gguf");
+	st_arch_config c;
+	st_error e;
+	ck_assert_int_eq(st_memory_gguf_config(g, &c, &e), ST_OK);
+	ck_assert_str_eq(c.arch, "llama");
+	ck_assert_uint_eq(c.layers, 32);
+	ck_assert_uint_eq(c.kv_heads, 8);
+	ck_assert_uint_eq(c.head_dim, 128);
+	ck_assert_uint_eq(kv(&c, 1, ST_DTYPE_BF16), 131072u);
+	ck_assert_uint_eq(kv(&c, 8192, ST_DTYPE_BF16), 1073741824u);
+	/* 32 F32 + 8 F16 values at each dtype; Q8_0 (68 B) and I32 (8 B) as
+	 * stored: F32 160 + 76, BF16 and F16 80 + 76, F8 40 + 76. */
+	uint64_t b[4];
+	ck_assert_int_eq(st_memory_gguf_load_bytes(g, AS, 4, b, &e), ST_OK);
+	ck_assert_uint_eq(b[0], 236u);
+	ck_assert_uint_eq(b[1], 156u);
+	ck_assert_uint_eq(b[2], 156u);
+	ck_assert_uint_eq(b[3], 116u);
+	st_gguf_close(g);
+}
+END_TEST
+
+START_TEST(gguf_qwen2_key_length)
+{
+	/* Qwen2.5-0.5B's: 24 x 2 x 2 x 64 x 2 B = 12 KiB a token. */
+	st_gguf *g = gguf("qwen2.gguf");
+	st_arch_config c;
+	st_error e;
+	ck_assert_int_eq(st_memory_gguf_config(g, &c, &e), ST_OK);
+	ck_assert_int_eq(c.family, ST_ARCH_LLAMA);
+	ck_assert_uint_eq(kv(&c, 1, ST_DTYPE_F16), 12288u);
+	st_gguf_close(g);
+}
+END_TEST
+
+START_TEST(gguf_refusals)
+{
+	st_arch_config c;
+	st_error e;
+	st_gguf *g = gguf("phi.gguf");
+	ck_assert_int_eq(st_memory_gguf_config(g, &c, &e), ST_EUNSUPPORTED);
+	ck_assert_str_eq(c.arch, "phi3");
+	st_gguf_close(g);
+	/* A per-layer head_count_kv is no one number. */
+	g = gguf("kvarray.gguf");
+	ck_assert_int_eq(st_memory_gguf_config(g, &c, &e), ST_EFORMAT);
+	ck_assert_ptr_nonnull(strstr(e.message, "'llama.attention.head_count_kv' is of type array"));
+	ck_assert_int_eq(c.family, 0);
+	st_gguf_close(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("memory");
@@ -189,6 +257,9 @@ int main(void)
 	tcase_add_test(tl, load_plain);
 	tcase_add_test(tl, load_fp8_as_stored);
 	tcase_add_test(tl, load_refuses_non_float);
+	tcase_add_test(tl, gguf_llama3_attention);
+	tcase_add_test(tl, gguf_qwen2_key_length);
+	tcase_add_test(tl, gguf_refusals);
 	suite_add_tcase(s, tl);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -214,10 +214,19 @@ static int describe_path(const char *path, const struct options *o,
 {
 	if (o->dump && gguf_info_is_gguf(path))
 		return stinfo_dump_gguf(path, o->dump, o->output);
-	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown || o->memory)) {
+	if (o->memory && gguf_info_is_gguf(path)) {
+		if (o->mode == MODE_SUMMARY && *printed)
+			putchar('\n');
+		if (o->mode == MODE_JSON && *printed)
+			fputs(",\n", stdout);
+		int rc = stinfo_memory_gguf(path, o->context, o->mode == MODE_JSON, o->markdown);
+		*printed |= rc == 0;
+		return rc ? CLI_ERROR : CLI_OK;
+	}
+	if (gguf_info_is_gguf(path) && (o->n_globs || o->markdown)) {
 		char *p = cli_printable(path, strlen(path));
-		cli_warn("%s: --tensors, --markdown and --memory are for safetensors and "
-		         "PyTorch checkpoints, not GGUF files (yet)", p);
+		cli_warn("%s: --tensors and --markdown are for safetensors and PyTorch "
+		         "checkpoints, not GGUF files (yet)", p);
 		free(p);
 		return CLI_ERROR;
 	}

@@ -27,6 +27,7 @@
 #include "checkpoint.h"
 #include "dtype.h"
 #include "error.h"
+#include "gguf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,32 @@ ST_API int st_memory_load_bytes(const st_checkpoint *ck, const st_dtype *as, siz
  */
 ST_API int st_memory_kv_cache(const st_arch_config *cfg, uint64_t context, st_dtype as,
                               uint64_t *bytes, st_error *err);
+
+/* ---- a GGUF file ----------------------------------------------------------- */
+
+/*
+ * st_memory_load_bytes for a GGUF file: its float tensors (F64, F32, F16,
+ * BF16) as n_elements x as[k]'s size, its block types (Q8_0, Q4_K, ...)
+ * and integers as stored. Returns ST_OK, ST_EINVAL (as st_memory_load_bytes).
+ */
+ST_API int st_memory_gguf_load_bytes(const st_gguf *g, const st_dtype *as, size_t n,
+                                     uint64_t *bytes, st_error *err);
+
+/*
+ * The attention sizes of a GGUF file's metadata, as st_memory_kv_cache
+ * reads them from cfg: general.architecture "gpt2" (family ST_ARCH_GPT2)
+ * or "llama", "qwen2", "qwen3" (ST_ARCH_LLAMA; llama.cpp calls Mistral
+ * "llama"), then ARCH.block_count (layers), ARCH.attention.head_count,
+ * ARCH.attention.head_count_kv (default: head_count), ARCH.embedding_length
+ * and ARCH.attention.key_length (head_dim; default: embedding_length /
+ * head_count). Only those members and arch are set; the others are 0.
+ * Returns ST_OK; ST_EUNSUPPORTED (another architecture or none, cfg->arch
+ * says which; or a value_length other than key_length); ST_EFORMAT (a key
+ * missing, not an unsigned integer (a per-layer array included), or out
+ * of range: 1 to 2^31, at most 4096 layers, head_count a multiple of
+ * head_count_kv).
+ */
+ST_API int st_memory_gguf_config(const st_gguf *g, st_arch_config *cfg, st_error *err);
 
 #ifdef __cplusplus
 }

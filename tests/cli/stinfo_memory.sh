@@ -56,6 +56,23 @@ grep -q '^  "weights": {"F32": 131, "BF16": 117, "F16": 117, "F8_E4M3": 110}' "$
 expect_out fp8 '^  "kv_cache": null$'
 golden stinfo/memory-fp8 2 "$S" --memory --context 8 $d
 
+# --- a GGUF file: its metadata's sizes, its block types as stored -----------------
+# testdata/memory/llama.gguf (gen_gguf.py): Llama-3-8B's 32 layers, 8 KV
+# heads of 4096 / 32; 32 F32 and 8 F16 values, a Q8_0 of 68 bytes and an
+# I32 of 8 as stored.
+run gguf 0 "$S" --memory --json --context 8192 memory/llama.gguf
+grep -q '^  "weights": {"F32": 236, "BF16": 156, "F16": 156, "F8_E4M3": 116}' "$TMP/gguf.out" \
+  && ok || fail "gguf: weights"
+tok=$((32 * 2 * 8 * 128 * 2))
+grep -q "\"per_token\": {[^}]*\"BF16\": $tok[,}]" "$TMP/gguf.out" && ok || fail "gguf: not $tok a token"
+grep -q "\"bytes\": {[^}]*\"BF16\": $((tok * 8192))[,}]" "$TMP/gguf.out" && ok || fail "gguf: not 1 GiB for 8192"
+golden stinfo/memory-gguf 0 "$S" --memory --context 8192 memory/llama.gguf
+# A config that cannot be used: said on the config line; an error with --context.
+golden stinfo/memory-gguf-bad 0 "$S" --memory memory/kvarray.gguf memory/phi.gguf stinfo/snap
+golden stinfo/memory-gguf-bad-context 2 "$S" --memory --context 4 memory/kvarray.gguf
+run gguf-bad-json 0 "$S" --memory --json memory/kvarray.gguf
+expect_out gguf-bad-json "^  \"kv_cache\": \{\"error\": \"memory/kvarray.gguf: 'llama.attention.head_count_kv' is of type array"
+
 # --- wording -----------------------------------------------------------------
 golden stinfo/memory-gpt2 0 "$S" --memory --context 1024 archcheck/gpt2-good
 golden stinfo/memory-llama-markdown 0 "$S" --memory --markdown archcheck/llama-gqa

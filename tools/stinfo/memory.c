@@ -1,8 +1,9 @@
 /*
  * memory.c - stinfo --memory (stinfo.h): the bytes the weights take with
  * the floats in F32, BF16, F16 or FP8 and, from config.json, the KV cache
- * a token and for --context tokens. The arithmetic is libst's
- * (st_memory_load_bytes, st_memory_kv_cache); this file words it.
+ * a token and for --context tokens; for a GGUF file from its metadata.
+ * The arithmetic is libst's (st_memory_load_bytes, st_memory_kv_cache,
+ * st_memory_gguf_*); this file words it.
  */
 #include "stinfo/stinfo.h"
 
@@ -20,49 +21,45 @@ static const st_dtype LOAD_AS[] = {ST_DTYPE_F32, ST_DTYPE_BF16, ST_DTYPE_F16,
 
 struct memory {
 	uint64_t weights[N_AS];
-	int have_cfg;               /* a config.json of a known architecture */
+	int have_cfg;               /* a config of a known architecture */
+	char why[sizeof ((st_error *)0)->message]; /* else, when one is there: what is wrong */
 	st_arch_config cfg;
 	uint64_t per_token[N_AS];   /* the KV cache of one token */
 	uint64_t kv[N_AS];          /* of context tokens (with --context) */
 	uint64_t total[N_AS];       /* weights + kv */
 };
 
-/* The config.json beside ck when it names a known architecture: 1; 0
- * when there is none or it is of another; -1 after an error line. */
-static int read_config(const char *path, const st_checkpoint *ck, st_arch_config *cfg)
+/*
+ * How reading the config went (rc, e): ST_OK a config to compute with;
+ * none, or one of another architecture, nothing to say; one that cannot
+ * be used, its message kept for the config line. Returns 0, or -1 after
+ * an error line (out of memory).
+ */
+static int take_config(const char *path, int rc, const st_error *e, struct memory *m)
 {
-	st_arch_report r;
-	st_error e;
-	int rc = st_arch_inventory(ck, cfg, &r, &e);
-	if (rc == ST_ENOTFOUND || rc == ST_EUNSUPPORTED)
-		return 0;
-	if (rc != ST_OK) {
-		cli_error_path(path, &e);
+	m->have_cfg = rc == ST_OK;
+	if (rc == ST_ENOMEM) {
+		cli_error_path(path, e);
 		return -1;
 	}
-	st_arch_report_free(&r);
-	return 1;
+	if (rc != ST_OK && rc != ST_ENOTFOUND && rc != ST_EUNSUPPORTED)
+		snprintf(m->why, sizeof m->why, "%s", e->message);
+	return 0;
 }
 
-/* The figures of ck; -1 after an error line. */
-static int compute(const char *path, const st_checkpoint *ck, uint64_t context,
-                   struct memory *m)
+/* The KV cache from m->cfg, once the weights and the config are in m;
+ * -1 after an error line. */
+static int finish(const char *path, uint64_t context, struct memory *m)
 {
 	st_error e;
-	memset(m, 0, sizeof *m);
-	if (st_memory_load_bytes(ck, LOAD_AS, N_AS, m->weights, &e) != ST_OK) {
-		cli_error_path(path, &e);
-		return -1;
-	}
-	int rc = read_config(path, ck, &m->cfg);
-	if (rc < 0)
-		return -1;
-	m->have_cfg = rc;
 	if (!m->have_cfg) {
 		if (context) {
 			char *p = cli_printable(path, strlen(path));
-			cli_warn("%s: --context needs a config.json of GPT-2 or the Llama "
-			         "family beside the checkpoint", p);
+			char *w = cli_printable(m->why, strlen(m->why));
+			cli_warn("%s: --context needs a config of GPT-2 or the Llama family "
+			         "(config.json beside the checkpoint, a GGUF file's metadata)%s%s",
+			         p, *w ? ": " : "", w);
+			free(w);
 			free(p);
 			return -1;
 		}
@@ -84,6 +81,30 @@ static int compute(const char *path, const st_checkpoint *ck, uint64_t context,
 	return 0;
 }
 
+/*
+ * The figures of ck with the config.json beside it, or (ck NULL) of the
+ * GGUF file g with its metadata; -1 after an error line.
+ */
+static int compute(const char *path, const st_checkpoint *ck, const st_gguf *g,
+                   uint64_t context, struct memory *m)
+{
+	st_error e;
+	memset(m, 0, sizeof *m);
+	int rc = ck ? st_memory_load_bytes(ck, LOAD_AS, N_AS, m->weights, &e)
+	            : st_memory_gguf_load_bytes(g, LOAD_AS, N_AS, m->weights, &e);
+	if (rc != ST_OK) {
+		cli_error_path(path, &e);
+		return -1;
+	}
+	st_arch_report r;
+	rc = ck ? st_arch_inventory(ck, &m->cfg, &r, &e) : st_memory_gguf_config(g, &m->cfg, &e);
+	if (ck && rc == ST_OK)
+		st_arch_report_free(&r);
+	if (take_config(path, rc, &e, m) != 0)
+		return -1;
+	return finish(path, context, m);
+}
+
 static void print_human(const char *path, const struct memory *m, uint64_t context,
                         int markdown)
 {
@@ -101,6 +122,10 @@ static void print_human(const char *path, const struct memory *m, uint64_t conte
 		         (unsigned long long)m->cfg.layers, (unsigned long long)m->cfg.kv_heads,
 		         (unsigned long long)m->cfg.head_dim);
 		free(arch);
+	} else if (m->why[0]) {
+		char *w = cli_printable(m->why, strlen(m->why));
+		snprintf(buf, sizeof buf, "no KV cache: %s", w);
+		free(w);
 	} else {
 		snprintf(buf, sizeof buf, "none of a known architecture: no KV cache");
 	}
@@ -156,7 +181,11 @@ static void print_json(const char *path, const struct memory *m, uint64_t contex
 	printf(",\n  \"weights\": ");
 	json_by_dtype(m->weights);
 	printf(",\n  \"kv_cache\": ");
-	if (!m->have_cfg) {
+	if (!m->have_cfg && m->why[0]) {
+		printf("{\"error\": ");
+		cli_json_string(stdout, m->why, strlen(m->why));
+		putchar('}');
+	} else if (!m->have_cfg) {
 		printf("null");
 	} else {
 		printf("{\"architecture\": ");
@@ -177,15 +206,38 @@ static void print_json(const char *path, const struct memory *m, uint64_t contex
 	printf("\n}\n");
 }
 
+static void print_memory(const char *path, const struct memory *m, uint64_t context,
+                         int json, int markdown)
+{
+	if (json)
+		print_json(path, m, context);
+	else
+		print_human(path, m, context, markdown);
+}
+
 int stinfo_memory(const char *path, const st_checkpoint *ck, uint64_t context, int json,
                   int markdown)
 {
 	struct memory m;
-	if (compute(path, ck, context, &m) != 0)
+	if (compute(path, ck, NULL, context, &m) != 0)
 		return -1;
-	if (json)
-		print_json(path, &m, context);
-	else
-		print_human(path, &m, context, markdown);
+	print_memory(path, &m, context, json, markdown);
+	return 0;
+}
+
+int stinfo_memory_gguf(const char *path, uint64_t context, int json, int markdown)
+{
+	st_gguf *g;
+	st_error e;
+	if (st_gguf_open(&g, path, &e) != ST_OK) {
+		cli_error_path(path, &e);
+		return -1;
+	}
+	struct memory m;
+	int rc = compute(path, NULL, g, context, &m);
+	st_gguf_close(g);
+	if (rc != 0)
+		return -1;
+	print_memory(path, &m, context, json, markdown);
 	return 0;
 }

@@ -89,6 +89,8 @@ void stinfo_quant(const st_checkpoint *ck, int json);
  */
 int stinfo_memory(const char *path, const st_checkpoint *ck, uint64_t context, int json,
                   int markdown);
+/* The same for the GGUF file at path, the KV cache from its metadata. */
+int stinfo_memory_gguf(const char *path, uint64_t context, int json, int markdown);
 
 /*
  * --dump NAME: tensor NAME of ck (opened from path) printed (a heading,

@@ -12,7 +12,7 @@ The values are decoded here: safetensors files parsed by hand (8-byte
 length, JSON header, little-endian data; BF16 as the upper half of an F32;
 the F8 and F4 codes by testdata/dtype/gen_f8.py's OCP formulas), GGUF
 tensors by gguf-py (its GGUFReader, and gguf.quants.dequantize for the
-block types).
+block types), a PyTorch checkpoint's by torch.load.
 
 With --check BIN (the build's bin directory) it also runs BIN/stinfo
 --dump --output for every case and checks that np.load gives the very
@@ -79,6 +79,13 @@ def gguf_tensor(path, name):
     return kind, dequantize(raw, t.tensor_type).astype(np.float32).reshape(shape)
 
 
+def torch_tensor(path, name):
+    """(dtype name, numpy array) of a PyTorch checkpoint's tensor, by torch.load."""
+    import torch
+    # C order, as stinfo writes it (numpy would keep a transposed view Fortran)
+    return "torch", np.ascontiguousarray(torch.load(path)[name].numpy())
+
+
 def fmt(a):
     def one(v):
         if a.dtype == np.complex64:
@@ -103,7 +110,9 @@ CASES = [  # case, path, tensor, reader
     ("tiny-step", os.path.join(ST, "tiny.safetensors"), "step", safetensors_tensor),
 ] + [("dtypes-" + n, os.path.join(ST, "dtypes.safetensors"), n, safetensors_tensor)
      for n in ("scalar", "c", "empty", "u16", "e8m0", "e4m3", "f4", "flag")] + [
-    ("gguf-" + n, GG, n, gguf_tensor) for n in ("f32", "f16", "bf16", "q8", "q4k", "i32")]
+    ("gguf-" + n, GG, n, gguf_tensor) for n in ("f32", "f16", "bf16", "q8", "q4k", "i32")] + [
+    # a transposed view: its storage is not in the tensor's order
+    ("torch-noncontig", os.path.join(DATA, "torch", "noncontig.bin"), "t", torch_tensor)]
 
 
 def main():

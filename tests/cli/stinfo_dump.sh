@@ -1,7 +1,8 @@
 # stinfo --dump NAME [--output FILE]: one tensor's values, printed or as a
 # .npy file. The expected files are testdata/npy/, written by numpy
 # (np.save) from values make_expected.py decodes without libst (the
-# safetensors bytes by hand, F8/F4 by the OCP formulas, GGUF by gguf-py):
+# safetensors bytes by hand, F8/F4 by the OCP formulas, GGUF by gguf-py,
+# PyTorch by torch.load):
 # the .npy files must be the same bytes, the printed values the same text.
 . "$(dirname "$0")/lib.bash"
 S=$BIN/stinfo
@@ -30,6 +31,7 @@ done
 for t in f32 f16 bf16 q8 q4k i32; do
   case_ "gguf-$t" gguf/ok_all_types.gguf "$t"
 done
+case_ torch-noncontig torch/noncontig.bin t
 # --out, getopt's abbreviation of --output, is the same option.
 run out-abbrev 0 "$S" --dump step --out "$TMP/abbrev.npy" stinfo/tiny.safetensors
 cmp -s "$N/tiny-step.npy" "$TMP/abbrev.npy" && ok || fail "--out is not --output"

@@ -42,14 +42,15 @@ static int add_tensor(uint64_t *bytes, const st_dtype *as, size_t n, int stored,
 		uint64_t b = nb;
 		if ((!stored && elem_bytes(ne, as[k], &b)) ||
 		    __builtin_add_overflow(bytes[k], b, &bytes[k]))
-			return st__error(err, ST_EINVAL, "%s: the tensors as %s take more than "
-			                 "2^64 bytes", path, st_dtype_name(as[k]));
+			return st__error(err, ST_EINVAL,
+			                 "%s: the tensors as %s take more than 2^64 bytes", path,
+			                 st_dtype_name(as[k]));
 	}
 	return ST_OK;
 }
 
-int st_memory_load_bytes(const st_checkpoint *ck, const st_dtype *as, size_t n,
-                         uint64_t *bytes, st_error *err)
+int st_memory_load_bytes(const st_checkpoint *ck, const st_dtype *as, size_t n, uint64_t *bytes,
+                         st_error *err)
 {
 	int rc = check_as(as, n, bytes, err);
 	if (rc != ST_OK)
@@ -73,23 +74,23 @@ int st_memory_load_bytes(const st_checkpoint *ck, const st_dtype *as, size_t n,
 	return rc;
 }
 
-int st_memory_kv_cache(const st_arch_config *cfg, uint64_t context, st_dtype as,
-                       uint64_t *bytes, st_error *err)
+int st_memory_kv_cache(const st_arch_config *cfg, uint64_t context, st_dtype as, uint64_t *bytes,
+                       st_error *err)
 {
 	*bytes = 0;
 	if (cfg->family != ST_ARCH_GPT2 && cfg->family != ST_ARCH_LLAMA)
 		return st__error(err, ST_EINVAL, "no KV cache: not a known architecture");
 	if ((unsigned)as >= ST_DTYPE_COUNT || !st_dtype_is_float(as) || st_dtype_bits(as) % 8)
-		return st__error(err, ST_EINVAL, "no KV cache in dtype %d: not a float of "
-		                 "whole bytes", (int)as);
+		return st__error(err, ST_EINVAL,
+		                 "no KV cache in dtype %d: not a float of whole bytes", (int)as);
 	uint64_t per_token = 2, v;
 	if (mul_over(per_token, cfg->layers, &per_token) ||
 	    mul_over(per_token, cfg->kv_heads, &per_token) ||
 	    mul_over(per_token, cfg->head_dim, &per_token) ||
 	    mul_over(per_token, st_dtype_bits(as) / 8, &per_token) ||
 	    mul_over(per_token, context, &v))
-		return st__error(err, ST_EINVAL, "KV cache for %llu tokens: more than "
-		                 "2^64 bytes", (unsigned long long)context);
+		return st__error(err, ST_EINVAL, "KV cache for %llu tokens: more than 2^64 bytes",
+		                 (unsigned long long)context);
 	*bytes = v;
 	return ST_OK;
 }
@@ -100,15 +101,16 @@ static int check_as(const st_dtype *as, size_t n, uint64_t *bytes, st_error *err
 {
 	for (size_t k = 0; k < n; k++) {
 		if ((unsigned)as[k] >= ST_DTYPE_COUNT || !st_dtype_is_float(as[k]))
-			return st__error(err, ST_EINVAL, "cannot hold weights as dtype %d: "
-			                 "not a float", (int)as[k]);
+			return st__error(err, ST_EINVAL,
+			                 "cannot hold weights as dtype %d: not a float",
+			                 (int)as[k]);
 		bytes[k] = 0;
 	}
 	return ST_OK;
 }
 
-int st_memory_gguf_load_bytes(const st_gguf *g, const st_dtype *as, size_t n,
-                              uint64_t *bytes, st_error *err)
+int st_memory_gguf_load_bytes(const st_gguf *g, const st_dtype *as, size_t n, uint64_t *bytes,
+                              st_error *err)
 {
 	int rc = check_as(as, n, bytes, err);
 	size_t nt = st_gguf_n_tensors(g);
@@ -187,19 +189,21 @@ int st_memory_gguf_config(const st_gguf *g, st_arch_config *cfg, st_error *err)
 	    gguf_size(g, arch, "embedding_length", 0, MAX_SIZE, &cfg->hidden, err))
 		goto bad;
 	if (cfg->heads % cfg->kv_heads) {
-		st__error(err, ST_EFORMAT, "%s: head_count %llu is not a multiple of "
-		          "head_count_kv %llu", st_gguf_path(g), (unsigned long long)cfg->heads,
+		st__error(err, ST_EFORMAT,
+		          "%s: head_count %llu is not a multiple of head_count_kv %llu",
+		          st_gguf_path(g), (unsigned long long)cfg->heads,
 		          (unsigned long long)cfg->kv_heads);
 		goto bad;
 	}
 	uint64_t vlen;
-	if (gguf_size(g, arch, "attention.key_length", cfg->hidden / cfg->heads
-	              ? cfg->hidden / cfg->heads : 1, MAX_SIZE, &cfg->head_dim, err) ||
+	if (gguf_size(g, arch, "attention.key_length",
+	              cfg->hidden / cfg->heads ? cfg->hidden / cfg->heads : 1, MAX_SIZE,
+	              &cfg->head_dim, err) ||
 	    gguf_size(g, arch, "attention.value_length", cfg->head_dim, MAX_SIZE, &vlen, err))
 		goto bad;
 	if (vlen != cfg->head_dim) {
-		st__error(err, ST_EUNSUPPORTED, "%s: key_length %llu and value_length %llu "
-		          "differ", st_gguf_path(g), (unsigned long long)cfg->head_dim,
+		st__error(err, ST_EUNSUPPORTED, "%s: key_length %llu and value_length %llu differ",
+		          st_gguf_path(g), (unsigned long long)cfg->head_dim,
 		          (unsigned long long)vlen);
 		cfg->family = 0;
 		return ST_EUNSUPPORTED;

@@ -50,8 +50,8 @@ int st_npy_header(st_dtype d, const uint64_t *shape, unsigned ndim, char *buf, s
 		return st__error(err, ST_EINVAL, "no numpy dtype for %s",
 		                 (unsigned)d < ST_DTYPE_COUNT ? st_dtype_name(d) : "this dtype");
 	if (ndim > NPY_MAX_DIMS || array_bytes(d, shape, ndim, &bytes) != 0)
-		return st__error(err, ST_EINVAL, "an array of %u dimensions too large for "
-		                 "a .npy file", ndim);
+		return st__error(err, ST_EINVAL,
+		                 "an array of %u dimensions too large for a .npy file", ndim);
 	/* 10 bytes of preamble, the dict, spaces, '\n': 64 * k bytes. */
 	char dict[64 + NPY_MAX_DIMS * 22];
 	int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
@@ -62,8 +62,8 @@ int st_npy_header(st_dtype d, const uint64_t *shape, unsigned ndim, char *buf, s
 	n += snprintf(dict + n, sizeof dict - (size_t)n, "%s), }", ndim == 1 ? "," : "");
 	size_t total = (10 + (size_t)n + 1 + 63) / 64 * 64;
 	if (total > size)
-		return st__error(err, ST_EINVAL, "a .npy header of %zu bytes does not fit "
-		                 "in %zu", total, size);
+		return st__error(err, ST_EINVAL, "a .npy header of %zu bytes does not fit in %zu",
+		                 total, size);
 	size_t hlen = total - 10;
 	memcpy(buf, "\x93NUMPY\x01\x00", 8);
 	buf[8] = (char)(hlen & 0xff);
@@ -80,8 +80,8 @@ struct st_npy_writer {
 	uint64_t want, done; /* data bytes: the array's, and written */
 };
 
-int st_npy_writer_open(st_npy_writer **out, const char *path, st_dtype d,
-                       const uint64_t *shape, unsigned ndim, st_error *err)
+int st_npy_writer_open(st_npy_writer **out, const char *path, st_dtype d, const uint64_t *shape,
+                       unsigned ndim, st_error *err)
 {
 	*out = NULL;
 	char head[64 + 64 + NPY_MAX_DIMS * 22];

@@ -36,12 +36,11 @@ START_TEST(kv_llama3_8b)
 {
 	/* meta-llama/Meta-Llama-3-8B: 32 layers, 8 KV heads of 128:
 	 * 32 x 2 x 8 x 128 x 2 B = 128 KiB a token in BF16, 1 GiB for 8192. */
-	st_arch_config c = config(
-	    "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 4096, "
-	    "\"intermediate_size\": 14336, \"num_attention_heads\": 32, "
-	    "\"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
-	    "\"vocab_size\": 128256, \"max_position_embeddings\": 8192, "
-	    "\"rope_theta\": 500000.0, \"tie_word_embeddings\": false}");
+	st_arch_config c = config("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": "
+	                          "4096, \"intermediate_size\": 14336, \"num_attention_heads\": "
+	                          "32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
+	                          "\"vocab_size\": 128256, \"max_position_embeddings\": 8192, "
+	                          "\"rope_theta\": 500000.0, \"tie_word_embeddings\": false}");
 	ck_assert_uint_eq(kv(&c, 1, ST_DTYPE_BF16), 131072u);
 	ck_assert_uint_eq(kv(&c, 8192, ST_DTYPE_BF16), 1073741824u);
 	ck_assert_uint_eq(kv(&c, 8192, ST_DTYPE_F32), 2147483648u);
@@ -55,11 +54,10 @@ START_TEST(kv_qwen25_05b)
 	/* Qwen/Qwen2.5-0.5B: 24 layers, 2 KV heads, head_dim 896 / 14 = 64:
 	 * 24 x 2 x 2 x 64 x 2 B = 12 KiB a token, 384 MiB for 32768. */
 	st_arch_config c = config(
-	    "{\"architectures\": [\"Qwen2ForCausalLM\"], \"hidden_size\": 896, "
-	    "\"intermediate_size\": 4864, \"num_attention_heads\": 14, "
-	    "\"num_hidden_layers\": 24, \"num_key_value_heads\": 2, "
-	    "\"vocab_size\": 151936, \"max_position_embeddings\": 32768, "
-	    "\"tie_word_embeddings\": true}");
+		"{\"architectures\": [\"Qwen2ForCausalLM\"], \"hidden_size\": 896, "
+		"\"intermediate_size\": 4864, \"num_attention_heads\": 14, \"num_hidden_layers\": "
+		"24, \"num_key_value_heads\": 2, \"vocab_size\": 151936, "
+		"\"max_position_embeddings\": 32768, \"tie_word_embeddings\": true}");
 	ck_assert_uint_eq(kv(&c, 1, ST_DTYPE_BF16), 12288u);
 	ck_assert_uint_eq(kv(&c, 32768, ST_DTYPE_BF16), 402653184u);
 }
@@ -70,18 +68,16 @@ START_TEST(kv_mistral_7b_and_llama2_7b)
 	/* mistralai/Mistral-7B-v0.1: 32 layers, 8 KV heads of 128: as
 	 * Llama-3-8B, 128 KiB a token in F16, 4 GiB for 32768. */
 	st_arch_config m = config(
-	    "{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 4096, "
-	    "\"intermediate_size\": 14336, \"num_attention_heads\": 32, "
-	    "\"num_hidden_layers\": 32, \"num_key_value_heads\": 8, "
-	    "\"vocab_size\": 32000, \"sliding_window\": 4096}");
+		"{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 4096, "
+		"\"intermediate_size\": 14336, \"num_attention_heads\": 32, \"num_hidden_layers\": "
+		"32, \"num_key_value_heads\": 8, \"vocab_size\": 32000, \"sliding_window\": 4096}");
 	ck_assert_uint_eq(kv(&m, 1, ST_DTYPE_F16), 131072u);
 	ck_assert_uint_eq(kv(&m, 32768, ST_DTYPE_F16), 4294967296u);
 	/* meta-llama/Llama-2-7b-hf: no GQA, 32 KV heads: 512 KiB a token,
 	 * llama.cpp's "KV self size = 2048.00 MiB" for n_ctx 4096 in F16. */
-	st_arch_config l = config(
-	    "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 4096, "
-	    "\"intermediate_size\": 11008, \"num_attention_heads\": 32, "
-	    "\"num_hidden_layers\": 32, \"vocab_size\": 32000}");
+	st_arch_config l = config("{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": "
+	                          "4096, \"intermediate_size\": 11008, \"num_attention_heads\": "
+	                          "32, \"num_hidden_layers\": 32, \"vocab_size\": 32000}");
 	ck_assert_uint_eq(kv(&l, 4096, ST_DTYPE_F16), 2048u << 20);
 }
 END_TEST
@@ -90,9 +86,8 @@ START_TEST(kv_gpt2)
 {
 	/* GPT-2 small: 12 layers, 12 heads of 768 / 12 = 64, no GQA:
 	 * 12 x 2 x 12 x 64 x 2 B = 36 KiB a token in F16, 36 MiB for 1024. */
-	st_arch_config c = config("{\"model_type\": \"gpt2\", \"vocab_size\": 50257, "
-	                          "\"n_ctx\": 1024, \"n_embd\": 768, \"n_layer\": 12, "
-	                          "\"n_head\": 12}");
+	st_arch_config c = config("{\"model_type\": \"gpt2\", \"vocab_size\": 50257, \"n_ctx\": "
+	                          "1024, \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12}");
 	ck_assert_uint_eq(kv(&c, 1, ST_DTYPE_F16), 36864u);
 	ck_assert_uint_eq(kv(&c, 1024, ST_DTYPE_F16), 37748736u);
 	ck_assert_uint_eq(kv(&c, 1024, ST_DTYPE_F32), 75497472u);
@@ -101,9 +96,8 @@ END_TEST
 
 START_TEST(kv_refusals)
 {
-	st_arch_config c = config("{\"model_type\": \"gpt2\", \"vocab_size\": 50257, "
-	                          "\"n_ctx\": 1024, \"n_embd\": 768, \"n_layer\": 12, "
-	                          "\"n_head\": 12}");
+	st_arch_config c = config("{\"model_type\": \"gpt2\", \"vocab_size\": 50257, \"n_ctx\": "
+	                          "1024, \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12}");
 	uint64_t b = 7;
 	st_error e;
 	/* 36 KiB x 2^64 tokens: an error, never a wrapped number. */
@@ -237,7 +231,8 @@ START_TEST(gguf_refusals)
 	/* A per-layer head_count_kv is no one number. */
 	g = gguf("kvarray.gguf");
 	ck_assert_int_eq(st_memory_gguf_config(g, &c, &e), ST_EFORMAT);
-	ck_assert_ptr_nonnull(strstr(e.message, "'llama.attention.head_count_kv' is of type array"));
+	ck_assert_ptr_nonnull(
+		strstr(e.message, "'llama.attention.head_count_kv' is of type array"));
 	ck_assert_int_eq(c.family, 0);
 	st_gguf_close(g);
 }

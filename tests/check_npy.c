@@ -59,9 +59,8 @@ START_TEST(f32_2x3)
 {
 	tmpdir_setup();
 	/* 0.0, 1.0, -2.0, 0.5, +Inf, NaN as little-endian IEEE bytes. */
-	static const unsigned char data[24] = {
-	    0, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0,
-	    0, 0, 0, 0x3f, 0, 0, 0x80, 0x7f, 0, 0, 0xc0, 0x7f};
+	static const unsigned char data[24] = {0, 0, 0, 0,    0, 0, 0x80, 0x3f, 0, 0, 0,    0xc0,
+	                                       0, 0, 0, 0x3f, 0, 0, 0x80, 0x7f, 0, 0, 0xc0, 0x7f};
 	char *p = path_in("a.npy");
 	write_npy(p, ST_DTYPE_F32, (const uint64_t[]){2, 3}, 2, data, sizeof data, 5);
 	check_file(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", data,
@@ -92,8 +91,8 @@ START_TEST(shapes_and_dtypes)
 	write_npy(p, ST_DTYPE_BOOL, (const uint64_t[]){0, 4}, 2, "", 0, 1);
 	check_file(p, "{'descr': '|b1', 'fortran_order': False, 'shape': (0, 4), }", "", 0);
 	write_npy(p, ST_DTYPE_U8, (const uint64_t[]){1, 1, 2}, 3, "\x07\xfe", 2, 1);
-	check_file(p, "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 2), }",
-	           "\x07\xfe", 2);
+	check_file(p, "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 1, 2), }", "\x07\xfe",
+	           2);
 	/* A long shape: the header grows by 64-byte steps. */
 	uint64_t ones[40];
 	for (int i = 0; i < 40; i++)

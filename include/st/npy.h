@@ -53,8 +53,8 @@ ST_API const char *st_npy_descr(st_dtype d);
  * (d without a numpy dtype, ndim above 64, buf too small, or the array's
  * bytes past 2^64).
  */
-ST_API int st_npy_header(st_dtype d, const uint64_t *shape, unsigned ndim, char *buf,
-                         size_t size, size_t *len, st_error *err);
+ST_API int st_npy_header(st_dtype d, const uint64_t *shape, unsigned ndim, char *buf, size_t size,
+                         size_t *len, st_error *err);
 
 typedef struct st_npy_writer st_npy_writer;
 

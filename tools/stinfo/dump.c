@@ -25,10 +25,10 @@
 /* One tensor to dump, whichever file holds it. */
 struct dump {
 	const char *path;
-	char *label;            /* the stored type's name, e.g. "BF16", "Q8_0" */
-	st_dtype out;           /* the dtype given out (printed, or the .npy's) */
-	int widen;              /* decode a safetensors dtype numpy lacks */
-	uint64_t n;             /* elements */
+	char *label;  /* the stored type's name, e.g. "BF16", "Q8_0" */
+	st_dtype out; /* the dtype given out (printed, or the .npy's) */
+	int widen;    /* decode a safetensors dtype numpy lacks */
+	uint64_t n;   /* elements */
 	uint64_t shape[ST_MAX_DIMS];
 	unsigned ndim;
 	/* A safetensors or PyTorch tensor, read with st_checkpoint_read. */
@@ -38,7 +38,7 @@ struct dump {
 	/* A GGUF tensor: its mapped bytes and ggml type. */
 	const unsigned char *gdata;
 	unsigned gtype, gblock, gbytes;
-	int gdecode;            /* a block type, decoded to F32 */
+	int gdecode; /* a block type, decoded to F32 */
 };
 
 /* Bytes of k stored elements starting at element off (a whole group). */
@@ -101,15 +101,9 @@ static void print_value(const struct dump *d, const unsigned char *buf, const do
                         size_t i)
 {
 	switch (d->out) {
-	case ST_DTYPE_I64:
-		printf("%" PRId64, (int64_t)le64(buf + 8 * i));
-		break;
-	case ST_DTYPE_U64:
-		printf("%" PRIu64, le64(buf + 8 * i));
-		break;
-	case ST_DTYPE_C64:
-		printf("(%.9g, %.9g)", wide[2 * i], wide[2 * i + 1]);
-		break;
+	case ST_DTYPE_I64: printf("%" PRId64, (int64_t)le64(buf + 8 * i)); break;
+	case ST_DTYPE_U64: printf("%" PRIu64, le64(buf + 8 * i)); break;
+	case ST_DTYPE_C64: printf("(%.9g, %.9g)", wide[2 * i], wide[2 * i + 1]); break;
 	case ST_DTYPE_F64:
 		if (isnan(wide[i]))
 			printf("nan");

@@ -15,18 +15,17 @@
 #include "fe/table.h"
 
 /* The dtypes a model is loaded in, as the table lists them. */
-static const st_dtype LOAD_AS[] = {ST_DTYPE_F32, ST_DTYPE_BF16, ST_DTYPE_F16,
-                                   ST_DTYPE_F8_E4M3};
+static const st_dtype LOAD_AS[] = {ST_DTYPE_F32, ST_DTYPE_BF16, ST_DTYPE_F16, ST_DTYPE_F8_E4M3};
 #define N_AS (sizeof LOAD_AS / sizeof LOAD_AS[0])
 
 struct memory {
 	uint64_t weights[N_AS];
-	int have_cfg;               /* a config of a known architecture */
-	char why[sizeof ((st_error *)0)->message]; /* else, when one is there: what is wrong */
+	int have_cfg;                             /* a config of a known architecture */
+	char why[sizeof((st_error *)0)->message]; /* else, when one is there: what is wrong */
 	st_arch_config cfg;
-	uint64_t per_token[N_AS];   /* the KV cache of one token */
-	uint64_t kv[N_AS];          /* of context tokens (with --context) */
-	uint64_t total[N_AS];       /* weights + kv */
+	uint64_t per_token[N_AS]; /* the KV cache of one token */
+	uint64_t kv[N_AS];        /* of context tokens (with --context) */
+	uint64_t total[N_AS];     /* weights + kv */
 };
 
 /*
@@ -85,8 +84,8 @@ static int finish(const char *path, uint64_t context, struct memory *m)
  * The figures of ck with the config.json beside it, or (ck NULL) of the
  * GGUF file g with its metadata; -1 after an error line.
  */
-static int compute(const char *path, const st_checkpoint *ck, const st_gguf *g,
-                   uint64_t context, struct memory *m)
+static int compute(const char *path, const st_checkpoint *ck, const st_gguf *g, uint64_t context,
+                   struct memory *m)
 {
 	st_error e;
 	memset(m, 0, sizeof *m);
@@ -105,8 +104,7 @@ static int compute(const char *path, const st_checkpoint *ck, const st_gguf *g,
 	return finish(path, context, m);
 }
 
-static void print_human(const char *path, const struct memory *m, uint64_t context,
-                        int markdown)
+static void print_human(const char *path, const struct memory *m, uint64_t context, int markdown)
 {
 	char buf[256], c[4][96];
 	if (markdown) {
@@ -147,21 +145,21 @@ static void print_human(const char *path, const struct memory *m, uint64_t conte
 	struct table tab;
 	size_t ncols = !m->have_cfg ? 2 : context ? 5 : 3;
 	table_init(&tab, ncols, "lrrrr");
-	table_add(&tab, (const char *const[]){"dtype", "weights", "KV cache a token",
-	                                      "KV cache", "total"});
+	table_add(&tab, (const char *const[]){"dtype", "weights", "KV cache a token", "KV cache",
+	                                      "total"});
 	for (size_t k = 0; k < N_AS; k++) {
 		table_fmt_full(c[0], sizeof c[0], m->weights[k], 1);
 		table_fmt_full(c[1], sizeof c[1], m->per_token[k], 1);
 		table_fmt_full(c[2], sizeof c[2], m->kv[k], 1);
 		table_fmt_full(c[3], sizeof c[3], m->total[k], 1);
-		table_add(&tab, (const char *const[]){st_dtype_name(LOAD_AS[k]), c[0], c[1], c[2],
-		                                      c[3]});
+		table_add(&tab,
+		          (const char *const[]){st_dtype_name(LOAD_AS[k]), c[0], c[1], c[2], c[3]});
 	}
 	stinfo_table_print(&tab, markdown);
 	table_free(&tab);
 	if (!markdown)
-		printf("note: floats counted in each dtype; integers and quantized "
-		       "layouts as stored\n");
+		printf("note: floats counted in each dtype; integers and quantized layouts as "
+		       "stored\n");
 }
 
 /* {"F32": N, ...} */
@@ -206,8 +204,8 @@ static void print_json(const char *path, const struct memory *m, uint64_t contex
 	printf("\n}\n");
 }
 
-static void print_memory(const char *path, const struct memory *m, uint64_t context,
-                         int json, int markdown)
+static void print_memory(const char *path, const struct memory *m, uint64_t context, int json,
+                         int markdown)
 {
 	if (json)
 		print_json(path, m, context);

@@ -36,6 +36,8 @@ set(ST_SOURCES
   libst/index.c
   libst/index_write.c
   libst/json.c
+  libst/memory.c
+  libst/npy.c
   libst/quant.c
   libst/quant_plan.c
   libst/quant_summary.c
@@ -67,6 +69,8 @@ set(ST_HEADERS
   include/st/gguf.h
   include/st/hash.h
   include/st/index.h
+  include/st/memory.h
+  include/st/npy.h
   include/st/quant.h
   include/st/snapshot.h
   include/st/sniff.h
@@ -133,7 +137,10 @@ set(ST_GPT2_SOURCES
 )
 set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/check.c
+  tools/stinfo/dump.c
   tools/stinfo/json.c
+  tools/stinfo/markdown.c
+  tools/stinfo/memory.c
   tools/stinfo/show.c
   tools/stinfo/stats.c
 )

@@ -78,6 +78,8 @@
 #include "st/diagnose.h"
 #include "st/config.h"
 #include "st/arch.h"
+#include "st/memory.h"
+#include "st/npy.h"
 #include "st/diff.h"
 #include "st/convert.h"
 #include "st/sniff.h"

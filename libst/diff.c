@@ -46,21 +46,21 @@ static int cmp_entry(const void *x, const void *y)
 	return cmp_bytes(a->key, a->key_len, b->key, b->key_len);
 }
 
-/* 1 when a glob of o matches key (or there is none), 0 when not, -1
- * when out of memory. */
-static int selected(const st_diff_opts *o, const char *key, size_t len)
+int st_diff_name_selected(const char *const *globs, size_t n_globs,
+                          const char *name, size_t len)
 {
-	if (!o->n_globs)
+	if (!n_globs)
 		return 1;
+	/* fnmatch sees a C string: the name is copied with its NUL. */
 	char buf[1024];
 	char *s = len < sizeof buf ? buf : malloc(len + 1);
 	if (!s)
 		return -1;
-	memcpy(s, key, len);
+	memcpy(s, name, len);
 	s[len] = 0;
 	int hit = 0;
-	for (size_t i = 0; !hit && i < o->n_globs; i++)
-		hit = fnmatch(o->globs[i], s, 0) == 0;
+	for (size_t i = 0; !hit && i < n_globs; i++)
+		hit = fnmatch(globs[i], s, 0) == 0;
 	if (s != buf)
 		free(s);
 	return hit;
@@ -105,7 +105,7 @@ static int side_entries(st_diff *d, int s, const st_diff_opts *o,
 				break;
 			}
 		}
-		int sel = selected(o, key, len);
+		int sel = st_diff_name_selected(o->globs, o->n_globs, key, len);
 		if (sel < 0)
 			return st__error(err, ST_ENOMEM, "out of memory");
 		if (!sel)

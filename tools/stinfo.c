@@ -27,6 +27,14 @@ enum mode { MODE_SUMMARY, MODE_JSON, MODE_CHECK };
 struct options {
 	enum mode mode;
 	int all;     /* list every tensor instead of compacting layers */
+	int verbose; /* every shard's lines */
+	int markdown; /* GitHub tables */
+	const char **globs; /* --tensors */
+	size_t n_globs;
+	const char *dump;   /* --dump NAME */
+	const char *output; /* --output FILE: --dump's .npy */
+	int memory;        /* --memory */
+	uint64_t context;  /* --context N: tokens of KV cache (0: none) */
 	int stats;   /* read the data and compute statistics */
 	int threads; /* statistics worker threads */
 	const char **keys; /* --key: a PyTorch checkpoint's sub-dictionary */
@@ -53,6 +61,23 @@ static void usage(void)
 "\n"
 "Options:\n"
 "  -a, --all          list every tensor instead of compacting repeated layers\n"
+"  -v, --verbose      list every shard's header, data and metadata (without\n"
+"                     it, the shards of a sharded checkpoint are one line)\n"
+"  -T, --tensors GLOB only tensors whose name matches GLOB (repeatable; as\n"
+"                     stdiff --tensor: fnmatch, '*' crosses dots) in the\n"
+"                     tables, --stats and --json\n"
+"  -m, --markdown     print the summary's tables as GitHub Markdown tables\n"
+"      --memory       the bytes to load the weights with the floats in F32,\n"
+"                     BF16, F16 or FP8 (integers and quantized layouts as\n"
+"                     stored) and, from a GPT-2 or Llama-family config.json,\n"
+"                     the KV cache a token\n"
+"      --context N    with --memory: the KV cache for N tokens too\n"
+"      --dump NAME    print tensor NAME's values, a row of its last dimension\n"
+"                     a line (8- and 4-bit floats and GGUF block types\n"
+"                     decoded to F32); one PATH\n"
+"      --output FILE  with --dump: write the values to FILE as a NumPy .npy\n"
+"                     file instead (the dtype kept where numpy has it, else\n"
+"                     F32)\n"
 "  -j, --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
@@ -88,7 +113,7 @@ static void usage(void)
 
 /*
  * Summary or JSON of the checkpoint at path (not GGUF); CLI_OK, or
- * CLI_ERROR with err saying why.
+ * CLI_ERROR with err saying why (err untouched when it printed why).
  */
 static int describe_checkpoint(const char *path, const struct options *o, int *printed,
                                st_error *err)
@@ -96,11 +121,41 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 	st_checkpoint *ck;
 	if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) != ST_OK)
 		return CLI_ERROR;
+	if (o->dump) {
+		int rc = stinfo_dump(ck, path, o->dump, o->output);
+		st_checkpoint_close(ck);
+		return rc;
+	}
+	if (o->memory) {
+		if (o->mode == MODE_SUMMARY && *printed)
+			putchar('\n');
+		if (o->mode == MODE_JSON && *printed)
+			fputs(",\n", stdout);
+		int rc = stinfo_memory(path, ck, o->context, o->mode == MODE_JSON, o->markdown);
+		*printed |= rc == 0;
+		st_checkpoint_close(ck);
+		return rc ? CLI_ERROR : CLI_OK;
+	}
+	unsigned char *sel;
+	size_t n_sel = stinfo_select(ck, o->globs, o->n_globs, &sel);
+	/* A --tensors that selects nothing is more likely a typo than an answer. */
+	if (o->n_globs && n_sel == 0) {
+		char *p = cli_printable(path, strlen(path));
+		char *g = cli_printable(o->globs[0], strlen(o->globs[0]));
+		cli_warn("%s: no tensor matches --tensors '%s'%s", p, g,
+		         o->n_globs > 1 ? " (or the others)" : "");
+		free(g);
+		free(p);
+		free(sel);
+		st_checkpoint_close(ck);
+		return CLI_ERROR;
+	}
 	st_stats *accs = NULL;
 	if (o->stats) {
 		accs = cli_xcalloc(st_checkpoint_n_tensors(ck), sizeof *accs);
-		if (stinfo_stats(ck, o->threads, accs, err) != 0) {
+		if (stinfo_stats(ck, sel, o->threads, accs, err) != 0) {
 			free(accs);
+			free(sel);
 			st_checkpoint_close(ck);
 			return CLI_ERROR;
 		}
@@ -110,11 +165,13 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 	if (o->mode == MODE_JSON && *printed)
 		fputs(",\n", stdout); /* several PATHs: one array */
 	*printed = 1;
+	struct stinfo_view v = {o->all, o->verbose, o->markdown, sel, n_sel};
 	if (o->mode == MODE_JSON)
-		stinfo_json(ck, accs);
+		stinfo_json(ck, sel, accs);
 	else
-		stinfo_summary(path, ck, o->all, accs);
+		stinfo_summary(path, ck, &v, accs);
 	free(accs);
+	free(sel);
 	st_checkpoint_close(ck);
 	return CLI_OK;
 }
@@ -129,6 +186,24 @@ static int describe_path(const char *path, const struct options *o, int array, i
 {
 	st_error err;
 	if (gguf_info_is_gguf(path)) {
+		if (o->dump)
+			return stinfo_dump_gguf(path, o->dump, o->output);
+		if (o->memory) {
+			if (o->mode == MODE_SUMMARY && *printed)
+				putchar('\n');
+			if (o->mode == MODE_JSON && *printed)
+				fputs(",\n", stdout);
+			int rc = stinfo_memory_gguf(path, o->context, o->mode == MODE_JSON, o->markdown);
+			*printed |= rc == 0;
+			return rc ? CLI_ERROR : CLI_OK;
+		}
+		if (o->n_globs || o->markdown) {
+			char *p = cli_printable(path, strlen(path));
+			cli_warn("%s: --tensors and --markdown are for safetensors and PyTorch "
+			         "checkpoints, not GGUF files (yet)", p);
+			free(p);
+			return CLI_ERROR;
+		}
 		int rc = gguf_info_describe(path, o->all, o->mode == MODE_JSON, o->stats, printed);
 		/*
 		 * Only the open fails there, and it has printed why: the entry
@@ -144,8 +219,11 @@ static int describe_path(const char *path, const struct options *o, int array, i
 		}
 		return rc;
 	}
+	/* err stays ST_OK when the failure has been said already (--dump,
+	 * --memory, a --tensors that selects nothing). */
+	memset(&err, 0, sizeof err);
 	int rc = describe_checkpoint(path, o, printed, &err);
-	if (rc != CLI_OK) {
+	if (rc != CLI_OK && err.code != ST_OK) {
 		cli_error_path(path, &err);
 		if (array)
 			stinfo_json_error(path, &err, printed);
@@ -157,6 +235,13 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"all", no_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"tensors", required_argument, NULL, 'T'},
+		{"markdown", no_argument, NULL, 'm'},
+		{"memory", no_argument, NULL, 'M'},
+		{"context", required_argument, NULL, 'C'},
+		{"dump", required_argument, NULL, 'D'},
+		{"output", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
@@ -169,13 +254,25 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *keys[64];
-	struct options o = {MODE_SUMMARY, 0, 0, 0, keys, 0};
+	struct options o = {.mode = MODE_SUMMARY, .keys = keys};
+	o.globs = cli_xmalloc((size_t)argc * sizeof *o.globs);
 	int json = 0, check = 0, verify = 0, hash = 0, ch;
 
 	cli_init("stinfo");
-	while ((ch = cli_getopt(argc, argv, "ajcst:hV", longopts)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "avT:majcst:hV", longopts)) != -1) {
 		switch (ch) {
 		case 'a': o.all = 1; break;
+		case 'v': o.verbose = 1; break;
+		case 'T': o.globs[o.n_globs++] = optarg; break;
+		case 'm': o.markdown = 1; break;
+		case 'M': o.memory = 1; break;
+		case 'D': o.dump = optarg; break;
+		case 'o': o.output = optarg; break;
+		case 'C':
+			if (cli_parse_u64(optarg, &o.context) != 0 || o.context == 0)
+				cli_usage_error("--context: '%s' is not a token count (1 or more)",
+				                optarg);
+			break;
 		case 'j': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
@@ -189,6 +286,7 @@ int main(int argc, char **argv)
 		case 't': o.threads = cli_opt_threads(optarg, 256); break;
 		case 'h':
 			usage();
+			free(o.globs);
 			return cli_exit(CLI_OK);
 		case 'V':
 			cli_version();
@@ -200,9 +298,24 @@ int main(int argc, char **argv)
 		cli_usage_error("--check cannot be combined with --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
 		cli_usage_error("--verify and --hash go alone (or with --json, --threads)");
+	if ((check || verify || hash) && (o.n_globs || o.markdown || o.verbose))
+		cli_usage_error("--tensors, --markdown and --verbose describe; they do not go "
+		                "with --check, --verify or --hash");
+	if (o.markdown && json)
+		cli_usage_error("--markdown and --json are two outputs: choose one");
+	if (o.output && !o.dump)
+		cli_usage_error("--output goes with --dump");
+	if (o.dump && (argc - optind != 1 || check || verify || hash || json || o.stats ||
+	               o.all || o.n_globs || o.verbose || o.markdown || o.memory))
+		cli_usage_error("--dump NAME takes one PATH (and --output, --key)");
+	if (o.context && !o.memory)
+		cli_usage_error("--context goes with --memory");
+	if (o.memory && (check || verify || hash || o.stats || o.all || o.n_globs || o.verbose))
+		cli_usage_error("--memory goes alone (or with --context, --json, --markdown)");
 	if (verify || hash) {
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;
+		free(o.globs);
 		return cli_exit(verify ? verify_paths(argv + optind, n, json, threads)
 		                       : verify_hash_paths(argv + optind, n, json, threads));
 	}
@@ -225,5 +338,6 @@ int main(int argc, char **argv)
 	}
 	if (array)
 		fputs("]\n", stdout);
+	free(o.globs);
 	return cli_exit(status);
 }

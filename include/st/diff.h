@@ -252,6 +252,15 @@ ST_API char *st_diff_quant_format(const st_quant_tensor *q, char *buf, size_t si
 
 ST_API void st_diff_free(st_diff *d);
 
+/*
+ * Whether name (len bytes, NUL bytes allowed) is selected by globs: 1
+ * when one of the n_globs fnmatch patterns (flags 0: '*' crosses '.')
+ * matches it or there are none, 0 when none does, -1 out of memory. The
+ * one tensor-name matcher: st_diff_match's globs and stinfo's --tensors.
+ */
+ST_API int st_diff_name_selected(const char *const *globs, size_t n_globs,
+                                 const char *name, size_t len);
+
 /* ---- a GPT-2 GGUF against a checkpoint ------------------------------------ */
 
 typedef enum st_diff_gguf_kind {

@@ -53,10 +53,10 @@ static void json_torch(const st_torch_info *ti)
  * output stays greppable; with --stats each tensor gains a "stats" object
  * (null for a dtype without statistics).
  */
-void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
+void stinfo_json(const st_checkpoint *ck, const unsigned char *sel, const st_stats *accs)
 {
 	struct stinfo_totals t;
-	stinfo_totals(ck, &t);
+	stinfo_totals(ck, sel, &t);
 	size_t nf = st_checkpoint_n_files(ck);
 	printf("{\n  \"schema\": %d,\n  \"files\": [\n", CLI_JSON_SCHEMA);
 	for (size_t i = 0; i < nf; i++) {
@@ -81,8 +81,10 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 		printf("}}%s\n", i + 1 < nf ? "," : "");
 	}
 	printf("  ],\n  \"tensors\": [\n");
-	size_t n = st_checkpoint_n_tensors(ck);
+	size_t n = st_checkpoint_n_tensors(ck), left = (size_t)t.tensors;
 	for (size_t i = 0; i < n; i++) {
+		if (!stinfo_shown(sel, i))
+			continue;
 		size_t file;
 		const st_tensor *x = st_checkpoint_tensor(ck, i, &file);
 		const char *fp = st_file_path(st_checkpoint_file(ck, file));
@@ -101,7 +103,7 @@ void stinfo_json(const st_checkpoint *ck, const st_stats *accs)
 			else
 				printf(", \"stats\": null");
 		}
-		printf("}%s\n", i + 1 < n ? "," : "");
+		printf("}%s\n", --left ? "," : "");
 	}
 	printf("  ],\n  \"total\": {\"tensors\": %llu, \"parameters\": %llu, "
 	       "\"bytes\": %llu, \"by_dtype\": {",

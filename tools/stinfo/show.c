@@ -41,7 +41,102 @@ static void print_torch_keys(const st_torch_info *ti)
 	putchar('\n');
 }
 
-static void print_files(const st_checkpoint *ck)
+/* A PyTorch file's format in words. */
+static const char *torch_format_words(const st_file *f)
+{
+	const char *fn = st_file_format_name(f);
+	return !strcmp(fn, "pytorch-legacy")
+	               ? "PyTorch legacy (pre-1.6) checkpoint (its pickle was "
+	                 "read, not executed)"
+	       : !strcmp(fn, "pytorch-tar")
+	               ? "PyTorch tar (pre-0.4) checkpoint (its pickles were "
+	                 "read, not executed)"
+	               : "PyTorch zip checkpoint (its pickle was read, not "
+	                 "executed)";
+}
+
+/* One file's metadata lines (a key and value each, long values cut). */
+static void print_meta(const st_file *f)
+{
+	size_t nm = st_file_n_meta(f);
+	if (nm == 0)
+		table_print_kv("  metadata:", "(none)");
+	for (size_t m = 0; m < nm; m++) {
+		const st_meta *e = st_file_meta(f, m);
+		size_t show = e->value_len > META_SHOW ? META_SHOW : e->value_len;
+		/* Do not cut a UTF-8 sequence in half. */
+		while (show < e->value_len &&
+		       ((unsigned char)e->value[show] & 0xc0) == 0x80)
+			show--;
+		char *k = cli_printable(e->key, e->key_len);
+		char *v = cli_printable(e->value, show);
+		printf("%-13s%s: %s", m ? "" : "  metadata:", k, v);
+		if (show < e->value_len)
+			printf("... (%zu bytes)", e->value_len);
+		putchar('\n');
+		free(k);
+		free(v);
+	}
+}
+
+/* Whether files a and b hold the same metadata, key for key. */
+static int same_meta(const st_file *a, const st_file *b)
+{
+	size_t n = st_file_n_meta(a);
+	if (st_file_n_meta(b) != n)
+		return 0;
+	for (size_t m = 0; m < n; m++) {
+		const st_meta *x = st_file_meta(a, m), *y = st_file_meta(b, m);
+		if (x->key_len != y->key_len || x->value_len != y->value_len ||
+		    memcmp(x->key, y->key, x->key_len) ||
+		    memcmp(x->value, y->value, x->value_len))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Several shards in one line: how many, their bytes, the headers' bytes
+ * (safetensors shards), the format (PyTorch shards), and the metadata
+ * once when every shard has the same (a shard's own list is -v's).
+ */
+static void print_shards(const st_checkpoint *ck)
+{
+	size_t nf = st_checkpoint_n_files(ck), torch = 0;
+	uint64_t size = 0, headers = 0;
+	int same_meta_all = 1, same_format = 1;
+	const st_file *f0 = st_checkpoint_file(ck, 0);
+	for (size_t i = 0; i < nf; i++) {
+		const st_file *f = st_checkpoint_file(ck, i);
+		uint64_t s = st_file_size(f), h = st_file_header_size(f);
+		size = size + s < size ? UINT64_MAX : size + s;
+		if (st_file_format(f) == ST_FORMAT_TORCH)
+			torch++;
+		else
+			headers = headers + h < headers ? UINT64_MAX : headers + h;
+		same_meta_all = same_meta_all && same_meta(f0, f);
+		same_format = same_format && st_file_format(f) == st_file_format(f0) &&
+		              !strcmp(st_file_format_name(f), st_file_format_name(f0));
+	}
+	char line[256], sz[96], hd[96];
+	table_fmt_full(sz, sizeof sz, size, 1);
+	table_fmt_full(hd, sizeof hd, headers, 1);
+	if (torch == nf)
+		snprintf(line, sizeof line, "%zu files, %s", nf, sz);
+	else
+		snprintf(line, sizeof line, "%zu files, %s, headers %s", nf, sz, hd);
+	table_print_kv("shards:", line);
+	if (!same_format)
+		table_print_kv("  format:", "differs between shards (-v lists each)");
+	else if (torch == nf)
+		table_print_kv("  format:", torch_format_words(f0));
+	if (same_meta_all)
+		print_meta(f0);
+	else
+		table_print_kv("  metadata:", "differs between shards (-v lists each)");
+}
+
+static void print_files(const st_checkpoint *ck, int verbose)
 {
 	char buf[96];
 	const char *index = st_checkpoint_index_path(ck);
@@ -51,6 +146,10 @@ static void print_files(const st_checkpoint *ck)
 		free(p);
 	}
 	size_t nf = st_checkpoint_n_files(ck);
+	if (nf > 1 && !verbose) {
+		print_shards(ck);
+		return;
+	}
 	for (size_t i = 0; i < nf; i++) {
 		const st_file *f = st_checkpoint_file(ck, i);
 		char *p = cli_printable(st_file_path(f), strlen(st_file_path(f)));
@@ -58,15 +157,7 @@ static void print_files(const st_checkpoint *ck)
 		free(p);
 		if (st_file_format(f) == ST_FORMAT_TORCH) {
 			/* Offsets below count from the start of the file. */
-			const char *fn = st_file_format_name(f);
-			table_print_kv("  format:", !strcmp(fn, "pytorch-legacy")
-			         ? "PyTorch legacy (pre-1.6) checkpoint (its pickle was "
-			           "read, not executed)"
-			         : !strcmp(fn, "pytorch-tar")
-			         ? "PyTorch tar (pre-0.4) checkpoint (its pickles were "
-			           "read, not executed)"
-			         : "PyTorch zip checkpoint (its pickle was read, not "
-			           "executed)");
+			table_print_kv("  format:", torch_format_words(f));
 			table_fmt_full(buf, sizeof buf, st_file_size(f), 1);
 			table_print_kv("  size:", buf);
 			const st_torch_info *ti = st_file_torch_info(f);
@@ -98,29 +189,11 @@ static void print_files(const st_checkpoint *ck)
 			table_fmt_full(buf, sizeof buf, st_file_data_size(f), 1);
 			table_print_kv("  data:", buf);
 		}
-		size_t nm = st_file_n_meta(f);
-		if (nm == 0)
-			table_print_kv("  metadata:", "(none)");
-		for (size_t m = 0; m < nm; m++) {
-			const st_meta *e = st_file_meta(f, m);
-			size_t show = e->value_len > META_SHOW ? META_SHOW : e->value_len;
-			/* Do not cut a UTF-8 sequence in half. */
-			while (show < e->value_len &&
-			       ((unsigned char)e->value[show] & 0xc0) == 0x80)
-				show--;
-			char *k = cli_printable(e->key, e->key_len);
-			char *v = cli_printable(e->value, show);
-			printf("%-13s%s: %s", m ? "" : "  metadata:", k, v);
-			if (show < e->value_len)
-				printf("... (%zu bytes)", e->value_len);
-			putchar('\n');
-			free(k);
-			free(v);
-		}
+		print_meta(f);
 	}
 }
 
-static void print_dtype_table(const struct stinfo_totals *t)
+static void print_dtype_table(const struct stinfo_totals *t, int markdown)
 {
 	struct table tab;
 	char c1[32], c2[96], c3[96];
@@ -134,17 +207,22 @@ static void print_dtype_table(const struct stinfo_totals *t)
 		table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		table_add(&tab, (const char *const[]){st_dtype_name((st_dtype)d), c1, c2, c3});
 	}
-	table_print(&tab, stdout);
+	stinfo_table_print(&tab, markdown);
 	table_free(&tab);
 }
 
-static void print_tensor_table(const st_checkpoint *ck, int all)
+static void print_tensor_table(const st_checkpoint *ck, const struct stinfo_view *v)
 {
-	size_t nrows, n = st_checkpoint_n_tensors(ck);
-	const st_tensor **ts = cli_xmalloc(n * sizeof *ts);
-	for (size_t i = 0; i < n; i++)
-		ts[i] = st_checkpoint_tensor(ck, i, NULL);
-	layers_row *rows = layers_compact(ts, n, all, &nrows);
+	size_t nrows, n = st_checkpoint_n_tensors(ck), m = 0;
+	const st_tensor **ts = cli_xmalloc((n ? n : 1) * sizeof *ts);
+	size_t *idx = cli_xmalloc((n ? n : 1) * sizeof *idx); /* ts[k] is tensor idx[k] */
+	for (size_t i = 0; i < n; i++) {
+		if (!stinfo_shown(v->sel, i))
+			continue;
+		idx[m] = i;
+		ts[m++] = st_checkpoint_tensor(ck, i, NULL);
+	}
+	layers_row *rows = layers_compact(ts, m, v->all, &nrows);
 	int sharded = st_checkpoint_n_files(ck) > 1;
 	struct table tab;
 	char shape[1024], params[64], where[64];
@@ -154,7 +232,7 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 	for (size_t r = 0; r < nrows; r++) {
 		const layers_row *row = &rows[r];
 		size_t file;
-		const st_tensor *t = st_checkpoint_tensor(ck, row->members[0], &file);
+		const st_tensor *t = st_checkpoint_tensor(ck, idx[row->members[0]], &file);
 		size_t len;
 		char *raw = layers_row_name(row, &len);
 		char *name = table_display_name(raw, len);
@@ -170,9 +248,9 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 		if (sharded) {
 			/* A group spread over shards names how many it spans. */
 			size_t nfiles = 1, prev = file;
-			for (size_t m = 1; m < row->nmembers; m++) {
+			for (size_t k = 1; k < row->nmembers; k++) {
 				size_t f;
-				st_checkpoint_tensor(ck, row->members[m], &f);
+				st_checkpoint_tensor(ck, idx[row->members[k]], &f);
 				if (f != prev)
 					nfiles++;
 				prev = f;
@@ -194,13 +272,15 @@ static void print_tensor_table(const st_checkpoint *ck, int all)
 		free(wherep);
 		free(name);
 	}
-	table_print(&tab, stdout);
+	stinfo_table_print(&tab, v->markdown);
 	table_free(&tab);
 	layers_free(rows, nrows);
+	free(idx);
 	free(ts);
 }
 
-static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
+static void print_stats_table(const st_checkpoint *ck, const struct stinfo_view *v,
+                              const st_stats *accs)
 {
 	size_t n = st_checkpoint_n_tensors(ck);
 	struct table tab;
@@ -209,6 +289,8 @@ static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
 	table_add(&tab, (const char *const[]){"name", "dtype", "min", "max", "mean",
 	                                      "std", "nan", "inf", "zeros"});
 	for (size_t i = 0; i < n; i++) {
+		if (!stinfo_shown(v->sel, i))
+			continue;
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		const st_stats *a = &accs[i];
 		char *name = table_display_name(t->name, t->name_len);
@@ -223,13 +305,13 @@ static void print_stats_table(const st_checkpoint *ck, const st_stats *accs)
 		                                      c[1], c[2], c[3], c[4], c[5], c[6]});
 		free(name);
 	}
-	table_print(&tab, stdout);
+	stinfo_table_print(&tab, v->markdown);
 	table_free(&tab);
 	/* Say once which dtypes had no statistics, rather than leave a bare "-". */
 	int skipped[ST_DTYPE_COUNT] = {0};
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (!st_dtype_has_values(t->dtype))
+		if (!st_dtype_has_values(t->dtype) && stinfo_shown(v->sel, i))
 			skipped[t->dtype] = 1;
 	}
 	int any = 0;
@@ -286,24 +368,44 @@ void stinfo_quant(const st_checkpoint *ck, int json)
 	st_quant_summary_free(&q);
 }
 
-void stinfo_summary(const char *path, const st_checkpoint *ck, int all, const st_stats *accs)
+/* With --tensors: what the selection holds, under the whole's totals. */
+static void print_selected(const struct stinfo_view *v, const struct stinfo_totals *all,
+                           const struct stinfo_totals *t)
 {
-	struct stinfo_totals t;
-	stinfo_totals(ck, &t);
-	char *p = cli_printable(path, strlen(path));
-	table_print_kv("path:", p);
-	free(p);
-	print_files(ck);
-	table_print_totals(t.tensors, t.params, t.bytes);
-	stinfo_quant(ck, 0);
-	stinfo_inventory(ck, 0);
+	char line[256], p[96], b[96];
+	table_fmt_full(p, sizeof p, t->params, 0);
+	table_fmt_full(b, sizeof b, t->bytes, 1);
+	snprintf(line, sizeof line, "%zu of %llu tensors, %s parameters, %s", v->n_sel,
+	         (unsigned long long)all->tensors, p, b);
+	table_print_kv("selected:", line);
+}
+
+void stinfo_summary(const char *path, const st_checkpoint *ck, const struct stinfo_view *v,
+                    const st_stats *accs)
+{
+	struct stinfo_totals all, t;
+	stinfo_totals(ck, NULL, &all);
+	stinfo_totals(ck, v->sel, &t);
+	if (v->markdown) {
+		stinfo_markdown_head(path, &all, v->sel ? &t : NULL);
+	} else {
+		char *p = cli_printable(path, strlen(path));
+		table_print_kv("path:", p);
+		free(p);
+		print_files(ck, v->verbose);
+		table_print_totals(all.tensors, all.params, all.bytes);
+		if (v->sel)
+			print_selected(v, &all, &t);
+		stinfo_quant(ck, 0);
+		stinfo_inventory(ck, 0);
+	}
 	if (t.tensors == 0)
 		return;
 	putchar('\n');
-	print_dtype_table(&t);
+	print_dtype_table(&t, v->markdown);
 	putchar('\n');
 	if (accs)
-		print_stats_table(ck, accs);
+		print_stats_table(ck, v, accs);
 	else
-		print_tensor_table(ck, all);
+		print_tensor_table(ck, v);
 }

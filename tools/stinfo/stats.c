@@ -23,11 +23,32 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
 }
 
-void stinfo_totals(const st_checkpoint *ck, struct stinfo_totals *t)
+size_t stinfo_select(const st_checkpoint *ck, const char *const *globs, size_t n_globs,
+                     unsigned char **sel)
+{
+	size_t n = st_checkpoint_n_tensors(ck), hits = 0;
+	*sel = NULL;
+	if (!n_globs)
+		return n;
+	*sel = cli_xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
+		int hit = st_diff_name_selected(globs, n_globs, t->name, t->name_len);
+		if (hit < 0)
+			cli_die(CLI_ERROR, "out of memory");
+		(*sel)[i] = (unsigned char)hit;
+		hits += (size_t)hit;
+	}
+	return hits;
+}
+
+void stinfo_totals(const st_checkpoint *ck, const unsigned char *sel, struct stinfo_totals *t)
 {
 	memset(t, 0, sizeof *t);
 	size_t n = st_checkpoint_n_tensors(ck);
 	for (size_t i = 0; i < n; i++) {
+		if (!stinfo_shown(sel, i))
+			continue;
 		const st_tensor *x = st_checkpoint_tensor(ck, i, NULL);
 		t->tensors++;
 		t->params = sat_add(t->params, x->n_elements);
@@ -87,7 +108,8 @@ static void stats_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
 	cli_progress_add(&((struct stats_run *)ctx)->progress, bytes);
 }
 
-int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err)
+int stinfo_stats(st_checkpoint *ck, const unsigned char *sel, int threads, st_stats *accs,
+                 st_error *err)
 {
 	size_t n = st_checkpoint_n_tensors(ck), m = 0;
 	size_t chunk = STATS_CHUNK_ELEMS;
@@ -102,7 +124,7 @@ int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err)
 	for (size_t i = 0; i < n; i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		unsigned gb, ge;
-		if (!st_dtype_has_values(t->dtype))
+		if (!st_dtype_has_values(t->dtype) || !stinfo_shown(sel, i))
 			continue;
 		st_dtype_group(t->dtype, &gb, &ge);
 		items[m].tensor[0] = i;

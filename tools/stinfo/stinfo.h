@@ -19,8 +19,25 @@ struct stinfo_totals {
 	struct { uint64_t tensors, params, bytes; } by[ST_DTYPE_COUNT];
 };
 
-/* The totals of ck's tensors (sums saturate at UINT64_MAX). */
-void stinfo_totals(const st_checkpoint *ck, struct stinfo_totals *t);
+/*
+ * A tensor selection: sel[i] says whether tensor i of the checkpoint is
+ * shown (--tensors GLOB); sel NULL shows every tensor.
+ */
+static inline int stinfo_shown(const unsigned char *sel, size_t i)
+{
+	return !sel || sel[i];
+}
+
+/*
+ * The tensors of ck whose name one of globs matches (st_diff_name_selected,
+ * stdiff's --tensor rule) into *sel (malloc'd, one byte per tensor; NULL
+ * when n_globs is 0). Returns how many matched.
+ */
+size_t stinfo_select(const st_checkpoint *ck, const char *const *globs, size_t n_globs,
+                     unsigned char **sel);
+
+/* The totals of ck's tensors that sel shows (sums saturate at UINT64_MAX). */
+void stinfo_totals(const st_checkpoint *ck, const unsigned char *sel, struct stinfo_totals *t);
 
 /*
  * Statistics of every tensor of ck with values into accs (one per
@@ -29,18 +46,31 @@ void stinfo_totals(const st_checkpoint *ck, struct stinfo_totals *t);
  * the tests of chunk merges. Returns 0, or -1 with err saying why (the
  * caller prints it: on stderr, and in a --json run in the path's entry).
  */
-int stinfo_stats(st_checkpoint *ck, int threads, st_stats *accs, st_error *err);
+int stinfo_stats(st_checkpoint *ck, const unsigned char *sel, int threads, st_stats *accs,
+                 st_error *err);
+
+/* How the summary shows a checkpoint. */
+struct stinfo_view {
+	int all;                  /* every tensor, no repeated layers compacted */
+	int verbose;              /* every shard's header, data and metadata */
+	int markdown;             /* GitHub tables (markdown.c) */
+	const unsigned char *sel; /* the tensors shown (stinfo_shown) */
+	size_t n_sel;             /* how many sel shows */
+};
 
 /*
- * The human summary of ck opened from path: files, totals, quantized
- * layouts, the config-aware inventory, the dtype table, then the tensor
- * table (every tensor when all, else repeated layers compacted) or, with
- * accs, the statistics table.
+ * The human summary of ck opened from path: files (shards folded into one
+ * line unless v->verbose), totals, quantized layouts, the config-aware
+ * inventory, the dtype table, then the tensor table (every tensor when
+ * v->all, else repeated layers compacted) or, with accs, the statistics
+ * table; tables and the dtype table hold the tensors v->sel shows.
  */
-void stinfo_summary(const char *path, const st_checkpoint *ck, int all, const st_stats *accs);
+void stinfo_summary(const char *path, const st_checkpoint *ck, const struct stinfo_view *v,
+                    const st_stats *accs);
 
-/* SPEC.md's JSON document of ck; with accs each tensor's "stats". */
-void stinfo_json(const st_checkpoint *ck, const st_stats *accs);
+/* SPEC.md's JSON document of ck, its "tensors" and "total" those sel
+ * shows; with accs each tensor's "stats". */
+void stinfo_json(const st_checkpoint *ck, const unsigned char *sel, const st_stats *accs);
 
 /*
  * A PATH that could not be read, in a --json run of several: its entry
@@ -66,5 +96,42 @@ int stinfo_check(const char *path, int json, int array, int *printed);
  */
 void stinfo_inventory(const st_checkpoint *ck, int json);
 void stinfo_quant(const st_checkpoint *ck, int json);
+
+/*
+ * --memory: the bytes ck's weights take with the floats in F32, BF16, F16
+ * and F8_E4M3 (st_memory_load_bytes) and, with a GPT-2 or Llama-family
+ * config.json beside ck, the KV cache a token and (context > 0) for
+ * context tokens (st_memory_kv_cache): a summary, a Markdown table or
+ * (json) a JSON document. Returns 0, or -1 after printing an error (a
+ * context without such a config.json is one).
+ */
+int stinfo_memory(const char *path, const st_checkpoint *ck, uint64_t context, int json,
+                  int markdown);
+/* The same for the GGUF file at path, the KV cache from its metadata. */
+int stinfo_memory_gguf(const char *path, uint64_t context, int json, int markdown);
+
+/*
+ * --dump NAME: tensor NAME of ck (opened from path) printed (a heading,
+ * then a row of the last dimension a line), or with output written to
+ * that .npy file: as stored when numpy has its dtype, else decoded to
+ * F32. stinfo_dump_gguf does the same for a GGUF file's tensor, its block
+ * types decoded to F32, its shape in numpy's order. Returns the exit
+ * code, after an error line when not CLI_OK.
+ */
+int stinfo_dump(st_checkpoint *ck, const char *path, const char *name, const char *output);
+int stinfo_dump_gguf(const char *path, const char *name, const char *output);
+
+/* ---- markdown.c --------------------------------------------------------- */
+
+struct table;
+
+/* Table t on stdout: aligned text, or (markdown) a GitHub table. */
+void stinfo_table_print(struct table *t, int markdown);
+/* --markdown's title line: "### PATH", escaped. */
+void stinfo_markdown_title(const char *path);
+/* --markdown's heading: the title, and a table of the totals (all) and,
+ * with --tensors, of the selection (sel; NULL without). */
+void stinfo_markdown_head(const char *path, const struct stinfo_totals *all,
+                          const struct stinfo_totals *sel);
 
 #endif

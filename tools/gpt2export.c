@@ -300,9 +300,7 @@ int main(int argc, char **argv)
 	if (random_opts)
 		cli_usage_error("--layers, --heads, --width, --vocab, --context and "
 		                "--seed need --random");
-	if (argc - optind != 2)
-		cli_usage_error(argc - optind < 2 ? "missing IN or OUT"
-		                                  : "too many arguments");
+	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"IN", "OUT"});
 	const char *in = argv[optind], *out = argv[optind + 1];
 	gpt2_export_result res;
 	if (cli_ends_with(out, ".gguf")) {

@@ -221,9 +221,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		cli_usage_error("--to given twice");
 	if (o->c.block_rows && !o->c.quantize)
 		cli_usage_error("--block needs --to f8_e4m3");
-	if (argc - optind != 2)
-		cli_usage_error(argc - optind < 2 ? "expected IN and OUT" :
-		                "too many arguments: expected IN and OUT");
+	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"IN", "OUT"});
 	o->in = argv[optind];
 	o->out = argv[optind + 1];
 	if (!*o->in || !*o->out)

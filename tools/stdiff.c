@@ -170,10 +170,7 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	if (o->first && (o->json || o->d.names_only))
 		cli_usage_error("--first cannot be combined with --json or "
 		                "--names-only");
-	if (argc - optind != 2)
-		cli_usage_error(argc - optind < 2 ? "missing operand (need A and B)"
-		                                  : "extra operand '%s'",
-		                argv[optind + 2 < argc ? optind + 2 : optind]);
+	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"A", "B"});
 	*pa = argv[optind];
 	*pb = argv[optind + 1];
 }

@@ -292,8 +292,7 @@ int main(int argc, char **argv)
 			cli_version();
 		}
 	}
-	if (optind >= argc)
-		cli_usage_error("missing PATH");
+	cli_operands(argc, argv, optind, 1, -1, (const char *const[]){"PATH"});
 	if (check && (o.stats || o.all))
 		cli_usage_error("--check cannot be combined with --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))

@@ -15,9 +15,9 @@ usage() { # NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
   run "$name" 2 "$SC" "$@" && expect_err "$name" "$pat" && expect_err "$name" "Try 'stconvert --help'"
 }
-usage u_none 'expected IN and OUT'
-usage u_one 'expected IN and OUT' "$D/mixed.safetensors"
-usage u_three 'too many arguments' a b c
+usage u_none 'missing operand: IN and OUT'
+usage u_one 'missing operand: OUT' "$D/mixed.safetensors"
+usage u_three "extra operand 'c'" a b c
 usage u_to "--to: 'f8' is not f64, f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"

@@ -559,6 +559,23 @@ const char *cli_arrow(void)
 	return cli_utf8_locale() ? "\xe2\x86\x92" : "->";
 }
 
+void cli_operands(int argc, char *const argv[], int first, int min, int max,
+                  const char *const names[])
+{
+	int n = argc - first;
+	if (n < min) {
+		char list[256] = "";
+		size_t len = 0;
+		for (int k = n; k < min; k++)
+			len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
+			                        "%s%s", k == n ? "" : k + 1 == min ? " and " : ", ",
+			                        names[k]);
+		cli_usage_error("missing operand: %s", list);
+	}
+	if (max >= 0 && n > max)
+		cli_usage_error("extra operand '%s'", argv[first + max]);
+}
+
 char *cli_ascii_fallback(char *s)
 {
 	if (cli_utf8_locale())

@@ -181,6 +181,13 @@ int cli_progress_wanted(void);
  */
 int cli_utf8_locale(void);
 const char *cli_arrow(void);
+/*
+ * The operands argv[first..argc): with fewer than min, exit 2 with
+ * "missing operand: B" (the names of those missing, from names[]); with
+ * more than max (max >= 0), "extra operand 'X'". One wording for every tool.
+ */
+void cli_operands(int argc, char *const argv[], int first, int min, int max,
+                  const char *const names[]);
 /* s with libst's arrows made "->" and its multiplication signs "x"
  * when the locale is not UTF-8 (in place). */
 char *cli_ascii_fallback(char *s);

@@ -85,7 +85,8 @@ static void usage(void)
 "      --first           walk A's tensors in the order its __metadata__\n"
 "                        'order' records (a gpt2run --trace), else in file\n"
 "                        order; report the first one missing from B, changed\n"
-"                        in shape or outside tolerance, and stop\n"
+"                        in shape or outside tolerance, and stop (with\n"
+"                        --json: as one JSON document)\n"
 "  -v, --verbose         list every tensor (default: only what differs, and\n"
 "                        dtype changes in one line per pair of dtypes)\n"
 "  -q, -s, --quiet       print nothing; the exit status says it all\n"
@@ -167,9 +168,8 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	}
 	if (o->d.exact && (o->d.rtol || o->d.atol))
 		cli_usage_error("--exact cannot be combined with --rtol or --atol");
-	if (o->first && (o->json || o->d.names_only))
-		cli_usage_error("--first cannot be combined with --json or "
-		                "--names-only");
+	if (o->first && o->d.names_only)
+		cli_usage_error("--first cannot be combined with --names-only");
 	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"A", "B"});
 	*pa = argv[optind];
 	*pb = argv[optind + 1];
@@ -276,7 +276,9 @@ int main(int argc, char **argv)
 		cli_die(CLI_ERROR, "%s", err.message[0] ? err.message : st_strerror(rc));
 
 	rc = r.equal ? CLI_OK : CLI_NO;
-	if (o.first)
+	if (o.first && o.json && !o.quiet)
+		rc = diff_json_first(&r);
+	else if (o.first)
 		rc = stdiff_print_first(&r, o.quiet);
 	else if (o.json && !o.quiet)
 		diff_json_print(&r);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/order.h"
 #include "fe/cli.h"
 
 static void json_name(const char *s, size_t len)
@@ -288,3 +289,49 @@ void diff_json_print(const st_diff *r)
 	puts("}}");
 }
 
+
+int diff_json_first(st_diff *r)
+{
+	size_t n = st_checkpoint_n_tensors(r->ca), *idx, walked;
+	int recorded = order_tensors(r->ca, &idx);
+	if (recorded < 0)
+		cli_die(CLI_ERROR, "out of memory");
+	size_t k = st_diff_first(r, idx, n, &walked);
+	int rc = k < n || r->n_only_b ? CLI_NO : CLI_OK;
+	bool only = false;
+	const st_diff_pair *p = k < n ? st_diff_of_a(r, idx[k], &only) : NULL;
+	printf("{\"schema\": %d, \"equal\": %s, \"order\": \"%s\", \"walked\": %zu, "
+	       "\"tensors\": %zu,\n \"first\": ",
+	       CLI_JSON_SCHEMA, rc == CLI_OK ? "true" : "false", recorded ? "recorded" : "file",
+	       walked, r->n_only_a + r->n_pairs);
+	if (k >= n) {
+		fputs("null", stdout);
+	} else if (only) {
+		const st_tensor *t = st_checkpoint_tensor(r->ca, idx[k], NULL);
+		printf("{\"position\": %zu, \"kind\": \"only_in_a\", \"name\": ", walked);
+		json_name(t->name, t->name_len);
+		putchar('}');
+	} else if (!p->same_shape || !p->compared) {
+		printf("{\"position\": %zu, \"kind\": \"%s\", \"name\": ", walked,
+		       !p->same_shape ? "shape_changed" : "not_compared");
+		json_name(p->a->key, p->a->key_len);
+		printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"shape_a\": ",
+		       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype));
+		json_shape(p->a->t);
+		fputs(", \"shape_b\": ", stdout);
+		json_shape(p->b->t);
+		putchar('}');
+	} else {
+		st_error err;
+		if (st_diff_diagnose(r, &r->pairs[p - r->pairs], &err) != ST_OK)
+			cli_die(CLI_ERROR, "%s", err.message);
+		printf("{\"position\": %zu, \"kind\": \"differs\", \"tensor\": ", walked);
+		json_pair(r, p);
+		putchar('}');
+	}
+	fputs(",\n \"only_in_b\": [", stdout);
+	json_names(r->only_b, r->n_only_b);
+	puts("]}");
+	free(idx);
+	return rc;
+}

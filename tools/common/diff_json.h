@@ -14,4 +14,13 @@
 /* Print r (after st_diff_values) as the document, on stdout. */
 void diff_json_print(const st_diff *r);
 
+/*
+ * stdiff --first --json: the first difference in A's order (recorded, else
+ * the file's) as one document, {"schema", "equal", "order", "walked",
+ * "tensors", "first": null or {"position", "kind" (only_in_a,
+ * shape_changed, not_compared, differs), "name"... or "tensor": the
+ * --json entry}, "only_in_b"}. Returns CLI_OK or CLI_NO, as --first.
+ */
+int diff_json_first(st_diff *r);
+
 #endif

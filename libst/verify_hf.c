@@ -348,6 +348,40 @@ static struct job *add_job(struct repo *r, const char *full, const char *label,
 	return j;
 }
 
+/*
+ * What a bad blob's problem adds: the snapshot file a user knows it as and
+ * the huggingface_hub command that fetches it again, from the cache's own
+ * naming (models--ORG--NAME: repository ORG/NAME; datasets--, spaces--).
+ */
+static char *fetch_again(const struct repo *r, const char *commit, const char *rel,
+                         const char *blob)
+{
+	const char *base = strrchr(r->dir, '/') ? strrchr(r->dir, '/') + 1 : r->dir;
+	static const struct {
+		const char *prefix, *type;
+	} kinds[] = {{"models--", ""}, {"datasets--", " --repo-type dataset"},
+	             {"spaces--", " --repo-type space"}};
+	const char *type = NULL, *id = NULL;
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && !id; k++)
+		if (!strncmp(base, kinds[k].prefix, strlen(kinds[k].prefix))) {
+			id = base + strlen(kinds[k].prefix);
+			type = kinds[k].type;
+		}
+	if (!id || !*id)
+		return st__verify_fmt("; it is snapshots/%s/%s: delete blobs/%.12s... and "
+		                      "download it again", commit, rel, blob);
+	/* ORG--NAME -> ORG/NAME (a name alone has no ORG). */
+	char repo[512];
+	const char *sep = strstr(id, "--");
+	if (sep)
+		snprintf(repo, sizeof repo, "%.*s/%s", (int)(sep - id), id, sep + 2);
+	else
+		snprintf(repo, sizeof repo, "%s", id);
+	return st__verify_fmt("; it is snapshots/%s/%s: fetch it again with "
+	                      "'huggingface-cli download %s %s --revision %s%s "
+	                      "--force-download'", commit, rel, repo, rel, commit, type);
+}
+
 /* Is name referenced as a blob by snapshot entry e? */
 static int refers(const struct entry *e, const char *name)
 {
@@ -406,6 +440,8 @@ static void plan_blobs(struct repo *r, const char *only_commit)
 				snprintf(j->source, sizeof j->source, "its name");
 				const struct st__tree_entry *te = ue ? tree_find(us, ue->rel)
 				                                     : NULL;
+				if (ue)
+					j->known_as = fetch_again(r, us->commit, ue->rel, nm);
 				if (te && !strcmp(tree_blob(te), nm)) {
 					j->expected_size = te->has_lfs ? te->lfs_size : te->size;
 					snprintf(j->size_source, sizeof j->size_source,

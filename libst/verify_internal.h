@@ -94,6 +94,10 @@ struct job {
 	char *disk;      /* root + link-free relative path: what is opened */
 	char *label;     /* what hash problems name */
 	char *name;      /* what format problems name (a snapshot path) */
+	/* A cache blob: what its hash and size problems add, the file a user
+	 * knows and how to fetch it again ("; it is snapshots/R/F: ..."), or
+	 * NULL. */
+	char *known_as;
 	int algo;        /* ST_HASH_*, or -1: no hash to compare against */
 	unsigned char expected[32];
 	char source[80];      /* who says so: "its name", "SHA256SUMS"... */

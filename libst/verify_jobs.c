@@ -42,6 +42,7 @@ void st__verify_job_free(struct job *j)
 	free(j->disk);
 	free(j->label);
 	free(j->name);
+	free(j->known_as);
 	free(j->hash_path);
 }
 
@@ -143,13 +144,15 @@ static void run_job(struct reader *rd, struct job *j)
 	int size_bad = j->expected_size != UINT64_MAX && size != j->expected_size;
 	if (size_bad && size < j->expected_size)
 		st__verify_problem(v, ST_VERIFY_TRUNCATED, j->label, "truncated: holds "
-		                   "%llu of its %llu bytes (%s); not hashed",
+		                   "%llu of its %llu bytes (%s); not hashed%s",
 		                   (unsigned long long)size,
-		                   (unsigned long long)j->expected_size, j->size_source);
+		                   (unsigned long long)j->expected_size, j->size_source,
+		                   j->known_as ? j->known_as : "");
 	else if (size_bad)
 		st__verify_problem(v, ST_VERIFY_CORRUPT, j->label, "holds %llu bytes, "
-		                   "%s says %llu; not hashed", (unsigned long long)size,
-		                   j->size_source, (unsigned long long)j->expected_size);
+		                   "%s says %llu; not hashed%s", (unsigned long long)size,
+		                   j->size_source, (unsigned long long)j->expected_size,
+		                   j->known_as ? j->known_as : "");
 	int algo = size_bad ? -1 : j->algo >= 0 ? j->algo
 	         : j->hash_mode ? ST_HASH_SHA256 : -1;
 	st_hash *h = NULL;
@@ -279,8 +282,9 @@ static void run_job(struct reader *rd, struct job *j)
 			st_hash_hex(j->expected, dn, want);
 			const char *an = algo == ST_HASH_SHA256 ? "sha256" : "git blob id";
 			st__verify_problem(v, ST_VERIFY_CORRUPT, j->label,
-			                   "corrupt: %s of its %llu bytes is %s, %s says %s",
-			                   an, (unsigned long long)size, hex, j->source, want);
+			                   "corrupt: %s of its %llu bytes is %s, %s says %s%s",
+			                   an, (unsigned long long)size, hex, j->source, want,
+			                   j->known_as ? j->known_as : "");
 		}
 		if (j->hash_mode) {
 			struct fhash fh = {0};

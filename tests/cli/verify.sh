@@ -33,6 +33,10 @@ case_golden() {
   local name=$1; shift
   local want; want=$(cat "$G/$name.rc")
   if run "verify-$name" "$want" "$S" --verify "$@" "$name"; then
+    if [ "${ST_UPDATE_GOLDEN:-0}" = 1 ]; then
+      cp "$TMP/verify-$name.out" "$G/$name.out"; cp "$TMP/verify-$name.err" "$G/$name.err"
+      return
+    fi
     diff -u "$G/$name.out" "$TMP/verify-$name.out" >&2 && ok || fail "$name: stdout differs"
     diff -u "$G/$name.err" "$TMP/verify-$name.err" >&2 && ok || fail "$name: stderr differs"
   fi
@@ -42,6 +46,9 @@ for name in clean big-clean flipped truncated incomplete dangling absolute \
             nosymlink-corrupt sidecar sidecar-bad gguf torch; do
   case_golden "$name"
 done
+# A bad blob is also named by the snapshot file it is, with the command
+# that fetches it again.
+expect_err verify-flipped "; it is snapshots/$c1/model\.safetensors: fetch it again with 'huggingface-cli download t/m model\.safetensors --revision $c1 --force-download'\$"
 # A FIFO is never opened: a read would block until the timeout.
 case_golden fifo
 # One thread gives the same answer as several.

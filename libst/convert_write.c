@@ -263,7 +263,7 @@ static int write_error(const char *shown, st_error *err)
  * messages (where it will be, not the temporary).
  */
 static int write_one(st_convert_plan *p, const st_convert_run *r, st_snapshot *snap,
-                     const char *path, const char *shown, int shard, st_error *err)
+                     const char *path, const char *shown, int shard, int fd, st_error *err)
 {
 	st_writer *w;
 	job j = {.p = p, .r = r, .n_workers = r->threads ? r->threads : 1};
@@ -287,7 +287,9 @@ static int write_one(st_convert_plan *p, const st_convert_run *r, st_snapshot *s
 	if (rc == ST_OK && cancelled(r, err))
 		rc = ST_EIO;
 	else if (rc == ST_OK) {
-		rc = snap ? st_snapshot_open_writer(snap, w, path, err) : st_writer_open(w, path, err);
+		rc = snap ? st_snapshot_open_writer(snap, w, path, err)
+		     : fd >= 0 ? st_writer_open_fd(w, fd, path, err)
+		               : st_writer_open(w, path, err);
 		if (rc != ST_OK)
 			rc = write_error(shown, err);
 	}
@@ -307,7 +309,15 @@ int st_convert_write_file(st_convert_plan *p, const char *path, const st_convert
 {
 	static const st_convert_run none;
 	ST__REQUIRE(p && path);
-	return write_one(p, r ? r : &none, NULL, path, path, -1, err);
+	return write_one(p, r ? r : &none, NULL, path, path, -1, -1, err);
+}
+
+int st_convert_write_fd(st_convert_plan *p, int fd, const char *name, const st_convert_run *r,
+                        st_error *err)
+{
+	static const st_convert_run none;
+	ST__REQUIRE(p && fd >= 0 && name);
+	return write_one(p, r ? r : &none, NULL, name, name, -1, fd, err);
 }
 
 /*
@@ -352,7 +362,7 @@ static int write_members(st_convert_plan *p, const char *dir, st_snapshot *snap,
 		st_snapshot_file_name(names[k], sizeof names[k], k, n_shards);
 		snprintf(shown, dl + 66, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/",
 		         names[k]);
-		rc = write_one(p, r, snap, names[k], shown, n_shards == 1 ? -1 : (int)k, err);
+		rc = write_one(p, r, snap, names[k], shown, n_shards == 1 ? -1 : (int)k, -1, err);
 	}
 	if (rc == ST_OK && n_shards > 1) {
 		st_index_entry *entries = calloc(p->n_items ? p->n_items : 1, sizeof *entries);

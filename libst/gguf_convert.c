@@ -136,8 +136,9 @@ static int write_order(const st_gguf *g, const st_gguf_convert_options *o, size_
 	return rc;
 }
 
-int st_gguf_write_safetensors(const st_gguf *g, const char *path, const st_gguf_convert_options *o,
-                              const st_convert_run *r, st_convert_stats *stats, st_error *err)
+/* To path (fd < 0) or to the descriptor fd, path then naming it. */
+static int write_st(const st_gguf *g, const char *path, int fd, const st_gguf_convert_options *o,
+                    const st_convert_run *r, st_convert_stats *stats, st_error *err)
 {
 	ST__REQUIRE(g && path);
 	if (o && o->has_to && o->to != ST_DTYPE_F32 && o->to != ST_DTYPE_F16 &&
@@ -162,7 +163,7 @@ int st_gguf_write_safetensors(const st_gguf *g, const char *path, const st_gguf_
 	if (rc == ST_OK)
 		rc = write_order(g, o, order, dt, err);
 	if (rc == ST_OK)
-		rc = st_writer_open(p.w, path, err);
+		rc = fd >= 0 ? st_writer_open_fd(p.w, fd, path, err) : st_writer_open(p.w, path, err);
 	for (size_t k = 0; rc == ST_OK && k < n; k++)
 		rc = pump_tensor(&p, g, order[k], dt[order[k]], err);
 	if (rc == ST_OK)
@@ -177,4 +178,18 @@ int st_gguf_write_safetensors(const st_gguf *g, const char *path, const st_gguf_
 	free(p.f32);
 	free(p.out);
 	return rc;
+}
+
+int st_gguf_write_safetensors(const st_gguf *g, const char *path, const st_gguf_convert_options *o,
+                              const st_convert_run *r, st_convert_stats *stats, st_error *err)
+{
+	return write_st(g, path, -1, o, r, stats, err);
+}
+
+int st_gguf_write_safetensors_fd(const st_gguf *g, int fd, const char *name,
+                                 const st_gguf_convert_options *o, const st_convert_run *r,
+                                 st_convert_stats *stats, st_error *err)
+{
+	ST__REQUIRE(fd >= 0 && name);
+	return write_st(g, name, fd, o, r, stats, err);
 }

@@ -90,6 +90,7 @@ struct st_writer {
 	enum wstate state;
 	char *path;
 	st_atomic *file;  /* the temporary file, while open */
+	int to_fd;        /* st_writer_open_fd: fd is the caller's, no file */
 	int fd;           /* its descriptor */
 	int mode;         /* st_writer_set_mode's, or -1 */
 	uint64_t writeback_every; /* st_writer_set_writeback's */
@@ -746,8 +747,9 @@ const st_tensor *st_writer_tensor(st_writer *w, size_t i)
 static int fail(st_writer *w, st_error *err, int errnum, const char *what)
 {
 	const char *tmp = w->file ? st_atomic_temp_path(w->file) : NULL;
-	int rc = st__error_sys(err, ST_EIO, errnum, "%s: cannot %s temporary file '%s'",
-	                       w->path, what, tmp ? tmp : "");
+	int rc = w->to_fd ? st__error_sys(err, ST_EIO, errnum, "%s: cannot %s", w->path, what)
+	                  : st__error_sys(err, ST_EIO, errnum, "%s: cannot %s temporary file '%s'",
+	                                  w->path, what, tmp ? tmp : "");
 	remove_temp(w);
 	w->state = W_FAILED;
 	return rc;
@@ -795,9 +797,38 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 	return ST_OK;
 }
 
+int st_writer_open_fd(st_writer *w, int fd, const char *name, st_error *err)
+{
+	ST__REQUIRE(fd >= 0 && name);
+	if (w->state != W_BUILD)
+		return st__error(err, ST_ESTATE, "%s: the writer was already opened", name);
+	int rc = build_header(w, err);
+	if (rc != ST_OK)
+		return rc;
+	w->path = dup_bytes(name, strlen(name));
+	w->buf = malloc(WBUF_SIZE);
+	if (!w->path || !w->buf) {
+		free(w->path);
+		free(w->buf);
+		w->path = w->buf = NULL;
+		return st__error(err, ST_ENOMEM, "%s: out of memory", name);
+	}
+	w->fd = fd;
+	w->to_fd = 1;
+	w->writeback_every = 0; /* a pipe has no pages to write back */
+	w->state = W_OPEN;
+	int e;
+	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
+		return fail(w, err, e, "write");
+	w->written = 0;
+	w->out_pos = w->wb_from = w->header.len;
+	w->blen = 0;
+	return ST_OK;
+}
+
 const char *st_writer_temp_path(const st_writer *w)
 {
-	return w->state == W_OPEN ? st_atomic_temp_path(w->file) : NULL;
+	return w->state == W_OPEN && w->file ? st_atomic_temp_path(w->file) : NULL;
 }
 
 int st_writer_set_mode(st_writer *w, unsigned mode, st_error *err)
@@ -916,7 +947,8 @@ int st_writer_finish(st_writer *w, st_error *err)
 	int rc = flush(w, err);
 	if (rc != ST_OK)
 		return rc;
-	rc = st_atomic_commit(w->file, err);
+	/* A descriptor: every byte has been written to it; nothing to rename. */
+	rc = w->to_fd ? ST_OK : st_atomic_commit(w->file, err);
 	free(w->buf);
 	w->buf = NULL;
 	/* After a failed rename the temporary is gone and the target as it

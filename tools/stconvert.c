@@ -45,7 +45,8 @@ static void usage(void)
 "model.safetensors, or with --shard-size model-0000i-of-0000N.safetensors\n"
 "plus model.safetensors.index.json. A directory IN's other files (config,\n"
 "tokenizer...) are copied to a directory OUT, with torch_dtype in\n"
-"config.json set to the new dtype.\n"
+"config.json set to the new dtype. OUT '-' writes the one file to\n"
+"standard output (a pipe).\n"
 "\n"
 "IN may also be a GGUF file (known by its magic): every tensor goes to\n"
 "one OUT.safetensors under its GGUF name, its shape row-major (ggml's\n"
@@ -242,6 +243,13 @@ static void locate_out(const struct stconvert_options *o, struct outloc *loc)
 {
 	struct stat st;
 	memset(loc, 0, sizeof *loc);
+	if (!strcmp(o->out, "-")) { /* one file, to standard output */
+		if (o->shard_size)
+			cli_usage_error("--shard-size writes shards and an index: OUT '-' (standard "
+			                "output) holds one file");
+		cli_check_stdout_binary();
+		return;
+	}
 	size_t len = strlen(o->out);
 	int trailing_slash = len > 1 && o->out[len - 1] == '/';
 	if (stat(o->out, &st) == 0) {
@@ -460,7 +468,8 @@ int main(int argc, char **argv)
 	cli_progress_start(&ui.progress, "stconvert", st_convert_plan_in_bytes(p));
 	int rc = loc.is_dir ? st_convert_write_snapshot(p, o.out, in_dir ? o.in : NULL,
 	                                                ST_SNAPSHOT_REPLACE, &run, &err)
-	                    : st_convert_write_file(p, o.out, &run, &err);
+	         : !strcmp(o.out, "-") ? st_convert_write_fd(p, STDOUT_FILENO, "<stdout>", &run, &err)
+	                               : st_convert_write_file(p, o.out, &run, &err);
 	cli_progress_done(&ui.progress);
 	if (rc != ST_OK)
 		fail(&err);

@@ -234,6 +234,14 @@ ST_API int st_convert_write_file(st_convert_plan *p, const char *path, const st_
                                  st_error *err);
 
 /*
+ * The same, to the open descriptor fd (standard output, a pipe) through
+ * st_writer_open_fd: no temporary file, no rename; name is what messages
+ * call it ("<stdout>"). The plan must have one output file.
+ */
+ST_API int st_convert_write_fd(st_convert_plan *p, int fd, const char *name,
+                               const st_convert_run *r, st_error *err);
+
+/*
  * Write the snapshot directory dir (st/snapshot.h, opened with flags):
  * the shards and, for several, their index; when src is a directory (the
  * input snapshot), its other files, with the config.json the conversion

@@ -391,6 +391,11 @@ ST_API int st_gguf_write_safetensors(const st_gguf *g, const char *path,
                                      const st_gguf_convert_options *o,
                                      const st_convert_run *r,
                                      st_convert_stats *stats, st_error *err);
+/* The same to the open descriptor fd (st_writer_open_fd); name for messages. */
+ST_API int st_gguf_write_safetensors_fd(const st_gguf *g, int fd, const char *name,
+                                        const st_gguf_convert_options *o,
+                                        const st_convert_run *r, st_convert_stats *stats,
+                                        st_error *err);
 
 #ifdef __cplusplus
 }

@@ -78,7 +78,17 @@ ST_API const st_tensor *st_writer_tensor(st_writer *w, size_t i);
  * twice), ST_EIO, ST_ENOMEM.
  */
 ST_API int st_writer_open(st_writer *w, const char *path, st_error *err);
-/* The temporary file's path while open (for a signal handler to unlink). */
+/*
+ * Start writing to the open descriptor fd instead (standard output, a
+ * pipe): the header, then the data in order, with no temporary file, no
+ * rename and no fsync; fd stays the caller's (not closed). name is used in
+ * messages ("<stdout>"). A reader of a pipe sees a partial file if the
+ * writer stops early: the caller must say so (exit status). Returns as
+ * st_writer_open.
+ */
+ST_API int st_writer_open_fd(st_writer *w, int fd, const char *name, st_error *err);
+/* The temporary file's path while open (for a signal handler to unlink);
+ * NULL after st_writer_open_fd. */
 ST_API const char *st_writer_temp_path(const st_writer *w);
 
 /*

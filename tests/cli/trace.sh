@@ -60,7 +60,9 @@ run first_noorder 1 "$S" --first "$TESTDATA/gpt2/tiny-f32" "$D/trap-cproj" &&
   expect_out first_noorder "^first difference: tensor [0-9]+ of 28 in A.s file order$"
 run first_quiet 1 "$S" --first -q "$D/ref-tiny-p7.safetensors" "$TMP/cproj.safetensors"
 [ -s "$TMP/first_quiet.out" ] && fail "first_quiet: printed" || ok
-run first_json 2 "$S" --first --json "$D/ref-tiny-p7.safetensors" "$TMP/cproj.safetensors"
+# --first --json: the same first difference as a document (stdiff_first_json.sh).
+run first_json 1 "$S" --first --json "$D/ref-tiny-p7.safetensors" "$TMP/cproj.safetensors" &&
+  expect_out first_json '"position": 24, "kind": "differs", "tensor": \{"name": "h\.1\.attn\.proj"'
 
 # ---- stdiff of the snapshots names the trap in words -------------------------
 run snap_cproj 1 "$S" "$TINY" "$D/trap-cproj" &&

@@ -559,6 +559,21 @@ const char *cli_arrow(void)
 	return cli_utf8_locale() ? "\xe2\x86\x92" : "->";
 }
 
+int cli_writer_open(st_writer *w, const char *path, st_error *err)
+{
+	if (strcmp(path, "-") != 0)
+		return st_writer_open(w, path, err);
+	cli_check_stdout_binary();
+	return st_writer_open_fd(w, STDOUT_FILENO, "<stdout>", err);
+}
+
+void cli_check_stdout_binary(void)
+{
+	if (isatty(STDOUT_FILENO))
+		cli_die(CLI_ERROR, "standard output is a terminal: '-' writes a safetensors "
+		        "file there; redirect it to a file or a pipe");
+}
+
 void cli_operands(int argc, char *const argv[], int first, int min, int max,
                   const char *const names[])
 {

@@ -182,6 +182,15 @@ int cli_progress_wanted(void);
 int cli_utf8_locale(void);
 const char *cli_arrow(void);
 /*
+ * st_writer_open, or for path "-" st_writer_open_fd on standard output
+ * (named "<stdout>" in messages) after cli_check_stdout_binary.
+ */
+int cli_writer_open(st_writer *w, const char *path, st_error *err);
+/* Exit 2 when standard output is a terminal: binary output needs a file
+ * or a pipe. */
+void cli_check_stdout_binary(void);
+
+/*
  * The operands argv[first..argc): with fewer than min, exit 2 with
  * "missing operand: B" (the names of those missing, from names[]); with
  * more than max (max >= 0), "extra operand 'X'". One wording for every tool.

@@ -190,7 +190,7 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V)
 	uint64_t shape[2] = {(uint64_t)T, (uint64_t)V};
 	if (st_writer_new(&w, &e) != ST_OK ||
 	    st_writer_add(w, "logits", 6, ST_DTYPE_F32, 2, shape, &e) != ST_OK ||
-	    st_writer_open(w, path, &e) != ST_OK ||
+	    cli_writer_open(w, path, &e) != ST_OK ||
 	    st_writer_write(w, logits, (size_t)T * (size_t)V * sizeof(float),
 	                    &e) != ST_OK ||
 	    st_writer_finish(w, &e) != ST_OK) {

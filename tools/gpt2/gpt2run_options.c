@@ -50,7 +50,7 @@ static void usage(const char *intro)
 "Logits (no generation):\n"
 "      --logits-out FILE   write a safetensors file with one tensor 'logits',\n"
 "                          F32 [T, vocab_size]: the logits at every prompt\n"
-"                          position\n"
+"                          position ('-': to standard output, a pipe)\n"
 "      --check REF         compare those logits with tensor 'logits' in REF;\n"
 "                          print the max abs diff and where it is; exit 1 when\n"
 "                          it exceeds the tolerance. Without a prompt, REF's\n"
@@ -62,6 +62,7 @@ static void usage(const char *intro)
 "      --trace FILE        write every intermediate of the prompt's forward\n"
 "                          pass (F32 [T, ...], in forward order, names in\n"
 "                          doc/trace.md) and the ids to a safetensors file\n"
+"                          ('-': to standard output)\n"
 "\n"
 "Running:\n"
 "      --dtype TYPE        hold the weights in memory as f32, bf16 or f16\n"
@@ -202,4 +203,7 @@ void gpt2run_parse_options_as(int argc, char **argv,
 	if (o->greedy && o->sampling_set)
 		cli_usage_error("--greedy does not go with --temperature, --top-k "
 		                "or --top-p");
+	/* '-' is standard output: one file can go there. */
+	if (o->logits_out && o->trace && !strcmp(o->logits_out, "-") && !strcmp(o->trace, "-"))
+		cli_usage_error("--logits-out - and --trace - would both write to standard output");
 }

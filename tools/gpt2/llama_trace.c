@@ -7,6 +7,8 @@
 #include "gpt2/llama_trace.h"
 #include "gpt2/internal.h"
 
+#include "fe/cli.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +147,7 @@ int llama_trace_write(const llama_trace *tr, const char *path, const int32_t *id
 		rc = st_writer_add(w, tr->s[i].name, strlen(tr->s[i].name), ST_DTYPE_F32,
 		                   tr->s[i].ndim, tr->s[i].shape, &e);
 	if (rc == ST_OK)
-		rc = st_writer_open(w, path, &e);
+		rc = cli_writer_open(w, path, &e);
 	for (size_t i = 0; rc == ST_OK && i < st_writer_n_tensors(w); i++) {
 		const st_tensor *wt = st_writer_tensor(w, i);
 		const struct stage *s = by_name(tr, wt->name, wt->name_len);

@@ -11,6 +11,8 @@
 #include "gpt2/trace.h"
 #include "gpt2/internal.h"
 
+#include "fe/cli.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +230,7 @@ int gpt2_trace_write(const gpt2_trace *tr, const char *path,
 		                   i ? ST_DTYPE_F32 : ST_DTYPE_I64, tr->t[i].ndim,
 		                   tr->t[i].shape, &e);
 	if (rc == ST_OK)
-		rc = st_writer_open(w, path, &e);
+		rc = cli_writer_open(w, path, &e);
 	/* Data in the writer's (canonical) order. */
 	for (size_t i = 0; rc == ST_OK && i < st_writer_n_tensors(w); i++) {
 		const st_tensor *wt = st_writer_tensor(w, i);

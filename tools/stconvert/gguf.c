@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Options that a GGUF input has no meaning for are refused, not ignored. */
 static void check_options(const struct stconvert_options *o)
@@ -31,6 +32,10 @@ static void check_options(const struct stconvert_options *o)
 		cli_usage_error("%s: not available for a GGUF input (it converts every "
 		                "tensor to one .safetensors file)",
 		                bad);
+	if (!strcmp(o->out, "-")) { /* one file, to standard output */
+		cli_check_stdout_binary();
+		return;
+	}
 	struct stat st;
 	int exists = lstat(o->out, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode))
@@ -127,7 +132,10 @@ int stconvert_gguf(const struct stconvert_options *o)
 	st_gguf_convert_options go = {o->c.has_to, o->c.to};
 	st_convert_stats stats = {0, 0};
 	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
-	int rc = st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err);
+	int rc = strcmp(o->out, "-")
+	             ? st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err)
+	             : st_gguf_write_safetensors_fd(g, STDOUT_FILENO, "<stdout>", &go, &run, &stats,
+	                                            &err);
 	cli_progress_done(&ui.progress);
 	if (rc != ST_OK) {
 		st_gguf_close(g);

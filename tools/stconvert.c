@@ -414,6 +414,21 @@ static void word_plan_error(st_error *err)
 
 /* ---- main -------------------------------------------------------------------- */
 
+static void free_options(struct stconvert_options *o)
+{
+	for (size_t m = 0; m < o->c.n_meta; m++)
+		free((char *)o->meta[m].key);
+	for (size_t r = 0; r < o->c.n_rename; r++)
+		free((char *)o->renames[r].from);
+	free(o->meta);
+	free(o->renames);
+	free(o->rename_arg);
+	free(o->rename_strip);
+	free(o->keep);
+	free(o->drop);
+	free(o->keys);
+}
+
 int main(int argc, char **argv)
 {
 	struct stconvert_options o;
@@ -425,8 +440,11 @@ int main(int argc, char **argv)
 	st_error err;
 	if (st_sniff_path(o.in, &kind, &err) != ST_OK)
 		fail(&err);
-	if (kind == ST_KIND_GGUF)
-		return cli_exit(stconvert_gguf(&o));
+	if (kind == ST_KIND_GGUF) {
+		int rc = stconvert_gguf(&o);
+		free_options(&o);
+		return cli_exit(rc);
+	}
 	st_checkpoint *c;
 	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK) {
 		ckpt_error(o.in, &err);
@@ -477,16 +495,6 @@ int main(int argc, char **argv)
 
 	st_convert_plan_free(p);
 	st_checkpoint_close(c);
-	for (size_t m = 0; m < o.c.n_meta; m++)
-		free((char *)o.meta[m].key);
-	for (size_t r = 0; r < o.c.n_rename; r++)
-		free((char *)o.renames[r].from);
-	free(o.meta);
-	free(o.renames);
-	free(o.rename_arg);
-	free(o.rename_strip);
-	free(o.keep);
-	free(o.drop);
-	free(o.keys);
+	free_options(&o);
 	return cli_exit(CLI_OK);
 }

@@ -82,6 +82,7 @@ set(ST_HEADERS
 set(ST_FE_SOURCES
   tools/fe/cli.c
   tools/fe/json.c
+  tools/fe/markdown.c
   tools/fe/paths.c
   tools/fe/shortest.c
   tools/fe/signals.c
@@ -139,7 +140,6 @@ set(ST_TOOL_SOURCES_stinfo
   tools/stinfo/check.c
   tools/stinfo/dump.c
   tools/stinfo/json.c
-  tools/stinfo/markdown.c
   tools/stinfo/memory.c
   tools/stinfo/show.c
   tools/stinfo/stats.c

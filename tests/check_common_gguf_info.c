@@ -87,7 +87,8 @@ static int describe(const char *path, int all, int json, int stats,
                     int *printed, char **out, char **errs)
 {
 	capture_begin();
-	int rc = gguf_info_describe(path, all, json, stats, printed);
+	struct gguf_info_view v = {.all = all, .json = json, .stats = stats};
+	int rc = gguf_info_describe(path, &v, printed);
 	capture_end(out, errs);
 	return rc;
 }

@@ -111,6 +111,17 @@ static void usage(void)
 
 /* ---- main -------------------------------------------------------------- */
 
+/* A --tensors that selects nothing is more likely a typo than an answer. */
+static void warn_no_match(const char *path, const struct options *o)
+{
+	char *p = cli_printable(path, strlen(path));
+	char *g = cli_printable(o->globs[0], strlen(o->globs[0]));
+	cli_warn("%s: no tensor matches --tensors '%s'%s", p, g,
+	         o->n_globs > 1 ? " (or the others)" : "");
+	free(g);
+	free(p);
+}
+
 /*
  * Summary or JSON of the checkpoint at path (not GGUF); CLI_OK, or
  * CLI_ERROR with err saying why (err untouched when it printed why).
@@ -138,14 +149,8 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 	}
 	unsigned char *sel;
 	size_t n_sel = stinfo_select(ck, o->globs, o->n_globs, &sel);
-	/* A --tensors that selects nothing is more likely a typo than an answer. */
 	if (o->n_globs && n_sel == 0) {
-		char *p = cli_printable(path, strlen(path));
-		char *g = cli_printable(o->globs[0], strlen(o->globs[0]));
-		cli_warn("%s: no tensor matches --tensors '%s'%s", p, g,
-		         o->n_globs > 1 ? " (or the others)" : "");
-		free(g);
-		free(p);
+		warn_no_match(path, o);
 		free(sel);
 		st_checkpoint_close(ck);
 		return CLI_ERROR;
@@ -197,14 +202,13 @@ static int describe_path(const char *path, const struct options *o, int array, i
 			*printed |= rc == 0;
 			return rc ? CLI_ERROR : CLI_OK;
 		}
-		if (o->n_globs || o->markdown) {
-			char *p = cli_printable(path, strlen(path));
-			cli_warn("%s: --tensors and --markdown are for safetensors and PyTorch "
-			         "checkpoints, not GGUF files (yet)", p);
-			free(p);
+		struct gguf_info_view v = {o->all, o->mode == MODE_JSON, o->stats, o->markdown,
+		                           o->globs, o->n_globs};
+		int rc = gguf_info_describe(path, &v, printed);
+		if (rc == GGUF_INFO_NO_MATCH) {
+			warn_no_match(path, o);
 			return CLI_ERROR;
 		}
-		int rc = gguf_info_describe(path, o->all, o->mode == MODE_JSON, o->stats, printed);
 		/*
 		 * Only the open fails there, and it has printed why: the entry
 		 * takes the same error from a second open of the header.

@@ -122,7 +122,5 @@ done
 # --- what does not go together -------------------------------------------------
 golden stinfo/usage-markdown-json 2 "$S" --markdown --json tiny.safetensors
 golden stinfo/usage-tensors-check 2 "$S" --check --tensors 'h.*' tiny.safetensors
-run markdown-gguf 2 "$S" --markdown ../gguf/ok_v2.gguf
-expect_err markdown-gguf '^stinfo: \.\./gguf/.*: --tensors and --markdown are for safetensors'
 
 finish

@@ -15,6 +15,7 @@
 
 #include "common/ckpt.h"
 #include "fe/cli.h"
+#include "fe/markdown.h"
 #include "fe/shortest.h"
 #include "common/layers.h"
 #include "fe/table.h"
@@ -113,28 +114,68 @@ static void print_value(FILE *f, const st_gguf_value *v, int all, int depth)
 	fputc(']', f);
 }
 
+/* ---- the selection (--tensors) ----------------------------------------- */
+
+/* Whether tensor i is shown: sel[i], or every tensor when sel is NULL. */
+static int shown(const unsigned char *sel, size_t i)
+{
+	return !sel || sel[i];
+}
+
+/*
+ * The tensors of g whose name one of globs matches (stdiff's --tensor
+ * rule) into *sel (malloc'd, one byte a tensor; NULL without globs).
+ * Returns how many are shown.
+ */
+static size_t select_tensors(const st_gguf *g, const char *const *globs, size_t n_globs,
+                             unsigned char **sel)
+{
+	size_t n = st_gguf_n_tensors(g), hits = 0;
+	*sel = NULL;
+	if (!n_globs)
+		return n;
+	*sel = cli_xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
+		int hit = st_diff_name_selected(globs, n_globs, x->name, x->name_len);
+		if (hit < 0)
+			cli_die(CLI_ERROR, "out of memory");
+		(*sel)[i] = (unsigned char)hit;
+		hits += (size_t)hit;
+	}
+	return hits;
+}
+
 /* ---- the tensor table -------------------------------------------------- */
 
 /*
- * Tensors as st_tensor records for layers_compact and the tables: shape
- * in C order (GGUF dims reversed, as PyTorch would show the tensor), the
- * ggml type in dtype (compared, never named through st_dtype_name).
+ * The shown tensors as st_tensor records for layers_compact and the
+ * tables: shape in C order (GGUF dims reversed, as PyTorch would show the
+ * tensor), the ggml type in dtype (compared, never named through
+ * st_dtype_name); p[k] is tensor idx[k] of the file.
  */
 struct view {
 	st_tensor *t;
 	const st_tensor **p;
+	size_t *idx;
 	uint64_t *dims;
 	size_t n;
 };
 
-static void view_make(struct view *v, const st_gguf *g)
+static void view_make(struct view *v, const st_gguf *g, const unsigned char *sel)
 {
-	v->n = st_gguf_n_tensors(g);
-	v->t = cli_xcalloc(v->n ? v->n : 1, sizeof *v->t);
-	v->p = cli_xcalloc(v->n ? v->n : 1, sizeof *v->p);
-	v->dims = cli_xcalloc(v->n ? v->n * ST_GGUF_MAX_DIMS : 1, sizeof *v->dims);
-	for (size_t i = 0; i < v->n; i++) {
-		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
+	size_t all = st_gguf_n_tensors(g);
+	v->n = 0;
+	v->t = cli_xcalloc(all ? all : 1, sizeof *v->t);
+	v->p = cli_xcalloc(all ? all : 1, sizeof *v->p);
+	v->idx = cli_xcalloc(all ? all : 1, sizeof *v->idx);
+	v->dims = cli_xcalloc(all ? all * ST_GGUF_MAX_DIMS : 1, sizeof *v->dims);
+	for (size_t j = 0; j < all; j++) {
+		if (!shown(sel, j))
+			continue;
+		size_t i = v->n++;
+		const st_gguf_tensor *x = st_gguf_tensor_at(g, j);
+		v->idx[i] = j;
 		uint64_t *d = v->dims + i * ST_GGUF_MAX_DIMS;
 		for (unsigned k = 0; k < x->ndim; k++)
 			d[k] = x->dims[x->ndim - 1 - k];
@@ -153,6 +194,7 @@ static void view_free(struct view *v)
 {
 	free(v->t);
 	free(v->p);
+	free(v->idx);
 	free(v->dims);
 }
 
@@ -169,10 +211,13 @@ static unsigned type_row(unsigned type)
 	return st_ggml_type_name(type) ? type : ST_GGML_TYPE_COUNT;
 }
 
-static void totals(const st_gguf *g, struct totals *t)
+/* The totals of the tensors sel shows (every tensor when NULL). */
+static void totals(const st_gguf *g, const unsigned char *sel, struct totals *t)
 {
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		if (!shown(sel, i))
+			continue;
 		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
 		t->tensors++;
 		t->params += x->n_elements;
@@ -208,7 +253,7 @@ static int file_bits(const struct totals *t, double *bits)
 	return 1;
 }
 
-static void print_type_table(const struct totals *t)
+static void print_type_table(const struct totals *t, int markdown)
 {
 	struct table tab;
 	char c1[32], c2[96], c3[96], c4[32];
@@ -229,24 +274,24 @@ static void print_type_table(const struct totals *t)
 		fmt_type_bits(c4, sizeof c4, d);
 		table_add(&tab, (const char *const[]){name, c1, c2, c3, c4});
 	}
-	table_print(&tab, stdout);
+	md_table_show(&tab, markdown);
 	table_free(&tab);
 }
 
 /* A split set's "file" cell: the part's name, or "N files" for a row. */
-static void part_cell(char *buf, size_t n, const st_gguf *g,
+static void part_cell(char *buf, size_t n, const st_gguf *g, const struct view *v,
                       const layers_row *row)
 {
-	size_t first = st_gguf_tensor_part(g, row->members[0]), parts = 1;
+	size_t first = st_gguf_tensor_part(g, v->idx[row->members[0]]), parts = 1;
 	for (size_t m = 1; m < row->nmembers; m++)
-		if (st_gguf_tensor_part(g, row->members[m]) != first)
+		if (st_gguf_tensor_part(g, v->idx[row->members[m]]) != first)
 			parts++;
 	if (parts > 1) {
 		/* Count each part once. */
 		parts = 0;
 		for (size_t k = 0; k < st_gguf_n_parts(g); k++)
 			for (size_t m = 0; m < row->nmembers; m++)
-				if (st_gguf_tensor_part(g, row->members[m]) == k) {
+				if (st_gguf_tensor_part(g, v->idx[row->members[m]]) == k) {
 					parts++;
 					break;
 				}
@@ -260,7 +305,8 @@ static void part_cell(char *buf, size_t n, const st_gguf *g,
 	free(p);
 }
 
-static void print_tensor_table(const st_gguf *g, const struct view *v, int all)
+static void print_tensor_table(const st_gguf *g, const struct view *v, int all,
+                               int markdown)
 {
 	int split = st_gguf_n_parts(g) > 1;
 	size_t nrows;
@@ -289,16 +335,18 @@ static void print_tensor_table(const st_gguf *g, const struct view *v, int all)
 			         (unsigned long long)t->begin);
 		}
 		if (split) /* offsets count from each part's data: name the part */
-			part_cell(where, sizeof where, g, row);
+			part_cell(where, sizeof where, g, v, row);
 		const char *tl = gguf_type_label((unsigned)t->dtype, type, sizeof type);
 		fmt_type_bits(bits, sizeof bits, (unsigned)t->dtype);
 		table_add(&tab, (const char *const[]){name, tl, bits, shape, params,
 		                                      where});
 		free(name);
 	}
-	table_print(&tab, stdout);
+	md_table_show(&tab, markdown);
 	table_free(&tab);
 	layers_free(rows, nrows);
+	if (markdown) /* a paragraph, not one more row of the table */
+		putchar('\n');
 	printf("shapes are row-major (the file's dims reversed; --json also "
 	       "gives gguf_dims)\n");
 }
@@ -350,21 +398,22 @@ static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
 	}
 }
 
-static st_stats *compute_stats(const st_gguf *g)
+static st_stats *compute_stats(const st_gguf *g, const unsigned char *sel)
 {
 	size_t n = st_gguf_n_tensors(g);
 	st_stats *accs = cli_xcalloc(n ? n : 1, sizeof *accs);
 	float *f = cli_xmalloc(STATS_CHUNK * sizeof *f);
 	double *x = cli_xmalloc(STATS_CHUNK * sizeof *x);
 	for (size_t i = 0; i < n; i++)
-		if (decodable(st_gguf_tensor_at(g, i)->type))
+		if (shown(sel, i) && decodable(st_gguf_tensor_at(g, i)->type))
 			tensor_stats(g, i, &accs[i], f, x);
 	free(f);
 	free(x);
 	return accs;
 }
 
-static void print_stats_table(const st_gguf *g, const st_stats *accs)
+static void print_stats_table(const st_gguf *g, const unsigned char *sel,
+                              const st_stats *accs, int markdown)
 {
 	struct table tab;
 	char c[7][48];
@@ -375,6 +424,8 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 	size_t skipped = 0;
 	char buf[32];
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		if (!shown(sel, i))
+			continue;
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 		const st_stats *a = &accs[i];
 		char *name = table_display_name(t->name, t->name_len);
@@ -391,8 +442,10 @@ static void print_stats_table(const st_gguf *g, const st_stats *accs)
 		                                      c[3], c[4], c[5], c[6]});
 		free(name);
 	}
-	table_print(&tab, stdout);
+	md_table_show(&tab, markdown);
 	table_free(&tab);
+	if (skipped && markdown)
+		putchar('\n');
 	if (skipped)
 		printf("note: no statistics for %zu tensor%s of a type libst does "
 		       "not know: %s values were not read\n", skipped,
@@ -429,36 +482,69 @@ static void print_file(const st_gguf *g, int all)
 	}
 }
 
-static void print_summary(const char *path, const st_gguf *g, int all,
-                          const st_stats *accs)
+/* The bits/weight of t as the summary shows it, "-" without a known type. */
+static void fmt_bits(char *buf, size_t n, const struct totals *t)
+{
+	double bits;
+	if (file_bits(t, &bits))
+		snprintf(buf, n, "%.4g", bits);
+	else
+		snprintf(buf, n, "-");
+}
+
+/* The text summary's head: the files, then the whole's totals. */
+static void print_head(const char *path, const st_gguf *g, const struct gguf_info_view *v,
+                       const struct totals *all, const struct totals *t)
 {
 	char *p = cli_printable(path, strlen(path));
 	table_print_kv("path:", p);
 	free(p);
 	for (size_t k = 0; k < st_gguf_n_parts(g); k++)
-		print_file(st_gguf_part(g, k), all);
-	struct totals t;
-	totals(g, &t);
-	table_print_totals(t.tensors, t.params, t.bytes);
+		print_file(st_gguf_part(g, k), v->all);
+	table_print_totals(all->tensors, all->params, all->bytes);
+	if (all->tensors == 0)
+		return;
+	char buf[32];
+	fmt_bits(buf, sizeof buf, all);
+	table_print_kv("bits/weight:", buf);
+	if (v->n_globs)
+		table_print_selected(t->tensors, all->tensors, t->params, t->bytes);
+}
+
+/* --markdown's head: the title and a totals table (the selection's too). */
+static void print_markdown_head(const char *path, const struct gguf_info_view *v,
+                                const struct totals *all, const struct totals *t)
+{
+	char b1[32], b2[32];
+	fmt_bits(b1, sizeof b1, all);
+	fmt_bits(b2, sizeof b2, t);
+	struct md_counts a = {all->tensors, all->params, all->bytes, b1};
+	struct md_counts s = {t->tensors, t->params, t->bytes, b2};
+	md_head(path, &a, v->n_globs ? &s : NULL);
+}
+
+static void print_summary(const char *path, const st_gguf *g, const struct gguf_info_view *v,
+                          const unsigned char *sel, const st_stats *accs)
+{
+	struct totals all, t;
+	totals(g, NULL, &all);
+	totals(g, sel, &t);
+	if (v->markdown)
+		print_markdown_head(path, v, &all, &t);
+	else
+		print_head(path, g, v, &all, &t);
 	if (t.tensors == 0)
 		return;
-	double bits;
-	char buf[32];
-	if (file_bits(&t, &bits))
-		snprintf(buf, sizeof buf, "%.4g", bits);
-	else
-		snprintf(buf, sizeof buf, "-");
-	table_print_kv("bits/weight:", buf);
 	putchar('\n');
-	print_type_table(&t);
+	print_type_table(&t, v->markdown);
 	putchar('\n');
 	if (accs) {
-		print_stats_table(g, accs);
+		print_stats_table(g, sel, accs, v->markdown);
 	} else {
-		struct view v;
-		view_make(&v, g);
-		print_tensor_table(g, &v, all);
-		view_free(&v);
+		struct view tv;
+		view_make(&tv, g, sel);
+		print_tensor_table(g, &tv, v->all, v->markdown);
+		view_free(&tv);
 	}
 }
 
@@ -543,7 +629,7 @@ static void json_type_bits(unsigned type)
 }
 
 static void print_json(const char *path, const st_gguf *g, int all,
-                       const st_stats *accs)
+                       const unsigned char *sel, const st_stats *accs)
 {
 	printf("{\n  \"schema\": %d,\n  \"format\": \"gguf\",\n  \"files\": [\n",
 	       CLI_JSON_SCHEMA);
@@ -564,8 +650,13 @@ static void print_json(const char *path, const st_gguf *g, int all,
 	printf("  ],\n");
 	json_metadata(g, all);
 	printf("  \"tensors\": [\n");
-	size_t n = st_gguf_n_tensors(g);
+	size_t n = st_gguf_n_tensors(g), left = 0;
+	for (size_t i = 0; i < n; i++)
+		left += shown(sel, i) ? 1 : 0;
 	for (size_t i = 0; i < n; i++) {
+		if (!shown(sel, i))
+			continue;
+		left--;
 		const st_gguf_tensor *x = st_gguf_tensor_at(g, i);
 		printf("    {\"name\": ");
 		cli_json_string(stdout, x->name, x->name_len);
@@ -600,10 +691,10 @@ static void print_json(const char *path, const st_gguf *g, int all,
 			else
 				printf(", \"stats\": null");
 		}
-		printf("}%s\n", i + 1 < n ? "," : "");
+		printf("}%s\n", left ? "," : "");
 	}
 	struct totals t;
-	totals(g, &t);
+	totals(g, sel, &t);
 	printf("  ],\n  \"total\": {\"tensors\": %llu, \"parameters\": %llu, "
 	       "\"bytes\": %llu, \"bits_per_weight\": ",
 	       (unsigned long long)t.tensors, (unsigned long long)t.params,
@@ -631,8 +722,7 @@ static void print_json(const char *path, const st_gguf *g, int all,
 	printf("}}\n}\n");
 }
 
-int gguf_info_describe(const char *path, int all, int json, int stats,
-                       int *printed)
+int gguf_info_describe(const char *path, const struct gguf_info_view *v, int *printed)
 {
 	st_gguf *g;
 	st_error err;
@@ -640,17 +730,25 @@ int gguf_info_describe(const char *path, int all, int json, int stats,
 		cli_error_path(path, &err);
 		return CLI_ERROR;
 	}
-	st_stats *accs = stats ? compute_stats(g) : NULL;
-	if (!json && *printed)
+	unsigned char *sel;
+	size_t n_sel = select_tensors(g, v->globs, v->n_globs, &sel);
+	if (v->n_globs && n_sel == 0) {
+		free(sel);
+		st_gguf_close(g);
+		return GGUF_INFO_NO_MATCH;
+	}
+	st_stats *accs = v->stats ? compute_stats(g, sel) : NULL;
+	if (!v->json && *printed)
 		putchar('\n');
-	if (json && *printed)
+	if (v->json && *printed)
 		fputs(",\n", stdout);
 	*printed = 1;
-	if (json)
-		print_json(path, g, all, accs);
+	if (v->json)
+		print_json(path, g, v->all, sel, accs);
 	else
-		print_summary(path, g, all, accs);
+		print_summary(path, g, v, sel, accs);
 	free(accs);
+	free(sel);
 	st_gguf_close(g);
 	return CLI_OK;
 }

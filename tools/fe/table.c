@@ -173,6 +173,16 @@ void table_print_totals(uint64_t tensors, uint64_t params, uint64_t bytes)
 	table_print_kv("bytes:", buf);
 }
 
+void table_print_selected(uint64_t n_sel, uint64_t tensors, uint64_t params, uint64_t bytes)
+{
+	char line[256], p[96], b[96];
+	table_fmt_full(p, sizeof p, params, 0);
+	table_fmt_full(b, sizeof b, bytes, 1);
+	snprintf(line, sizeof line, "%llu of %llu tensors, %s parameters, %s",
+	         (unsigned long long)n_sel, (unsigned long long)tensors, p, b);
+	table_print_kv("selected:", line);
+}
+
 void table_fmt_stat(char *buf, size_t size, double v)
 {
 	snprintf(buf, size, "%.6g", v);

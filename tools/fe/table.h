@@ -51,6 +51,9 @@ void table_free(struct table *t);
 void table_print_kv(const char *key, const char *value);
 /* The summary's "tensors:", "parameters:" and "bytes:" lines. */
 void table_print_totals(uint64_t tensors, uint64_t params, uint64_t bytes);
+/* With --tensors, under them: "selected:  N_SEL of TENSORS tensors, PARAMS
+ * parameters, BYTES", the selection's figures against the whole's count. */
+void table_print_selected(uint64_t n_sel, uint64_t tensors, uint64_t params, uint64_t bytes);
 /* A statistic as a table shows it ("%.6g"). */
 void table_fmt_stat(char *buf, size_t size, double v);
 /* A statistics row's cells: min, max, mean, std ("-" when no finite

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fe/cli.h"
+#include "fe/markdown.h"
 #include "fe/table.h"
 
 /* The dtypes a model is loaded in, as the table lists them. */
@@ -108,7 +109,7 @@ static void print_human(const char *path, const struct memory *m, uint64_t conte
 {
 	char buf[256], c[4][96];
 	if (markdown) {
-		stinfo_markdown_title(path);
+		md_title(path);
 	} else {
 		char *p = cli_printable(path, strlen(path));
 		table_print_kv("path:", p);
@@ -155,7 +156,7 @@ static void print_human(const char *path, const struct memory *m, uint64_t conte
 		table_add(&tab,
 		          (const char *const[]){st_dtype_name(LOAD_AS[k]), c[0], c[1], c[2], c[3]});
 	}
-	stinfo_table_print(&tab, markdown);
+	md_table_show(&tab, markdown);
 	table_free(&tab);
 	if (!markdown)
 		printf("note: floats counted in each dtype; integers and quantized layouts as "

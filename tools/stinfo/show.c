@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fe/cli.h"
+#include "fe/markdown.h"
 #include "common/inventory.h"
 #include "common/layers.h"
 #include "common/quant_info.h"
@@ -207,7 +208,7 @@ static void print_dtype_table(const struct stinfo_totals *t, int markdown)
 		table_fmt_full(c3, sizeof c3, t->by[d].bytes, 1);
 		table_add(&tab, (const char *const[]){st_dtype_name((st_dtype)d), c1, c2, c3});
 	}
-	stinfo_table_print(&tab, markdown);
+	md_table_show(&tab, markdown);
 	table_free(&tab);
 }
 
@@ -272,7 +273,7 @@ static void print_tensor_table(const st_checkpoint *ck, const struct stinfo_view
 		free(wherep);
 		free(name);
 	}
-	stinfo_table_print(&tab, v->markdown);
+	md_table_show(&tab, v->markdown);
 	table_free(&tab);
 	layers_free(rows, nrows);
 	free(idx);
@@ -305,7 +306,7 @@ static void print_stats_table(const st_checkpoint *ck, const struct stinfo_view 
 		                                      c[1], c[2], c[3], c[4], c[5], c[6]});
 		free(name);
 	}
-	stinfo_table_print(&tab, v->markdown);
+	md_table_show(&tab, v->markdown);
 	table_free(&tab);
 	/* Say once which dtypes had no statistics, rather than leave a bare "-". */
 	int skipped[ST_DTYPE_COUNT] = {0};
@@ -368,18 +369,6 @@ void stinfo_quant(const st_checkpoint *ck, int json)
 	st_quant_summary_free(&q);
 }
 
-/* With --tensors: what the selection holds, under the whole's totals. */
-static void print_selected(const struct stinfo_view *v, const struct stinfo_totals *all,
-                           const struct stinfo_totals *t)
-{
-	char line[256], p[96], b[96];
-	table_fmt_full(p, sizeof p, t->params, 0);
-	table_fmt_full(b, sizeof b, t->bytes, 1);
-	snprintf(line, sizeof line, "%zu of %llu tensors, %s parameters, %s", v->n_sel,
-	         (unsigned long long)all->tensors, p, b);
-	table_print_kv("selected:", line);
-}
-
 void stinfo_summary(const char *path, const st_checkpoint *ck, const struct stinfo_view *v,
                     const st_stats *accs)
 {
@@ -387,7 +376,9 @@ void stinfo_summary(const char *path, const st_checkpoint *ck, const struct stin
 	stinfo_totals(ck, NULL, &all);
 	stinfo_totals(ck, v->sel, &t);
 	if (v->markdown) {
-		stinfo_markdown_head(path, &all, v->sel ? &t : NULL);
+		struct md_counts a = {all.tensors, all.params, all.bytes, NULL};
+		struct md_counts s = {t.tensors, t.params, t.bytes, NULL};
+		md_head(path, &a, v->sel ? &s : NULL);
 	} else {
 		char *p = cli_printable(path, strlen(path));
 		table_print_kv("path:", p);
@@ -395,7 +386,7 @@ void stinfo_summary(const char *path, const st_checkpoint *ck, const struct stin
 		print_files(ck, v->verbose);
 		table_print_totals(all.tensors, all.params, all.bytes);
 		if (v->sel)
-			print_selected(v, &all, &t);
+			table_print_selected(v->n_sel, all.tensors, t.params, t.bytes);
 		stinfo_quant(ck, 0);
 		stinfo_inventory(ck, 0);
 	}

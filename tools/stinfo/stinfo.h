@@ -53,7 +53,7 @@ int stinfo_stats(st_checkpoint *ck, const unsigned char *sel, int threads, st_st
 struct stinfo_view {
 	int all;                  /* every tensor, no repeated layers compacted */
 	int verbose;              /* every shard's header, data and metadata */
-	int markdown;             /* GitHub tables (markdown.c) */
+	int markdown;             /* GitHub tables (fe/markdown.h) */
 	const unsigned char *sel; /* the tensors shown (stinfo_shown) */
 	size_t n_sel;             /* how many sel shows */
 };
@@ -120,18 +120,5 @@ int stinfo_memory_gguf(const char *path, uint64_t context, int json, int markdow
  */
 int stinfo_dump(st_checkpoint *ck, const char *path, const char *name, const char *output);
 int stinfo_dump_gguf(const char *path, const char *name, const char *output);
-
-/* ---- markdown.c --------------------------------------------------------- */
-
-struct table;
-
-/* Table t on stdout: aligned text, or (markdown) a GitHub table. */
-void stinfo_table_print(struct table *t, int markdown);
-/* --markdown's title line: "### PATH", escaped. */
-void stinfo_markdown_title(const char *path);
-/* --markdown's heading: the title, and a table of the totals (all) and,
- * with --tensors, of the selection (sel; NULL without). */
-void stinfo_markdown_head(const char *path, const struct stinfo_totals *all,
-                          const struct stinfo_totals *sel);
 
 #endif

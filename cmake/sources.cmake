@@ -94,6 +94,7 @@ set(ST_COMMON_SOURCES
   tools/common/gguf_info.c
   tools/common/inventory.c
   tools/common/layers.c
+  tools/common/markdown.c
   tools/common/order.c
   tools/common/quant_info.c
   tools/common/quantize.c

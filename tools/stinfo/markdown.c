@@ -2,7 +2,8 @@
  * markdown.c - stinfo --markdown (stinfo.h): the summary's tables as
  * GitHub-flavoured Markdown, to paste into a model card or a pull request.
  * The cells are the ones the text tables print (printable already, from
- * cli_printable); here they only lose what Markdown would read as markup.
+ * cli_printable); common/markdown.c takes away what Markdown would read
+ * as markup.
  */
 #include "stinfo/stinfo.h"
 
@@ -10,25 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/markdown.h"
 #include "fe/cli.h"
 #include "fe/table.h"
-
-/*
- * A cell as Markdown text: a backslash before each character a table
- * cell or inline markup would take for syntax ('|' ends a cell, '_' and
- * '*' emphasise, '`' opens code, '<' HTML, '~' strikes out; '[' a link,
- * only in a cell that holds "](" so shapes stay [4, 12]), so a tensor
- * named h_0|x shows as typed.
- */
-static void md_cell(FILE *f, const char *s)
-{
-	int link = strstr(s, "](") != NULL;
-	for (; *s; s++) {
-		if (strchr("\\|*_`<~", *s) || (link && *s == '['))
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-}
 
 void stinfo_table_print(struct table *t, int markdown)
 {
@@ -39,7 +24,7 @@ void stinfo_table_print(struct table *t, int markdown)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			fputs(c ? " | " : "| ", stdout);
-			md_cell(stdout, t->cells[r * t->ncols + c]);
+			markdown_cell(stdout, t->cells[r * t->ncols + c]);
 		}
 		fputs(" |\n", stdout);
 		if (r == 0) {
@@ -54,7 +39,7 @@ void stinfo_markdown_title(const char *path)
 {
 	char *p = cli_printable(path, strlen(path));
 	fputs("### ", stdout);
-	md_cell(stdout, p);
+	markdown_cell(stdout, p);
 	fputs("\n\n", stdout);
 	free(p);
 }

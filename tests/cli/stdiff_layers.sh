@@ -96,6 +96,8 @@ golden stdiff/layers_broken_v_markdown 1 "$S" -v --markdown s1 broken
 run md_json 2 "$S" --markdown --json s1 s2
 expect_err md_json '^stdiff: --json cannot be combined with --markdown$'
 run md_first 2 "$S" --markdown --first s1 s2
+run md_quiet 1 "$S" -q --markdown s1 s2
+[ -s "$TMP/md_quiet.out" ] && fail "-q --markdown: stdout not empty" || ok
 # JSON is unchanged: one entry per tensor.
 run layers_json 1 "$S" --json s1 s2
 [ "$(grep -o '"name": "h\.[0-3]\.attn\.c_attn\.weight"' "$TMP/layers_json.out" | wc -l)" = 4 ] && ok ||

@@ -163,7 +163,8 @@ static int write_st(const st_gguf *g, const char *path, int fd, const st_gguf_co
 	if (rc == ST_OK)
 		rc = write_order(g, o, order, dt, err);
 	if (rc == ST_OK)
-		rc = fd >= 0 ? st_writer_open_fd(p.w, fd, path, err) : st_writer_open(p.w, path, err);
+		rc = fd >= 0 ? st_writer_open_fd(p.w, fd, path, err)
+		             : st_writer_open(p.w, path, err);
 	for (size_t k = 0; rc == ST_OK && k < n; k++)
 		rc = pump_tensor(&p, g, order[k], dt[order[k]], err);
 	if (rc == ST_OK)

@@ -755,6 +755,35 @@ static int fail(st_writer *w, st_error *err, int errnum, const char *what)
 	return rc;
 }
 
+/* The header built, the name kept for messages, the write buffer. */
+static int start_output(st_writer *w, const char *name, st_error *err)
+{
+	int rc = build_header(w, err);
+	if (rc != ST_OK)
+		return rc;
+	w->path = dup_bytes(name, strlen(name));
+	w->buf = malloc(WBUF_SIZE);
+	if (!w->path || !w->buf) {
+		free(w->path);
+		free(w->buf);
+		w->path = w->buf = NULL;
+		return st__error(err, ST_ENOMEM, "%s: out of memory", name);
+	}
+	return ST_OK;
+}
+
+/* The header, first bytes of the output. */
+static int write_header(st_writer *w, st_error *err)
+{
+	int e;
+	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
+		return fail(w, err, e, "write");
+	w->written = 0;
+	w->out_pos = w->wb_from = w->header.len;
+	w->blen = 0;
+	return ST_OK;
+}
+
 int st_writer_open(st_writer *w, const char *path, st_error *err)
 {
 	if (!path || !*path)
@@ -764,18 +793,9 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 	const char *slash = strrchr(path, '/');
 	if (slash && !slash[1])
 		return st__error(err, ST_EINVAL, "%s: output path names a directory", path);
-	int rc = build_header(w, err);
+	int rc = start_output(w, path, err);
 	if (rc != ST_OK)
 		return rc;
-
-	w->path = dup_bytes(path, strlen(path));
-	w->buf = malloc(WBUF_SIZE);
-	if (!w->path || !w->buf) {
-		free(w->path);
-		free(w->buf);
-		w->path = w->buf = NULL;
-		return st__error(err, ST_ENOMEM, "%s: out of memory", path);
-	}
 	rc = st_atomic_open(&w->file, path, err);
 	if (rc != ST_OK) {
 		/* Nothing was created: the writer may be opened again elsewhere. */
@@ -788,13 +808,7 @@ int st_writer_open(st_writer *w, const char *path, st_error *err)
 	w->state = W_OPEN;
 	if (w->mode >= 0 && fchmod(w->fd, (mode_t)w->mode) != 0)
 		return fail(w, err, errno, "set the mode of");
-	int e;
-	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
-		return fail(w, err, e, "write");
-	w->written = 0;
-	w->out_pos = w->wb_from = w->header.len;
-	w->blen = 0;
-	return ST_OK;
+	return write_header(w, err);
 }
 
 int st_writer_open_fd(st_writer *w, int fd, const char *name, st_error *err)
@@ -802,28 +816,14 @@ int st_writer_open_fd(st_writer *w, int fd, const char *name, st_error *err)
 	ST__REQUIRE(fd >= 0 && name);
 	if (w->state != W_BUILD)
 		return st__error(err, ST_ESTATE, "%s: the writer was already opened", name);
-	int rc = build_header(w, err);
+	int rc = start_output(w, name, err);
 	if (rc != ST_OK)
 		return rc;
-	w->path = dup_bytes(name, strlen(name));
-	w->buf = malloc(WBUF_SIZE);
-	if (!w->path || !w->buf) {
-		free(w->path);
-		free(w->buf);
-		w->path = w->buf = NULL;
-		return st__error(err, ST_ENOMEM, "%s: out of memory", name);
-	}
 	w->fd = fd;
 	w->to_fd = 1;
 	w->writeback_every = 0; /* a pipe has no pages to write back */
 	w->state = W_OPEN;
-	int e;
-	if ((e = st__write_all(w->fd, w->header.data, w->header.len)) != 0)
-		return fail(w, err, e, "write");
-	w->written = 0;
-	w->out_pos = w->wb_from = w->header.len;
-	w->blen = 0;
-	return ST_OK;
+	return write_header(w, err);
 }
 
 const char *st_writer_temp_path(const st_writer *w)

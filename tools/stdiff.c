@@ -33,7 +33,8 @@
 struct opts {
 	st_diff_opts d; /* what libst is asked */
 	double rtol, atol; /* d.rtol and d.atol point here when given */
-	bool quiet, json, verbose, first;
+	bool quiet, json, markdown, first;
+	int verbose; /* -v: every pair, folded by layer; -vv: one line each */
 	bool map_gpt2; /* --map gpt2: a GGUF against a checkpoint */
 	int threads;
 	const char **globs, **prefixes; /* d.globs and d.prefixes */
@@ -87,10 +88,17 @@ static void usage(void)
 "                        order; report the first one missing from B, changed\n"
 "                        in shape or outside tolerance, and stop (with\n"
 "                        --json: as one JSON document)\n"
-"  -v, --verbose         list every tensor (default: only what differs, and\n"
-"                        dtype changes in one line per pair of dtypes)\n"
+"  -v, --verbose         list every pair compared (default: only what\n"
+"                        differs, and dtype changes in one line per pair of\n"
+"                        dtypes); either way pairs whose names differ only\n"
+"                        in layer numbers and that compare alike are one\n"
+"                        line, h.{0..47}.attn.c_attn.weight, with the worst\n"
+"                        figures; -vv: one line per tensor\n"
 "  -q, -s, --quiet       print nothing; the exit status says it all\n"
-"      --json            one JSON document on stdout\n"
+"      --json            one JSON document on stdout (one entry per tensor)\n"
+"      --markdown        the report as GitHub Markdown, for a model card or\n"
+"                        a pull request: the lines as a table (tensors,\n"
+"                        dtypes, verdict, max abs, max rel), then the summary\n"
 "      --map gpt2        A or B is a GPT-2 GGUF file (llama.cpp's names and\n"
 "                        layouts): compare it with the other, a checkpoint,\n"
 "                        through the GPT-2 name map, transposes included;\n"
@@ -108,7 +116,7 @@ static void usage(void)
 }
 
 enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_FIRST,
-       OPT_MAP };
+       OPT_MAP, OPT_MARKDOWN };
 
 static void parse_args(int argc, char **argv, struct opts *o,
                        const char **pa, const char **pb)
@@ -125,6 +133,7 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		{"quiet", no_argument, NULL, 'q'},
 		{"silent", no_argument, NULL, 's'},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"markdown", no_argument, NULL, OPT_MARKDOWN},
 		{"first", no_argument, NULL, OPT_FIRST},
 		{"map", required_argument, NULL, OPT_MAP},
 		{"help", no_argument, NULL, 'h'},
@@ -152,9 +161,10 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		case 't': o->globs[o->d.n_globs++] = optarg; break;
 		case 'p': o->prefixes[o->d.n_prefixes++] = optarg; break;
 		case 'j': o->threads = cli_opt_threads(optarg, MAX_THREADS); break;
-		case 'v': o->verbose = true; break;
+		case 'v': o->verbose++; break;
 		case 'q': case 's': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
+		case OPT_MARKDOWN: o->markdown = true; break;
 		case OPT_FIRST: o->first = true; break;
 		case OPT_MAP:
 			if (strcmp(optarg, "gpt2"))
@@ -168,8 +178,10 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	}
 	if (o->d.exact && (o->d.rtol || o->d.atol))
 		cli_usage_error("--exact cannot be combined with --rtol or --atol");
-	if (o->first && o->d.names_only)
-		cli_usage_error("--first cannot be combined with --names-only");
+	if (o->first && (o->d.names_only || o->markdown))
+		cli_usage_error("--first cannot be combined with --markdown or --names-only");
+	if (o->json && o->markdown)
+		cli_usage_error("--json cannot be combined with --markdown");
 	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"A", "B"});
 	*pa = argv[optind];
 	*pb = argv[optind + 1];
@@ -231,11 +243,11 @@ int main(int argc, char **argv)
 	if (!o.map_gpt2 && ga != gb)
 		o.map_gpt2 = gguf_arch_map(ga ? path_a : path_b);
 	if (o.map_gpt2 || (ga && gb)) {
-		if (o.d.names_only || o.first || o.d.n_globs || o.d.n_prefixes)
+		if (o.d.names_only || o.first || o.d.n_globs || o.d.n_prefixes || o.markdown)
 			cli_usage_error("%s takes --rtol, --atol, --exact, --json, -v and -q only",
 			                o.map_gpt2 ? "--map gpt2" : "comparing two GGUF files");
 		gguf_diff_opts g = {o.rtol, o.atol, o.d.rtol != NULL, o.d.atol != NULL,
-		                    o.d.exact, o.quiet, o.verbose, o.json};
+		                    o.d.exact, o.quiet, o.verbose > 0, o.json};
 		free(o.globs);
 		free(o.prefixes);
 		return cli_exit(o.map_gpt2 ? gguf_diff_gpt2(path_a, path_b, &g)
@@ -282,6 +294,8 @@ int main(int argc, char **argv)
 		rc = stdiff_print_first(&r, o.quiet);
 	else if (o.json && !o.quiet)
 		diff_json_print(&r);
+	else if (o.markdown && !o.quiet)
+		stdiff_print_markdown(&r, o.verbose, path_a, path_b);
 	else if (!o.quiet)
 		stdiff_print_human(&r, o.verbose);
 

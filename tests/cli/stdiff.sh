@@ -38,7 +38,11 @@ run bad_threads 2 "$S" -j 0 a.safetensors b.safetensors
 # Full report of a pair that differs in every way stdiff knows.
 golden stdiff/a_b 1 "$S" a.safetensors b.safetensors
 golden stdiff/a_b_json 1 "$S" --json a.safetensors b.safetensors
-golden stdiff/a_b_verbose 1 "$S" -v a.safetensors b.safetensors
+golden stdiff/a_b_verbose 1 "$S" -vv a.safetensors b.safetensors
+# -v: every pair, folded by layer (none here); a compared dtype change is its
+# pair's line only.
+golden stdiff/a_b_v 1 "$S" -v a.safetensors b.safetensors
+golden stdiff/a_b_markdown 1 "$S" --markdown a.safetensors b.safetensors
 golden stdiff/a_b_names 1 "$S" --names-only a.safetensors b.safetensors
 golden stdiff/a_b_names_json 1 "$S" --names-only --json a.safetensors b.safetensors
 

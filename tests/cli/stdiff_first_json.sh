@@ -17,5 +17,5 @@ expect_out same '^ "first": null,$'
 run quiet 1 "$S" --first --json -q "$D/trace_ref.safetensors" "$D/trace_interleaved.safetensors"
 if [ -s "$TMP/quiet.out" ]; then fail "quiet: printed"; else ok; fi
 run names 2 "$S" --first --names-only "$D/trace_ref.safetensors" "$D/trace_ref.safetensors"
-expect_err names '^stdiff: --first cannot be combined with --names-only$'
+expect_err names '^stdiff: --first cannot be combined with --markdown or --names-only$'
 finish

@@ -45,8 +45,8 @@ expect_out same '^10 tensors F32 → F8_E4M3, all exactly A quantized; max abs [
 expect_out same '^B is exactly A quantized to F8_E4M3 \(128×128 blocks\)$'
 expect_out same '^28 tensors compared: 18 identical, 10 within tolerance, 0 differ; 0 only in A, 0 only in B, 0 shape changed, 10 dtype changed, 1 config\.json key differs: equal$'
 no_line same '^dtype changed:|^differs:'
-# -v: every weight within E4M3's tolerance and its quantization, one by one.
-run same_v 0 "$SD" -v "$TMP/g" "$TMP/q"
+# -vv: every weight within E4M3's tolerance and its quantization, one by one.
+run same_v 0 "$SD" -vv "$TMP/g" "$TMP/q"
 n=$(grep -Ec "^within tolerance: ($W) \(F32 vs F8_E4M3 dequantized, [0-9]+ elements\): 0 mismatched \(0%\), max abs .*, B is exactly A quantized to F8_E4M3 \(128×128 blocks\)$" "$TMP/same_v.out")
 [ "$n" = 10 ] && ok || fail "same_v: $n of 10 weights exactly quantized"
 [ "$(grep -c '^dtype changed: .*: F32 -> F8_E4M3$' "$TMP/same_v.out")" = 10 ] && ok || fail "same_v: dtype lines"

@@ -40,6 +40,7 @@ static int prev_integer(const layers_row *r, int before)
 
 struct compact_ctx {
 	const st_tensor *const *tensors;
+	const uint64_t *klass; /* a caller's class per tensor, or NULL */
 	layers_row *rows;
 };
 
@@ -53,6 +54,9 @@ static int row_key_cmp(const struct compact_ctx *cc, const layers_row *a,
 	if ((c = cmp_u64((uint64_t)a->cand, (uint64_t)b->cand)))
 		return c;
 	if ((c = cmp_u64(a->ncomps, b->ncomps)))
+		return c;
+	if (cc->klass &&
+	    (c = cmp_u64(cc->klass[a->members[0]], cc->klass[b->members[0]])))
 		return c;
 	const st_tensor *ta = cc->tensors[a->members[0]];
 	const st_tensor *tb = cc->tensors[b->members[0]];
@@ -192,13 +196,20 @@ static int cmp_first_member(const void *pa, const void *pb)
 layers_row *layers_compact(const st_tensor *const *tensors, size_t n, int all,
                            size_t *nrows)
 {
+	return layers_compact_classes(tensors, NULL, n, all, nrows);
+}
+
+layers_row *layers_compact_classes(const st_tensor *const *tensors,
+                                   const uint64_t *klass, size_t n, int all,
+                                   size_t *nrows)
+{
 	layers_row *rows = cli_xcalloc(n, sizeof *rows);
 	for (size_t i = 0; i < n; i++) {
 		row_from_name(&rows[i], tensors[i], i);
 		if (all)
 			rows[i].cand = -1;
 	}
-	struct compact_ctx cc = {tensors, rows};
+	struct compact_ctx cc = {tensors, klass, rows};
 	size_t *idx = cli_xmalloc((n ? n : 1) * sizeof *idx);
 	for (;;) {
 		size_t m = 0;

@@ -43,6 +43,14 @@ typedef struct layers_row {
  */
 layers_row *layers_compact(const st_tensor *const *tensors, size_t n, int all,
                            size_t *nrows);
+/*
+ * The same, and tensors of different classes (klass[i] for tensors[i])
+ * never share a row: stdiff folds only the pairs whose verdicts read
+ * alike. klass NULL: all of one class.
+ */
+layers_row *layers_compact_classes(const st_tensor *const *tensors,
+                                   const uint64_t *klass, size_t n, int all,
+                                   size_t *nrows);
 void layers_free(layers_row *rows, size_t nrows);
 
 /*

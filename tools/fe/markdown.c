@@ -17,7 +17,7 @@
  * only in a cell that holds "](" so shapes stay [4, 12]), so a tensor
  * named h_0|x shows as typed.
  */
-static void md_cell(FILE *f, const char *s)
+void markdown_cell(FILE *f, const char *s)
 {
 	int link = strstr(s, "](") != NULL;
 	for (; *s; s++) {
@@ -36,7 +36,7 @@ void md_table_show(struct table *t, int markdown)
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++) {
 			fputs(c ? " | " : "| ", stdout);
-			md_cell(stdout, t->cells[r * t->ncols + c]);
+			markdown_cell(stdout, t->cells[r * t->ncols + c]);
 		}
 		fputs(" |\n", stdout);
 		if (r == 0) {
@@ -51,7 +51,7 @@ void md_title(const char *path)
 {
 	char *p = cli_printable(path, strlen(path));
 	fputs("### ", stdout);
-	md_cell(stdout, p);
+	markdown_cell(stdout, p);
 	fputs("\n\n", stdout);
 	free(p);
 }

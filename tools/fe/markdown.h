@@ -10,8 +10,19 @@
 #define ST_MARKDOWN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct table;
+
+/*
+ * s (NUL-terminated, printable already: cli_printable) as Markdown text on
+ * f: a backslash before each character a table cell or inline markup would
+ * take for syntax ('|' ends a cell, '_' and '*' emphasise, '`' opens code,
+ * '<' HTML, '~' strikes out; '[' a link, only in a cell that holds "](" so
+ * shapes stay [4, 12]), so a tensor named h_0|x shows as typed. The one
+ * escaping of every --markdown (stinfo's tables, stdiff's).
+ */
+void markdown_cell(FILE *f, const char *s);
 
 /* Table t on stdout: aligned text, or (markdown) a GitHub table. */
 void md_table_show(struct table *t, int markdown);

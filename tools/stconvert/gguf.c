@@ -132,10 +132,9 @@ int stconvert_gguf(const struct stconvert_options *o)
 	st_gguf_convert_options go = {o->c.has_to, o->c.to};
 	st_convert_stats stats = {0, 0};
 	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
-	int rc = strcmp(o->out, "-")
-	             ? st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err)
-	             : st_gguf_write_safetensors_fd(g, STDOUT_FILENO, "<stdout>", &go, &run, &stats,
-	                                            &err);
+	int rc = strcmp(o->out, "-") ? st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err)
+	                             : st_gguf_write_safetensors_fd(g, STDOUT_FILENO, "<stdout>",
+	                                                            &go, &run, &stats, &err);
 	cli_progress_done(&ui.progress);
 	if (rc != ST_OK) {
 		st_gguf_close(g);

@@ -9,9 +9,15 @@
 
 #include <stdbool.h>
 
-/* The text report of r: only-in lines, changes, one line per pair (all
- * of them when verbose), the summary. */
-void stdiff_print_human(const st_diff *r, bool verbose);
+/* The text report of r: only-in lines, changes, the pairs that differ
+ * folded by layer pattern (verbose 1: every pair, folded; 2: one line
+ * each), the summary. */
+void stdiff_print_human(const st_diff *r, int verbose);
+
+/* --markdown: the same pairs as a GitHub table (with what is only on one
+ * side and shape changes), then the tallies and the summary. */
+void stdiff_print_markdown(const st_diff *r, int verbose, const char *path_a,
+                           const char *path_b);
 
 /* --first: the first pair, in the order given, whose values differ;
  * returns the exit code, CLI_OK or CLI_NO (an error exits 2). */

@@ -106,6 +106,16 @@ static const char *encoded_word(const st_diff_pair *p)
 	return p->st.rounded ? "true" : "false";
 }
 
+/* A changed pair's dtypes and shapes: , "dtype_a", "dtype_b", "shape_a", "shape_b". */
+static void json_dtypes_shapes(const st_diff_pair *p)
+{
+	printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"shape_a\": ",
+	       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype));
+	json_shape(p->a->t);
+	fputs(", \"shape_b\": ", stdout);
+	json_shape(p->b->t);
+}
+
 /* A compared pair's entry of "tensors": the keys --map gpt2's entries
  * have, then this mode's own. */
 static void json_pair(const st_diff *r, const st_diff_pair *p)
@@ -234,11 +244,7 @@ void diff_json_print(const st_diff *r)
 		fputs(first ? "\n  {\"name\": " : ",\n  {\"name\": ", stdout);
 		first = false;
 		json_name(p->a->key, p->a->key_len);
-		printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"shape_a\": ",
-		       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype));
-		json_shape(p->a->t);
-		fputs(", \"shape_b\": ", stdout);
-		json_shape(p->b->t);
+		json_dtypes_shapes(p);
 		printf(", \"values_compared\": %s}", p->compared ? "true" : "false");
 	}
 	fputs(first ? "],\n \"metadata\": [" : "\n ],\n \"metadata\": [", stdout);
@@ -315,11 +321,7 @@ int diff_json_first(st_diff *r)
 		printf("{\"position\": %zu, \"kind\": \"%s\", \"name\": ", walked,
 		       !p->same_shape ? "shape_changed" : "not_compared");
 		json_name(p->a->key, p->a->key_len);
-		printf(", \"dtype_a\": \"%s\", \"dtype_b\": \"%s\", \"shape_a\": ",
-		       st_dtype_name(p->a->t->dtype), st_dtype_name(p->b->t->dtype));
-		json_shape(p->a->t);
-		fputs(", \"shape_b\": ", stdout);
-		json_shape(p->b->t);
+		json_dtypes_shapes(p);
 		putchar('}');
 	} else {
 		st_error err;

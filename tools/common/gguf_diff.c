@@ -214,6 +214,53 @@ static void on_progress(void *ctx, uint64_t bytes)
 	cli_progress_add(ctx, bytes);
 }
 
+/* The library's options from stdiff's, progress on prog (started by the caller). */
+static st_diff_opts diff_opts(const gguf_diff_opts *o, cli_progress *prog)
+{
+	st_diff_opts so = {.rtol = o->have_rtol ? &o->rtol : NULL,
+	                   .atol = o->have_atol ? &o->atol : NULL,
+	                   .exact = o->exact,
+	                   .progress = on_progress,
+	                   .ctx = prog};
+	return so;
+}
+
+/* With --json, the lists go to j until finish() prints the document. */
+static void begin(struct tally *tl, struct jout *j, const gguf_diff_opts *o)
+{
+	memset(tl, 0, sizeof *tl);
+	if (o->json && !o->quiet) {
+		jout_open(j);
+		tl->j = j;
+	}
+}
+
+/* A tensor only in A (in_a) or only in B, counted and listed. */
+static void only_in(struct tally *tl, const gguf_diff_opts *o, int in_a, const char *name,
+                    size_t len)
+{
+	*(in_a ? &tl->only_a : &tl->only_b) += 1;
+	if (tl->j)
+		cli_json_string(jitem(tl->j, in_a ? J_ONLY_A : J_ONLY_B), name, len);
+	else if (!o->quiet)
+		print_only(in_a ? "A" : "B", name, len);
+}
+
+/* The document, or the summary line "N tensors compared HOW: ..."; the exit code. */
+static int finish(struct tally *tl, const gguf_diff_opts *o, const char *map, const char *how)
+{
+	int differ = tl->differ || tl->only_a || tl->only_b || tl->shape;
+	if (tl->j)
+		jout_print(tl->j, tl, differ, map);
+	else if (!o->quiet)
+		printf("%zu tensors compared %s: %zu identical, %zu within tolerance, %zu differ; "
+		       "%zu only in A, %zu only in B, %zu shape changed: %s\n",
+		       tl->compared, how, tl->identical, tl->within, tl->differ, tl->only_a,
+		       tl->only_b, tl->shape, differ ? "different" : "equal");
+	tl->j = NULL;
+	return differ ? CLI_NO : CLI_OK;
+}
+
 int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 {
 	int ga = gguf_info_is_gguf(pa), gb = gguf_info_is_gguf(pb);
@@ -233,14 +280,10 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		return CLI_ERROR;
 	}
 	struct tally tl;
-	memset(&tl, 0, sizeof tl);
 	struct jout j;
-	st_diff_opts so = {.rtol = o->have_rtol ? &o->rtol : NULL,
-	                   .atol = o->have_atol ? &o->atol : NULL, .exact = o->exact};
 	cli_progress prog;
 	cli_progress_start(&prog, "comparing", st_checkpoint_data_bytes(ck) + st_gguf_data_size(g));
-	so.progress = on_progress;
-	so.ctx = &prog;
+	st_diff_opts so = diff_opts(o, &prog);
 	st_diff_gguf_item *items;
 	size_t n;
 	int rc = st_diff_gguf_gpt2(ck, g, &so, &items, &n, &e);
@@ -250,48 +293,21 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		rc = CLI_ERROR;
 		goto out;
 	}
-	if (o->json && !o->quiet) {
-		jout_open(&j);
-		tl.j = &j;
-	}
-	const char *side_c = ga ? "B" : "A", *side_g = ga ? "A" : "B";
+	begin(&tl, &j, o);
 	for (size_t i = 0; i < n; i++) {
 		const st_diff_gguf_item *v = &items[i];
 		if (v->kind == ST_DIFF_GGUF_ONLY_CKPT) {
 			const st_tensor *t = st_checkpoint_tensor(ck, v->ck, NULL);
-			char hf[256];
-			snprintf(hf, sizeof hf, "%.*s", (int)t->name_len, t->name);
-			tl.only_a += ga ? 0 : 1;
-			tl.only_b += ga ? 1 : 0;
-			if (tl.j)
-				cli_json_string(jitem(&j, ga ? J_ONLY_B : J_ONLY_A), hf, strlen(hf));
-			else if (!o->quiet)
-				print_only(side_c, hf, strlen(hf));
+			only_in(&tl, o, !ga, t->name, t->name_len);
 		} else if (v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
 			const st_gguf_tensor *gt = st_gguf_tensor_at(g, v->gg);
-			tl.only_a += ga ? 1 : 0;
-			tl.only_b += ga ? 0 : 1;
-			if (tl.j)
-				cli_json_string(jitem(&j, ga ? J_ONLY_A : J_ONLY_B), gt->name,
-				                gt->name_len);
-			else if (!o->quiet)
-				print_only(side_g, gt->name, gt->name_len);
+			only_in(&tl, o, ga, gt->name, gt->name_len);
 		} else {
 			print_pair(ck, g, v, !ga, o, &tl);
 		}
 	}
 	free(items);
-	int differ = tl.differ || tl.only_a || tl.only_b || tl.shape;
-	if (tl.j) {
-		jout_print(&j, &tl, differ, "gpt2");
-		tl.j = NULL;
-	} else if (!o->quiet)
-		printf("%zu tensors compared through the GPT-2 name map: %zu "
-		       "identical, %zu within tolerance, %zu differ; %zu only in A, "
-		       "%zu only in B, %zu shape changed: %s\n", tl.compared,
-		       tl.identical, tl.within, tl.differ, tl.only_a, tl.only_b,
-		       tl.shape, differ ? "different" : "equal");
-	rc = differ ? CLI_NO : CLI_OK;
+	rc = finish(&tl, o, "gpt2", "through the GPT-2 name map");
 out:
 	st_checkpoint_close(ck);
 	st_gguf_close(g);
@@ -416,12 +432,9 @@ int gguf_diff_files(const char *pa, const char *pb, const gguf_diff_opts *o)
 		st_gguf_close(a);
 		return CLI_ERROR;
 	}
-	st_diff_opts so = {.rtol = o->have_rtol ? &o->rtol : NULL,
-	                   .atol = o->have_atol ? &o->atol : NULL, .exact = o->exact};
 	cli_progress prog;
 	cli_progress_start(&prog, "comparing", st_gguf_data_size(a) + st_gguf_data_size(b));
-	so.progress = on_progress;
-	so.ctx = &prog;
+	st_diff_opts so = diff_opts(o, &prog);
 	st_diff_gguf_item *items;
 	size_t n;
 	int rc = st_diff_gguf_files(a, b, &so, &items, &n, &e);
@@ -433,37 +446,22 @@ int gguf_diff_files(const char *pa, const char *pb, const gguf_diff_opts *o)
 		return CLI_ERROR;
 	}
 	struct tally tl;
-	memset(&tl, 0, sizeof tl);
 	struct jout j;
-	if (o->json && !o->quiet) {
-		jout_open(&j);
-		tl.j = &j;
-	}
+	begin(&tl, &j, o);
 	for (size_t i = 0; i < n; i++) {
 		const st_diff_gguf_item *v = &items[i];
-		if (v->kind == ST_DIFF_GGUF_ONLY_CKPT || v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
-			int in_a = v->kind == ST_DIFF_GGUF_ONLY_CKPT;
-			const st_gguf_tensor *t = in_a ? st_gguf_tensor_at(a, v->ck)
-			                               : st_gguf_tensor_at(b, v->gg);
-			*(in_a ? &tl.only_a : &tl.only_b) += 1;
-			if (tl.j)
-				cli_json_string(jitem(&j, in_a ? J_ONLY_A : J_ONLY_B), t->name, t->name_len);
-			else if (!o->quiet)
-				print_only(in_a ? "A" : "B", t->name, t->name_len);
-			continue;
+		if (v->kind == ST_DIFF_GGUF_ONLY_CKPT) {
+			const st_gguf_tensor *t = st_gguf_tensor_at(a, v->ck);
+			only_in(&tl, o, 1, t->name, t->name_len);
+		} else if (v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
+			const st_gguf_tensor *t = st_gguf_tensor_at(b, v->gg);
+			only_in(&tl, o, 0, t->name, t->name_len);
+		} else {
+			files_pair(a, b, v, o, &tl);
 		}
-		files_pair(a, b, v, o, &tl);
 	}
 	free(items);
-	int differ = tl.differ || tl.only_a || tl.only_b || tl.shape;
-	if (tl.j)
-		jout_print(&j, &tl, differ, "names");
-	else if (!o->quiet)
-		printf("%zu tensors compared by name: %zu identical, %zu within tolerance, "
-		       "%zu differ; %zu only in A, %zu only in B, %zu shape changed: %s\n",
-		       tl.compared, tl.identical, tl.within, tl.differ, tl.only_a, tl.only_b,
-		       tl.shape, differ ? "different" : "equal");
 	st_gguf_close(a);
 	st_gguf_close(b);
-	return differ ? CLI_NO : CLI_OK;
+	return finish(&tl, o, "names", "by name");
 }

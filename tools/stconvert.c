@@ -11,7 +11,6 @@
  * the progress bar, exit codes and signals. What it is not: the plan and
  * the data path (st_convert_plan_*, st_convert_write_*).
  */
-#include "common/ckpt.h"
 #include "fe/cli.h"
 #include "stconvert/stconvert.h"
 #include "common/quantize.h"
@@ -446,10 +445,8 @@ int main(int argc, char **argv)
 		return cli_exit(rc);
 	}
 	st_checkpoint *c;
-	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK) {
-		ckpt_error(o.in, &err);
-		exit(CLI_ERROR);
-	}
+	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK)
+		fail(&err);
 	/* What a PyTorch checkpoint's dictionary gave (the first shard's). */
 	const st_torch_info *ti = st_file_torch_info(st_checkpoint_file(c, 0));
 	if (ti && ti->key && ti->key_auto && !o.quiet)

@@ -2,8 +2,8 @@
 # expects a safetensors checkpoint or a model folder and is given a GGUF
 # file, a text file, an HTML page, a Git LFS pointer, an empty or a gzip
 # file answers with one line that names what it found (st_sniff), exit 2,
-# and no output file; for a GGUF file, with the command that reads it
-# (stinfo reads it and stconvert converts it).
+# and no output file. stinfo, stdiff and stconvert read a GGUF file
+# themselves; gpt2run and strun name the command that converts one.
 . "$(dirname "$0")/lib.bash"
 export ST_NO_PROGRESS=1
 

@@ -8,31 +8,6 @@
 
 #include "fe/cli.h"
 
-/*
- * The next step for a file of this kind, which the checkpoint open
- * refused, in the words of the running tool; NULL when the library's
- * message says all there is.
- */
-static const char *next_step(int kind)
-{
-	if (kind != ST_KIND_GGUF)
-		return NULL;
-	return "'stinfo FILE.gguf' reads it, stdiff compares it, stconvert converts it";
-}
-
-void ckpt_error(const char *path, const st_error *err)
-{
-	int kind;
-	st_error e;
-	const char *step = NULL;
-	if (err->code == ST_EFORMAT && st_sniff_path(path, &kind, &e) == ST_OK)
-		step = next_step(kind);
-	if (step && err->message[0])
-		cli_warn("%s; %s", err->message, step);
-	else
-		cli_error_path(path, err);
-}
-
 int ckpt_open(st_checkpoint **ck, const char *path)
 {
 	return ckpt_open_key(ck, path, NULL, 0);
@@ -46,6 +21,6 @@ int ckpt_open_key(st_checkpoint **ck, const char *path,
 	                                &err);
 	if (rc == ST_OK)
 		return CLI_OK;
-	ckpt_error(path, &err);
+	cli_error_path(path, &err);
 	return CLI_ERROR;
 }

@@ -16,11 +16,6 @@
  * (cli_error_path).
  */
 int ckpt_open(st_checkpoint **ck, const char *path);
-/*
- * Print why opening PATH failed (cli_error_path), with the next step
- * when the file is of a kind another command reads (a GGUF file).
- */
-void ckpt_error(const char *path, const st_error *err);
 /* The same reading a PyTorch checkpoint's sub-dictionary (--key). */
 int ckpt_open_key(st_checkpoint **ck, const char *path,
                   const char *const *keys, size_t n_keys);

@@ -611,7 +611,8 @@ char *cli_ascii_fallback(char *s)
 	return s;
 }
 
-int cli_progress_wanted(void)
+/* Whether a progress bar would show (stderr a terminal, no opt-out). */
+static int progress_wanted(void)
 {
 	const char *no = getenv("ST_NO_PROGRESS");
 	return isatty(STDERR_FILENO) && !(no && *no);
@@ -620,7 +621,7 @@ int cli_progress_wanted(void)
 void cli_progress_start(cli_progress *p, const char *label, uint64_t total)
 {
 	memset(p, 0, sizeof *p);
-	p->enabled = cli_progress_wanted();
+	p->enabled = progress_wanted();
 	const char *term = getenv("TERM");
 	p->dumb = !term || !*term || !strcmp(term, "dumb");
 	p->total = total;

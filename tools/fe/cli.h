@@ -172,8 +172,6 @@ void cli_progress_done(cli_progress *p);
  * "" when secs is negative, NaN or 100 hours or more.
  */
 void cli_fmt_eta(char *out, size_t size, double secs);
-/* Whether a progress bar would show (stderr a terminal, no opt-out). */
-int cli_progress_wanted(void);
 /*
  * Whether LC_ALL, else LC_CTYPE, else LANG names a UTF-8 locale; the tools
  * print their own non-ASCII symbols only then. cli_arrow: the arrow, "->"

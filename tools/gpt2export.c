@@ -44,7 +44,7 @@ static void usage(void)
 "exactly unless --dtype asks for a narrower type. Memory: about one tensor.\n"
 "\n"
 "Options:\n"
-"  -d, --dtype D         output dtype: f32, bf16, or f16 (snapshots only);\n"
+"      --dtype D         output dtype: f32, bf16, or f16 (snapshots only);\n"
 "                        default: as the source (a .bin is bf16, version 5,\n"
 "                        only when every parameter is bf16)\n"
 "      --check           after exporting, run the source and the result on\n"
@@ -57,6 +57,8 @@ static void usage(void)
 "  -f, --force           replace an existing OUT (a file, or a folder that\n"
 "                        holds anything; an empty folder is written into)\n"
 "  -q, --quiet           no warnings\n"
+"  -h, --help            show this help and exit\n"
+"  -V, --version         show the version and exit\n"
 "\n"
 "GGUF (llama.cpp): an OUT ending in .gguf gets the snapshot as llama.cpp's\n"
 "converter writes it (architecture gpt2, its tokenizer, llama.cpp's tensor\n"
@@ -66,8 +68,6 @@ static void usage(void)
 "An IN ending in .gguf (a GPT-2 GGUF) makes the snapshot folder OUT back:\n"
 "HF names and layouts, Q8_0 dequantized, --dtype as asked (default: the\n"
 "matrices' type, F32 for Q8_0), the tokenizer files rebuilt from the file.\n"
-"  -h, --help            show this help and exit\n"
-"      --version         show the version and exit\n"
 "\n"
 "Random snapshots (GPT-2's initialisation: normal(0, 0.02), residual\n"
 "projections 0.02/sqrt(2*layers), biases 0, LayerNorm weights 1; the same\n"
@@ -87,12 +87,11 @@ static void usage(void)
 
 enum {
 	OPT_CHECK = 256, OPT_TOKENIZER, OPT_NO_TOKENIZER, OPT_RANDOM, OPT_LAYERS,
-	OPT_HEADS, OPT_WIDTH, OPT_VOCAB, OPT_CONTEXT, OPT_SEED, OPT_HELP,
-	OPT_VERSION, OPT_TYPE
+	OPT_HEADS, OPT_WIDTH, OPT_VOCAB, OPT_CONTEXT, OPT_SEED, OPT_TYPE
 };
 
 static const struct option options[] = {
-	{"dtype", required_argument, NULL, 'd'},
+	{"dtype", required_argument, NULL, 'D'},
 	{"type", required_argument, NULL, OPT_TYPE},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"tokenizer", required_argument, NULL, OPT_TOKENIZER},
@@ -106,8 +105,8 @@ static const struct option options[] = {
 	{"vocab", required_argument, NULL, OPT_VOCAB},
 	{"context", required_argument, NULL, OPT_CONTEXT},
 	{"seed", required_argument, NULL, OPT_SEED},
-	{"help", no_argument, NULL, OPT_HELP},
-	{"version", no_argument, NULL, OPT_VERSION},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -231,9 +230,9 @@ int main(int argc, char **argv)
 	int random_opts = 0, gguf_type = -1;
 	uint64_t seed = 0;
 	int c;
-	while ((c = cli_getopt(argc, argv, "d:fqh", options)) != -1) {
+	while ((c = cli_getopt(argc, argv, "fqhV", options)) != -1) {
 		switch (c) {
-		case 'd':
+		case 'D':
 			dtype = gpt2_dtype_parse(optarg);
 			if (dtype < 0)
 				cli_usage_error("--dtype: unknown dtype '%s' (expected "
@@ -257,9 +256,8 @@ int main(int argc, char **argv)
 				                "integer", optarg);
 			random_opts++;
 			break;
-		case 'h':
-		case OPT_HELP: usage(); return cli_exit(CLI_OK);
-		case OPT_VERSION: cli_version();
+		case 'h': usage(); return cli_exit(CLI_OK);
+		case 'V': cli_version();
 		}
 	}
 	if (tokenizer && no_tokenizer)

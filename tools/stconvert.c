@@ -94,9 +94,9 @@ static void usage(void)
 "                          which match IN's names) and the shard index; two\n"
 "                          tensors written under one name are an error\n"
 "      --strip-prefix P    --rename P= : drop the prefix P (e.g. model.)\n"
-"  -m, --metadata KEY=VALUE  add or replace a __metadata__ entry\n"
+"      --metadata KEY=VALUE  add or replace a __metadata__ entry\n"
 "                          (repeatable); the input's metadata is kept\n"
-"  -s, --shard-size SIZE   split the output into shards of at most SIZE\n"
+"      --shard-size SIZE   split the output into shards of at most SIZE\n"
 "                          bytes of tensor data (5GB decimal, 4GiB binary),\n"
 "                          greedily in canonical order as huggingface_hub\n"
 "                          does; needs a directory OUT. Without it a\n"
@@ -108,6 +108,8 @@ static void usage(void)
 "  -f, --force             replace an existing OUT (OUT may be IN)\n"
 "  -v, --verbose           report every tensor, and the files copied\n"
 "  -q, --quiet             no report\n"
+"  -j, --threads N         worker threads (default: CPUs online, at most 4;\n"
+"                          a GGUF IN is decoded on one)\n"
 "  -h, --help              print this help and exit\n"
 "  -V, --version           print the version and exit\n"
 "\n"
@@ -127,11 +129,12 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	static const struct option longs[] = {
 		{"to", required_argument, NULL, 't'},      {"keep", required_argument, NULL, 'k'},
 		{"drop", required_argument, NULL, 'd'},    {"key", required_argument, NULL, 'K'},
-		{"metadata", required_argument, NULL, 'm'}, {"shard-size", required_argument, NULL, 's'},
+		{"metadata", required_argument, NULL, 'M'}, {"shard-size", required_argument, NULL, 'S'},
 		{"block", required_argument, NULL, 'B'},   {"force", no_argument, NULL, 'f'},
 		{"rename", required_argument, NULL, 'R'},  {"strip-prefix", required_argument, NULL, 'P'},
 		{"verbose", no_argument, NULL, 'v'},       {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
+		{"threads", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
@@ -144,7 +147,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	o->rename_arg = cli_xcalloc((size_t)argc, sizeof *o->rename_arg);
 	o->rename_strip = cli_xcalloc((size_t)argc, sizeof *o->rename_strip);
 	int c;
-	while ((c = cli_getopt(argc, argv, "t:k:d:m:s:fvqhV", longs)) != -1) {
+	while ((c = cli_getopt(argc, argv, "t:k:d:fvqj:hV", longs)) != -1) {
 		switch (c) {
 		case 't':
 			if (strcasecmp(optarg, "f8_e4m3") == 0) {
@@ -171,7 +174,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		case 'K':
 			o->keys[o->n_keys++] = optarg;
 			break;
-		case 'm': {
+		case 'M': {
 			const char *eq = strchr(optarg, '=');
 			if (!eq || eq == optarg)
 				cli_usage_error("--metadata: '%s' is not KEY=VALUE", optarg);
@@ -202,7 +205,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 			o->rename_strip[o->c.n_rename] = 1;
 			o->renames[o->c.n_rename++] = (st_convert_rename){cli_xstrdup(optarg), ""};
 			break;
-		case 's':
+		case 'S':
 			if (cli_parse_size(optarg, &o->shard_size) != 0)
 				cli_usage_error("--shard-size: '%s' is not a size (e.g. 5GB, 4GiB, 1000000)",
 				                optarg);
@@ -210,6 +213,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		case 'f': o->force = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
+		case 'j': o->threads = cli_opt_threads(optarg, 256); break;
 		case 'h':
 			usage();
 			exit(cli_exit(CLI_OK));
@@ -472,7 +476,7 @@ int main(int argc, char **argv)
 
 	struct ui ui = {.o = &o};
 	st_convert_run run = {
-		.threads = (unsigned)cli_default_threads(MAX_WORKERS),
+		.threads = (unsigned)(o.threads ? o.threads : cli_default_threads(MAX_WORKERS)),
 		.progress = progress,
 		.cancel = cancel,
 		.note = snapshot_note,

@@ -79,8 +79,8 @@ static void usage(void)
 "      --exact           bit equality: same dtype and the same bytes (a\n"
 "                        dequantized weight: rounded to the other's dtype)\n"
 "      --names-only      compare names, shapes and dtypes only (headers)\n"
-"  -t, --tensor GLOB     only tensors whose name matches GLOB (repeatable)\n"
-"  -p, --strip-prefix P  remove prefix P from names before matching\n"
+"  -T, --tensors GLOB    only tensors whose name matches GLOB (repeatable)\n"
+"      --strip-prefix P  remove prefix P from names before matching\n"
 "                        (repeatable; e.g. 'transformer.')\n"
 "  -j, --threads N       threads for the value pass (default: CPUs, max %d)\n"
 "      --first           walk A's tensors in the order its __metadata__\n"
@@ -94,9 +94,9 @@ static void usage(void)
 "                        in layer numbers and that compare alike are one\n"
 "                        line, h.{0..47}.attn.c_attn.weight, with the worst\n"
 "                        figures; -vv: one line per tensor\n"
-"  -q, -s, --quiet       print nothing; the exit status says it all\n"
+"  -q, --quiet           print nothing; the exit status says it all\n"
 "      --json            one JSON document on stdout (one entry per tensor)\n"
-"      --markdown        the report as GitHub Markdown, for a model card or\n"
+"  -m, --markdown        the report as GitHub Markdown, for a model card or\n"
 "                        a pull request: the lines as a table (tensors,\n"
 "                        dtypes, verdict, max abs, max rel), then the summary\n"
 "      --map gpt2        A or B is a GPT-2 GGUF file (llama.cpp's names and\n"
@@ -116,7 +116,7 @@ static void usage(void)
 }
 
 enum { OPT_RTOL = 256, OPT_ATOL, OPT_EXACT, OPT_NAMES, OPT_JSON, OPT_FIRST,
-       OPT_MAP, OPT_MARKDOWN };
+       OPT_MAP, OPT_STRIP };
 
 static void parse_args(int argc, char **argv, struct opts *o,
                        const char **pa, const char **pb)
@@ -126,14 +126,13 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		{"atol", required_argument, NULL, OPT_ATOL},
 		{"exact", no_argument, NULL, OPT_EXACT},
 		{"names-only", no_argument, NULL, OPT_NAMES},
-		{"tensor", required_argument, NULL, 't'},
-		{"strip-prefix", required_argument, NULL, 'p'},
+		{"tensors", required_argument, NULL, 'T'},
+		{"strip-prefix", required_argument, NULL, OPT_STRIP},
 		{"threads", required_argument, NULL, 'j'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"quiet", no_argument, NULL, 'q'},
-		{"silent", no_argument, NULL, 's'},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"markdown", no_argument, NULL, OPT_MARKDOWN},
+		{"markdown", no_argument, NULL, 'm'},
 		{"first", no_argument, NULL, OPT_FIRST},
 		{"map", required_argument, NULL, OPT_MAP},
 		{"help", no_argument, NULL, 'h'},
@@ -146,7 +145,7 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	o->d.globs = o->globs;
 	o->d.prefixes = o->prefixes;
 	int ch;
-	while ((ch = cli_getopt(argc, argv, "t:p:j:vqshV", longopts)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "T:j:vqmhV", longopts)) != -1) {
 		switch (ch) {
 		case OPT_RTOL:
 			o->rtol = cli_opt_nonneg("--rtol", optarg);
@@ -158,13 +157,13 @@ static void parse_args(int argc, char **argv, struct opts *o,
 			break;
 		case OPT_EXACT: o->d.exact = true; break;
 		case OPT_NAMES: o->d.names_only = true; break;
-		case 't': o->globs[o->d.n_globs++] = optarg; break;
-		case 'p': o->prefixes[o->d.n_prefixes++] = optarg; break;
+		case 'T': o->globs[o->d.n_globs++] = optarg; break;
+		case OPT_STRIP: o->prefixes[o->d.n_prefixes++] = optarg; break;
 		case 'j': o->threads = cli_opt_threads(optarg, MAX_THREADS); break;
 		case 'v': o->verbose++; break;
-		case 'q': case 's': o->quiet = true; break;
+		case 'q': o->quiet = true; break;
 		case OPT_JSON: o->json = true; break;
-		case OPT_MARKDOWN: o->markdown = true; break;
+		case 'm': o->markdown = true; break;
 		case OPT_FIRST: o->first = true; break;
 		case OPT_MAP:
 			if (strcmp(optarg, "gpt2"))
@@ -274,9 +273,9 @@ int main(int argc, char **argv)
 			        x[1].t->name, (int)x[0].key_len, x[0].key);
 		cli_die(CLI_ERROR, "%s", err.message);
 	}
-	/* A --tensor that selects nothing is more likely a typo than a pass. */
+	/* A --tensors that selects nothing is more likely a typo than a pass. */
 	if (o.d.n_globs && r.n_ta == 0 && r.n_tb == 0)
-		cli_die(CLI_ERROR, "no tensor in %s or %s matches --tensor '%s'%s",
+		cli_die(CLI_ERROR, "no tensor in %s or %s matches --tensors '%s'%s",
 		        path_a, path_b, o.globs[0], o.d.n_globs > 1 ? " (or the others)" : "");
 	if (!o.d.names_only && !o.quiet)
 		cli_progress_start(&prog, "comparing", r.value_bytes);

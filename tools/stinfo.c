@@ -64,7 +64,7 @@ static void usage(void)
 "  -v, --verbose      list every shard's header, data and metadata (without\n"
 "                     it, the shards of a sharded checkpoint are one line)\n"
 "  -T, --tensors GLOB only tensors whose name matches GLOB (repeatable; as\n"
-"                     stdiff --tensor: fnmatch, '*' crosses dots) in the\n"
+"                     stdiff --tensors: fnmatch, '*' crosses dots) in the\n"
 "                     tables, --stats and --json\n"
 "  -m, --markdown     print the summary's tables as GitHub Markdown tables\n"
 "      --memory       the bytes to load the weights with the floats in F32,\n"
@@ -78,7 +78,7 @@ static void usage(void)
 "      --output FILE  with --dump: write the values to FILE as a NumPy .npy\n"
 "                     file instead (the dtype kept where numpy has it, else\n"
 "                     F32)\n"
-"  -j, --json         print one JSON document (an array of them for\n"
+"      --json         print one JSON document (an array of them for\n"
 "                     several PATHs)\n"
 "  -c, --check        validate every rule of the format and of the shard\n"
 "                     index, every parameter config.json implies (missing\n"
@@ -99,8 +99,11 @@ static void usage(void)
 "                     (repeatable for deeper levels, or K1.K2); without it a\n"
 "                     checkpoint whose tensors are all under state_dict,\n"
 "                     model, module or model_state_dict is read from there\n"
-"  -t, --threads N    worker threads for --stats, --verify and --hash\n"
+"  -j, --threads N    worker threads for --stats, --verify and --hash\n"
 "                     (default: CPUs online)\n"
+"  -q, --quiet        print nothing on standard output: the exit status is\n"
+"                     the answer (with --check and --verify); errors still\n"
+"                     go to standard error\n"
 "  -h, --help         print this help and exit\n"
 "  -V, --version      print the version and exit\n"
 "\n"
@@ -246,10 +249,11 @@ int main(int argc, char **argv)
 		{"context", required_argument, NULL, 'C'},
 		{"dump", required_argument, NULL, 'D'},
 		{"output", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'j'},
+		{"json", no_argument, NULL, 'J'},
 		{"check", no_argument, NULL, 'c'},
 		{"stats", no_argument, NULL, 's'},
-		{"threads", required_argument, NULL, 't'},
+		{"threads", required_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'},
 		{"key", required_argument, NULL, 'K'},
 		{"verify", no_argument, NULL, 'Y'},
 		{"hash", no_argument, NULL, 'H'},
@@ -260,10 +264,10 @@ int main(int argc, char **argv)
 	const char *keys[64];
 	struct options o = {.mode = MODE_SUMMARY, .keys = keys};
 	o.globs = cli_xmalloc((size_t)argc * sizeof *o.globs);
-	int json = 0, check = 0, verify = 0, hash = 0, ch;
+	int json = 0, check = 0, verify = 0, hash = 0, quiet = 0, ch;
 
 	cli_init("stinfo");
-	while ((ch = cli_getopt(argc, argv, "avT:majcst:hV", longopts)) != -1) {
+	while ((ch = cli_getopt(argc, argv, "avT:mcsj:qhV", longopts)) != -1) {
 		switch (ch) {
 		case 'a': o.all = 1; break;
 		case 'v': o.verbose = 1; break;
@@ -277,7 +281,7 @@ int main(int argc, char **argv)
 				cli_usage_error("--context: '%s' is not a token count (1 or more)",
 				                optarg);
 			break;
-		case 'j': json = 1; break;
+		case 'J': json = 1; break;
 		case 'c': check = 1; break;
 		case 's': o.stats = 1; break;
 		case 'K':
@@ -287,7 +291,8 @@ int main(int argc, char **argv)
 			break;
 		case 'Y': verify = 1; break;
 		case 'H': hash = 1; break;
-		case 't': o.threads = cli_opt_threads(optarg, 256); break;
+		case 'j': o.threads = cli_opt_threads(optarg, 256); break;
+		case 'q': quiet = 1; break;
 		case 'h':
 			usage();
 			free(o.globs);
@@ -315,6 +320,8 @@ int main(int argc, char **argv)
 		cli_usage_error("--context goes with --memory");
 	if (o.memory && (check || verify || hash || o.stats || o.all || o.n_globs || o.verbose))
 		cli_usage_error("--memory goes alone (or with --context, --json, --markdown)");
+	if (quiet)
+		cli_quiet_stdout();
 	if (verify || hash) {
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;

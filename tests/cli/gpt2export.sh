@@ -104,7 +104,7 @@ if [ -x "$BIN/stdiff" ]; then
   # HF -> llm.c -> HF: the same parameters, to the bit (the names lose the
   # prefix; the legacy buffers and the tied head are not kept).
   run rt_variants 0 "$G" "$O/variants.bin" "$O/rt_variants"
-  run rt_variants_stdiff 1 "$BIN/stdiff" --exact -p transformer. tiny_variants_hf "$O/rt_variants"
+  run rt_variants_stdiff 1 "$BIN/stdiff" --exact --strip-prefix transformer. tiny_variants_hf "$O/rt_variants"
   expect_out rt_variants_stdiff '^28 tensors compared: 28 identical, 0 within tolerance, 0 differ; 5 only in A, 0 only in B, 0 shape changed, 0 dtype changed'
   [ "$(grep -c '^only in A: .*\(attn\.bias\|attn\.masked_bias\|lm_head\.weight\)$' "$TMP/rt_variants_stdiff.out")" = 5 ] \
     && ok || fail "rt_variants: unexpected tensors only in A"
@@ -113,7 +113,7 @@ fi
 
 # --- dtypes -------------------------------------------------------------------
 # fp32 rounded to bf16 is what torch's .to(torch.bfloat16) made.
-run dtype_bf16_hf 0 "$G" -d bf16 tiny_fp32.bin "$O/hf_to_bf16"
+run dtype_bf16_hf 0 "$G" --dtype bf16 tiny_fp32.bin "$O/hf_to_bf16"
 same dtype_bf16_hf "$O/hf_to_bf16/model.safetensors" tiny_bf16_hf/model.safetensors
 same dtype_bf16_cfg "$O/hf_to_bf16/config.json" tiny_bf16_hf/config.json
 run dtype_bf16_bin 0 "$G" --dtype bf16 tiny_fp32_hf "$O/to_bf16.bin"
@@ -136,10 +136,10 @@ for v in fp32 bf16; do
 done
 run check_variants 0 "$G" --check tiny_variants_hf "$O/check_variants.bin"
 expect_out check_variants 'difference 0 \(F32 -> F32, exact'
-run check_widen 0 "$G" --check -d f32 tiny_bf16.bin "$O/check_widen"
+run check_widen 0 "$G" --check --dtype f32 tiny_bf16.bin "$O/check_widen"
 expect_out check_widen 'difference 0 \(BF16 -> F32, exact: must be 0\)'
 # Rounding to bf16 changes the logits; that is reported, not an error.
-run check_round 0 "$G" --check -d bf16 tiny_fp32.bin "$O/check_round"
+run check_round 0 "$G" --check --dtype bf16 tiny_fp32.bin "$O/check_round"
 expect_out check_round 'difference 0\.[0-9]+ \(F32 -> BF16, rounded\)'
 
 # --- bad inputs: exit 2, the reason, nothing written ---------------------------
@@ -260,7 +260,7 @@ same random-tokenizer "$O/r1/tokenizer.json" "$ST_TOKENIZER_DIR/tokenizer.json"
 # bf16: the f32 values rounded, and it survives the trip through llm.c.
 run random_bf16 0 "$G" --random "$O/r16" $R --seed 7 --dtype bf16
 grep -qF '"torch_dtype": "bfloat16"' "$O/r16/config.json" && ok || fail "random bf16 torch_dtype"
-run random_bf16_from_f32 0 "$G" -d bf16 "$O/r1" "$O/r1_as_bf16.bin"
+run random_bf16_from_f32 0 "$G" --dtype bf16 "$O/r1" "$O/r1_as_bf16.bin"
 run random_bf16_bin 0 "$G" "$O/r16" "$O/r16.bin"
 same random-bf16-rounding "$O/r16.bin" "$O/r1_as_bf16.bin"
 run random_check 0 "$G" --check "$O/r1" "$O/r1.bin"

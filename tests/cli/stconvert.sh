@@ -22,7 +22,7 @@ usage u_to "--to: 'f8' is not f64, f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"
-usage u_meta2 "--metadata: '=v' is not KEY=VALUE" -m =v "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_meta2 "--metadata: '=v' is not KEY=VALUE" --metadata =v "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_opt "^stconvert: unrecognized option '--bogus'\$" --bogus "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_noarg "^stconvert: option requires an argument -- 't'\$" "$D/mixed.safetensors" "$TMP/x.safetensors" -t
 [ "$(wc -l < "$TMP/u_noarg.err")" = 2 ] && ok || fail "u_noarg: not two lines on stderr"
@@ -125,7 +125,7 @@ expect_err narrow_keep '^stconvert: to F32: 7 converted, 1 copied, 5 kept, 0 dro
 
 # ---- --keep, --drop, --metadata --------------------------------------------
 run keep 0 "$SC" --to bf16 --keep '*ln_*' --drop 'int.*' --metadata author=stconvert-test \
-  -m source=override "$D/mixed.safetensors" "$TMP/keep.safetensors"
+  --metadata source=override "$D/mixed.safetensors" "$TMP/keep.safetensors"
 expect_same keep "$D/mixed.keep.safetensors" "$TMP/keep.safetensors" "$D/mixed.keep.nan"
 expect_err keep '^stconvert: to BF16: 12 converted, 3 copied, 2 kept, 5 dropped$'
 run nomatch 0 "$SC" --keep 'zzz*' --drop 'yyy' "$D/mixed.safetensors" "$TMP/nomatch.safetensors"

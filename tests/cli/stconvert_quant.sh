@@ -99,7 +99,7 @@ run q8 0 "$SC" --to f8_e4m3 --block 2,3 --keep '*embed*' "$Q/snap-q" "$TMP/q8"
 expect_err q8 '^stconvert: to F8_E4M3: 2 quantized \(blocks 2x3, 2 F32 scale tensors\), 1 copied, 1 kept, 0 dropped$'
 # (a) codes and scales bit for bit; (c) the 1-D and --keep tensors as they were.
 run q8_same 0 "$SD" --exact "$TMP/q8" "$Q/snap-q.f8.safetensors"
-run q8_keep 0 "$SD" --exact -t 'model.embed_tokens.weight' -t 'model.norm.weight' \
+run q8_keep 0 "$SD" --exact -T 'model.embed_tokens.weight' -T 'model.norm.weight' \
   "$TMP/q8" "$Q/snap-q/model.safetensors"
 # (b) dequantized back: the numpy dequantization exactly, and within
 # E4M3's rounding bound (2^-4 relative, plus BF16's) of the original.

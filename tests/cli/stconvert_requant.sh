@@ -39,7 +39,7 @@ if cmp -s "$TMP/whole/model.safetensors" "$TMP/rest/model.safetensors"; then ok
 else fail "rest: not the one-pass quantization"; fi
 cmp -s "$TMP/whole/config.json" "$TMP/rest/config.json" && ok || fail "rest: config.json"
 # The weights quantized in the first pass are the numpy reference's still.
-run rest_ref 0 "$SD" --exact -t '*layers*' "$TMP/rest" "$Q/snap-q.f8.safetensors"
+run rest_ref 0 "$SD" --exact -T '*layers*' "$TMP/rest" "$Q/snap-q.f8.safetensors"
 run keep_again 0 "$SC" --to f8_e4m3 --keep '*embed*' "$TMP/part" "$TMP/keep-again"
 cmp -s "$TMP/part/model.safetensors" "$TMP/keep-again/model.safetensors" && ok || fail "keep_again"
 # A file without config.json: the pairs are read with --block's blocks.
@@ -65,7 +65,7 @@ refused mxfp4 "tensor 'model\.layers\.0\.mlp\.experts\.gate_up_proj_blocks': MXF
   "$Q/snap-mxfp4"
 # What --drop leaves out is not in OUT: no reason to refuse it.
 run mxfp4_dropped 0 "$SC" --to f8_e4m3 --drop '*_blocks' --drop '*_scales' "$Q/snap-mxfp4" "$TMP/mx-dropped"
-run mxfp4_dropped_same 0 "$SD" --exact -t '*_bias' "$TMP/mx-dropped" "$Q/snap-mxfp4"
+run mxfp4_dropped_same 0 "$SD" --exact -T '*_bias' "$TMP/mx-dropped" "$Q/snap-mxfp4"
 run per_tensor_dropped 0 "$SC" --to f8_e4m3 --drop '*k_proj*' --drop '*o_proj*' "$Q/snap-dq" "$TMP/pt-dropped"
 # An F8 weight without any scale.
 run mk_bare 0 "$SC" --drop '*_scale_inv' "$Q/snap-fp8" "$TMP/bare"

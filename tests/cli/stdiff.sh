@@ -49,7 +49,7 @@ golden stdiff/a_b_names_json 1 "$S" --names-only --json a.safetensors b.safetens
 # A directory holding B's file gives the same report as B's file.
 golden stdiff/a_b 1 "$S" a.safetensors snap
 # -q / -s: nothing on stdout, only the status.
-for q in -q -s --quiet --silent; do
+for q in -q --quiet; do
 	run quiet 1 "$S" $q a.safetensors b.safetensors
 	[ -s "$TMP/quiet.out" ] && fail "$q: stdout not empty" || ok
 done
@@ -75,62 +75,62 @@ expect_out prefix '"only_in_a": \["b.f32", "dtype.chg",'
 expect_out prefix '"only_in_b": \["transformer.b.f32", "transformer.dtype.chg",'
 run strip 0 "$S" --strip-prefix transformer. a.safetensors prefixed.safetensors
 expect_out strip '^17 tensors compared: 17 identical'
-run strip_p 0 "$S" -p transformer. prefixed.safetensors sharded
-run strip_other 1 "$S" -p model. a.safetensors prefixed.safetensors
-run strip_clash 2 "$S" -p transformer. broken/clash.safetensors a.safetensors
+run strip_p 0 "$S" --strip-prefix transformer. prefixed.safetensors sharded
+run strip_other 1 "$S" --strip-prefix model. a.safetensors prefixed.safetensors
+run strip_clash 2 "$S" --strip-prefix transformer. broken/clash.safetensors a.safetensors
 expect_err strip_clash "^stdiff: broken/clash.safetensors: tensors 'transformer.x' and 'x' have the same name after --strip-prefix"
 
 # --tensor GLOB restricts both sides (matched after prefix stripping).
 golden stdiff/a_b_tensor_w 1 "$S" --json --tensor 'w.*' a.safetensors b.safetensors
 run tensor_eq 0 "$S" --tensor b.f32 --tensor u8 a.safetensors b.safetensors
 expect_out tensor_eq '^2 tensors compared: 2 identical'
-run tensor_only 1 "$S" -t 'only.*' a.safetensors b.safetensors
+run tensor_only 1 "$S" -T 'only.*' a.safetensors b.safetensors
 expect_out tensor_only '^only in A: only.a$'
 expect_out tensor_only '^only in B: only.b$'
-run tensor_strip 0 "$S" -p transformer. -t 'w.f32' a.safetensors prefixed.safetensors
+run tensor_strip 0 "$S" --strip-prefix transformer. -T 'w.f32' a.safetensors prefixed.safetensors
 expect_out tensor_strip '^1 tensor compared: 1 identical'
-run tensor_none 2 "$S" -t 'nomatch*' a.safetensors b.safetensors
-expect_err tensor_none "no tensor in a.safetensors or b.safetensors matches --tensor 'nomatch\*'"
+run tensor_none 2 "$S" -T 'nomatch*' a.safetensors b.safetensors
+expect_err tensor_none "no tensor in a.safetensors or b.safetensors matches --tensors 'nomatch\*'"
 
 # Tolerances: defaults per dtype, overrides, --exact.
-run tol_default 1 "$S" -t w.f32 a.safetensors b.safetensors
+run tol_default 1 "$S" -T w.f32 a.safetensors b.safetensors
 expect_out tol_default '^differs: w.f32 \(F32, 128 elements\): 2 mismatched'
-run tol_loose 0 "$S" -v -t w.f32 --atol 3e-3 a.safetensors b.safetensors
+run tol_loose 0 "$S" -v -T w.f32 --atol 3e-3 a.safetensors b.safetensors
 expect_out tol_loose '^within tolerance: w.f32'
-run tol_rtol 0 "$S" -t w.f32 --rtol 0.01 a.safetensors b.safetensors
-run tol_zero 1 "$S" -t b.f32 -t zero.f32 --rtol 0 --atol 0 a.safetensors b.safetensors
+run tol_rtol 0 "$S" -T w.f32 --rtol 0.01 a.safetensors b.safetensors
+run tol_zero 1 "$S" -T b.f32 -T zero.f32 --rtol 0 --atol 0 a.safetensors b.safetensors
 expect_out tol_zero '^differs: zero.f32 \(F32, 10 elements\): 10 mismatched'
-run tol_bf16 1 "$S" -t w.bf16 a.safetensors b.safetensors
+run tol_bf16 1 "$S" -T w.bf16 a.safetensors b.safetensors
 expect_out tol_bf16 '1 mismatched'
-run tol_bf16_loose 0 "$S" -t w.bf16 --rtol 0.2 a.safetensors b.safetensors
+run tol_bf16_loose 0 "$S" -T w.bf16 --rtol 0.2 a.safetensors b.safetensors
 # b == 0: only atol can make it pass.
-run tol_b0 0 "$S" -t zero.f32 --rtol 0 --atol 1e-6 a.safetensors b.safetensors
-run tol_b0_tight 1 "$S" -t zero.f32 --rtol 1 --atol 1e-7 a.safetensors b.safetensors
+run tol_b0 0 "$S" -T zero.f32 --rtol 0 --atol 1e-6 a.safetensors b.safetensors
+run tol_b0_tight 1 "$S" -T zero.f32 --rtol 1 --atol 1e-7 a.safetensors b.safetensors
 # Integers are exact by default, atol loosens them.
-run int_exact 1 "$S" -t ids a.safetensors b.safetensors
-run int_atol 0 "$S" -t ids --atol 1 a.safetensors b.safetensors
+run int_exact 1 "$S" -T ids a.safetensors b.safetensors
+run int_atol 0 "$S" -T ids --atol 1 a.safetensors b.safetensors
 # Within tolerance is not bit-identical: --exact says so.
-run exact_within 1 "$S" --exact -t zero.f32 a.safetensors b.safetensors
+run exact_within 1 "$S" --exact -T zero.f32 a.safetensors b.safetensors
 expect_out exact_within '^differs: zero.f32 .*: 10 mismatched'
 
 # NaN: same place on both sides equal (and reported), payload/sign of zero
 # only matter with --exact; NaN against a number differs.
 golden stdiff/nan 0 "$S" nan_a.safetensors nan_b.safetensors
 golden stdiff/nan_exact 1 "$S" --exact nan_a.safetensors nan_b.safetensors
-run nan_num 1 "$S" -t nan.f32 a.safetensors b.safetensors
+run nan_num 1 "$S" -T nan.f32 a.safetensors b.safetensors
 expect_out nan_num 'worst at \[7\], NaN on one side: 2, NaN in both: 2$'
 # Inf equal to the same Inf; Inf against a number or -Inf differs.
-run inf 1 "$S" -t inf.f32 a.safetensors b.safetensors
+run inf 1 "$S" -T inf.f32 a.safetensors b.safetensors
 expect_out inf '^differs: inf.f32 \(F32, 6 elements\): 3 mismatched \(50%\), max abs inf, max rel inf, mean abs inf, worst at \[2\]$'
 
 # Across dtypes: "is B the BF16 version of A?"
 golden stdiff/ref_f32_bf16 1 "$S" ref_f32.safetensors ref_bf16.safetensors
 golden stdiff/ref_f32_bf16_trunc 0 "$S" ref_f32.safetensors ref_bf16_trunc.safetensors
 golden stdiff/ref_bf16_f32 1 "$S" ref_bf16.safetensors ref_f32.safetensors
-run ref_y 0 "$S" -v -t y ref_f32.safetensors ref_bf16.safetensors
+run ref_y 0 "$S" -v -T y ref_f32.safetensors ref_bf16.safetensors
 expect_out ref_y 'B is exactly A rounded to BF16$'
 # Without -v, a dtype change that holds A rounded is one line per pair.
-run ref_y_sum 0 "$S" -t y ref_f32.safetensors ref_bf16.safetensors
+run ref_y_sum 0 "$S" -T y ref_f32.safetensors ref_bf16.safetensors
 expect_out ref_y_sum '^1 tensor F32 → BF16, exactly A rounded$'
 grep -q 'within tolerance: y' "$TMP/ref_y_sum.out" && fail "ref_y_sum: lists the tensor" || ok
 run ref_f16 1 "$S" ref_f32.safetensors ref_f16.safetensors

@@ -23,7 +23,7 @@ expect_out ref '^B is exactly A dequantized to BF16$'
 expect_out ref '^7 tensors compared: 1 identical, 6 within tolerance, 0 differ; 0 only in A, 0 only in B, 0 shape changed, 6 dtype changed: equal$'
 no_line ref '^only in|scale_inv|weight_scale'
 # Bits against bits, the other way round, and the F32 products.
-run ref_exact 0 "$SD" --exact -t '*proj*' -t '*gate*' "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
+run ref_exact 0 "$SD" --exact -T '*proj*' -T '*gate*' "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
 expect_out ref_exact '^B is exactly A dequantized to BF16$'
 run ref_rev 0 "$SD" "$Q/snap-dq.bf16.safetensors" "$Q/snap-dq"
 expect_out ref_rev '^B: dequantized 5 FP8 weights'
@@ -31,10 +31,10 @@ expect_out ref_rev '^5 tensors BF16 → F8_E4M3, all A exactly B dequantized$'
 expect_out ref_rev '^A is exactly B dequantized to BF16$'
 run ref_f32 0 "$SD" "$Q/snap-dq" "$Q/snap-dq.f32.safetensors"
 expect_out ref_f32 '^B is exactly A dequantized to F32$'
-run ref_f32_exact 0 "$SD" --exact -t '*proj*' -t '*gate*' -t '*embed*' "$Q/snap-dq" "$Q/snap-dq.f32.safetensors"
+run ref_f32_exact 0 "$SD" --exact -T '*proj*' -T '*gate*' -T '*embed*' "$Q/snap-dq" "$Q/snap-dq.f32.safetensors"
 # One pair at a time, verbose: each scale layout named and exact.
 for t in mlp.experts.down_proj mlp.gate self_attn.k_proj self_attn.o_proj self_attn.q_proj; do
-  run "v_$t" 0 "$SD" -v -t "model.layers.0.$t.weight" "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
+  run "v_$t" 0 "$SD" -v -T "model.layers.0.$t.weight" "$Q/snap-dq" "$Q/snap-dq.bf16.safetensors"
   expect_out "v_$t" "^within tolerance: model\.layers\.0\.$t\.weight \(F8_E4M3 dequantized vs BF16, [0-9]+ elements\): 0 mismatched .*, B is exactly A dequantized to BF16$"
 done
 
@@ -74,12 +74,12 @@ run sign 1 "$SD" "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out sign '^differs: model\.layers\.0\.self_attn\.q_proj\.weight \(F8_E4M3 dequantized vs BF16, 35 elements\): 1 mismatched \(2\.86%\), max abs [0-9.]+, max rel 2, .*B is not exactly A dequantized to BF16$'
 expect_out sign '^4 tensors F8_E4M3 → BF16, all exactly A dequantized$'
 no_line sign 'B is exactly A dequantized'
-run sign_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/sign.safetensors"
+run sign_exact 1 "$SD" --exact -T '*q_proj*' "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out sign_exact '1 mismatched \(2\.86%\).*worst at \[4, 6\]'
 run ulp 0 "$SD" "$Q/snap-dq" "$TMP/ulp.safetensors"
 expect_out ulp '^5 tensors F8_E4M3 → BF16: 4 exactly A dequantized, 1 within tolerance; max abs [0-9.e+-]+, max rel 0\.005181, mean abs [0-9.e+-]+ \(rtol [0-9.e-]+, atol [0-9.e-]+ at most\)$'
 no_line ulp 'B is exactly A dequantized'
-run ulp_exact 1 "$SD" --exact -t '*q_proj*' "$Q/snap-dq" "$TMP/ulp.safetensors"
+run ulp_exact 1 "$SD" --exact -T '*q_proj*' "$Q/snap-dq" "$TMP/ulp.safetensors"
 expect_out ulp_exact '^differs: model\.layers\.0\.self_attn\.q_proj\.weight .*: 1 mismatched .*, max rel 0\.005181, .*worst at \[4, 6\], B is not exactly A dequantized to BF16$'
 run sign_first 1 "$SD" --first "$Q/snap-dq" "$TMP/sign.safetensors"
 expect_out sign_first '^differs: model\.layers\.0\.self_attn\.q_proj\.weight '

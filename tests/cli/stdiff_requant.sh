@@ -69,11 +69,11 @@ done
 # Without weight_block_size in config.json, [out, 1] scales are per channel
 # and [1, 1] per tensor (the default 128 x 128 would need other shapes).
 mkdir "$TMP/ch" && cp "$TMP/q_1,1024/model.safetensors" "$TMP/ch/"
-run ch 0 "$SD" -t 'h.1.mlp.c_fc.weight' -t 'wte.weight' "$TMP/g" "$TMP/ch"
+run ch 0 "$SD" -T 'h.1.mlp.c_fc.weight' -T 'wte.weight' "$TMP/g" "$TMP/ch"
 expect_out ch '^B is exactly A quantized to F8_E4M3 \(per channel\)$'
 run qt 0 "$SC" -q --to f8_e4m3 --block 1024,1024 "$TMP/g" "$TMP/qt"
 mkdir "$TMP/tensor" && cp "$TMP/qt/model.safetensors" "$TMP/tensor/"
-run tensor 0 "$SD" -t 'h.0.mlp.c_proj.weight' -t 'wte.weight' "$TMP/g" "$TMP/tensor"
+run tensor 0 "$SD" -T 'h.0.mlp.c_proj.weight' -T 'wte.weight' "$TMP/g" "$TMP/tensor"
 expect_out tensor '^B is exactly A quantized to F8_E4M3 \(per tensor\)$'
 # BF16 in, as a BF16 checkpoint quantizes: BF16's tolerance added.
 run b16 0 "$SC" -q --to bf16 "$TMP/g" "$TMP/b16"

@@ -52,7 +52,7 @@ golden stinfo/unknown-field 0 "$S" unknown-field.safetensors && no_err stinfo/un
 # --- JSON --------------------------------------------------------------------
 golden stinfo/tiny-json 0 "$S" --json tiny.safetensors && no_err stinfo/tiny-json
 golden stinfo/names-json 0 "$S" --json names.safetensors
-golden stinfo/dtypes-json 0 "$S" -j dtypes.safetensors
+golden stinfo/dtypes-json 0 "$S" --json dtypes.safetensors
 golden stinfo/snap-json 0 "$S" --json snap
 # --all changes nothing in JSON, which always lists every tensor.
 # Several PATHs: still one JSON document, an array of the single ones.

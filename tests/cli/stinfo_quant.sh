@@ -151,7 +151,7 @@ expect_out json-hostile '"block_size": \[128, 128\], "block_size_from": "default
 
 # ---- --stats: F8 weights and E8M0 scales decoded, against numpy ---------------
 for t in 1 2; do
-  STINFO_CHUNK_ELEMENTS=7 run "stats-t$t" 0 "$S" --stats --json -t "$t" e8m0
+  STINFO_CHUNK_ELEMENTS=7 run "stats-t$t" 0 "$S" --stats --json -j "$t" e8m0
   while read -r name min max mean std nan inf zeros; do
     got=$(sed -n 's/.*"name": "'"$name"'".*"stats": {"min": \([^,]*\), "max": \([^,]*\), "mean": \([^,]*\), "std": \([^,]*\), "nan": \([0-9]*\), "inf": \([0-9]*\), "zeros": \([0-9]*\)}.*/\1 \2 \3 \4 \5 \6 \7/p' "$TMP/stats-t$t.out")
     if echo "$got" | awk -v w="$min $max $mean $std $nan $inf $zeros" '

@@ -53,17 +53,17 @@ compare() {
 
 run stats-default 0 "$S" --stats --json stats.safetensors && compare stats-default
 run stats-t1 0 "$S" --stats --json --threads 1 stats.safetensors && compare stats-t1
-STINFO_CHUNK_ELEMENTS=7 run stats-t2-chunk7 0 "$S" --stats --json -t 2 stats.safetensors \
+STINFO_CHUNK_ELEMENTS=7 run stats-t2-chunk7 0 "$S" --stats --json -j 2 stats.safetensors \
   && compare stats-t2-chunk7
-STINFO_CHUNK_ELEMENTS=1 run stats-t3-chunk1 0 "$S" -s -j -t 3 stats.safetensors \
+STINFO_CHUNK_ELEMENTS=1 run stats-t3-chunk1 0 "$S" -s --json -j 3 stats.safetensors \
   && compare stats-t3-chunk1
-STINFO_CHUNK_ELEMENTS=100 run stats-t2-chunk100 0 "$S" -s -j -t 2 stats.safetensors \
+STINFO_CHUNK_ELEMENTS=100 run stats-t2-chunk100 0 "$S" -s --json -j 2 stats.safetensors \
   && compare stats-t2-chunk100
 
 # Chunk results merge in element order, so the figures, to the last digit
 # of the JSON, do not depend on the number of threads.
-STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t1 0 "$S" --stats --json -t 1 stats.safetensors
-STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t3 0 "$S" --stats --json -t 3 stats.safetensors
+STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t1 0 "$S" --stats --json -j 1 stats.safetensors
+STINFO_CHUNK_ELEMENTS=7 run stats-chunk7-t3 0 "$S" --stats --json -j 3 stats.safetensors
 cmp -s "$TMP/stats-chunk7-t1.out" "$TMP/stats-chunk7-t3.out" && ok \
   || fail "--stats figures depend on the thread count"
 
@@ -74,7 +74,7 @@ sed 's/, "stats": \(null\|{[^}]*}\)//' "$TMP/stats-default.out" >"$TMP/stripped"
 cmp -s "$TMP/plain.out" "$TMP/stripped" && ok || fail "--stats --json changed more than stats"
 
 # The human table (6 significant digits) and the skipped-dtype note.
-golden stinfo/stats 0 "$S" --stats -t 2 stats.safetensors
+golden stinfo/stats 0 "$S" --stats -j 2 stats.safetensors
 golden stinfo/stats-dtypes 0 "$S" --stats dtypes.safetensors
 golden stinfo/stats-snap 0 "$S" --stats snap
 # A shard with data missing: the header check fails before any data is read.

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -572,6 +573,15 @@ void cli_check_stdout_binary(void)
 	if (isatty(STDOUT_FILENO))
 		cli_die(CLI_ERROR, "standard output is a terminal: '-' writes a safetensors "
 		        "file there; redirect it to a file or a pipe");
+}
+
+void cli_quiet_stdout(void)
+{
+	fflush(stdout);
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+		cli_die(CLI_ERROR, "--quiet: /dev/null: %s", strerror(errno));
+	close(fd);
 }
 
 void cli_operands(int argc, char *const argv[], int first, int min, int max,

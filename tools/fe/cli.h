@@ -187,6 +187,9 @@ int cli_writer_open(st_writer *w, const char *path, st_error *err);
 /* Exit 2 when standard output is a terminal: binary output needs a file
  * or a pipe. */
 void cli_check_stdout_binary(void);
+/* --quiet: standard output goes to /dev/null from here on (errors, on
+ * standard error, are still seen); exit 2 if it cannot be opened. */
+void cli_quiet_stdout(void);
 
 /*
  * The operands argv[first..argc): with fewer than min, exit 2 with

@@ -25,7 +25,7 @@ static void usage(const char *intro)
 	printf(
 "Prompt (default: the end-of-text token alone):\n"
 "  -p, --prompt TEXT       the prompt as text\n"
-"  -f, --prompt-file FILE  read the prompt from FILE ('-' for stdin), byte for\n"
+"      --prompt-file FILE  read the prompt from FILE ('-' for stdin), byte for\n"
 "                          byte\n"
 "  -i, --ids LIST          the prompt as token ids, e.g. 464,3290,318\n"
 "      --tokenize          print the prompt's token ids and exit (needs only\n"
@@ -36,12 +36,12 @@ static void usage(const char *intro)
 "Generation:\n"
 "  -n, --new-tokens N      generate up to N tokens (default 64)\n"
 "      --greedy            always take the most likely token\n"
-"  -t, --temperature T     sample from softmax(logits / T) (default 1.0;\n"
+"      --temperature T     sample from softmax(logits / T) (default 1.0;\n"
 "                          0 means greedy)\n"
-"  -k, --top-k K           sample among the K most likely tokens (0: all)\n"
+"      --top-k K           sample among the K most likely tokens (0: all)\n"
 "      --top-p P           sample within the smallest set of tokens whose\n"
 "                          probability reaches P (default 1.0: all)\n"
-"  -s, --seed S            random seed (default 1337); the same seed gives the\n"
+"      --seed S            random seed (default 1337); the same seed gives the\n"
 "                          same tokens on any thread count\n"
 "      --ignore-eos        go on past the end-of-text token\n"
 "      --print-ids         print the generated ids (comma-separated) instead\n"
@@ -93,20 +93,21 @@ void gpt2run_parse_options_as(int argc, char **argv,
 {
 	enum { OPT_TOKENIZE = 256, OPT_TOKENIZER, OPT_GREEDY, OPT_TOP_P,
 	       OPT_IGNORE_EOS, OPT_PRINT_IDS, OPT_LOGITS_OUT, OPT_CHECK,
-	       OPT_ATOL, OPT_DTYPE, OPT_MODEL_DIR, OPT_TRACE };
+	       OPT_ATOL, OPT_DTYPE, OPT_MODEL_DIR, OPT_TRACE, OPT_PROMPT_FILE,
+	       OPT_TEMPERATURE, OPT_TOP_K, OPT_SEED };
 	static const struct option longopts[] = {
 		{"model-dir", required_argument, NULL, OPT_MODEL_DIR},
 		{"prompt", required_argument, NULL, 'p'},
-		{"prompt-file", required_argument, NULL, 'f'},
+		{"prompt-file", required_argument, NULL, OPT_PROMPT_FILE},
 		{"ids", required_argument, NULL, 'i'},
 		{"tokenize", no_argument, NULL, OPT_TOKENIZE},
 		{"tokenizer", required_argument, NULL, OPT_TOKENIZER},
 		{"new-tokens", required_argument, NULL, 'n'},
 		{"greedy", no_argument, NULL, OPT_GREEDY},
-		{"temperature", required_argument, NULL, 't'},
-		{"top-k", required_argument, NULL, 'k'},
+		{"temperature", required_argument, NULL, OPT_TEMPERATURE},
+		{"top-k", required_argument, NULL, OPT_TOP_K},
 		{"top-p", required_argument, NULL, OPT_TOP_P},
-		{"seed", required_argument, NULL, 's'},
+		{"seed", required_argument, NULL, OPT_SEED},
 		{"ignore-eos", no_argument, NULL, OPT_IGNORE_EOS},
 		{"print-ids", no_argument, NULL, OPT_PRINT_IDS},
 		{"logits-out", required_argument, NULL, OPT_LOGITS_OUT},
@@ -129,12 +130,12 @@ void gpt2run_parse_options_as(int argc, char **argv,
 	o->dtype = -1;
 	o->threads = cli_default_threads(1024);
 	int c;
-	while ((c = cli_getopt(argc, argv, "p:f:i:n:t:k:s:j:qhV", longopts)) !=
+	while ((c = cli_getopt(argc, argv, "p:i:n:j:qhV", longopts)) !=
 	       -1) {
 		switch (c) {
 		case OPT_MODEL_DIR: o->model_dir = optarg; break;
 		case 'p': o->prompt = optarg; break;
-		case 'f': o->prompt_file = optarg; break;
+		case OPT_PROMPT_FILE: o->prompt_file = optarg; break;
 		case 'i': o->ids = optarg; break;
 		case OPT_TOKENIZE: o->tokenize = 1; break;
 		case OPT_TOKENIZER: o->tokenizer_dir = optarg; break;
@@ -144,14 +145,14 @@ void gpt2run_parse_options_as(int argc, char **argv,
 				cli_usage_error("--new-tokens: '%s' is not a count", optarg);
 			break;
 		case OPT_GREEDY: o->greedy = 1; break;
-		case 't':
+		case OPT_TEMPERATURE:
 			if (cli_parse_double(optarg, &o->temperature) ||
 			    !(o->temperature >= 0) || isinf(o->temperature))
 				cli_usage_error("--temperature: '%s' is not a number >= 0",
 				                optarg);
 			o->sampling_set = 1;
 			break;
-		case 'k':
+		case OPT_TOP_K:
 			if (cli_parse_u64(optarg, &o->top_k) || o->top_k > INT32_MAX)
 				cli_usage_error("--top-k: '%s' is not a count", optarg);
 			o->sampling_set = 1;
@@ -163,7 +164,7 @@ void gpt2run_parse_options_as(int argc, char **argv,
 				                optarg);
 			o->sampling_set = 1;
 			break;
-		case 's':
+		case OPT_SEED:
 			if (cli_parse_u64(optarg, &o->seed))
 				cli_usage_error("--seed: '%s' is not a non-negative integer",
 				                optarg);
@@ -186,8 +187,7 @@ void gpt2run_parse_options_as(int argc, char **argv,
 		case 'V': cli_version();
 		}
 	}
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	cli_operands(argc, argv, optind, 0, 0, NULL);
 	int sources = !!o->prompt + !!o->prompt_file + !!o->ids;
 	if (sources > 1)
 		cli_usage_error("give one of --prompt, --prompt-file and --ids");

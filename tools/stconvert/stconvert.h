@@ -19,6 +19,7 @@ struct stconvert_options {
 	int *rename_strip;          /* 1: --strip-prefix */
 	uint64_t shard_size; /* 0: no sharding */
 	int force, verbose, quiet;
+	int threads; /* --threads; 0: the default */
 };
 
 /* The report on stderr: tensors and bytes in and out, what happened to

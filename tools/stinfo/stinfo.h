@@ -30,7 +30,7 @@ static inline int stinfo_shown(const unsigned char *sel, size_t i)
 
 /*
  * The tensors of ck whose name one of globs matches (st_diff_name_selected,
- * stdiff's --tensor rule) into *sel (malloc'd, one byte per tensor; NULL
+ * stdiff's --tensors rule) into *sel (malloc'd, one byte per tensor; NULL
  * when n_globs is 0). Returns how many matched.
  */
 size_t stinfo_select(const st_checkpoint *ck, const char *const *globs, size_t n_globs,

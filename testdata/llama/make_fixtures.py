@@ -30,13 +30,22 @@ strun's C). The snapshots:
                 and trace_gqa_tile.safetensors: the same with a planted
                 mistake (--interleaved, --gqa-tile)
 
-  llama_cpp_greedy.txt (in qwen2/ and qwen3/): llama.cpp's greedy ids,
-                32 per prompt for 5 prompts, on the same weights:
-                  python3 testdata/llama/gguf_qwen.py testdata/llama/qwen3 q3.gguf
+  llama_cpp_greedy.txt (in qwen2/, qwen3/, llama3/, llama2_bf16/):
+                llama.cpp's greedy ids, 32 per prompt for 5 prompts, on
+                the same weights as an F32 GGUF (llama and mistral as
+                llama.cpp's "llama" arch, q/k rows permuted per head):
+                  python3 testdata/llama/gguf_llama.py testdata/llama/qwen3 q3.gguf
                   node testdata/llama/llama_cpp_greedy.mjs NODE_MODULES q3.gguf \
                       > testdata/llama/qwen3/llama_cpp_greedy.txt
-                (node-llama-cpp 3.21.1, e.g. /work/ref/node_modules; this
-                script keeps the files, as it rewrites the others)
+                (the same for llama3 and llama2_bf16; node-llama-cpp
+                3.21.1, e.g. /work/ref/node_modules; this script keeps
+                the files, as it rewrites the others)
+  llama_cpp_greedy_nowindow.txt (in mistral/): the same for mistral's
+                weights, which llama.cpp's llama arch runs WITHOUT the
+                sliding window (gguf_llama.py says so on stderr):
+                  python3 testdata/llama/gguf_llama.py testdata/llama/mistral m.gguf
+                  node testdata/llama/llama_cpp_greedy.mjs NODE_MODULES m.gguf \
+                      > testdata/llama/mistral/llama_cpp_greedy_nowindow.txt
 
     python3 testdata/llama/make_fixtures.py   (rewrites the folders)
 

@@ -5,8 +5,9 @@
 # 1e-4 at every position for llama (llama3 rope_scaling, sharded),
 # mistral (sliding window), qwen2 (biases, tied, no lm_head), qwen3
 # (q/k norms, explicit head_dim) and a BF16 llama (linear rope, biases, tied
-# with lm_head present); greedy ids, also against llama.cpp's on the same
-# weights as GGUF; thread-count independence; a trace
+# with lm_head present); llama's weights as PyTorch .bin files too; greedy
+# ids, also against llama.cpp's on the same weights as GGUF;
+# thread-count independence; a trace
 # against the recorded reference trace through stdiff --first; the
 # loader's refusals (one line, exit 2); and strun on GPT-2 giving
 # gpt2run's output byte for byte.
@@ -44,6 +45,19 @@ for m in llama3 mistral qwen2 qwen3 llama2_bf16; do
   run "lo1_$m" 0 "$S" --model-dir "$D/$m" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/$m-1.st" -q -j 1
   run "lo3_$m" 0 "$S" --model-dir "$D/$m" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/$m-3.st" -q -j 3
   cmp -s "$TMP/$m-1.st" "$TMP/$m-3.st" && ok || fail "$m: logits differ between 1 and 3 threads"
+done
+# PyTorch checkpoints: llama3's weights through torch.save (zip format, an
+# OrderedDict, as transformers' save_pretrained(safe_serialization=False)):
+# one pytorch_model.bin, and two shards with pytorch_model.bin.index.json.
+# Within 1e-4 of llama3's reference, and logits byte-identical to those of
+# the safetensors snapshot (the same values through the same code).
+run lo_llama3_st 0 "$S" --model-dir "$D/llama3" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/llama3_st.st" -q
+for b in llama3_bin llama3_bin_sharded; do
+  run "chk_$b" 0 "$S" --model-dir "$D/$b" --check "$D/llama3/ref.safetensors" -q &&
+    expect_out "chk_$b" ': OK \(atol 0.0001, 7 positions x 256 logits\)' &&
+    expect_out "chk_$b" '^greedy: 8 ids match .*: OK'
+  run "lo_$b" 0 "$S" --model-dir "$D/$b" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/$b.st" -q
+  cmp -s "$TMP/llama3_st.st" "$TMP/$b.st" && ok || fail "$b: logits differ from the safetensors snapshot's"
 done
 # Generation: --greedy --print-ids continues as the reference's greedy ids.
 # (14,24,243,243,222,176,58,137: qwen3/ref.safetensors' greedy ids.)

@@ -1,7 +1,7 @@
 // llama_cpp_greedy.mjs - greedy ids from llama.cpp (node-llama-cpp 3.21.1's
-// prebuilt CPU build) on a GGUF file (gguf_qwen2.py's), for 5 prompts of
+// prebuilt CPU build) on a GGUF file (gguf_llama.py's), for 5 prompts of
 // token ids, 32 tokens each: the "llama.cpp" reference of
-// testdata/llama/qwen2/llama_cpp_greedy.txt (one line per prompt:
+// testdata/llama/*/llama_cpp_greedy*.txt (one line per prompt:
 // "PROMPT_IDS GREEDY_IDS", comma-separated). Run by hand, never by the
 // tests:
 //   node testdata/llama/llama_cpp_greedy.mjs /work/ref/node_modules OUT.gguf

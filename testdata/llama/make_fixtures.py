@@ -25,23 +25,39 @@ strun's C). The snapshots:
                 pass on the BF16 values (widened exactly to F32), and
                 ref_f32.safetensors the one on the F32 values they were
                 rounded from: how far BF16 storage moves the logits.
+  llama3_bin    llama3's config.json and weights as one pytorch_model.bin
+                (torch.save of an OrderedDict, zip format, as transformers'
+                save_pretrained(safe_serialization=False) writes); no
+                reference of its own: strun.sh checks it against llama3's
+  llama3_bin_sharded  the same as pytorch_model-0000k-of-00002.bin (llama3's
+                two shards) and pytorch_model.bin.index.json
   trace_ref.safetensors (in qwen3/): the reference trace of ids 5,17,42
                 (scripts/llama_trace_torch.py's names); trace_interleaved
                 and trace_gqa_tile.safetensors: the same with a planted
                 mistake (--interleaved, --gqa-tile)
 
-  llama_cpp_greedy.txt (in qwen2/ and qwen3/): llama.cpp's greedy ids,
-                32 per prompt for 5 prompts, on the same weights:
-                  python3 testdata/llama/gguf_qwen.py testdata/llama/qwen3 q3.gguf
+  llama_cpp_greedy.txt (in qwen2/, qwen3/, llama3/, llama2_bf16/):
+                llama.cpp's greedy ids, 32 per prompt for 5 prompts, on
+                the same weights as an F32 GGUF (llama and mistral as
+                llama.cpp's "llama" arch, q/k rows permuted per head):
+                  python3 testdata/llama/gguf_llama.py testdata/llama/qwen3 q3.gguf
                   node testdata/llama/llama_cpp_greedy.mjs NODE_MODULES q3.gguf \
                       > testdata/llama/qwen3/llama_cpp_greedy.txt
-                (node-llama-cpp 3.21.1, e.g. /work/ref/node_modules; this
-                script keeps the files, as it rewrites the others)
+                (the same for llama3 and llama2_bf16; node-llama-cpp
+                3.21.1, e.g. /work/ref/node_modules; this script keeps
+                the files, as it rewrites the others)
+  llama_cpp_greedy_nowindow.txt (in mistral/): the same for mistral's
+                weights, which llama.cpp's llama arch runs WITHOUT the
+                sliding window (gguf_llama.py says so on stderr):
+                  python3 testdata/llama/gguf_llama.py testdata/llama/mistral m.gguf
+                  node testdata/llama/llama_cpp_greedy.mjs NODE_MODULES m.gguf \
+                      > testdata/llama/mistral/llama_cpp_greedy_nowindow.txt
 
     python3 testdata/llama/make_fixtures.py   (rewrites the folders)
 
 Deterministic: numpy's default_rng(seed) per snapshot.
 """
+import collections
 import json
 import os
 import sys
@@ -130,7 +146,7 @@ def write_snapshot(name, cfg, seed, shards=1, bf16=False, head_copy=False):
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        if f != "llama_cpp_greedy.txt":
+        if not f.startswith("llama_cpp_greedy"):
             os.remove(os.path.join(d, f))
     rng = np.random.default_rng(seed)
     base = {"vocab_size": V, "hidden_size": C, "num_hidden_layers": L,
@@ -182,6 +198,42 @@ def write_snapshot(name, cfg, seed, shards=1, bf16=False, head_copy=False):
     return d, p
 
 
+def write_torch_bin(name, src, sharded=False):
+    """Snapshot src's config.json and weights (the values its files hold)
+    as PyTorch files: torch.save of an OrderedDict of tensors in the zip
+    format, what transformers' save_pretrained(safe_serialization=False)
+    writes: one pytorch_model.bin, or (sharded) one
+    pytorch_model-0000k-of-0000n.bin per shard of src's
+    model.safetensors.index.json and pytorch_model.bin.index.json."""
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        os.remove(os.path.join(d, f))
+    s = os.path.join(HERE, src)
+    with open(os.path.join(s, "config.json")) as f:
+        config = f.read()
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write(config)
+    t = ref.read_snapshot(s)
+    if not sharded:
+        torch.save(collections.OrderedDict(
+            (k, torch.from_numpy(np.array(v))) for k, v in t.items()),
+            os.path.join(d, "pytorch_model.bin"))
+        return
+    with open(os.path.join(s, "model.safetensors.index.json")) as f:
+        index = json.load(f)
+    wmap = {k: v.replace("model-", "pytorch_model-").replace(
+        ".safetensors", ".bin") for k, v in index["weight_map"].items()}
+    for fn in sorted(set(wmap.values())):
+        torch.save(collections.OrderedDict(
+            (k, torch.from_numpy(np.array(v))) for k, v in t.items()
+            if wmap[k] == fn), os.path.join(d, fn))
+    with open(os.path.join(d, "pytorch_model.bin.index.json"), "w") as f:
+        json.dump({"metadata": index["metadata"], "weight_map": wmap}, f,
+                  indent=2)
+        f.write("\n")
+
+
 def main():
     write_snapshot("llama3", {
         "model_type": "llama", "architectures": ["LlamaForCausalLM"],
@@ -191,6 +243,8 @@ def main():
                          "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                          "original_max_position_embeddings": 16},
         "tie_word_embeddings": False}, seed=1, shards=2)
+    write_torch_bin("llama3_bin", "llama3")
+    write_torch_bin("llama3_bin_sharded", "llama3", sharded=True)
     write_snapshot("mistral", {
         "model_type": "mistral", "architectures": ["MistralForCausalLM"],
         "num_attention_heads": 4, "num_key_value_heads": 2,

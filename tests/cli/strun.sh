@@ -5,7 +5,9 @@
 # 1e-4 at every position for llama (llama3 rope_scaling, sharded),
 # mistral (sliding window), qwen2 (biases, tied, no lm_head), qwen3
 # (q/k norms, explicit head_dim) and a BF16 llama (linear rope, biases, tied
-# with lm_head present); greedy ids; thread-count independence; a trace
+# with lm_head present); llama's weights as PyTorch .bin files too; greedy
+# ids, also against llama.cpp's on the same weights as GGUF;
+# thread-count independence; a trace
 # against the recorded reference trace through stdiff --first; the
 # loader's refusals (one line, exit 2); and strun on GPT-2 giving
 # gpt2run's output byte for byte.
@@ -28,6 +30,10 @@ usage() { local name=$1; shift; run "$name" 2 "$S" "$@" && expect_err "$name" "T
 usage u_nodir --ids 1
 usage u_ids --model-dir "$D/qwen2" --ids 1,,2
 
+variant() { # NAME FROM SED-EXPR: a copy of snapshot FROM with config.json edited
+  rm -rf "$TMP/$1"; cp -r "$D/$2" "$TMP/$1"; sed -i -e "$3" "$TMP/$1/config.json"
+}
+
 # ---- logits and greedy ids against the PyTorch reference ---------------------
 for m in llama3 mistral qwen2 qwen3 llama2_bf16; do
   # ref.safetensors: its ids are the prompt; its greedy ids are checked too.
@@ -40,21 +46,57 @@ for m in llama3 mistral qwen2 qwen3 llama2_bf16; do
   run "lo3_$m" 0 "$S" --model-dir "$D/$m" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/$m-3.st" -q -j 3
   cmp -s "$TMP/$m-1.st" "$TMP/$m-3.st" && ok || fail "$m: logits differ between 1 and 3 threads"
 done
+# PyTorch checkpoints: llama3's weights through torch.save (zip format, an
+# OrderedDict, as transformers' save_pretrained(safe_serialization=False)):
+# one pytorch_model.bin, and two shards with pytorch_model.bin.index.json.
+# Within 1e-4 of llama3's reference, and logits byte-identical to those of
+# the safetensors snapshot (the same values through the same code).
+run lo_llama3_st 0 "$S" --model-dir "$D/llama3" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/llama3_st.st" -q
+for b in llama3_bin llama3_bin_sharded; do
+  run "chk_$b" 0 "$S" --model-dir "$D/$b" --check "$D/llama3/ref.safetensors" -q &&
+    expect_out "chk_$b" ': OK \(atol 0.0001, 7 positions x 256 logits\)' &&
+    expect_out "chk_$b" '^greedy: 8 ids match .*: OK'
+  run "lo_$b" 0 "$S" --model-dir "$D/$b" --ids 1,5,17,42,99,200,255 --logits-out "$TMP/$b.st" -q
+  cmp -s "$TMP/llama3_st.st" "$TMP/$b.st" && ok || fail "$b: logits differ from the safetensors snapshot's"
+done
 # Generation: --greedy --print-ids continues as the reference's greedy ids.
 # (14,24,243,243,222,176,58,137: qwen3/ref.safetensors' greedy ids.)
 run gen_qwen3 0 "$S" --model-dir "$D/qwen3" --ids 1,5,17,42,99,200,255 --greedy -n 8 --ignore-eos --print-ids -q &&
   expect_out gen_qwen3 '^14,24,243,243,222,176,58,137$'
-# llama.cpp's greedy ids on the same weights (testdata/llama/gguf_qwen.py's
-# F32 GGUF, llama_cpp_greedy.mjs): 5 prompts x 32 tokens each.
-for m in qwen3 qwen2; do
-  n=0
+# llama.cpp's greedy ids on the same weights (testdata/llama/gguf_llama.py's
+# F32 GGUF, llama_cpp_greedy.mjs): 5 prompts x 32 tokens each. qwen2 and
+# qwen3 run as llama.cpp's own archs; llama3, llama2_bf16 (linear rope,
+# biases) and mistral as its "llama" arch, whose interleaved rotary needs
+# the GGUF's q/k rows permuted per head (convert_hf_to_gguf's rule).
+cpp_greedy() { # NAME DIR FILE
+  local m=$1 dir=$2 n=0 p want
   while read -r p want; do
     n=$((n + 1))
-    run "cpp_${m}_$n" 0 "$S" --model-dir "$D/$m" --ids "$p" --greedy -n 32 --ignore-eos --print-ids -q &&
+    run "cpp_${m}_$n" 0 "$S" --model-dir "$dir" --ids "$p" --greedy -n 32 --ignore-eos --print-ids -q &&
       { [ "$(cat "$TMP/cpp_${m}_$n.out")" = "$want" ] && ok ||
         fail "$m prompt $p: strun's greedy ids are not llama.cpp's"; }
-  done < "$D/$m/llama_cpp_greedy.txt"
+  done <"$3"
   [ "$n" = 5 ] && ok || fail "$m: $n llama.cpp prompts, expected 5"
+}
+for m in qwen3 qwen2 llama3 llama2_bf16; do
+  cpp_greedy "$m" "$D/$m" "$D/$m/llama_cpp_greedy.txt"
+done
+# llama.cpp's llama arch has no sliding window (convert_hf_to_gguf writes
+# none for it, its graph masks causally only), so its mistral ids are those
+# of mistral's weights without the window: the copy nowindow, checked in
+# full. The windowed fixture (window 4: position i sees i-3..i) agrees with
+# them while the context fits the window, and parts right after: prompt 7
+# for 4 ids, prompt 3,141,59 for 2.
+variant nowindow mistral '/"sliding_window"/d; s/"rope_theta": 1000000.0,/"rope_theta": 1000000.0/'
+cpp_greedy mistral_nowindow "$TMP/nowindow" "$D/mistral/llama_cpp_greedy_nowindow.txt"
+for pk in "7 4" "3,141,59 2"; do
+  read -r p k <<<"$pk"
+  want=$(grep "^$p " "$D/mistral/llama_cpp_greedy_nowindow.txt" | cut -d' ' -f2)
+  run "cpp_window_$k" 0 "$S" --model-dir "$D/mistral" --ids "$p" --greedy -n 32 --ignore-eos --print-ids -q
+  got=$(cat "$TMP/cpp_window_$k.out")
+  [ "$(cut -d, -f1-"$k" <<<"$got")" = "$(cut -d, -f1-"$k" <<<"$want")" ] &&
+    [ "$(cut -d, -f$((k + 1)) <<<"$got")" != "$(cut -d, -f$((k + 1)) <<<"$want")" ] && ok ||
+    fail "mistral prompt $p: not llama.cpp's first $k ids, then different ones"
 done
 # BF16: the reference computed on the BF16 values agrees to 1e-4; the one on
 # the F32 values they were rounded from moves by about 0.1 (BF16 keeps 8
@@ -106,15 +148,12 @@ run fp8_noscale 2 "$S" --model-dir "$TMP/fp8_noscale2" --ids 1 -n 1 --print-ids 
   expect_err fp8_noscale "model.layers.1.mlp.up_proj.weight"
 
 # ---- the traps: each config value matters ---------------------------------------
-variant() { # NAME FROM SED-EXPR: a copy of snapshot FROM with config.json edited
-  rm -rf "$TMP/$1"; cp -r "$D/$2" "$TMP/$1"; sed -i -e "$3" "$TMP/$1/config.json"
-}
 variant theta qwen3 's/"rope_theta": 1000000.0/"rope_theta": 10000.0/'
 run trap_theta 1 "$S" --model-dir "$TMP/theta" --check "$D/qwen3/ref.safetensors" -q
 variant eps mistral 's/"rms_norm_eps": 1e-05/"rms_norm_eps": 0.1/'
 run trap_eps 1 "$S" --model-dir "$TMP/eps" --check "$D/mistral/ref.safetensors" -q
-# Mistral's window is honoured: without it the 7-token prompt attends further.
-variant nowindow mistral '/"sliding_window"/d; s/"rope_theta": 1000000.0,/"rope_theta": 1000000.0/'
+# Mistral's window is honoured: without it (the copy nowindow, made above)
+# the 7-token prompt attends further.
 run trap_window 1 "$S" --model-dir "$TMP/nowindow" --check "$D/mistral/ref.safetensors" -q
 # llama3's scaling is applied: without it the frequencies differ.
 variant norope llama3 '/"rope_scaling"/,/}/d'

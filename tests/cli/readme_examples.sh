@@ -1,9 +1,10 @@
 # Every command example of README.md, run as written (issue 23). The
 # examples are read from README.md when the test runs: each command line
 # of an indented or shell-fenced code block (the text before its comment
-# is its key) must be one the table below knows, else the test fails
-# naming the line; a line the table knows that README.md no longer has
-# fails too, so neither list goes stale.
+# is its key) must be one tests/cli/readme_table.bash knows, else the
+# test fails naming the line; a line the table knows that README.md no
+# longer has fails too, so neither list goes stale. The ```c program is
+# built against this build's libst and run.
 #
 # Each example runs by bash, unchanged, in a folder of its own that is
 # also its HOME, holding copies of the files it names under the names it
@@ -47,8 +48,16 @@ not_run() { NOT_RUN[$1]=$2; }
 needs() { E_NEEDS[$1]=$2; }
 
 # Checks, for CHECK snippets. Each counts one pass or one failure.
-# is WHAT GOT WANT
-is() { if [ "$2" = "$3" ]; then ok; else fail "$EX: $1: got '$2', expected '$3'"; fi; }
+# is WHAT GOT WANT (an empty WANT is a check that could not compute it)
+is() {
+	if [ -z "$3" ]; then fail "$EX: $1: no expected value (the check's own count failed)"
+	elif [ "$2" = "$3" ]; then ok; else fail "$EX: $1: got '$2', expected '$3'"; fi
+}
+# same WHAT FILE1 FILE2: the same bytes, and not none.
+same() {
+	cat "$2" >"$TMP/same.1"; cat "$3" >"$TMP/same.2"
+	if [ -s "$TMP/same.2" ] && cmp -s "$TMP/same.1" "$TMP/same.2"; then ok; else fail "$EX: $1"; fi
+}
 # out_has REGEX / err_has REGEX: a line of stdout / stderr matches.
 out_has() { if grep -Eq -- "$1" "$OUT"; then ok; else fail "$EX: stdout does not match /$1/:"; head -5 "$OUT" | sed 's/^/  /' >&2; fi; }
 err_has() { if grep -Eq -- "$1" "$ERR"; then ok; else fail "$EX: stderr does not match /$1/:"; head -5 "$ERR" | sed 's/^/  /' >&2; fi; }
@@ -148,7 +157,7 @@ extract() {
 	awk '
 	/^```/ { if (!fence) { fence = 1; lang = substr($0, 4); sub(/[ \t].*/, "", lang)
 	             shell = (lang == "" || lang ~ /^(sh|bash|shell|console)$/)
-	             if (!shell) printf "README.md:%d: a ```%s block: not commands\n", NR, lang > "/dev/stderr" }
+	             if (!shell && lang != "c") printf "README.md:%d: a ```%s block: not commands\n", NR, lang > "/dev/stderr" }
 	         else fence = 0
 	         next }
 	fence && !shell { next }
@@ -210,6 +219,43 @@ run_example() {
 			fail "$EX: wrote no ${item#*=}"; fi
 	done
 }
+
+# c_blocks: the ```c blocks, each line as it is, a line "```" after each.
+c_blocks() { awk '/^```c$/ { c = 1; next } c && /^```/ { c = 0; print "```"; next } c' "$README"; }
+# c_example FILE: README's C program (its #include lines, then the rest as
+# main's body) built against this build's libst.so and run in a folder with
+# models/gpt2: it must list the tensors the header names.
+c_example() {
+	local d=$TMP/ex/c lib
+	lib=$(dirname "${ST_REAL_BIN:-$BIN}")/lib
+	mkdir -p "$d/models"
+	cp -a "$P/gpt2" "$d/models/gpt2"
+	{
+		grep '^#include' "$1"
+		echo '#include <stdio.h>'
+		echo 'int main(void) {'
+		grep -v '^#include' "$1"
+		echo 'return 0; }'
+	} >"$d/x.c"
+	EX="README.md: the C example"
+	# shellcheck disable=SC2086 # ST_TEST_CFLAGS: flags, word-split
+	if ! cc ${ST_TEST_CFLAGS:-} -I"$SRC/include" "$d/x.c" -L"$lib" -lst -Wl,-rpath,"$lib" \
+		-o "$d/x" 2>"$d/cc.err"; then
+		fail "$EX: does not build:"; head -5 "$d/cc.err" >&2; return
+	fi
+	(cd "$d" && ./x) >"$d/out" 2>"$d/err"
+	is "exit" "$?" 0
+	is "tensor names" "$(sort "$d/out" | tr '\n' ' ')" \
+		"$(tensors "$d/models/gpt2/model.safetensors" | cut -d' ' -f1 | tr '\n' ' ')"
+}
+n_c=0
+while IFS= read -r l; do
+	if [ "$l" = '```' ]; then
+		c_example "$TMP/block$n_c.c"; n_c=$((n_c + 1))
+	else
+		printf '%s\n' "$l" >>"$TMP/block$n_c.c"
+	fi
+done < <(c_blocks)
 
 lines=$(extract)
 [ -n "$lines" ] && ok || fail "README.md: no example found"

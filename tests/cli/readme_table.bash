@@ -67,7 +67,7 @@ ex 'stinfo --dump model.norm.weight --output norm.npy models/llama/' 0 'models/l
 	is magic "$(head -c 8 norm.npy | od -An -t x1 | tr -d " ")" 934e554d50590100
 	hl=$(od -An -t u2 -j 8 -N 2 norm.npy | tr -d " ")
 	holds "npy header: dtype and shape" grep -q "{.descr.: .<f4., .fortran_order.: False, .shape.: (32,), }" <(head -c $((10 + hl)) norm.npy)
-	holds "npy data: the tensor'"'"'s bytes" cmp <(tail -c +$((11 + hl)) norm.npy) <(tensor_bytes "$shard" model.norm.weight)'
+	same "npy data: the tensor'"'"'s bytes" <(tail -c +$((11 + hl)) norm.npy) <(tensor_bytes "$shard" model.norm.weight)'
 ex 'stinfo DeepSeek-V3-FP8/' 0 'DeepSeek-V3-FP8=td/quant/snap-fp8' '' '
 	b=$(jq -r ".quantization_config.weight_block_size | join(\"x\")" DeepSeek-V3-FP8/config.json)
 	n=$(tensors DeepSeek-V3-FP8/model.safetensors | grep -c "_scale_inv F32 ")
@@ -95,9 +95,9 @@ ex "stconvert models/gpt2 gpt2-bf16 --to bf16 --keep '*ln_*' --shard-size 200MB"
 # sharing wte's storage: written once, under one name.
 ex 'stconvert pytorch_model.bin model.safetensors' 0 'pytorch_model.bin=td/gpt2/tiny-torch/pytorch_model.bin' 'torch-model.safetensors=model.safetensors' '
 	is tensors "$(tensors model.safetensors | wc -l)" 32
-	holds "lm_head.weight is tiny-f32'"'"'s wte.weight" cmp <(tensor_bytes model.safetensors lm_head.weight) \
+	same "lm_head.weight is tiny-f32'"'"'s wte.weight" <(tensor_bytes model.safetensors lm_head.weight) \
 		<(tensor_bytes "$TESTDATA/gpt2/tiny-f32/model.safetensors" wte.weight)
-	holds "transformer.h.1.mlp.c_fc.weight is tiny-f32'"'"'s" cmp <(tensor_bytes model.safetensors transformer.h.1.mlp.c_fc.weight) \
+	same "transformer.h.1.mlp.c_fc.weight is tiny-f32'"'"'s" <(tensor_bytes model.safetensors transformer.h.1.mlp.c_fc.weight) \
 		<(tensor_bytes "$TESTDATA/gpt2/tiny-f32/model.safetensors" h.1.mlp.c_fc.weight)'
 # ckpt.zip.bin: {"state_dict": ..., "epoch", "lr", "name", "optimizer"} (gen_formats.py).
 ex 'stconvert --key state_dict epoch3.pt model.safetensors' 0 'epoch3.pt=td/torch/ckpt.zip.bin' '' '
@@ -127,7 +127,7 @@ ex 'stconvert --to f8_e4m3 --keep "*embed*" --keep "*lm_head*" model/ model-fp8/
 # ggml's own to_float of the Q4_K blocks (testdata/ggml/q4_k.f32).
 ex 'stconvert model-Q4_K_M.gguf model.safetensors' 0 'model-Q4_K_M.gguf=q4_k.gguf' '' '
 	is "tensor" "$(tensors model.safetensors)" "blk.0.ffn_up.weight F32 11,256"
-	holds "values are ggml'"'"'s" cmp <(tensor_bytes model.safetensors blk.0.ffn_up.weight) "$TESTDATA/ggml/q4_k.f32"'
+	same "values are ggml'"'"'s" <(tensor_bytes model.safetensors blk.0.ffn_up.weight) "$TESTDATA/ggml/q4_k.f32"'
 # ssh is a stand-in that runs the remote command here; tiny-bf16 is
 # tiny-f32 rounded by PyTorch.
 ex "stconvert model.safetensors - --to bf16 | ssh host 'cat > model-bf16.safetensors'" 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '
@@ -136,7 +136,7 @@ ex "stconvert model.safetensors - --to bf16 | ssh host 'cat > model-bf16.safeten
 # Every F8_E4M3 and F8_E5M2 code, decoded by the OCP formulas (testdata/dtype/f8_decode.txt).
 ex 'stconvert --to f32 fp8-activations.safetensors f32.safetensors' 0 'fp8-activations.safetensors=td/stinfo/stats.safetensors' '' '
 	for ty in F8_E4M3 F8_E5M2; do
-		holds "$ty codes decoded as the OCP formulas" cmp \
+		same "$ty codes decoded as the OCP formulas" \
 			<(f32_hex f32.safetensors "codes.$(tr A-Z a-z <<<$ty)" | sed -E "/^(7f|ff)800000\$/!s/^(7f|ff)[89a-f][0-9a-f]{5}\$/nan/") \
 			<(awk -v t=$ty "\$1 == t { print \$3 }" "$TESTDATA/dtype/f8_decode.txt")
 	done
@@ -176,7 +176,7 @@ ex 'gpt2export gpt2_124M.bin gpt2-hf/ --check' 0 'gpt2_124M.bin=td/llmc/tiny_fp3
 	holds "the snapshot gen_llmc.py wrote" stdiff --exact -q gpt2-hf/ "$TESTDATA/llmc/tiny_fp32_hf/"
 	out_has "max abs logit difference 0 "'
 ex 'gpt2export gpt2-hf/ gpt2_124M.bin' 0 'gpt2-hf=td/llmc/tiny_fp32_hf' '' '
-	holds "the llm.c file gen_llmc.py wrote, byte for byte" cmp gpt2_124M.bin "$TESTDATA/llmc/tiny_fp32.bin"'
+	same "the llm.c file gen_llmc.py wrote, byte for byte" gpt2_124M.bin "$TESTDATA/llmc/tiny_fp32.bin"'
 # GPT-2 holds V*C + T*C + L*(12*C*C + 13*C) + 2*C parameters.
 ex 'gpt2export --random tiny-gpt2/ --layers 2 --heads 4 --width 128 --seed 1' 0 '' '' '
 	is config "$(jq -c "[.n_layer, .n_head, .n_embd]" tiny-gpt2/config.json)" "[2,4,128]"

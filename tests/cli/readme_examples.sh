@@ -41,7 +41,7 @@ fi
 #   CHECK   bash run in the example's folder after it: $OUT and $ERR are
 #           its stdout and stderr
 # not_run 'COMMAND' 'REASON'
-declare -A E_RC E_IN E_KEEP E_CHECK E_NEEDS NOT_RUN SEEN KEPT_BY
+declare -A E_RC E_IN E_KEEP E_CHECK E_NEEDS NOT_RUN SEEN
 ex() { E_RC[$1]=$2; E_IN[$1]=$3; E_KEEP[$1]=$4; E_CHECK[$1]=$5; }
 not_run() { NOT_RUN[$1]=$2; }
 # needs 'COMMAND' WHAT: run it only when WHAT (torch) is there.
@@ -258,7 +258,7 @@ while IFS= read -r l; do
 done < <(c_blocks)
 
 lines=$(extract)
-[ -n "$lines" ] && ok || fail "README.md: no example found"
+if [ -n "$lines" ]; then ok; else fail "README.md: no example found"; fi
 while IFS=$'\t' read -r n line; do
 	k=$(key "$line")
 	SEEN[$k]=1

@@ -31,8 +31,10 @@ ex 'stinfo --check models/llama/' 0 'models/llama=llama' '' '
 	out_has "^models/llama/: OK\$"'
 # numpy's statistics of each tensor (testdata/stinfo/stats.expected).
 ex 'stinfo --stats model.safetensors' 0 'model.safetensors=td/stinfo/stats.safetensors' '' '
+	counts() { awk "{ print \$1, \$(NF-2), \$(NF-1), \$NF }" | sort; }
+	is "NaN, Inf and zero counts" "$(grep -f <(cut -d" " -f1 "$TESTDATA/stinfo/stats.expected" | sed "s/.*/^& /") "$OUT" | counts)" \
+		"$(counts <"$TESTDATA/stinfo/stats.expected")"
 	read -r name min max mean std nan inf zeros < <(grep "^f32.mixed " "$TESTDATA/stinfo/stats.expected")
-	is "f32.mixed NaN, Inf, zeros" "$(awk "\$1 == \"f32.mixed\" { print \$(NF-2), \$(NF-1), \$NF }" "$OUT")" "$nan $inf $zeros"
 	is "f32.mixed min" "$(awk "\$1 == \"f32.mixed\" { printf \"%.4f\", \$3 }" "$OUT")" "$(printf %.4f "$min")"'
 ex "stinfo --stats --tensors '*.layers.0.*' models/llama/" 0 'models/llama=llama' '' '
 	n=$(tensors models/llama/*.safetensors | grep -c "\\.layers\\.0\\.")
@@ -149,7 +151,7 @@ ex 'stconvert --force --to bf16 model/ model/' 0 'model=td/gpt2/tiny-f32' '' '
 	is "dtypes" "$(tensors model/model.safetensors | cut -d" " -f2 | sort -u)" BF16'
 ex 'stdiff models/gpt2 gpt2-bf16' 0 'models/gpt2=gpt2 gpt2-bf16' '' '
 	out_has "^$(tensors models/gpt2/model.safetensors | grep -vc ln_) tensors F32 → BF16, all exactly A rounded\$"'
-# trap-qk: tiny-f32 with block 1'"'"'s c_attn packed K, Q, V (trace/gen_fixtures.py):
+# trap-qk: tiny-f32 with block 1's c_attn packed K, Q, V (trace/gen_fixtures.py):
 # a difference, exit 1.
 ex 'stdiff --markdown base/ tuned/ >> CARD.md' 1 'base=td/gpt2/tiny-f32 tuned=td/trace/trap-qk' '' '
 	holds "CARD.md: a table row for h.1.attn.c_attn" grep -q "^| h\\.1\\.attn\\.c\\\\_attn" CARD.md
@@ -171,7 +173,7 @@ ex "stdiff --json model-fp8/ model/ | jq '.dequantized, (.tensors | max_by(.max_
 	is "worst tensor is quantized" "$(jq -s -r ".[1].dtype_a" "$OUT")" F8_E4M3'
 ex 'stdiff pytorch_model.bin model.safetensors' 0 'pytorch_model.bin=td/gpt2/tiny-torch/pytorch_model.bin model.safetensors=torch-model.safetensors' '' '
 	out_has "^transformer\\.wte\\.weight: tied alias of lm_head\\.weight, not stored in B\$"'
-# tiny_fp32_hf: gen_llmc.py'"'"'s snapshot of the llm.c file tiny_fp32.bin.
+# tiny_fp32_hf: gen_llmc.py's snapshot of the llm.c file tiny_fp32.bin.
 ex 'gpt2export gpt2_124M.bin gpt2-hf/ --check' 0 'gpt2_124M.bin=td/llmc/tiny_fp32.bin' '' '
 	holds "the snapshot gen_llmc.py wrote" stdiff --exact -q gpt2-hf/ "$TESTDATA/llmc/tiny_fp32_hf/"
 	out_has "max abs logit difference 0 "'
@@ -186,7 +188,7 @@ ex 'gpt2export --random tiny-gpt2/ --layers 2 --heads 4 --width 128 --seed 1' 0 
 ex 'gpt2run --model-dir models/gpt2 --prompt "The GPU is a" --new-tokens 30 --greedy' 0 'models/gpt2=gpt2' '' '
 	err_has "prompt: 4 tokens "
 	err_has "generated: 30 tokens "'
-# llama.cpp'"'"'s tokenizer tests give each vocabulary'"'"'s ids of "Hello world".
+# llama.cpp's tokenizer tests give each vocabulary's ids of "Hello world".
 ex 'gpt2run --model-dir models/gpt2 --tokenize --prompt "Hello world"' 0 'models/gpt2=gpt2' '' '
 	is ids "$(cat "$OUT")" "$(vocab_ids ggml-vocab-gpt-2.gguf "Hello world")"'
 ex 'gpt2run --tokenizer Meta-Llama-3-8B/tokenizer.json --tokenize --prompt "Hello world"' 0 'Meta-Llama-3-8B/tokenizer.json=td/tokenizers/llama-bpe.tokenizer.json' '' '
@@ -197,7 +199,7 @@ ex 'gpt2run --model-dir gpt2-bf16 --ids 464,3290 --check reference-logits.safete
 	out_has ": OK \\(atol 0\\.01, 2 positions x 50257 logits\\)\$"'
 ex 'gpt2run --model-dir models/gpt2 --ids 464,3290 --trace ours.safetensors' 0 'models/gpt2=gpt2' 'gpt2-trace.safetensors=ours.safetensors' '
 	holds "logits of 2 positions" grep -q " F32 2,50257\$" <(tensors ours.safetensors)'
-# trace_ref.safetensors: scripts/llama_trace_torch.py'"'"'s trace of the same ids.
+# trace_ref.safetensors: scripts/llama_trace_torch.py's trace of the same ids.
 ex 'strun --model-dir testdata/llama/qwen3 --ids 5,17,42 --trace qwen3-ours.safetensors' 0 'testdata/llama/qwen3=td/llama/qwen3' '' '
 	holds "PyTorch'"'"'s trace, stage by stage" stdiff --first testdata/llama/qwen3/trace_ref.safetensors qwen3-ours.safetensors'
 ex 'scripts/gpt2_trace_torch.py models/gpt2 --ids 464,3290 -o ref.safetensors' 0 'models/gpt2=gpt2 scripts/gpt2_trace_torch.py=src/scripts/gpt2_trace_torch.py' 'torch-trace.safetensors=ref.safetensors' '
@@ -206,7 +208,7 @@ needs 'scripts/gpt2_trace_torch.py models/gpt2 --ids 464,3290 -o ref.safetensors
 ex 'stdiff --first ref.safetensors ours.safetensors' 0 'ref.safetensors=torch-trace.safetensors ours.safetensors=gpt2-trace.safetensors' '' '
 	out_has "^no difference: $(tensors ref.safetensors | wc -l) tensors in A'"'"'s recorded order"'
 needs 'stdiff --first ref.safetensors ours.safetensors' torch
-# trap-cproj: tiny-f32 with block 1'"'"'s (square) attn.c_proj.weight stored
+# trap-cproj: tiny-f32 with block 1's (square) attn.c_proj.weight stored
 # untransposed; trap-qk its c_attn packed K, Q, V (trace/gen_fixtures.py).
 ex 'stdiff models/gpt2 my-port/' 1 'models/gpt2=td/gpt2/tiny-f32 my-port=td/trace/trap-cproj' '' '
 	out_has "^differs: h\\.1\\.attn\\.c_proj\\.weight "

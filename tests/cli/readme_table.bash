@@ -85,9 +85,10 @@ ex 'stinfo --check DeepSeek-V3-FP8/' 0 'DeepSeek-V3-FP8=td/quant/snap-fp8' '' '
 # The cache of testdata/verify/cases/clean: its count is gen_verify.py's (hashlib).
 ex 'stinfo --verify ~/.cache/huggingface/hub' 0 '.cache/huggingface/hub=td/verify/cases/clean' '' '
 	out_has "^$PWD/\\.cache/huggingface/hub: OK $(sed -n "s/^clean: OK //p" "$GOLDEN/verify/clean.out" | sed "s/[()]/\\\\&/g")\$"'
-ex 'stinfo --hash model/ > model/SHA256SUMS' 0 'model=td/stconvert/snap' '' '
+ex 'stinfo --hash model/ > model/SHA256SUMS' 0 'model=td/gpt2/tiny-f32' '' '
 	holds "sha256sum -c model/SHA256SUMS" sh -c "cd model && sha256sum -c --strict --quiet SHA256SUMS"
-	is "files listed" "$(wc -l <model/SHA256SUMS)" "$(find model -type f ! -name SHA256SUMS | wc -l)"'
+	is "files listed" "$(wc -l <model/SHA256SUMS)" "$(find model -type f ! -name SHA256SUMS | wc -l)"
+	holds "stinfo --verify model/ checks it" stinfo --verify model/'
 ex "stconvert models/gpt2 gpt2-bf16 --to bf16 --keep '*ln_*' --shard-size 200MB" 0 'models/gpt2=gpt2' 'gpt2-bf16' '
 	holds "one file under 200MB" test -f gpt2-bf16/model.safetensors
 	is "tensors not as asked" "$(tensors gpt2-bf16/*.safetensors |

@@ -159,7 +159,7 @@ ex 'stdiff --markdown base/ tuned/ >> CARD.md' 1 'base=td/gpt2/tiny-f32 tuned=td
 	is "rows that differ" "$(grep "^|" CARD.md | grep -c differ)" "$(grep -c "^| h\\.1\\.attn\\.c\\\\_attn.*differ" CARD.md)"'
 ex 'stdiff --exact -q model.safetensors resharded/ && echo same' 0 'model.safetensors=td/stconvert/snap/model.safetensors resharded=td/stconvert/snap-sharded' '' '
 	is stdout "$(cat "$OUT")" same'
-ex "stdiff --json -t '*.attn.*' base/ tuned/ | jq '.tensors | sort_by(-.max_abs_diff) | .[:5]'" 0 'base=td/gpt2/tiny-f32 tuned=td/trace/trap-qk' '' '
+ex "stdiff --json -T '*.attn.*' base/ tuned/ | jq '.tensors | sort_by(-.max_abs_diff) | .[:5]'" 0 'base=td/gpt2/tiny-f32 tuned=td/trace/trap-qk' '' '
 	is "5 attention tensors" "$(jq -r ".[].name | select(test(\"\\\\.attn\\\\.\"))" "$OUT" | wc -l)" 5
 	is "the worst: block 1'"'"'s c_attn" "$(jq -r ".[:2] | map(.name) | sort | join(\" \")" "$OUT")" "h.1.attn.c_attn.bias h.1.attn.c_attn.weight"
 	is "the rest equal" "$(jq "[.[2:][].max_abs_diff] | max" "$OUT")" 0'

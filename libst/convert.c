@@ -665,14 +665,13 @@ int st_convert_plan_shards(st_convert_plan *p, int to_dir, uint64_t shard_size, 
 	}
 	p->keeps_shards = 0;
 	/*
-	 * Shards stay shards (one out per one in) for a PyTorch snapshot and
-	 * when weights are dequantized or quantized: their sizes change by a
-	 * factor, and a one-file output of a model that ships in 163 shards
-	 * helps nobody.
+	 * One rule (SPEC): shards stay shards, one out per one in, whenever a
+	 * sharded input goes to a directory without a shard size: safetensors
+	 * or PyTorch, converted, quantized or dequantized alike. A one-file
+	 * output of a model that ships in 163 shards helps nobody; a file OUT
+	 * asks for one file.
 	 */
-	if (to_dir && !shard_size && nf > 1 &&
-	    (st_convert_plan_scaled(p) ||
-	     st_file_format(st_checkpoint_file(p->c, 0)) == ST_FORMAT_TORCH))
+	if (to_dir && !shard_size && nf > 1)
 		return keep_shards(p, err);
 	return split_shards(p, shard_size, err);
 }

@@ -363,13 +363,16 @@ START_TEST(plan_keeps_input_shards)
 }
 END_TEST
 
-START_TEST(plan_joins_safetensors_shards_unless_scaled)
+START_TEST(plan_keeps_safetensors_shards)
 {
 	st_checkpoint *c = open_ck(D "stconvert/snap-sharded");
 	st_convert_options o = {.has_to = 1, .to = ST_DTYPE_F16};
 	st_convert_plan *p = plan(c, &o);
 	st_error e;
 	ck_assert_int_eq(st_convert_plan_shards(p, 1, 0, &e), ST_OK);
+	ck_assert(st_convert_plan_keeps_shards(p));
+	ck_assert_uint_eq(st_convert_plan_n_shards(p), 2);
+	ck_assert_int_eq(st_convert_plan_shards(p, 0, 0, &e), ST_OK); /* a file: one */
 	ck_assert(!st_convert_plan_keeps_shards(p));
 	ck_assert_uint_eq(st_convert_plan_n_shards(p), 1);
 	ck_assert_int_eq(st_convert_plan_shards(p, 1, 1, &e), ST_OK); /* one tensor a shard */
@@ -706,7 +709,7 @@ int main(void)
 	tcase_add_test(tc, requant_keeps_fp8_of_the_config_blocks);
 	tcase_add_test(tc, plan_refuses_contradicting_options);
 	tcase_add_test(tc, plan_keeps_input_shards);
-	tcase_add_test(tc, plan_joins_safetensors_shards_unless_scaled);
+	tcase_add_test(tc, plan_keeps_safetensors_shards);
 	suite_add_tcase(s, tc);
 	TCase *tw = tcase_create("write");
 	tcase_add_checked_fixture(tw, tmpdir_setup, tmpdir_teardown);

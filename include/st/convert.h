@@ -185,11 +185,10 @@ ST_API uint64_t st_convert_plan_in_bytes(const st_convert_plan *p);
 /*
  * Lay the items out over output files. A file output (to_dir 0) is one
  * file. A directory with shard_size > 0 is split greedily in canonical
- * order (st_shard_plan); without one, a sharded PyTorch checkpoint or a
- * scaled (st_convert_plan_scaled) sharded one keeps its shards: output
- * shard k holds what input shard k held, numbered as the input file names
- * sort, a shard with every tensor dropped left out; anything else is one
- * file. Returns ST_OK, ST_EINVAL (shard_size for a file), ST_ENOMEM.
+ * order (st_shard_plan); without one, a sharded checkpoint keeps its
+ * shards (safetensors or PyTorch, scaled or not): output shard k holds
+ * what input shard k held, numbered as the input file names sort, a shard
+ * with every tensor dropped left out; a one-file input stays one file. Returns ST_OK, ST_EINVAL (shard_size for a file), ST_ENOMEM.
  */
 ST_API int st_convert_plan_shards(st_convert_plan *p, int to_dir, uint64_t shard_size,
                                   st_error *err);

@@ -145,8 +145,11 @@ ex 'stconvert --to f32 fp8-activations.safetensors f32.safetensors' 0 'fp8-activ
 	done
 	is "no F8/F4 left" "$(tensors f32.safetensors | grep -Ec " F(8|4)")" 0'
 ex 'stconvert --strip-prefix model. --rename lm_head.=output. llama/ renamed/' 0 'llama=llama' '' '
-	is "names" "$(tensors renamed/*.safetensors | cut -d" " -f1 | tr "\n" " ")" \
-		"$(jq -r ".weight_map | keys[]" llama/model.safetensors.index.json | sed "s/^model\\.//; s/^lm_head\\./output./" | sort | tr "\n" " ")"'
+	is "names" "$(tensors renamed/*.safetensors | cut -d" " -f1 | sort | tr "\n" " ")" \
+		"$(jq -r ".weight_map | keys[]" llama/model.safetensors.index.json | sed "s/^model\\.//; s/^lm_head\\./output./" | sort | tr "\n" " ")"
+	is "shards kept" "$(ls renamed/model-*-of-*.safetensors | wc -l)" "$(ls llama/model-*-of-*.safetensors | wc -l)"
+	is "index renamed" "$(jq -r ".weight_map | keys[]" renamed/model.safetensors.index.json | sort | tr "\n" " ")" \
+		"$(tensors renamed/*.safetensors | cut -d" " -f1 | sort | tr "\n" " ")"'
 ex 'stconvert --force --to bf16 model/ model/' 0 'model=td/gpt2/tiny-f32' '' '
 	holds "PyTorch'"'"'s BF16 of tiny-f32" stdiff --exact -q model/ "$TESTDATA/gpt2/tiny-bf16/"
 	is "dtypes" "$(tensors model/model.safetensors | cut -d" " -f2 | sort -u)" BF16'

@@ -25,12 +25,17 @@ expect_same snap_relayout_model "$D/snap/model.safetensors" "$TMP/snap-same/mode
 mode=$(umask 022; "$SC" -q "$D/snap" "$TMP/snap-mode" && stat -c %a "$TMP/snap-mode")
 if [ "$mode" = 755 ]; then ok; else fail "snap mode: $mode, expected 755"; fi
 
-# Sharded snapshot -> one file in a directory; torch_dtype added to a config
-# that has none, in the config's own style.
+# Sharded snapshot -> a directory keeps its shards (SPEC: one output shard
+# per input shard); torch_dtype added to a config that has none, in the
+# config's own style.
 run sharded 0 "$SC" --to f16 "$D/snap-sharded" "$TMP/sharded-f16"
 expect_same sharded_config "$D/snap-sharded.config.f16.json" "$TMP/sharded-f16/config.json"
 n=$(ls "$TMP/sharded-f16" | tr '\n' ' ')
-if [ "$n" = "config.json model.safetensors " ]; then ok; else fail "sharded: files $n"; fi
+if [ "$n" = "config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json " ]
+then ok; else fail "sharded: files $n"; fi
+run sharded_same 1 "$BIN/stdiff" "$D/snap-sharded" "$TMP/sharded-f16" # f32.special overflows
+expect_out sharded_same '^3 tensors compared: 2 identical, 0 within tolerance, 1 differ; 0 only in A, 0 only in B'
+expect_out sharded_same 'f32.special .*B is exactly A rounded to F16$'
 expect_err sharded '^stconvert: in:  3 tensors, 232 bytes \(232 B\), 2 files \+ index$'
 
 # Snapshot files behind symlinks into the Hugging Face cache's blobs/ are
@@ -123,13 +128,22 @@ run join_file 0 "$SC" "$TMP/sh-none" "$TMP/joined.safetensors"
 expect_same join_file "$D/mixed.canonical.safetensors" "$TMP/joined.safetensors"
 run join_index 0 "$SC" "$TMP/sh-none/model.safetensors.index.json" "$TMP/joined2.safetensors"
 expect_same join_index "$D/mixed.canonical.safetensors" "$TMP/joined2.safetensors"
-run join_dir 0 "$SC" "$TMP/sh-none" "$TMP/joined-dir"
+# A directory joins them only when --shard-size plans anew.
+run join_dir 0 "$SC" --shard-size 1GB "$TMP/sh-none" "$TMP/joined-dir"
 n=$(ls "$TMP/joined-dir" | tr '\n' ' ')
 if [ "$n" = "model.safetensors " ]; then ok; else fail "join_dir: files $n"; fi
 expect_same join_dir "$D/mixed.canonical.safetensors" "$TMP/joined-dir/model.safetensors"
 "$SC" -q --shard-size 3000 "$D/mixed.canonical.safetensors" "$TMP/rt-sh"
 "$SC" -q "$TMP/rt-sh" "$TMP/rt-one.safetensors"
 expect_same roundtrip_shards "$D/mixed.canonical.safetensors" "$TMP/rt-one.safetensors"
+# Without it the shards stay as they are, byte for byte.
+run keep_dir 0 "$SC" "$TMP/sh-none" "$TMP/kept-dir"
+n=$(ls "$TMP/kept-dir" | tr '\n' ' ')
+want=$(ls "$TMP/sh-none" | tr '\n' ' ')
+if [ "$n" = "$want" ]; then ok; else fail "keep_dir: files '$n', expected '$want'"; fi
+for f in "$TMP"/sh-none/*.safetensors; do
+	expect_same "keep_dir_${f##*/}" "$f" "$TMP/kept-dir/${f##*/}"
+done
 
 # ---- replacing an existing directory -----------------------------------------
 # An earlier 4-shard layout, a user file and a user directory in OUT.
@@ -157,7 +171,7 @@ expect_err dir_force 'removed .*/out/model-00004-of-00004.safetensors \(earlier 
 expect_err dir_force 'kept .*/out/notes.txt'
 no_temps dir_force "$TMP"
 # Back to one file: the three shards and the index go.
-run dir_one 0 "$SC" --force "$TMP/out" "$TMP/out"
+run dir_one 0 "$SC" --force --shard-size 1GB "$TMP/out" "$TMP/out"
 n=$(ls "$TMP/out" | tr '\n' ' ')
 if [ "$n" = "extra link model.safetensors notes.txt " ]; then ok; else fail "dir_one: files '$n'"; fi
 expect_same dir_one "$D/mixed.bf16.safetensors" "$TMP/out/model.safetensors" "$D/mixed.bf16.nan"

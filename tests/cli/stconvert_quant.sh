@@ -199,11 +199,13 @@ expect_absent cut_dq_drop "$TMP/cut-drop/model.safetensors.index.json"
 # --shard-size plans anew.
 run cut_dq_plan 0 "$SC" --to bf16 --shard-size 1GB "$TMP/cut" "$TMP/cut-plan"
 expect_exists cut_dq_plan "$TMP/cut-plan/model.safetensors"
-# A plain dtype conversion still makes one file of a sharded input.
+# A plain dtype conversion keeps a sharded input's shards too (one rule).
 run cut_plain 0 "$SC" --to f32 "$Q/snap-fp8.bf16.safetensors" "$TMP/plain.safetensors"
 run cut_plain_sh 0 "$SC" --shard-size 60B "$TMP/plain.safetensors" "$TMP/plain-cut"
-run cut_plain_one 0 "$SC" --to bf16 "$TMP/plain-cut" "$TMP/plain-one"
-expect_exists cut_plain_one "$TMP/plain-one/model.safetensors"
+run cut_plain_kept 0 "$SC" --to bf16 "$TMP/plain-cut" "$TMP/plain-kept"
+n=$(ls "$TMP/plain-kept" | tr '\n' ' ')
+want=$(ls "$TMP/plain-cut" | tr '\n' ' ')
+if [ "$n" = "$want" ]; then ok; else fail "cut_plain_kept: files '$n', expected '$want'"; fi
 # Quantizing: each scale lands beside its weight, in the weight's shard.
 run cut_q_in 0 "$SC" --shard-size 100B "$Q/snap-q" "$TMP/cut-q-in"
 run cut_q 0 "$SC" --to f8_e4m3 --block 2,3 --keep '*embed*' "$TMP/cut-q-in" "$TMP/cut-q"

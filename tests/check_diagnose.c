@@ -384,6 +384,208 @@ START_TEST(checkpoint_pair_diagnosed)
 }
 END_TEST
 
+/* ---- the Llama family's traps ---------------------------------------------- */
+
+START_TEST(qk_rows_permuted_to_gguf)
+{
+	/* One head of 8 rows of 2 columns, row r = (10r, 10r + 1). GGUF's
+	 * order (reshape(1, 2, 4, 2).swapaxes(1, 2)): row 2i + j is row
+	 * 4j + i, so B's rows are A's 0, 4, 1, 5, 2, 6, 3, 7. */
+	static const int order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+	float a[16], b[16];
+	for (int r = 0; r < 8; r++)
+		for (int c = 0; c < 2; c++) {
+			a[r * 2 + c] = (float)(10 * r + c);
+			b[r * 2 + c] = (float)(10 * order[r] + c);
+		}
+	uint64_t shape[2] = {8, 2};
+	st_diagnose_tensor ta = f32(a, 2, shape, 16), tb = f32(b, 2, shape, 16);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_pair(&ta, &tb, 0, 0, &r), ST_DIAGNOSE_ROTARY_ROWS);
+	ck_assert_int_eq(r.exact, 1);
+	ck_assert_uint_eq(r.head_dim, 8);
+	ck_assert_int_eq(r.to_interleaved, 1);
+	char buf[512];
+	ck_assert_ptr_nonnull(strstr(st_diagnose_describe(&r, buf, sizeof buf),
+	                             "permuted to GGUF's interleaved rotary layout "
+	                             "(heads of 8 rows)"));
+	/* The other way round: back to Hugging Face's order. */
+	ck_assert_int_eq(st_diagnose_pair(&tb, &ta, 0, 0, &r), ST_DIAGNOSE_ROTARY_ROWS);
+	ck_assert_uint_eq(r.head_dim, 8);
+	ck_assert_int_eq(r.to_interleaved, 0);
+}
+END_TEST
+
+START_TEST(qk_bias_heads_of_four)
+{
+	/* A bias of 2 heads of 4: rows 0 2 1 3 within each head (D = 4). */
+	static const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	static const float b[8] = {1, 3, 2, 4, 5, 7, 6, 8};
+	uint64_t shape[1] = {8};
+	st_diagnose_tensor ta = f32(a, 1, shape, 8), tb = f32(b, 1, shape, 8);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_pair(&ta, &tb, 0, 0, &r), ST_DIAGNOSE_ROTARY_ROWS);
+	ck_assert_uint_eq(r.head_dim, 4);
+}
+END_TEST
+
+START_TEST(rows_scaled_each_by_its_factor)
+{
+	/* Rows times 2, 0.5 and 3: exact in F32. */
+	static const float a[12] = {1, 2, 3, 4, 5, 6, 7, 8, -1, -2, 0.5f, 9};
+	static const float b[12] = {2, 4, 6, 8, 2.5f, 3, 3.5f, 4, -3, -6, 1.5f, 27};
+	uint64_t shape[2] = {3, 4};
+	st_diagnose_tensor ta = f32(a, 2, shape, 12), tb = f32(b, 2, shape, 12);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_pair(&ta, &tb, 0, 0, &r), ST_DIAGNOSE_ROW_SCALED);
+	ck_assert_int_eq(r.exact, 1);
+	ck_assert(r.scale_min == 0.5 && r.scale_max == 3);
+	char buf[512];
+	ck_assert_str_eq(st_diagnose_describe(&r, buf, sizeof buf),
+	                 "B is A with each row scaled by its own factor, 0.5 to 3 "
+	                 "(exactly)");
+}
+END_TEST
+
+START_TEST(vector_scaled_per_element_is_no_permutation)
+{
+	/* A norm weight times factors near 1, element by element: nothing. */
+	static const float a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	static const float b[8] = {1.01f, 1.98f, 3.03f, 3.96f, 5.05f, 5.94f, 7.07f, 7.92f};
+	uint64_t shape[1] = {8};
+	st_diagnose_tensor ta = f32(a, 1, shape, 8), tb = f32(b, 1, shape, 8);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_pair(&ta, &tb, 1e-6, 1e-6, &r), ST_DIAGNOSE_NONE);
+}
+END_TEST
+
+/*
+ * pre [T = 3, H = 2, D = 8] rotated at position t by t * base^(-2i/8),
+ * pairs (i, i + 4) (rotate-half) or (2i, 2i + 1): the definitions of
+ * doc/trace.md and llama_trace_torch.py's rope(), computed here.
+ */
+enum { RT = 3, RH = 2, RD = 8, RN = RT * RH * RD };
+static void rotate(const float *pre, float *out, int interleaved, double base)
+{
+	for (int t = 0; t < RT; t++)
+		for (int h = 0; h < RH; h++)
+			for (int i = 0; i < RD / 2; i++) {
+				int o = (t * RH + h) * RD;
+				int x = interleaved ? 2 * i : i, y = interleaved ? 2 * i + 1 : i + RD / 2;
+				double ang = t * pow(base, -2.0 * i / RD);
+				out[o + x] = (float)(pre[o + x] * cos(ang) - pre[o + y] * sin(ang));
+				out[o + y] = (float)(pre[o + y] * cos(ang) + pre[o + x] * sin(ang));
+			}
+}
+
+static void rotary_input(float *pre)
+{
+	for (int k = 0; k < RN; k++)
+		pre[k] = (float)((k * 37 % 23) - 11) / 8;
+}
+
+/* A rotate-half with base_a, B (interleaved or not) with base_b, of the
+ * same input: st_diagnose_rotary's answer. */
+static enum st_diagnose_kind rotary_pair(float *pre, float *a, float *b, double base_a,
+                                         int interleaved_b, double base_b,
+                                         st_diagnose_result *r)
+{
+	rotary_input(pre);
+	rotate(pre, a, 0, base_a);
+	rotate(pre, b, interleaved_b, base_b);
+	uint64_t shape[3] = {RT, RH, RD};
+	st_diagnose_tensor tp = f32(pre, 3, shape, RN), ta = f32(a, 3, shape, RN),
+	                   tb = f32(b, 3, shape, RN);
+	return st_diagnose_rotary(&tp, &ta, &tp, &tb, 1.3e-6, 1e-5, r);
+}
+
+START_TEST(rotary_layout_named)
+{
+	float pre[RN], a[RN], b[RN];
+	st_diagnose_result r;
+	ck_assert_int_eq(rotary_pair(pre, a, b, 10000, 1, 10000, &r), ST_DIAGNOSE_ROTARY);
+	ck_assert_int_eq(r.layout_a, ST_DIAGNOSE_ROTARY_HALF);
+	ck_assert_int_eq(r.layout_b, ST_DIAGNOSE_ROTARY_INTERLEAVED);
+	ck_assert(fabs(r.base_a - 10000) < 10 && fabs(r.base_b - 10000) < 10);
+	ck_assert_uint_eq(r.head_dim, RD);
+	char buf[512];
+	ck_assert_ptr_nonnull(strstr(st_diagnose_describe(&r, buf, sizeof buf),
+	                             "A rotates pairs (i, i+D/2) (rotate-half), B pairs "
+	                             "(2i, 2i+1) (interleaved, GGUF's)"));
+}
+END_TEST
+
+START_TEST(rotary_base_estimated)
+{
+	float pre[RN], a[RN], b[RN];
+	st_diagnose_result r;
+	ck_assert_int_eq(rotary_pair(pre, a, b, 1000000, 0, 10000, &r), ST_DIAGNOSE_ROTARY);
+	uint64_t shape[3] = {RT, RH, RD};
+	st_diagnose_tensor tp = f32(pre, 3, shape, RN), ta = f32(a, 3, shape, RN),
+	                   tb = f32(b, 3, shape, RN);
+	ck_assert_int_eq(r.layout_a, ST_DIAGNOSE_ROTARY_HALF);
+	ck_assert_int_eq(r.layout_b, ST_DIAGNOSE_ROTARY_HALF);
+	ck_assert(fabs(r.base_a / 1000000 - 1) < 1e-3);
+	ck_assert(fabs(r.base_b / 10000 - 1) < 1e-3);
+	char buf[512];
+	ck_assert_ptr_nonnull(strstr(st_diagnose_describe(&r, buf, sizeof buf),
+	                             "A with base about 1000000, B with base about "
+	                             "10000: rope_theta ignored?"));
+	/* Same rotation on both sides, or another input: not this trap. */
+	ck_assert_int_eq(st_diagnose_rotary(&tp, &ta, &tp, &ta, 1.3e-6, 1e-5, &r),
+	                 ST_DIAGNOSE_NONE);
+	float other[RN];
+	memcpy(other, pre, sizeof other);
+	other[5] += 1;
+	st_diagnose_tensor to = f32(other, 3, shape, RN);
+	ck_assert_int_eq(st_diagnose_rotary(&tp, &ta, &to, &tb, 1.3e-6, 1e-5, &r),
+	                 ST_DIAGNOSE_NONE);
+}
+END_TEST
+
+START_TEST(rotary_of_unrelated_is_none)
+{
+	float pre[RN], a[RN], b[RN];
+	rotary_input(pre);
+	rotate(pre, a, 0, 10000);
+	for (int k = 0; k < RN; k++)
+		b[k] = (float)((k * 53 % 29) - 14) / 7;
+	uint64_t shape[3] = {RT, RH, RD};
+	st_diagnose_tensor tp = f32(pre, 3, shape, RN), ta = f32(a, 3, shape, RN),
+	                   tb = f32(b, 3, shape, RN);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_rotary(&tp, &ta, &tp, &tb, 1.3e-6, 1e-5, &r),
+	                 ST_DIAGNOSE_NONE);
+}
+END_TEST
+
+START_TEST(gqa_tiled_named)
+{
+	/* 4 query heads, 2 KV heads of 2 at position 0: v = (1, 2), (3, 4).
+	 * repeat_kv reads KV heads 0 0 1 1, tiling 0 1 0 1. */
+	static const float v[4] = {1, 2, 3, 4};
+	static const float rep[8] = {1, 2, 1, 2, 3, 4, 3, 4};
+	static const float tile[8] = {1, 2, 3, 4, 1, 2, 3, 4};
+	static const float junk[8] = {1, 2, 5, 6, 3, 4, 7, 8};
+	uint64_t vs[3] = {1, 2, 2}, os[2] = {1, 8};
+	st_diagnose_tensor tv = f32(v, 3, vs, 4), ta = f32(rep, 2, os, 8),
+	                   tb = f32(tile, 2, os, 8), tj = f32(junk, 2, os, 8);
+	st_diagnose_result r;
+	ck_assert_int_eq(st_diagnose_gqa(&ta, &tb, &tv, 4, 2, 0, 0, &r), ST_DIAGNOSE_GQA);
+	ck_assert_int_eq(r.a_tiled, 0);
+	ck_assert_uint_eq(r.n_head, 4);
+	ck_assert_uint_eq(r.n_kv_head, 2);
+	char buf[512];
+	ck_assert_ptr_nonnull(strstr(st_diagnose_describe(&r, buf, sizeof buf),
+	                             "A repeats each KV head for 2 consecutive query heads "
+	                             "(repeat_kv: h / 2), B tiles them (h % 2)"));
+	ck_assert_int_eq(st_diagnose_gqa(&tb, &ta, &tv, 4, 2, 0, 0, &r), ST_DIAGNOSE_GQA);
+	ck_assert_int_eq(r.a_tiled, 1);
+	/* Heads that are neither: nothing. */
+	ck_assert_int_eq(st_diagnose_gqa(&ta, &tj, &tv, 4, 2, 0, 0, &r), ST_DIAGNOSE_NONE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diagnose");
@@ -405,10 +607,18 @@ int main(void)
 	tcase_add_test(tc, dtype_tally_lines);
 	tcase_add_test(tc, dtype_tally_ignores_pairs_past_its_capacity);
 	tcase_add_test(tc, checkpoint_pair_diagnosed);
+	tcase_add_test(tc, qk_rows_permuted_to_gguf);
+	tcase_add_test(tc, qk_bias_heads_of_four);
+	tcase_add_test(tc, rows_scaled_each_by_its_factor);
+	tcase_add_test(tc, rotary_layout_named);
+	tcase_add_test(tc, rotary_base_estimated);
+	tcase_add_test(tc, gqa_tiled_named);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("limits");
 	tcase_add_test(te, within_tolerance_is_not_a_trap);
 	tcase_add_test(te, unrelated_is_none);
+	tcase_add_test(te, vector_scaled_per_element_is_no_permutation);
+	tcase_add_test(te, rotary_of_unrelated_is_none);
 	tcase_add_test(te, nan_matches_only_nan);
 	tcase_add_test(te, short_describe_buffer);
 	suite_add_tcase(s, te);

@@ -545,6 +545,17 @@ int st__diagnose_trace(st_checkpoint *ca, size_t ia, st_checkpoint *cb, size_t i
 		return rc;
 	if (r->kind == ST_DIAGNOSE_ROW_SCALED)
 		return norm_stage(ca, ta, cb, tb, &a, &b, r, err);
+	/* Heads of attn.out reordered (a prompt of one token, where each
+	 * query head's output is its KV head's value) may be the GQA order:
+	 * the more telling name when it is. */
+	if (r->kind == ST_DIAGNOSE_PERMUTED) {
+		st_diagnose_result g;
+		memset(&g, 0, sizeof g); /* ST_DIAGNOSE_NONE unless GQA fits */
+		rc = gqa_stage(ca, ta, cb, tb, &a, &b, rtol, atol, &g, err);
+		if (rc == ST_OK && g.kind == ST_DIAGNOSE_GQA)
+			*r = g;
+		return rc;
+	}
 	if (r->kind != ST_DIAGNOSE_NONE)
 		return ST_OK;
 	rc = rotary_stage(ca, ta, cb, tb, &a, &b, rtol, atol, r, err);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <st.h>
 
@@ -586,6 +587,139 @@ START_TEST(gqa_tiled_named)
 }
 END_TEST
 
+/* ---- trace stages through st_diagnose_checkpoints --------------------------- */
+
+struct stage {
+	const char *name; /* given in name order: the writer's order for F32 */
+	unsigned ndim;
+	uint64_t shape[3];
+	const float *data;
+};
+
+static st_checkpoint *write_trace(char *path, const struct stage *s, int n)
+{
+	st_writer *w;
+	st_error e;
+	strcpy(path, "/tmp/check_diagnose_XXXXXX");
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	close(fd);
+	ck_assert(st_writer_new(&w, &e) == ST_OK);
+	for (int i = 0; i < n; i++)
+		ck_assert(st_writer_add(w, s[i].name, strlen(s[i].name), ST_DTYPE_F32, s[i].ndim,
+		                        s[i].shape, &e) == ST_OK);
+	ck_assert(st_writer_open(w, path, &e) == ST_OK);
+	for (int i = 0; i < n; i++) {
+		uint64_t k = 1;
+		for (unsigned d = 0; d < s[i].ndim; d++)
+			k *= s[i].shape[d];
+		ck_assert(st_writer_write(w, s[i].data, k * sizeof(float), &e) == ST_OK);
+	}
+	ck_assert(st_writer_finish(w, &e) == ST_OK);
+	st_writer_free(w);
+	st_checkpoint *c;
+	ck_assert(st_checkpoint_open(&c, path, 0, &e) == ST_OK);
+	return c;
+}
+
+/* st_diagnose_checkpoints on the tensor named name of two traces. */
+static enum st_diagnose_kind trace_pair(const struct stage *sa, const struct stage *sb,
+                                        int n, const char *name, st_diagnose_result *r)
+{
+	char pa[64], pb[64];
+	st_checkpoint *a = write_trace(pa, sa, n), *b = write_trace(pb, sb, n);
+	long ia = st_checkpoint_find(a, name, strlen(name));
+	long ib = st_checkpoint_find(b, name, strlen(name));
+	ck_assert(ia >= 0 && ib >= 0);
+	st_error e;
+	ck_assert_int_eq(st_diagnose_checkpoints(a, (size_t)ia, b, (size_t)ib, 1.3e-6, 1e-5,
+	                                         r, &e), ST_OK);
+	st_checkpoint_close(a);
+	st_checkpoint_close(b);
+	unlink(pa);
+	unlink(pb);
+	return r->kind;
+}
+
+START_TEST(trace_rotary_input_looked_up)
+{
+	float pre[RN], a[RN], b[RN];
+	st_diagnose_result r;
+	rotary_pair(pre, a, b, 10000, 1, 10000, &r);
+	struct stage sa[2] = {{"layers.0.attn.q", 3, {RT, RH, RD}, pre},
+	                      {"layers.0.attn.q_rope", 3, {RT, RH, RD}, a}};
+	struct stage sb[2] = {sa[0], {"layers.0.attn.q_rope", 3, {RT, RH, RD}, b}};
+	ck_assert_int_eq(trace_pair(sa, sb, 2, "layers.0.attn.q_rope", &r), ST_DIAGNOSE_ROTARY);
+	ck_assert_int_eq(r.layout_b, ST_DIAGNOSE_ROTARY_INTERLEAVED);
+	/* An input of another shape (same element count) is not used. */
+	sa[0].ndim = sb[0].ndim = 1;
+	sa[0].shape[0] = sb[0].shape[0] = RN;
+	ck_assert_int_eq(trace_pair(sa, sb, 2, "layers.0.attn.q_rope", &r), ST_DIAGNOSE_NONE);
+	/* No input in the file: nothing either. */
+	ck_assert_int_eq(trace_pair(sa + 1, sb + 1, 1, "layers.0.attn.q_rope", &r),
+	                 ST_DIAGNOSE_NONE);
+}
+END_TEST
+
+START_TEST(trace_gqa_counts_from_q_and_k)
+{
+	/* As gqa_tiled_named, T = 1: q [1, 4, 2] and k [1, 2, 2] give the
+	 * counts; v [1, 2, 2] the values. */
+	static const float v[4] = {1, 2, 3, 4}, q[8] = {0}, k[4] = {0};
+	static const float rep[8] = {1, 2, 1, 2, 3, 4, 3, 4};
+	static const float tile[8] = {1, 2, 3, 4, 1, 2, 3, 4};
+	struct stage sa[4] = {{"layers.3.attn.k", 3, {1, 2, 2}, k},
+	                      {"layers.3.attn.out", 2, {1, 8}, rep},
+	                      {"layers.3.attn.q", 3, {1, 4, 2}, q},
+	                      {"layers.3.attn.v", 3, {1, 2, 2}, v}};
+	struct stage sb[4] = {sa[0], {"layers.3.attn.out", 2, {1, 8}, tile}, sa[2], sa[3]};
+	st_diagnose_result r;
+	ck_assert_int_eq(trace_pair(sa, sb, 4, "layers.3.attn.out", &r), ST_DIAGNOSE_GQA);
+	ck_assert_uint_eq(r.n_head, 4);
+	ck_assert_uint_eq(r.n_kv_head, 2);
+	ck_assert_int_eq(r.a_tiled, 0);
+	/* Hostile shapes: v [1, 1, 4] (the same bytes), q that does not fit
+	 * out: not named GQA (no read past a tensor); what remains true is
+	 * that the heads are reordered. */
+	struct stage ha[4] = {sa[0], sa[1], sa[2], {"layers.3.attn.v", 3, {1, 1, 4}, v}};
+	struct stage hb[4] = {sb[0], sb[1], sb[2], ha[3]};
+	ck_assert_int_eq(trace_pair(ha, hb, 4, "layers.3.attn.out", &r), ST_DIAGNOSE_PERMUTED);
+	struct stage qa[4] = {sa[0], sa[1], {"layers.3.attn.q", 3, {1, 2, 2}, q}, sa[3]};
+	struct stage qb[4] = {sb[0], sb[1], qa[2], sb[3]};
+	ck_assert_int_eq(trace_pair(qa, qb, 4, "layers.3.attn.out", &r), ST_DIAGNOSE_PERMUTED);
+}
+END_TEST
+
+START_TEST(trace_norm_epsilon_estimated)
+{
+	/* embed x, input_norm = x / sqrt(mean(x^2) + eps) with eps 0 (A) and
+	 * 0.5 (B), rows of 4: row 0 mean square 7.5, row 1 3 (computed by
+	 * hand; the F32 values rounded by the compiler). */
+	static const float x[8] = {1, 2, 3, 4, 1, 1, 1, 3};
+	float ya[8], yb[8];
+	for (int i = 0; i < 8; i++) {
+		double ms = i < 4 ? 7.5 : 3.0;
+		ya[i] = (float)(x[i] / sqrt(ms));
+		yb[i] = (float)(x[i] / sqrt(ms + 0.5));
+	}
+	struct stage sa[2] = {{"embed", 2, {2, 4}, x}, {"layers.0.input_norm", 2, {2, 4}, ya}};
+	struct stage sb[2] = {sa[0], {"layers.0.input_norm", 2, {2, 4}, yb}};
+	st_diagnose_result r;
+	ck_assert_int_eq(trace_pair(sa, sb, 2, "layers.0.input_norm", &r),
+	                 ST_DIAGNOSE_ROW_SCALED);
+	ck_assert_int_eq(r.norm, 1);
+	ck_assert(fabs(r.eps_delta - 0.5) < 1e-5);
+	char buf[512];
+	ck_assert_ptr_nonnull(strstr(st_diagnose_describe(&r, buf, sizeof buf),
+	                             "the RMSNorm epsilon differs (eps(B) - eps(A) about 0.5)"));
+	/* Without the input in the file: named, not estimated. */
+	ck_assert_int_eq(trace_pair(sa + 1, sb + 1, 1, "layers.0.input_norm", &r),
+	                 ST_DIAGNOSE_ROW_SCALED);
+	ck_assert_int_eq(r.norm, 1);
+	ck_assert(isnan(r.eps_delta));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diagnose");
@@ -613,6 +747,9 @@ int main(void)
 	tcase_add_test(tc, rotary_layout_named);
 	tcase_add_test(tc, rotary_base_estimated);
 	tcase_add_test(tc, gqa_tiled_named);
+	tcase_add_test(tc, trace_rotary_input_looked_up);
+	tcase_add_test(tc, trace_gqa_counts_from_q_and_k);
+	tcase_add_test(tc, trace_norm_epsilon_estimated);
 	suite_add_tcase(s, tc);
 	TCase *te = tcase_create("limits");
 	tcase_add_test(te, within_tolerance_is_not_a_trap);

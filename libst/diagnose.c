@@ -565,34 +565,10 @@ char *st_diagnose_describe(const st_diagnose_result *r, char *buf, size_t size)
 		}
 		break;
 	case ST_DIAGNOSE_ROTARY_ROWS:
-		if (r->to_interleaved)
-			PUT("B is A's rows permuted to GGUF's interleaved rotary layout "
-			    "(heads of %llu rows) (%s): a q/k weight converted for "
-			    "llama.cpp and not converted back",
-			    (unsigned long long)r->head_dim, how);
-		else
-			PUT("B is A's rows permuted from GGUF's interleaved rotary layout "
-			    "to Hugging Face's (heads of %llu rows) (%s): A is a q/k "
-			    "weight as llama.cpp stores it, B as Hugging Face does",
-			    (unsigned long long)r->head_dim, how);
-		break;
 	case ST_DIAGNOSE_ROW_SCALED:
-		if (r->norm) {
-			double x = fmax(fabs(r->scale_min - 1), fabs(r->scale_max - 1));
-			PUT("B is A with each row scaled by its own factor within %.2g "
-			    "of 1 (%s): the RMSNorm epsilon differs", x, how);
-			if (isfinite(r->eps_delta))
-				PUT(" (eps(B) - eps(A) about %.2g)", r->eps_delta);
-		} else {
-			PUT("B is A with each row scaled by its own factor, %.6g to "
-			    "%.6g (%s)", r->scale_min, r->scale_max, how);
-		}
-		break;
 	case ST_DIAGNOSE_ROTARY:
-		n = st__diagnose_describe_trace(r, buf, size);
-		break;
 	case ST_DIAGNOSE_GQA:
-		n = st__diagnose_describe_trace(r, buf, size);
+		st__diagnose_describe_llama(r, buf, size);
 		break;
 	case ST_DIAGNOSE_REINTERPRETED:
 		PUT("B's bytes are A %s %s (%s), read as %s: %s mislabelled %s",

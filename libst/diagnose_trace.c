@@ -225,7 +225,7 @@ enum st_diagnose_kind st_diagnose_gqa(const st_diagnose_tensor *a,
 	return r->kind;
 }
 
-/* ---- describing them ------------------------------------------------------ */
+/* ---- describing them (and diagnose.c's Llama-family kinds) ----------------- */
 
 static const char *layout_words(enum st_diagnose_rotary_layout l)
 {
@@ -246,8 +246,9 @@ static size_t put_base(char *buf, size_t size, size_t n, double base)
 	return n + (w > 0 ? (size_t)w : 0);
 }
 
-size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf, size_t size)
+void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t size)
 {
+	const char *how = r->exact ? "exactly" : "within tolerance";
 	size_t n = 0;
 #define PUT(...)                                                                   \
 	do {                                                                       \
@@ -255,6 +256,32 @@ size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf, size_
 		if (w_ > 0)                                                        \
 			n += (size_t)w_;                                           \
 	} while (0)
+	if (r->kind == ST_DIAGNOSE_ROTARY_ROWS) {
+		if (r->to_interleaved)
+			PUT("B is A's rows permuted to GGUF's interleaved rotary layout "
+			    "(heads of %llu rows) (%s): a q/k weight converted for "
+			    "llama.cpp and not converted back",
+			    (unsigned long long)r->head_dim, how);
+		else
+			PUT("B is A's rows permuted from GGUF's interleaved rotary layout "
+			    "to Hugging Face's (heads of %llu rows) (%s): A is a q/k "
+			    "weight as llama.cpp stores it, B as Hugging Face does",
+			    (unsigned long long)r->head_dim, how);
+		return;
+	}
+	if (r->kind == ST_DIAGNOSE_ROW_SCALED && r->norm) {
+		double x = fmax(fabs(r->scale_min - 1), fabs(r->scale_max - 1));
+		PUT("B is A with each row scaled by its own factor within %.2g of 1 (%s): "
+		    "the RMSNorm epsilon differs", x, how);
+		if (isfinite(r->eps_delta))
+			PUT(" (eps(B) - eps(A) about %.2g)", r->eps_delta);
+		return;
+	}
+	if (r->kind == ST_DIAGNOSE_ROW_SCALED) {
+		PUT("B is A with each row scaled by its own factor, %.6g to %.6g (%s)",
+		    r->scale_min, r->scale_max, how);
+		return;
+	}
 	if (r->kind == ST_DIAGNOSE_GQA) {
 		unsigned rep = r->n_head / r->n_kv_head;
 		char rb[96], tb[64];
@@ -264,7 +291,7 @@ size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf, size_
 		PUT("query heads read other KV heads (GQA, %u KV heads for %u query "
 		    "heads): A %s, B %s; seen at position 0",
 		    r->n_kv_head, r->n_head, r->a_tiled ? tb : rb, r->a_tiled ? rb : tb);
-		return n;
+		return;
 	}
 	PUT("the rotary embedding's input is equal, its output differs (heads of "
 	    "%llu): ", (unsigned long long)r->head_dim);
@@ -272,7 +299,7 @@ size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf, size_
 		PUT("A rotates %s, B %s: the rotary layout differs "
 		    "(interleaved rotary on Hugging Face's q/k weights?)",
 		    layout_words(r->layout_a), layout_words(r->layout_b));
-		return n;
+		return;
 	}
 	PUT("both rotate %s, A with ", layout_words(r->layout_a));
 	n = put_base(buf, size, n, r->base_a);
@@ -281,7 +308,6 @@ size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf, size_
 	PUT(": %s", r->base_a > 0 && r->base_b > 0 ? "rope_theta ignored?"
 	                                            : "rope_scaling ignored?");
 #undef PUT
-	return n;
 }
 
 /* ---- the trace's names ---------------------------------------------------- */

@@ -396,9 +396,8 @@ int st__diagnose_match(double x, double y, double rtol, double atol, int *exact)
 int st__diagnose_trace(st_checkpoint *ca, size_t ia, st_checkpoint *cb, size_t ib,
                        double rtol, double atol, st_diagnose_result *r,
                        st_error *err);
-/* st_diagnose_describe of ST_DIAGNOSE_ROTARY and ST_DIAGNOSE_GQA; returns
- * the length written (as snprintf). */
-size_t st__diagnose_describe_trace(const st_diagnose_result *r, char *buf,
-                                   size_t size);
+/* st_diagnose_describe of the Llama family's kinds (ST_DIAGNOSE_ROTARY_ROWS,
+ * _ROW_SCALED, _ROTARY, _GQA) into buf[0 .. size), size > 0. */
+void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t size);
 
 #endif

@@ -293,8 +293,8 @@ void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t 
 		    r->n_kv_head, r->n_head, r->a_tiled ? tb : rb, r->a_tiled ? rb : tb);
 		return;
 	}
-	PUT("the rotary embedding's input is equal, its output differs (heads of "
-	    "%llu): ", (unsigned long long)r->head_dim);
+	PUT("the rotary embedding's input is equal, its output differs after "
+	    "position 0 (heads of %llu): ", (unsigned long long)r->head_dim);
 	if (r->layout_a != r->layout_b) {
 		PUT("A rotates %s, B %s: the rotary layout differs "
 		    "(interleaved rotary on Hugging Face's q/k weights?)",

@@ -132,7 +132,7 @@ run trace_first 0 "$BIN/stdiff" --first "$D/qwen3/trace_ref.safetensors" "$TMP/t
 # each query head reads at position 0.
 run trace_rope 1 "$BIN/stdiff" --first "$D/qwen3/trace_interleaved.safetensors" "$TMP/trace.st" &&
   expect_out trace_rope 'differs: layers.0.attn.q_rope ' &&
-  expect_out trace_rope "^  the rotary embedding's input is equal, its output differs \(heads of 16\): A rotates pairs \(2i, 2i\+1\) \(interleaved, GGUF's\), B pairs \(i, i\+D/2\) \(rotate-half\): the rotary layout differs"
+  expect_out trace_rope "^  the rotary embedding's input is equal, its output differs after position 0 \(heads of 16\): A rotates pairs \(2i, 2i\+1\) \(interleaved, GGUF's\), B pairs \(i, i\+D/2\) \(rotate-half\): the rotary layout differs"
 run trace_gqa 1 "$BIN/stdiff" --first "$D/qwen3/trace_gqa_tile.safetensors" "$TMP/trace.st" &&
   expect_out trace_gqa 'differs: layers.0.attn.out ' &&
   expect_out trace_gqa '^  query heads read other KV heads \(GQA, 2 KV heads for 4 query heads\): A tiles them \(h % 2\), B repeats each KV head for 2 consecutive query heads \(repeat_kv: h / 2\)'

@@ -14,6 +14,7 @@ set(ST_SOURCES
   libst/convert_write.c
   libst/crc32.c
   libst/diagnose.c
+  libst/diagnose_trace.c
   libst/diff.c
   libst/diff_gguf.c
   libst/dtype.c

@@ -26,8 +26,11 @@
 /* Block counts that pass the samples and get a full check, at most. */
 #define MAX_VERIFY 4
 
+#define get st__diagnose_get
+#define match st__diagnose_match
+
 /* Element i of t, widened to double. */
-static double get(const st_diagnose_tensor *t, uint64_t i)
+double st__diagnose_get(const st_diagnose_tensor *t, uint64_t i)
 {
 	const unsigned char *p = t->data;
 	switch (t->dtype) {
@@ -76,7 +79,7 @@ static double round_to(double x, st_dtype d)
  * Does the value computed from A (x) match B's (y)? Clears *exact when it
  * matches only within tolerance.
  */
-static int match(double x, double y, double rtol, double atol, int *exact)
+int st__diagnose_match(double x, double y, double rtol, double atol, int *exact)
 {
 	switch (st_compare_values(x, y, rtol, atol, NULL, NULL)) {
 	case ST_COMPARE_EQUAL:
@@ -196,6 +199,131 @@ static int transposed(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
 			if (!match(get(a, j * m + i), get(b, i * m + j), rtol, atol,
 			           exact))
 				return 0;
+	return 1;
+}
+
+/* ---- rows permuted to or from GGUF's interleaved rotary order ------------- */
+
+/*
+ * llama.cpp's convert_hf_to_gguf.py permutes each head of D rows of a q/k
+ * projection: reshape(H, 2, D/2, ...).swapaxes(1, 2), so GGUF row 2i + j
+ * of a head is Hugging Face row j * D/2 + i. The row of A that B's row rb
+ * holds, B in GGUF's order (to_gguf) or back in Hugging Face's.
+ */
+static uint64_t rotary_src(uint64_t rb, uint64_t d, int to_gguf)
+{
+	uint64_t head = rb - rb % d, w = rb % d, half = d / 2;
+	if (to_gguf)
+		return head + (w % 2) * half + w / 2;
+	return head + 2 * (w % half) + w / half;
+}
+
+static int rotary_rows_hold(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                            uint64_t len, uint64_t d, int to_gguf, int full,
+                            double rtol, double atol, int *exact)
+{
+	uint64_t n = b->n;
+	*exact = 1;
+	for (uint64_t k = 0; k < (full ? n : SAMPLES); k++) {
+		uint64_t i = full ? k : n <= SAMPLES ? k % n : k * (n - 1) / (SAMPLES - 1);
+		uint64_t row = i / len, col = i % len;
+		if (!match(get(a, rotary_src(row, d, to_gguf) * len + col), get(b, i),
+		           rtol, atol, exact))
+			return 0;
+	}
+	return 1;
+}
+
+/* Rows: the first axis of a matrix (a weight [H*D, C]), each element of a
+ * vector (a bias [H*D]). Heads of D rows, D even and at least 4 (D = 2
+ * permutes nothing), tried smallest first. */
+static int rotary_rows(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                       double rtol, double atol, st_diagnose_result *r)
+{
+	if (b->ndim < 1 || b->ndim > 2 || b->n == 0)
+		return 0;
+	uint64_t rows = b->shape[0], len = b->n / rows;
+	int verified = 0;
+	/* Heads are at most a few hundred rows; 4096 bounds the search. */
+	for (uint64_t d = 4; d <= rows && d <= 4096; d += 2) {
+		if (rows % d)
+			continue;
+		for (int to_gguf = 1; to_gguf >= 0; to_gguf--) {
+			int exact;
+			if (!rotary_rows_hold(a, b, len, d, to_gguf, 0, rtol, atol, &exact))
+				continue;
+			if (verified++ == MAX_VERIFY)
+				return 0;
+			if (rotary_rows_hold(a, b, len, d, to_gguf, 1, rtol, atol, &exact)) {
+				r->exact = exact;
+				r->head_dim = d;
+				r->to_interleaved = to_gguf;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- each row scaled by its own factor ------------------------------------ */
+
+/*
+ * Whether B's row (len elements from off) is A's times one factor (the
+ * least-squares one); *c receives it (0 for a row of A that is all zero,
+ * which B must match as zeros).
+ */
+static int row_scaled_holds(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                            uint64_t off, uint64_t len, double rtol, double atol,
+                            double *c, int *exact)
+{
+	double sab = 0, saa = 0;
+	for (uint64_t i = off; i < off + len; i++) {
+		double x = get(a, i), y = get(b, i);
+		if (!isfinite(x) || !isfinite(y))
+			return 0;
+		sab += x * y;
+		saa += x * x;
+	}
+	*c = saa > 0 ? sab / saa : 0;
+	if (!isfinite(*c))
+		return 0;
+	for (uint64_t i = off; i < off + len; i++)
+		if (!match(round_to(*c * get(a, i), b->dtype), get(b, i), rtol, atol, exact))
+			return 0;
+	return 1;
+}
+
+/* A few rows spread over the tensor first, then all of them. */
+static int row_scaled(const st_diagnose_tensor *a, const st_diagnose_tensor *b,
+                      double rtol, double atol, st_diagnose_result *r)
+{
+	enum { SAMPLE_ROWS = 4 };
+	if (b->ndim < 2 || b->n == 0)
+		return 0;
+	uint64_t len = b->shape[b->ndim - 1], rows = len ? b->n / len : 0;
+	if (len < 2 || rows < 2)
+		return 0;
+	int exact = 1;
+	double c, lo = INFINITY, hi = -INFINITY;
+	for (uint64_t k = 0; k < SAMPLE_ROWS; k++)
+		if (!row_scaled_holds(a, b, k * (rows - 1) / (SAMPLE_ROWS - 1) * len, len,
+		                      rtol, atol, &c, &exact))
+			return 0;
+	exact = 1;
+	for (uint64_t row = 0; row < rows; row++) {
+		if (!row_scaled_holds(a, b, row * len, len, rtol, atol, &c, &exact))
+			return 0;
+		if (c != 0) {
+			lo = fmin(lo, c);
+			hi = fmax(hi, c);
+		}
+	}
+	if (!(lo <= hi) || lo == hi)
+		return 0; /* all-zero, or one factor: not this hypothesis */
+	r->exact = exact;
+	r->scale_min = lo;
+	r->scale_max = hi;
+	r->eps_delta = NAN;
 	return 1;
 }
 
@@ -357,9 +485,17 @@ enum st_diagnose_kind st_diagnose_pair(const st_diagnose_tensor *a,
 		r->exact = exact;
 		return r->kind;
 	}
+	if (row_scaled(a, b, rtol, atol, r)) {
+		r->kind = ST_DIAGNOSE_ROW_SCALED;
+		return r->kind;
+	}
 	if (transposed(a, b, rtol, atol, &exact)) {
 		r->kind = ST_DIAGNOSE_TRANSPOSED;
 		r->exact = exact;
+		return r->kind;
+	}
+	if (rotary_rows(a, b, rtol, atol, r)) {
+		r->kind = ST_DIAGNOSE_ROTARY_ROWS;
 		return r->kind;
 	}
 	if (permuted(a, b, rtol, atol, r)) {
@@ -428,6 +564,12 @@ char *st_diagnose_describe(const st_diagnose_result *r, char *buf, size_t size)
 			PUT(": heads of a packed Q, K, V reordered?");
 		}
 		break;
+	case ST_DIAGNOSE_ROTARY_ROWS:
+	case ST_DIAGNOSE_ROW_SCALED:
+	case ST_DIAGNOSE_ROTARY:
+	case ST_DIAGNOSE_GQA:
+		st__diagnose_describe_llama(r, buf, size);
+		break;
 	case ST_DIAGNOSE_REINTERPRETED:
 		PUT("B's bytes are A %s %s (%s), read as %s: %s mislabelled %s",
 		    st_dtype_is_wide_float(r->read_as) ? "rounded to" : "as",
@@ -457,7 +599,7 @@ int st_diagnose_checkpoints(st_checkpoint *ca, size_t ia, st_checkpoint *cb,
 	if (ta->n_elements != tb->n_elements || ta->ndim != tb->ndim)
 		return ST_OK; /* ST_DIAGNOSE_NONE */
 	st_diagnose_pair(&a, &b, rtol, atol, r);
-	return ST_OK;
+	return st__diagnose_trace(ca, ia, cb, ib, rtol, atol, r, err);
 }
 
 void st_diagnose_dtype_add(st_diagnose_dtype_tally *t, st_dtype a, st_dtype b,

@@ -388,4 +388,16 @@ typedef void (*st__json_diff_fn)(void *ctx, const char *key, const char *a,
 int st__json_object_diff(const char *a, size_t alen, const char *b,
                          size_t blen, st__json_diff_fn fn, void *ctx);
 
+/* diagnose.c's element access and match rule, for diagnose_trace.c. */
+double st__diagnose_get(const st_diagnose_tensor *t, uint64_t i);
+int st__diagnose_match(double x, double y, double rtol, double atol, int *exact);
+/* The trace-stage hypotheses of st_diagnose_checkpoints (doc/trace.md
+ * names): refines or replaces *r; returns ST_OK or a read error. */
+int st__diagnose_trace(st_checkpoint *ca, size_t ia, st_checkpoint *cb, size_t ib,
+                       double rtol, double atol, st_diagnose_result *r,
+                       st_error *err);
+/* st_diagnose_describe of the Llama family's kinds (ST_DIAGNOSE_ROTARY_ROWS,
+ * _ROW_SCALED, _ROTARY, _GQA) into buf[0 .. size), size > 0. */
+void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t size);
+
 #endif

@@ -35,6 +35,25 @@ run neg_atol 2 "$S" --atol -1 a.safetensors b.safetensors
 run exact_tol 2 "$S" --exact --rtol 0 a.safetensors b.safetensors
 run bad_threads 2 "$S" -j 0 a.safetensors b.safetensors
 
+# q/k weights left in GGUF's interleaved rotary order (rotary/make_fixtures.py
+# permutes them as convert_hf_to_gguf.py does): named for exactly the 8 q/k
+# weights and biases, heads of 8 rows (Qwen2's head_dim), in both
+# directions; per-row and per-element scaling is not mistaken for it.
+Q=../llama/qwen2/model.safetensors
+run rotary_rows 1 "$S" -vv "$Q" rotary/qk_gguf.safetensors
+[ "$(grep -c "B is A's rows permuted to GGUF's interleaved rotary layout (heads of 8 rows) (exactly)" \
+  "$TMP/rotary_rows.out")" = 8 ] && ok || fail "rotary_rows: not 8 tensors named"
+[ "$(grep -B1 "rotary layout" "$TMP/rotary_rows.out" | grep -c '^differs: model\.layers\.[01]\.self_attn\.[qk]_proj\.\(weight\|bias\) ')" = 8 ] &&
+  ok || fail "rotary_rows: not the q/k weights and biases"
+run rotary_rows_back 1 "$S" rotary/qk_gguf.safetensors "$Q"
+expect_out rotary_rows_back "^  B is A's rows permuted from GGUF's interleaved rotary layout to Hugging Face's \(heads of 8 rows\)"
+run rotary_rows_json 1 "$S" --json "$Q" rotary/qk_gguf.safetensors
+expect_out rotary_rows_json '"diagnosis": \{"kind": "rotary_rows", "exact": true, .*"head_dim": 8, "to_interleaved": true\}'
+run rows_scaled 1 "$S" "$Q" rotary/scaled.safetensors
+expect_out rows_scaled '^  B is A with each row scaled by its own factor, 0\.99[0-9]* to 1\.00[0-9]* \(within tolerance\)$'
+expect_not_out() { grep -Eq -- "$2" "$TMP/$1.out" && fail "$1: stdout matches /$2/" || ok; }
+expect_not_out rows_scaled 'rotary|permuted'
+
 # Full report of a pair that differs in every way stdiff knows.
 golden stdiff/a_b 1 "$S" a.safetensors b.safetensors
 golden stdiff/a_b_json 1 "$S" --json a.safetensors b.safetensors

@@ -166,15 +166,32 @@ run trace_first 0 "$BIN/stdiff" --first "$D/qwen3/trace_ref.safetensors" "$TMP/t
 # Planted on the reference side, each trap is named at its first stage:
 # interleaved rotary pairs (GGUF's layout) at q_rope, GQA heads tiled
 # instead of repeated at attn.out.
+# The diagnosis under it says why, recomputed from the trace's own tensors
+# (the rotary input q_norm, the values v): the rotary pairs, the KV head
+# each query head reads at position 0.
 run trace_rope 1 "$BIN/stdiff" --first "$D/qwen3/trace_interleaved.safetensors" "$TMP/trace.st" &&
-  expect_out trace_rope 'differs: layers.0.attn.q_rope '
+  expect_out trace_rope 'differs: layers.0.attn.q_rope ' &&
+  expect_out trace_rope "^  the rotary embedding's input is equal, its output differs after position 0 \(heads of 16\): A rotates pairs \(2i, 2i\+1\) \(interleaved, GGUF's\), B pairs \(i, i\+D/2\) \(rotate-half\): the rotary layout differs"
 run trace_gqa 1 "$BIN/stdiff" --first "$D/qwen3/trace_gqa_tile.safetensors" "$TMP/trace.st" &&
-  expect_out trace_gqa 'differs: layers.0.attn.out '
-# A wrong RMSNorm epsilon is named at the first stage it touches.
+  expect_out trace_gqa 'differs: layers.0.attn.out ' &&
+  expect_out trace_gqa '^  query heads read other KV heads \(GQA, 2 KV heads for 4 query heads\): A tiles them \(h % 2\), B repeats each KV head for 2 consecutive query heads \(repeat_kv: h / 2\)'
+run trace_gqa_json 1 "$BIN/stdiff" --first --json "$D/qwen3/trace_gqa_tile.safetensors" "$TMP/trace.st" &&
+  expect_out trace_gqa_json '"diagnosis": \{"kind": "gqa", "exact": false, .*"n_head": 4, "n_kv_head": 2, "a_tiled": true\}'
+# rope_theta ignored (10000 instead of the config's 1000000): both rotate
+# half, with bases fitted from the angles.
+run trace_theta 0 "$S" --model-dir "$TMP/theta" --ids 5,17,42 --trace "$TMP/trace_theta.st" -q
+run trace_first_theta 1 "$BIN/stdiff" --first "$D/qwen3/trace_ref.safetensors" "$TMP/trace_theta.st" &&
+  expect_out trace_first_theta 'differs: layers.0.attn.q_rope ' &&
+  expect_out trace_first_theta '^  .*both rotate pairs \(i, i\+D/2\) \(rotate-half\), A with base about 1000000, B with base about 10000: rope_theta ignored\?$'
+# A wrong RMSNorm epsilon is named at the first stage it touches, with
+# eps(B) - eps(A) estimated from the norm's input (0.1 - 1e-5).
 run trace_eps 0 "$S" --model-dir "$TMP/eps" --ids 5,17,42 --trace "$TMP/trace_eps.st" -q
 run trace_mistral 0 "$S" --model-dir "$D/mistral" --ids 5,17,42 --trace "$TMP/trace_m.st" -q
 run trace_first_eps 1 "$BIN/stdiff" --first "$TMP/trace_m.st" "$TMP/trace_eps.st" &&
-  expect_out trace_first_eps 'layers.0.input_norm'
+  expect_out trace_first_eps 'layers.0.input_norm' &&
+  expect_out trace_first_eps '^  B is A with each row scaled by its own factor within 0\.099 of 1 \(within tolerance\): the RMSNorm epsilon differs \(eps\(B\) - eps\(A\) about 0\.1\)$'
+run trace_first_eps_json 1 "$BIN/stdiff" --first --json "$TMP/trace_m.st" "$TMP/trace_eps.st" &&
+  expect_out trace_first_eps_json '"kind": "row_scaled", .*"norm": true, "eps_delta": 0\.099'
 
 # ---- the loader's refusals: one line, exit 2 ---------------------------------
 refuse() { # NAME PATTERN: strun on $TMP/NAME refuses with PATTERN

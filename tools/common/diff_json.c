@@ -4,6 +4,7 @@
  */
 #include "common/diff_json.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,15 @@ static void json_stat(const char *key, bool have, double v)
 		fputs("null", stdout);
 }
 
+/* A fitted rotary base, or null when the frequencies fit none. */
+static void json_base(double base)
+{
+	if (base > 0)
+		cli_json_double(stdout, base);
+	else
+		fputs("null", stdout);
+}
+
 /*
  * The trap a differing pair was found to be (diagnose.h), or null:
  * {"kind", "exact", "description"} and the kind's own figures.
@@ -51,6 +61,12 @@ static void json_diagnosis(const st_diagnose_result *d)
 		[ST_DIAGNOSE_NEGATED] = "negated", [ST_DIAGNOSE_SCALED] = "scaled",
 		[ST_DIAGNOSE_TRANSPOSED] = "transposed", [ST_DIAGNOSE_PERMUTED] = "permuted",
 		[ST_DIAGNOSE_REINTERPRETED] = "reinterpreted",
+		[ST_DIAGNOSE_ROTARY_ROWS] = "rotary_rows", [ST_DIAGNOSE_ROW_SCALED] = "row_scaled",
+		[ST_DIAGNOSE_ROTARY] = "rotary", [ST_DIAGNOSE_GQA] = "gqa",
+	};
+	static const char *const layouts[] = {
+		[ST_DIAGNOSE_ROTARY_UNKNOWN] = "unknown", [ST_DIAGNOSE_ROTARY_HALF] = "rotate_half",
+		[ST_DIAGNOSE_ROTARY_INTERLEAVED] = "interleaved",
 	};
 	if (d->kind == ST_DIAGNOSE_NONE) {
 		fputs("null", stdout);
@@ -71,6 +87,29 @@ static void json_diagnosis(const st_diagnose_result *d)
 		putchar(']');
 	} else if (d->kind == ST_DIAGNOSE_REINTERPRETED) {
 		printf(", \"read_as\": \"%s\"", st_dtype_name(d->read_as));
+	} else if (d->kind == ST_DIAGNOSE_ROTARY_ROWS) {
+		printf(", \"head_dim\": %llu, \"to_interleaved\": %s",
+		       (unsigned long long)d->head_dim, d->to_interleaved ? "true" : "false");
+	} else if (d->kind == ST_DIAGNOSE_ROW_SCALED) {
+		fputs(", \"scale_min\": ", stdout);
+		cli_json_double(stdout, d->scale_min);
+		fputs(", \"scale_max\": ", stdout);
+		cli_json_double(stdout, d->scale_max);
+		printf(", \"norm\": %s, \"eps_delta\": ", d->norm ? "true" : "false");
+		if (isfinite(d->eps_delta))
+			cli_json_double(stdout, d->eps_delta);
+		else
+			fputs("null", stdout);
+	} else if (d->kind == ST_DIAGNOSE_ROTARY) {
+		printf(", \"head_dim\": %llu, \"layout_a\": \"%s\", \"layout_b\": \"%s\", "
+		       "\"base_a\": ", (unsigned long long)d->head_dim, layouts[d->layout_a],
+		       layouts[d->layout_b]);
+		json_base(d->base_a);
+		fputs(", \"base_b\": ", stdout);
+		json_base(d->base_b);
+	} else if (d->kind == ST_DIAGNOSE_GQA) {
+		printf(", \"n_head\": %u, \"n_kv_head\": %u, \"a_tiled\": %s", d->n_head,
+		       d->n_kv_head, d->a_tiled ? "true" : "false");
 	}
 	putchar('}');
 }

@@ -25,6 +25,7 @@ set(ST_SOURCES
   libst/error.c
   libst/file.c
   libst/format.c
+  libst/ggml_encode.c
   libst/ggml_iq.c
   libst/ggml_iq_grids.c
   libst/ggml_quants.c

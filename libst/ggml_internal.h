@@ -1,6 +1,6 @@
 /*
- * ggml_internal.h - the block decoders behind st_ggml_to_f32 (not
- * installed). Each st__ggml_dec_<type> decodes nb whole blocks of its type
+ * ggml_internal.h - the block decoders behind st_ggml_to_f32 and the
+ * encoders behind st_ggml_from_f32 (not installed). Each st__ggml_dec_<type> decodes nb whole blocks of its type
  * from src (the bytes as a GGUF stores them, little-endian, any alignment)
  * to nb * block floats in dst, with ggml's own arithmetic in ggml's order,
  * so that every float has the bits ggml's to_float gives. They read exactly
@@ -25,6 +25,17 @@ st__ggml_dec_fn st__ggml_dec_q4_0, st__ggml_dec_q4_1, st__ggml_dec_q5_0, st__ggm
 	st__ggml_dec_q1_0, st__ggml_dec_q2_0, st__ggml_dec_iq2_xxs, st__ggml_dec_iq2_xs,
 	st__ggml_dec_iq2_s, st__ggml_dec_iq3_xxs, st__ggml_dec_iq3_s, st__ggml_dec_iq1_s,
 	st__ggml_dec_iq1_m, st__ggml_dec_iq4_nl, st__ggml_dec_iq4_xs;
+
+/*
+ * The block encoders behind st_ggml_from_f32 (ggml_encode.c): nb blocks of
+ * 32 floats from src to nb blocks of the type's bytes in dst, as ggml's
+ * quantize_row_<type>_ref. Any float, NaN and Inf included, has one
+ * encoding; they never fail and keep no state.
+ */
+typedef void st__ggml_enc_fn(const float *src, unsigned char *dst, uint64_t nb);
+
+st__ggml_enc_fn st__ggml_enc_q4_0, st__ggml_enc_q4_1, st__ggml_enc_q5_0, st__ggml_enc_q5_1,
+	st__ggml_enc_q8_0;
 
 /* The IQ lattices and the IQ4 table (ggml_iq_grids.c, generated). */
 extern const uint64_t st__ggml_iq2xxs_grid[256], st__ggml_iq2xs_grid[512], st__ggml_iq2s_grid[1024],

@@ -3,14 +3,14 @@
  * plain type matches, the block decoder of each quantized type) and the
  * row codecs declared in include/st/gguf.h: st_ggml_to_f32 decodes every
  * type the table gives a decoder (ggml_quants.c, ggml_iq.c), whole blocks
- * at a time; st_ggml_from_f32 encodes F32, F16, BF16 and Q8_0. They hold
- * no state and read no file: the GGUF parsing is in gguf.c, the writing in
+ * at a time; st_ggml_from_f32 encodes F32, F16, BF16 and, with the
+ * encoders of ggml_encode.c, Q4_0 Q4_1 Q5_0 Q5_1 Q8_0. They hold no state
+ * and read no file: the GGUF parsing is in gguf.c, the writing in
  * gguf_write.c, scaled FP8 and MXFP4 weights in quant.c.
  */
 #include "ggml_internal.h"
 #include "internal.h"
 
-#include <math.h>
 #include <string.h>
 
 /* ---- ggml types ------------------------------------------------------------ */
@@ -114,8 +114,6 @@ int st_ggml_type_dtype(unsigned type, st_dtype *out)
 
 /* ---- row codecs ------------------------------------------------------------ */
 
-#define QK8_0 32
-
 /* n values of a plain float type (F32, F16, BF16) to F32, or back. */
 static int convert_plain(unsigned type, int to_f32, void *dst, const void *src,
                          uint64_t n)
@@ -149,41 +147,22 @@ int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
 
 int st_ggml_from_f32(unsigned type, const float *src, void *dst, uint64_t n)
 {
-	unsigned char *o = dst;
+	st__ggml_enc_fn *enc;
 	switch (type) {
 	case ST_GGML_F32:
 	case ST_GGML_F16:
 	case ST_GGML_BF16:
 		return convert_plain(type, 0, dst, src, n);
-	case ST_GGML_Q8_0:
-		if (n % QK8_0)
-			return ST_EINVAL;
-		for (uint64_t b = 0; b < n / QK8_0; b++, o += 2 + QK8_0) {
-			const float *x = src + b * QK8_0;
-			float amax = 0.0f;
-			for (int j = 0; j < QK8_0; j++) {
-				const float v = fabsf(x[j]);
-				amax = amax > v ? amax : v;
-			}
-			/*
-			 * Multiplied by the reciprocal, not divided: x / d and
-			 * x * (1 / d) round differently in a few blocks, and the
-			 * reference quantizer multiplies.
-			 */
-			const float d = amax / 127.0f;
-			const float id = d != 0.0f ? 1.0f / d : 0.0f;
-			st_f16 h = st_f32_to_f16(d);
-			o[0] = (unsigned char)(h.bits & 0xff);
-			o[1] = (unsigned char)(h.bits >> 8);
-			for (int j = 0; j < QK8_0; j++) {
-				/* |x * id| <= 127 unless the block holds Inf or NaN. */
-				const float q = roundf(x[j] * id);
-				o[2 + j] = (unsigned char)(q >= -128.0f && q <= 127.0f
-				                               ? (int8_t)q : 0);
-			}
-		}
-		return ST_OK;
-	default:
-		return ST_EUNSUPPORTED;
+	case ST_GGML_Q4_0: enc = st__ggml_enc_q4_0; break;
+	case ST_GGML_Q4_1: enc = st__ggml_enc_q4_1; break;
+	case ST_GGML_Q5_0: enc = st__ggml_enc_q5_0; break;
+	case ST_GGML_Q5_1: enc = st__ggml_enc_q5_1; break;
+	case ST_GGML_Q8_0: enc = st__ggml_enc_q8_0; break;
+	default: return ST_EUNSUPPORTED;
 	}
+	/* Every encoder's block is 32 floats. */
+	if (n % 32)
+		return ST_EINVAL;
+	enc(src, dst, n / 32);
+	return ST_OK;
 }

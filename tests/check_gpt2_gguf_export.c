@@ -8,8 +8,9 @@
  * libst/arch_gguf.c, Conv1D weights as [out, in], norms, biases and
  * position_embd kept F32, no output.weight); the values against the
  * snapshot's own tensors read by libst (transposed where the convention
- * says so); Q8_0 within one quantization step; and importing the GGUF back
- * gives the snapshot's tensors again, bit for bit from F32.
+ * says so); Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 within one quantization
+ * step (the bytes themselves: tests/cli/gguf_export.sh); and importing
+ * the GGUF back gives the snapshot's tensors again, bit for bit from F32.
  */
 #include <check.h>
 #include <math.h>
@@ -219,9 +220,28 @@ static st_file *open_st(const char *dir)
 }
 
 /*
+ * A bound on |x - y| for a matrix of type t, as a fraction of its block's
+ * amax: Q8_0 one step (amax / 127); Q4_0 and Q5_0 one step (d = amax / 8
+ * or / 16: the value opposite the block's max clamps to q = 15 or 31),
+ * Q4_1 and Q5_1 one step of d = (max - min) / 15 or / 31 <= 2 amax / 15
+ * or / 31; each with room for d and m rounded to F16. F16 and BF16: as
+ * Q8_0's, far more than their rounding.
+ */
+static float step_of(unsigned t)
+{
+	switch (t) {
+	case ST_GGML_Q4_0: return 1.01f / 8;
+	case ST_GGML_Q5_0: return 1.01f / 16;
+	case ST_GGML_Q4_1: return 2.02f / 15;
+	case ST_GGML_Q5_1: return 2.02f / 31;
+	default: return 1.0f / 127;
+	}
+}
+
+/*
  * Every expected tensor in g with its dims and type (matrices as
- * matrix_type, the rest F32) and values within tol of the snapshot's
- * (tol 0: bit for bit); Q8_0 within one step (its block's amax / 127).
+ * matrix_type, the rest F32) and values: F32 bit for bit, the others
+ * within one step of their type (step_of) of the snapshot's.
  */
 static void check_tensors(const st_gguf *g, unsigned matrix_type)
 {
@@ -266,7 +286,7 @@ static void check_tensors(const st_gguf *g, unsigned matrix_type)
 					              w[k].gguf, (unsigned long long)r,
 					              (unsigned long long)c, (double)y, (double)x);
 				else
-					ck_assert_msg(fabsf(x - y) <= amax / 127, "%s[%llu][%llu]: "
+					ck_assert_msg(fabsf(x - y) <= amax * step_of(t->type), "%s[%llu][%llu]: "
 					              "%g vs %g", w[k].gguf, (unsigned long long)r,
 					              (unsigned long long)c, (double)y, (double)x);
 			}
@@ -296,7 +316,25 @@ START_TEST(export_q8_0_quantizes_matrices_only)
 	st_gguf_close(g);
 	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_F16), 1);
 	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_BF16), 32);
-	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_Q4_0), -1);
+	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_Q4_K), -1);
+}
+END_TEST
+
+/*
+ * Q4_0, Q4_1, Q5_0, Q5_1: the matrices in the type, within a step, and
+ * general.file_type gguf-py's LlamaFileType (MOSTLY_Q4_0 2, MOSTLY_Q4_1
+ * 3, MOSTLY_Q5_0 8, MOSTLY_Q5_1 9).
+ */
+START_TEST(export_q4_q5_quantize_matrices_only)
+{
+	static const unsigned types[] = {ST_GGML_Q4_0, ST_GGML_Q4_1, ST_GGML_Q5_0,
+	                                 ST_GGML_Q5_1};
+	static const uint64_t file_types[] = {2, 3, 8, 9};
+	make_snapshot();
+	st_gguf *g = export_gguf("q.gguf", (int)types[_i]);
+	ck_assert_uint_eq(kv(g, "general.file_type", ST_GGUF_UINT32)->v.u, file_types[_i]);
+	check_tensors(g, types[_i]);
+	st_gguf_close(g);
 }
 END_TEST
 
@@ -406,11 +444,11 @@ START_TEST(export_and_import_refuse_bad_input_leaving_nothing)
 	make_snapshot();
 	char err[512], out[600];
 	gpt2_export_result res;
-	/* gpt2export writes F32, F16, BF16 or Q8_0 only. */
+	/* gpt2export writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 only. */
 	snprintf(out, sizeof out, "%s", path_in("q4.gguf"));
-	ck_assert_int_eq(gpt2_export_hf_to_gguf(snap, out, ST_GGML_Q4_0, &opts,
+	ck_assert_int_eq(gpt2_export_hf_to_gguf(snap, out, ST_GGML_Q4_K, &opts,
 	                                        &res, err, sizeof err), -1);
-	ck_assert_ptr_nonnull(strstr(err, "Q4_0"));
+	ck_assert_ptr_nonnull(strstr(err, "Q4_K"));
 	ck_assert_int_ne(access(out, F_OK), 0);
 	/* Not a GGUF file: one line naming it, no folder made. */
 	const char *bad = path_in("bad.gguf");
@@ -520,6 +558,7 @@ int main(void)
 	tcase_add_test(tc, export_writes_llama_cpp_gpt2_metadata);
 	tcase_add_test(tc, export_f32_names_dims_and_values_as_llama_cpp);
 	tcase_add_test(tc, export_q8_0_quantizes_matrices_only);
+	tcase_add_loop_test(tc, export_q4_q5_quantize_matrices_only, 0, 4);
 	tcase_add_test(tc, import_of_an_f32_export_gives_the_snapshot_back);
 	tcase_add_test(tc, import_of_a_q8_0_export_gives_its_dequantized_values);
 	tcase_add_test(tc, export_and_import_refuse_bad_input_leaving_nothing);

@@ -26,7 +26,7 @@ static void usage(void)
 {
 	printf(
 "Usage: gpt2export [OPTION]... IN OUT\n"
-"       gpt2export SNAPSHOT OUT.gguf [--type f32|f16|bf16|q8_0]\n"
+"       gpt2export SNAPSHOT OUT.gguf [--type T]\n"
 "       gpt2export IN.gguf OUT [--dtype D]\n"
 "       gpt2export --random OUT [--layers L] [--heads H] [--width C]\n"
 "                  [--vocab V] [--context P] [--seed S] [--dtype D]\n"
@@ -63,11 +63,13 @@ static void usage(void)
 "GGUF (llama.cpp): an OUT ending in .gguf gets the snapshot as llama.cpp's\n"
 "converter writes it (architecture gpt2, its tokenizer, llama.cpp's tensor\n"
 "names, Conv1D weights transposed; LayerNorm, biases and position_embd F32):\n"
-"      --type T          the matrices' type: f32, f16, bf16 or q8_0 (ggml's\n"
-"                        reference quantizer); default: as the source\n"
+"      --type T          the matrices' type: f32, f16, bf16, q8_0, q4_0, q4_1,\n"
+"                        q5_0 or q5_1 (ggml's reference quantizers; rows\n"
+"                        that are not whole blocks F16); default: as the source\n"
 "An IN ending in .gguf (a GPT-2 GGUF) makes the snapshot folder OUT back:\n"
-"HF names and layouts, Q8_0 dequantized, --dtype as asked (default: the\n"
-"matrices' type, F32 for Q8_0), the tokenizer files rebuilt from the file.\n"
+"HF names and layouts, quantized types dequantized, --dtype as asked\n"
+"(default: the matrices' type, F32 for a quantized type), the tokenizer\n"
+"files rebuilt from the file.\n"
 "\n"
 "Random snapshots (GPT-2's initialisation: normal(0, 0.02), residual\n"
 "projections 0.02/sqrt(2*layers), biases 0, LayerNorm weights 1; the same\n"
@@ -211,14 +213,15 @@ static int check(const char *in, int in_llmc, const char *out,
 /* A --type value: the ggml type, or a usage error. */
 static int parse_gguf_type(const char *s)
 {
-	static const char *const names[] = {"f32", "f16", "bf16", "q8_0"};
-	static const int types[] = {ST_GGML_F32, ST_GGML_F16, ST_GGML_BF16,
-	                            ST_GGML_Q8_0};
-	for (int i = 0; i < 4; i++)
+	static const char *const names[] = {"f32",  "f16",  "bf16", "q8_0",
+	                                    "q4_0", "q4_1", "q5_0", "q5_1"};
+	static const int types[] = {ST_GGML_F32,  ST_GGML_F16,  ST_GGML_BF16, ST_GGML_Q8_0,
+	                            ST_GGML_Q4_0, ST_GGML_Q4_1, ST_GGML_Q5_0, ST_GGML_Q5_1};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcasecmp(s, names[i]) == 0)
 			return types[i];
-	cli_usage_error("--type: unknown type '%s' (expected f32, f16, bf16 or "
-	                "q8_0)", s);
+	cli_usage_error("--type: unknown type '%s' (expected f32, f16, bf16, q8_0, "
+	                "q4_0, q4_1, q5_0 or q5_1)", s);
 }
 
 int main(int argc, char **argv)

@@ -174,9 +174,22 @@ ST_API int st_ggml_to_f32(unsigned type, const void *src, float *dst,
                           uint64_t n);
 /*
  * Encode n floats (a multiple of the block) as F32, F16, BF16 (round to
- * nearest even, as st_convert) or Q8_0, exactly as ggml's
- * quantize_row_q8_0_ref: per block of 32, d = amax / 127, id = 1 / d (0
- * when d is 0), q = roundf(x * id), d stored as F16.
+ * nearest even, as st_convert) or Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, byte for
+ * byte as ggml's quantize_row_<type>_ref (the quantizer of llama.cpp's
+ * converters and of ggml_quantize_chunk without an importance matrix).
+ * Per block of 32, in float32, with id = 1 / d (0 when d is 0) and d, m
+ * stored as F16:
+ *   Q4_0  d = max / -8 (max: the value of largest magnitude, with its
+ *         sign, the first of a tie), q = min(15, trunc(x * id + 8.5))
+ *   Q5_0  d = max / -16, q = min(31, trunc(x * id + 16.5))
+ *   Q4_1  d = (max - min) / 15, m = min, q = min(15, trunc((x - min) * id + 0.5))
+ *   Q5_1  d = (max - min) / 31, m = min, q = trunc((x - min) * id + 0.5)
+ *   Q8_0  d = amax / 127, q = roundf(x * id)
+ * NaN inputs are skipped when the scale is chosen (Q8_0: as ggml's MAX
+ * does) and, like any q that is NaN or infinite (Inf * 0), stored as 0,
+ * what ggml's x86-64 build stores (C leaves that cast undefined); a
+ * block of +Inf only keeps ggml's min = FLT_MAX. gguf-py's
+ * quants.quantize differs there (doc/ggml.md).
  * Returns ST_OK, ST_EINVAL, ST_EUNSUPPORTED.
  */
 ST_API int st_ggml_from_f32(unsigned type, const float *src, void *dst,

@@ -1,13 +1,17 @@
 # gpt2export SNAPSHOT OUT.gguf: every --type against the files
 # testdata/gguf/judge/gen_expected.py computes independently (numpy, from
-# the spec and llama.cpp's converter rules), byte for byte; gpt2run on the
+# the spec and llama.cpp's converter rules; Q4_0 Q4_1 Q5_0 Q5_1 by ggml's
+# own ggml_quantize_chunk), byte for byte; gpt2run on the
 # source snapshot against the greedy ids llama.cpp itself produced from
 # those files (testdata/gguf/judge/ids.txt, recorded by run.sh): F32, F16
 # and BF16 on every prompt, Q8_0 where its greedy path is F32's; the way
 # back (gpt2export IN.gguf OUT/): F32 bit-identical to the source, F16 and
 # BF16 exactly the source rounded (stconvert --to), Q8_0 dequantized within
-# a step, the tokenizer rebuilt from the file giving the same ids, and
-# gpt2run on what came back reproducing llama.cpp's ids; and bad
+# a step, Q4_0 Q4_1 Q5_0 Q5_1 exactly the file's dequantization (stdiff
+# --map gpt2 with tolerance 0: libst's decoder, itself checked against
+# ggml's to_float by check_ggml_decode), the tokenizer rebuilt from the file
+# giving the same ids, and gpt2run on what came back reproducing
+# llama.cpp's ids; and bad
 # invocations (exit 2, one line, nothing left behind).
 . "$(dirname "$0")/lib.bash"
 G=$BIN/gpt2export R=$BIN/gpt2run
@@ -17,7 +21,7 @@ O=$TMP/out
 mkdir -p "$O"
 same() { if cmp -s "$2" "$3"; then ok; else fail "$1: $2 and $3 differ"; fi; }
 
-for t in f32 f16 bf16 q8_0; do
+for t in f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1; do
 	run "export_$t" 0 "$G" "$J/model" "$O/$t.gguf" --type "$t" &&
 		same "export_$t" "$O/$t.gguf" "$J/expected-$t.gguf"
 done
@@ -43,8 +47,14 @@ if [ "$checked" = 17 ]; then ok; else fail "checked $checked id lines, expected 
 
 # The way back: GGUF -> snapshot.
 D=$BIN/stdiff C=$BIN/stconvert
-for t in f32 f16 bf16 q8_0; do
+for t in f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1; do
 	run "import_$t" 0 "$G" "$J/expected-$t.gguf" "$O/back-$t"
+done
+for t in q4_0 q4_1 q5_0 q5_1; do
+	run "back_${t}_dequantized" 0 "$D" --map gpt2 --atol 0 --rtol 0 -v "$O/back-$t" \
+		"$J/expected-$t.gguf" &&
+		expect_out "back_${t}_dequantized" ': 19 identical, 9 within tolerance, 0 differ;'
+	run "back_${t}_not_source" 1 "$D" --exact -q "$J/model" "$O/back-$t"
 done
 run back_f32_exact 0 "$D" --exact -q "$J/model" "$O/back-f32"
 for t in f16 bf16; do
@@ -79,9 +89,24 @@ run import_not_gpt2 2 "$G" "$TESTDATA/gguf/ok_all_types.gguf" "$O/nope"
 expect_err import_not_gpt2 'general.architecture is not "gpt2"'
 if [ -e "$O/nope" ]; then fail "a failed import left $O/nope"; else ok; fi
 
+# Rows that are not whole blocks of 32 (width 48): F16, as llama-quantize's
+# tensor_type_fallback does; only ffn_down, rows of 4 * 48 = 192, keeps
+# the type (gguf-py's quantize refuses such rows: QuantError).
+I=$BIN/stinfo
+run w48 0 "$G" --random "$O/w48" --width 48 --heads 2 --layers 1 --context 16 \
+	--tokenizer "$TESTDATA/gpt2-tokenizer"
+for t in q4_0 q4_1 q5_0 q5_1 q8_0; do
+	T=$(echo "$t" | tr a-z A-Z)
+	run "w48_$t" 0 "$G" "$O/w48" "$O/w48-$t.gguf" --type "$t" &&
+		run "w48_${t}_info" 0 "$I" "$O/w48-$t.gguf" || continue
+	expect_out "w48_${t}_info" '^blk\.0\.ffn_down\.weight +'"$T"' '
+	expect_out "w48_${t}_info" '^F16 +4 '
+	expect_out "w48_${t}_info" '^'"$T"' +1 '
+done
+
 # Bad invocations: one line, exit 2, no file left.
-run bad_type 2 "$G" "$J/model" "$O/x.gguf" --type q4_0
-expect_err bad_type "unknown type 'q4_0'"
+run bad_type 2 "$G" "$J/model" "$O/x.gguf" --type q4_k
+expect_err bad_type "unknown type 'q4_k'"
 run type_needs_gguf 2 "$G" "$J/model" "$O/x.bin" --type f16
 expect_err type_needs_gguf "--type applies to a GGUF OUT"
 mkdir -p "$TMP/notok"

@@ -3,7 +3,8 @@
  * llama.cpp (see gguf_export.h for what the file holds). The keys, names,
  * layouts and types follow convert_hf_to_gguf.py's GPT2Model and its
  * defaults; libst's st_gguf_writer writes the file atomically, and
- * st_ggml_from_f32 does the rounding and Q8_0 quantization.
+ * st_ggml_from_f32 does the rounding and the Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
+ * quantization.
  *
  * Memory: one tensor at a time, three buffers of the largest one.
  */
@@ -26,7 +27,11 @@ int gpt2_gguf_file_type(unsigned type)
 	switch (type) {
 	case ST_GGML_F32: return 0;   /* ALL_F32 */
 	case ST_GGML_F16: return 1;   /* MOSTLY_F16 */
+	case ST_GGML_Q4_0: return 2;  /* MOSTLY_Q4_0 */
+	case ST_GGML_Q4_1: return 3;  /* MOSTLY_Q4_1 */
 	case ST_GGML_Q8_0: return 7;  /* MOSTLY_Q8_0 */
+	case ST_GGML_Q5_0: return 8;  /* MOSTLY_Q5_0 */
+	case ST_GGML_Q5_1: return 9;  /* MOSTLY_Q5_1 */
 	case ST_GGML_BF16: return 32; /* MOSTLY_BF16 */
 	default: return -1;
 	}
@@ -246,7 +251,14 @@ static int make_plan(struct plan *p, const gpt2_config *cfg, int slot,
 		p->dims[1] = shape[0];
 	}
 	p->type = info.keep_f32 || nd == 1 ? ST_GGML_F32 : type;
-	if (p->type == ST_GGML_Q8_0 && p->dims[0] % 32)
+	/*
+	 * Rows that are not whole blocks: F16, as llama-quantize's
+	 * tensor_type_fallback does for a 32-element type (and gguf-py's
+	 * QuantError makes convert_hf_to_gguf.py do for Q8_0).
+	 */
+	unsigned blk = 1;
+	st_ggml_type_block(p->type, &blk, NULL);
+	if (p->dims[0] % blk)
 		p->type = ST_GGML_F16;
 	return 0;
 }
@@ -304,8 +316,8 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
 		type = one == ST_DTYPE_F16 ? ST_GGML_F16
 		       : one == ST_DTYPE_BF16 ? ST_GGML_BF16 : ST_GGML_F32;
 	if (gpt2_gguf_file_type((unsigned)type) < 0) {
-		gpt2_err(err, errlen, "%s: type %s: gpt2export writes F32, F16, BF16 "
-		         "or Q8_0", out, st_ggml_type_name((unsigned)type)
+		gpt2_err(err, errlen, "%s: type %s: gpt2export writes F32, F16, BF16, "
+		         "Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1", out, st_ggml_type_name((unsigned)type)
 		                         ? st_ggml_type_name((unsigned)type) : "?");
 		goto out;
 	}

@@ -27,23 +27,23 @@ int gpt2_gguf_file_type(unsigned type);
  * Snapshot in (a folder, .safetensors file or shard index with config.json
  * and the tokenizer files in its folder) -> GGUF file out, its matrices
  * (token_embd and the four per-layer weights) as type: ST_GGML_F32, F16,
- * BF16 or Q8_0 (rows not a multiple of 32 fall back to F16, as the
- * converter does), or -1 for the source's dtype (F32 when they mix).
- * Streams one tensor at a time; out is written atomically.
- * Returns 0, or -1 with one line in err.
+ * BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 (rows not a multiple of 32 fall back
+ * to F16, as llama-quantize and the converter do), or -1 for the source's
+ * dtype (F32 when they mix). Streams one tensor at a time; out is written
+ * atomically. Returns 0, or -1 with one line in err.
  */
 int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
                            const gpt2_export_opts *o, gpt2_export_result *res,
                            char *err, size_t errlen);
 
 /*
- * GGUF file in (a GPT-2, as gpt2_export_hf_to_gguf or llama.cpp's
- * converter writes one) -> snapshot folder out_dir: config.json and
+ * GGUF file in (a GPT-2, as gpt2_export_hf_to_gguf or llama.cpp's converter
+ * writes one) -> snapshot folder out_dir: config.json and
  * generation_config.json from the gpt2.* keys, model.safetensors with HF
- * names and layouts (Q8_0 dequantized), and vocab.json, merges.txt and
- * tokenizer.json rebuilt from tokenizer.ggml.* ("[PAD<id>]" fillers
- * dropped). dtype: ST_DTYPE_F32, _F16, _BF16, or -1 for the matrices'
- * type (F32 when they are Q8_0 or mixed). Returns 0, or -1 with one line.
+ * names and layouts (quantized types dequantized), and vocab.json, merges.txt
+ * and tokenizer.json rebuilt from tokenizer.ggml.* ("[PAD<id>]" fillers
+ * dropped). dtype: ST_DTYPE_F32, _F16, _BF16, or -1 for the matrices' type
+ * (F32 when they are quantized or mixed). Returns 0, or -1 with one line.
  */
 int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
                            const gpt2_export_opts *o, gpt2_export_result *res,

@@ -6,7 +6,8 @@ convert_hf_to_gguf.py follows for GPT2LMHeadModel:
 
 - keys: general.architecture, general.name (the folder's name), the gpt2.*
   hyperparameters (uint32; layer_norm_epsilon float32), general.file_type
-  (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q8_0 7, MOSTLY_BF16 32),
+  (ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2, MOSTLY_Q4_1 3, MOSTLY_Q8_0 7,
+  MOSTLY_Q5_0 8, MOSTLY_Q5_1 9, MOSTLY_BF16 32),
   general.quantization_version 2, then tokenizer.ggml.model "gpt2", pre
   "gpt-2", tokens (vocab.json by id), token_type (1 normal, 3 control for
   <|endoftext|>), merges (merges.txt), bos/eos ids, add_bos_token false;
@@ -15,11 +16,16 @@ convert_hf_to_gguf.py follows for GPT2LMHeadModel:
   Conv1D weights transposed to [out, in] (GGUF dims {in, out}); vectors
   and position_embd F32; the other matrices in the type asked for, Q8_0 by
   ggml's quantize_row_q8_0_ref (d = amax / 127, q = roundf(x * (1 / d)),
-  d as F16), F16 and BF16 rounded to nearest even;
+  d as F16), F16 and BF16 rounded to nearest even; Q4_0, Q4_1, Q5_0 and
+  Q5_1 by ggml's own quantizer, ggml_quantize_chunk (no importance matrix:
+  quantize_row_<type>_ref) called with ctypes on node-llama-cpp 3.21.1's
+  libggml-base.so ($LIBGGML_BASE); a matrix whose rows are not whole
+  blocks of 32 in F16, as llama-quantize's tensor_type_fallback does;
 - alignment 32: zero padding after the header and after every tensor.
 
 Run: /usr/bin/python3 testdata/gguf/judge/gen_expected.py
 """
+import ctypes
 import json
 import os
 import struct
@@ -84,6 +90,27 @@ def q8_0(x):
     return out.tobytes()
 
 
+LIB = os.environ.get('LIBGGML_BASE', '/work/ref/node_modules/@node-llama-cpp/'
+                     'linux-x64/bins/linux-x64/libggml-base.so')
+# ggml type: bytes per block of 32 (Q4_0, Q4_1, Q5_0, Q5_1).
+GGML_QUANT = {2: 18, 3: 20, 6: 22, 7: 24}
+
+
+def ggml_quantize(x, t):
+    ggml = ctypes.CDLL(LIB)
+    ggml.ggml_quantize_chunk.restype = ctypes.c_size_t
+    ggml.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                                         ctypes.c_void_p]
+    x = np.ascontiguousarray(x, dtype='<f4')
+    rows, cols = x.reshape(-1, x.shape[-1]).shape
+    dst = ctypes.create_string_buffer(rows * cols // 32 * GGML_QUANT[t])
+    got = ggml.ggml_quantize_chunk(t, x.ctypes.data_as(ctypes.c_void_p), dst, 0, rows,
+                                   cols, None)
+    assert got == len(dst.raw), (t, got)
+    return dst.raw
+
+
 def encode(x, t):
     if t == 0:
         return x.astype('<f4').tobytes()
@@ -91,6 +118,8 @@ def encode(x, t):
         return x.astype('<f2').tobytes()
     if t == 30:
         return bf16(x)
+    if t in GGML_QUANT:
+        return ggml_quantize(x, t)
     return q8_0(x)
 
 
@@ -106,7 +135,7 @@ def tensors(mtype):
             w = W[f'h.{layer}.{hf}.weight']
             b = W[f'h.{layer}.{hf}.bias']
             if w.ndim == 2:
-                t = mtype if not (mtype == 8 and w.shape[0] % 32) else 1
+                t = mtype if not (mtype in (8, 2, 3, 6, 7) and w.shape[0] % 32) else 1
                 out.append((f'blk.{layer}.{gg}.weight', w.T, t))
             else:
                 out.append((f'blk.{layer}.{gg}.weight', w, 0))
@@ -157,7 +186,8 @@ def gguf(mtype, file_type):
 
 
 for name, mtype, ft in (('f32', 0, 0), ('f16', 1, 1), ('bf16', 30, 32),
-                        ('q8_0', 8, 7)):
+                        ('q8_0', 8, 7), ('q4_0', 2, 2), ('q4_1', 3, 3),
+                        ('q5_0', 6, 8), ('q5_1', 7, 9)):
     with open(os.path.join(HERE, f'expected-{name}.gguf'), 'wb') as f:
         f.write(gguf(mtype, ft))
-print('wrote expected-{f32,f16,bf16,q8_0}.gguf')
+print('wrote expected-{f32,f16,bf16,q8_0,q4_0,q4_1,q5_0,q5_1}.gguf')

@@ -12,18 +12,23 @@ uniform(0.6, 1.4)) so that attention is far from uniform and greedy
 decoding is not stuck on one token. model.safetensors is written by hand
 (json header, F32 data), never through libst.
 
-Run: /usr/bin/python3 testdata/gguf/judge/gen_model.py  (numpy; deterministic)
+Run: /usr/bin/python3 testdata/gguf/judge/gen_model.py [OUT [N_POSITIONS]]
+(numpy; deterministic). OUT defaults to model/ beside this script and
+N_POSITIONS to 32; testdata/ggml_quant/llama_judge.sh makes a 64-position
+copy in a temporary folder for its 32-token runs.
 """
 import json
 import os
 import struct
+import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(HERE, 'model')
+OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, 'model')
 TOK = os.path.join(HERE, '..', '..', 'gpt2-tokenizer')
-V, P, C, L, NH = 512, 32, 32, 2, 4
+V, C, L, NH = 512, 32, 2, 4
+P = int(sys.argv[2]) if len(sys.argv) > 2 else 32
 
 rng = np.random.default_rng(2026)
 tensors = {}

@@ -31,9 +31,9 @@ strun's C). The snapshots:
                 reference of its own: strun.sh checks it against llama3's
   llama3_bin_sharded  the same as pytorch_model-0000k-of-00002.bin (llama3's
                 two shards) and pytorch_model.bin.index.json
-  trace_ref.safetensors (in qwen3/): the reference trace of ids 5,17,42
+  trace_ref.safetensors (in each): the reference trace of ids 5,17,42
                 (scripts/llama_trace_torch.py's names); trace_interleaved
-                and trace_gqa_tile.safetensors: the same with a planted
+                and trace_gqa_tile.safetensors (in qwen3/): the same with a planted
                 mistake (--interleaved, --gqa-tile)
 
   llama_cpp_greedy.txt (in qwen2/, qwen3/, llama3/, llama2_bf16/):
@@ -195,6 +195,7 @@ def write_snapshot(name, cfg, seed, shards=1, bf16=False, head_copy=False):
     if bf16:
         ref.write_safetensors(os.path.join(d, "ref_f32.safetensors"),
                               run(d, orig, IDS))
+    write_trace_ref(d, p)
     return d, p
 
 
@@ -234,6 +235,21 @@ def write_torch_bin(name, src, sharded=False):
         f.write("\n")
 
 
+def write_trace_ref(d, p):
+    """trace_ref.safetensors in d: every stage of ids 5,17,42 through the
+    PyTorch reference (scripts/llama_trace_torch.py's names), on the
+    snapshot's stored values p. Returns its Config and the torch tensors."""
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = ref.Config(json.load(f))
+    records = [("ids", np.array([5, 17, 42], dtype=np.int64))]
+    t = {k: torch.from_numpy(v) for k, v in p.items()}
+    with torch.no_grad():
+        ref.forward(cfg, t, [5, 17, 42], lambda n, x: records.append(
+            (n, x.numpy().astype(np.float32))))
+    ref.write_trace(os.path.join(d, "trace_ref.safetensors"), records)
+    return cfg, t
+
+
 def main():
     write_snapshot("llama3", {
         "model_type": "llama", "architectures": ["LlamaForCausalLM"],
@@ -261,14 +277,7 @@ def main():
         "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
         "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
         "tie_word_embeddings": False}, seed=4)
-    with open(os.path.join(d, "config.json")) as f:
-        cfg = ref.Config(json.load(f))
-    records = [("ids", np.array([5, 17, 42], dtype=np.int64))]
-    t = {k: torch.from_numpy(v) for k, v in p.items()}
-    with torch.no_grad():
-        ref.forward(cfg, t, [5, 17, 42], lambda n, x: records.append(
-            (n, x.numpy().astype(np.float32))))
-    ref.write_trace(os.path.join(d, "trace_ref.safetensors"), records)
+    cfg, t = write_trace_ref(d, p)
     # Two planted mistakes on the reference side, for stdiff --first to
     # name: GGUF's interleaved rotary pairs, and kv heads tiled (h % NKV)
     # instead of repeated (h // (NH / NKV)).

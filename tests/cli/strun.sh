@@ -160,9 +160,15 @@ variant norope llama3 '/"rope_scaling"/,/}/d'
 run trap_llama3 1 "$S" --model-dir "$TMP/norope" --check "$D/llama3/ref.safetensors" -q
 
 # ---- --trace and stdiff --first ----------------------------------------------
-run trace 0 "$S" --model-dir "$D/qwen3" --ids 5,17,42 --trace "$TMP/trace.st" -q
-run trace_first 0 "$BIN/stdiff" --first "$D/qwen3/trace_ref.safetensors" "$TMP/trace.st" &&
-  expect_out trace_first 'no difference: 38 tensors'
+# Every architecture's trace against its PyTorch reference trace, stage by
+# stage (qwen3 has per-head q/k norms: 4 more stages).
+for m in llama3 mistral qwen2 llama2_bf16 qwen3; do
+  want=34; [ $m = qwen3 ] && want=38
+  run "trace_$m" 0 "$S" --model-dir "$D/$m" --ids 5,17,42 --trace "$TMP/trace_$m.st" -q
+  run "trace_first_$m" 0 "$BIN/stdiff" --first "$D/$m/trace_ref.safetensors" "$TMP/trace_$m.st" &&
+    expect_out "trace_first_$m" "no difference: $want tensors"
+done
+cp "$TMP/trace_qwen3.st" "$TMP/trace.st"
 # Planted on the reference side, each trap is named at its first stage:
 # interleaved rotary pairs (GGUF's layout) at q_rope, GQA heads tiled
 # instead of repeated at attn.out.

@@ -700,7 +700,8 @@ int st_check_fd(int fd, const char *name, st_problem_fn fn, void *ctx,
 	st_file *f = NULL;
 	if (out)
 		*out = NULL;
-	int rc = open_fd_report(&f, fd, nm, ST_OPEN_HEADER_ONLY, -1, &r);
+	/* A PyTorch file is checked too, as st_check_path checks one. */
+	int rc = open_fd_report(&f, fd, nm, ST_OPEN_HEADER_ONLY | ST_OPEN_TORCH, -1, &r);
 	if (rc == ST_EIO || rc == ST_ENOMEM) {
 		st_file_close(f);
 		return rc;

@@ -277,7 +277,8 @@ ST_API int st_check_file(const char *path, st_problem_fn fn, void *ctx,
                          st_error *err);
 /*
  * The same for a file read from fd (st_file_open_fd with
- * ST_OPEN_HEADER_ONLY; name NULL: "<stdin>"). When out is not NULL and no
+ * ST_OPEN_HEADER_ONLY and ST_OPEN_TORCH: a regular file holding a PyTorch
+ * checkpoint is checked as st_check_path checks one; name NULL: "<stdin>"). When out is not NULL and no
  * error was found, *out receives the open file (header only for a stream),
  * else NULL. Returns the number of errors, or ST_EIO (read failed) /
  * ST_ENOMEM.

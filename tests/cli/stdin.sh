@@ -115,9 +115,16 @@ expect_err gguf '^stinfo: <stdin>: a GGUF file, not safetensors: only a safetens
 if [ "$(wc -l < gguf.err)" = 1 ]; then ok; else fail "gguf: more than one line"; fi
 run gguf-stats 2 "$S" --stats - < <(cat "$gguf")
 expect_err gguf-stats 'a GGUF file, not safetensors'
-zipbin=$(ls "$TESTDATA"/torch/*.bin | head -1)
-run zip 2 "$S" - < <(cat "$zipbin")
-expect_err zip '^stinfo: <stdin>: (a zip archive|a pickle|a tar).*, not safetensors'
+for t in zip legacy tar; do
+	run "$t" 2 "$S" - < <(cat "$TESTDATA/torch/ckpt.$t.bin")
+	expect_err "$t" '^stinfo: <stdin>: a .*, not safetensors: only a safetensors file can be read from a stream'
+	# Redirected, a PyTorch file is a file: read as its path is.
+	run "$t-file" 0 "$S" --json "$TESTDATA/torch/ckpt.$t.bin"
+	run "$t-redir" 0 "$S" --json - < "$TESTDATA/torch/ckpt.$t.bin"
+	sed "s|$(literal "$TESTDATA/torch/ckpt.$t.bin")|<stdin>|g" "$t-file.out" > "$t-want.out"
+	if cmp -s "$t-want.out" "$t-redir.out"; then ok; else fail "$t: redirect differs from the path"; fi
+	run "$t-check" 0 "$S" --check - < "$TESTDATA/torch/ckpt.$t.bin"
+done
 printf 'hello, this is text\n' > text.txt
 same text 2 text.txt "$S" @
 expect_err text-pipe '^stinfo: <stdin>: this is a text file, not a safetensors file'

@@ -72,8 +72,9 @@ int ckpt_open_stdin(st_checkpoint **ck, int header_only, st_error *err)
 	if (!header_only && (spool = spool_open(err)) < 0)
 		return ST_EIO;
 	st_file *f;
-	int rc = st_file_open_fd(&f, STDIN_FILENO, CKPT_STDIN_NAME,
-	                         header_only ? ST_OPEN_HEADER_ONLY : 0, spool, err);
+	/* A redirected PyTorch file is read as its path is; a pipe of one is refused. */
+	unsigned flags = ST_OPEN_TORCH | (header_only ? ST_OPEN_HEADER_ONLY : 0);
+	int rc = st_file_open_fd(&f, STDIN_FILENO, CKPT_STDIN_NAME, flags, spool, err);
 	if (spool >= 0)
 		close(spool); /* the file keeps its own descriptor */
 	if (rc != ST_OK)

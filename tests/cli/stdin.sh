@@ -171,6 +171,9 @@ same diff-names 1 "$SD"/b.safetensors "$D" --names-only "$SD"/a.safetensors @
 same diff-self 0 alone.safetensors "$D" m/model.safetensors @
 same diff-fp8 0 "$TESTDATA"/quant/fp8.safetensors "$D" @ "$TESTDATA"/quant/fp8.safetensors
 same diff-cut 2 cut.safetensors "$D" alone.safetensors @
+J=$TESTDATA/gguf/judge
+same diff-map 0 "$J"/model/model.safetensors "$D" --map gpt2 -v @ "$J"/expected-f32.gguf
+same diff-map-json 0 "$J"/model/model.safetensors "$D" --json "$J"/expected-q8_0.gguf @
 run diff-both 2 "$D" - - < alone.safetensors
 expect_err diff-both "'-' \(standard input\) can be one side only"
 run diff-gguf 2 "$D" alone.safetensors - < <(cat "$gguf")

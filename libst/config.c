@@ -119,10 +119,15 @@ int st_config_read_file(const char *file, char **text, size_t *len, st_error *er
 int st_config_read(const char *path, char **text, size_t *len, char **file, st_error *err)
 {
 	char *p = NULL;
-	int rc = st_config_path(path, &p, err);
-
 	*text = NULL;
 	*len = 0;
+	if (!path) { /* a checkpoint with no directory (st_checkpoint_from_file) */
+		if (file)
+			*file = NULL;
+		return st__error(err, ST_ENOTFOUND, "no config.json: the checkpoint has no directory");
+	}
+	int rc = st_config_path(path, &p, err);
+
 	if (rc == ST_OK)
 		rc = st_config_read_file(p, text, len, err);
 	if (file)

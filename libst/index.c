@@ -503,6 +503,27 @@ int st_checkpoint_open_key(st_checkpoint **out, const char *path,
 	return checkpoint_open(out, path, flags, &r);
 }
 
+int st_checkpoint_from_file(st_checkpoint **out, st_file *f, st_error *err)
+{
+	*out = NULL;
+	st_checkpoint *c = calloc(1, sizeof *c);
+	if (!c || !(c->path = strdup(st_file_path(f))) ||
+	    !(c->files = calloc(1, sizeof *c->files))) {
+		st_file_close(f);
+		st_checkpoint_close(c);
+		return st__error(err, ST_ENOMEM, "out of memory");
+	}
+	c->files[0] = f;
+	c->n_files = 1;
+	int rc = build_table(c, err);
+	if (rc) {
+		st_checkpoint_close(c);
+		return rc;
+	}
+	*out = c;
+	return ST_OK;
+}
+
 void st_checkpoint_close(st_checkpoint *c)
 {
 	if (!c)

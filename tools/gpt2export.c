@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "common/ckpt.h"
 #include "fe/cli.h"
 #include "fe/paths.h"
 #include "fe/signals.h"
@@ -303,6 +304,7 @@ int main(int argc, char **argv)
 		                "--seed need --random");
 	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"IN", "OUT"});
 	const char *in = argv[optind], *out = argv[optind + 1];
+	ckpt_refuse_stdin(in, "IN");
 	gpt2_export_result res;
 	if (cli_ends_with(out, ".gguf")) {
 		if (do_check || dtype >= 0 || tokenizer || no_tokenizer)

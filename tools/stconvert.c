@@ -13,6 +13,7 @@
  */
 #include "fe/cli.h"
 #include "stconvert/stconvert.h"
+#include "common/ckpt.h"
 #include "common/quantize.h"
 #include "fe/signals.h"
 
@@ -45,7 +46,8 @@ static void usage(void)
 "plus model.safetensors.index.json. A directory IN's other files (config,\n"
 "tokenizer...) are copied to a directory OUT, with torch_dtype in\n"
 "config.json set to the new dtype. OUT '-' writes the one file to\n"
-"standard output (a pipe).\n"
+"standard output (a pipe). IN '-' reads a safetensors file from standard\n"
+"input (named <stdin>; a pipe is copied to a temporary file first).\n"
 "\n"
 "IN may also be a GGUF file (known by its magic): every tensor goes to\n"
 "one OUT.safetensors under its GGUF name, its shape row-major (ggml's\n"
@@ -440,7 +442,11 @@ int main(int argc, char **argv)
 
 	int kind;
 	st_error err;
-	if (st_sniff_path(o.in, &kind, &err) != ST_OK)
+	/* IN '-': a safetensors stream, copied to a temporary file (ckpt.h). */
+	int in_stdin = ckpt_is_stdin(o.in);
+	if (in_stdin)
+		kind = ST_KIND_SAFETENSORS;
+	else if (st_sniff_path(o.in, &kind, &err) != ST_OK)
 		fail(&err);
 	if (kind == ST_KIND_GGUF) {
 		int rc = stconvert_gguf(&o);
@@ -448,7 +454,9 @@ int main(int argc, char **argv)
 		return cli_exit(rc);
 	}
 	st_checkpoint *c;
-	if (st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err) != ST_OK)
+	if ((in_stdin ? ckpt_open_stdin(&c, 0, &err)
+	              : st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err)) !=
+	    ST_OK)
 		fail(&err);
 	/* What a PyTorch checkpoint's dictionary gave (the first shard's). */
 	const st_torch_info *ti = st_file_torch_info(st_checkpoint_file(c, 0));
@@ -482,7 +490,7 @@ int main(int argc, char **argv)
 		.ctx = &ui,
 	};
 	struct stat st;
-	int in_dir = stat(o.in, &st) == 0 && S_ISDIR(st.st_mode);
+	int in_dir = !in_stdin && stat(o.in, &st) == 0 && S_ISDIR(st.st_mode);
 	cli_progress_start(&ui.progress, "stconvert", st_convert_plan_in_bytes(p));
 	int rc = loc.is_dir ? st_convert_write_snapshot(p, o.out, in_dir ? o.in : NULL,
 	                                                ST_SNAPSHOT_REPLACE, &run, &err)

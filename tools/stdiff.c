@@ -48,7 +48,8 @@ static void usage(void)
 "Usage: %s [OPTION]... A B\n"
 "Compare two checkpoints: structure and values, across layouts and dtypes.\n"
 "A and B are each a .safetensors file, a shard index (*.safetensors.index.json)\n"
-"or a snapshot directory.\n"
+"or a snapshot directory. One of them may be -: a safetensors file read from\n"
+"standard input (named <stdin>; a pipe is copied to a temporary file first).\n"
 "\n"
 "Reports tensors only in A or only in B, shape and dtype changes, metadata\n"
 "differences and, for each tensor in both with the same shape: whether it is\n"
@@ -184,6 +185,8 @@ static void parse_args(int argc, char **argv, struct opts *o,
 	cli_operands(argc, argv, optind, 2, 2, (const char *const[]){"A", "B"});
 	*pa = argv[optind];
 	*pb = argv[optind + 1];
+	if (ckpt_is_stdin(*pa) && ckpt_is_stdin(*pb))
+		cli_usage_error("'-' (standard input) can be one side only");
 }
 
 static void progress(void *ctx, uint64_t bytes)
@@ -196,6 +199,8 @@ static int is_gguf(const char *path)
 {
 	int kind;
 	st_error e;
+	if (ckpt_is_stdin(path)) /* a stream is read as safetensors only */
+		return 0;
 	if (st_sniff_path(path, &kind, &e) != ST_OK)
 		cli_die(CLI_ERROR, "%s", e.message);
 	return kind == ST_KIND_GGUF;
@@ -254,8 +259,11 @@ int main(int argc, char **argv)
 	}
 
 	st_checkpoint *ca, *cb;
-	if (ckpt_open(&ca, path_a) != CLI_OK || ckpt_open(&cb, path_b) != CLI_OK)
+	if (ckpt_open_for(&ca, path_a, o.d.names_only) != CLI_OK ||
+	    ckpt_open_for(&cb, path_b, o.d.names_only) != CLI_OK)
 		exit(CLI_ERROR);
+	path_a = ckpt_is_stdin(path_a) ? CKPT_STDIN_NAME : path_a;
+	path_b = ckpt_is_stdin(path_b) ? CKPT_STDIN_NAME : path_b;
 	cli_progress prog;
 	memset(&prog, 0, sizeof prog);
 	o.d.diagnose = !o.quiet && !o.first; /* the traps, in words */

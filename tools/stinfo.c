@@ -12,6 +12,7 @@
  * read only the headers, so a 300 GB checkpoint answers in milliseconds.
  */
 #include "fe/cli.h"
+#include "common/ckpt.h"
 #include "common/gguf_info.h"
 #include "common/verify.h"
 #include "stinfo/stinfo.h"
@@ -51,6 +52,8 @@ static void usage(void)
 "snapshot directory, a PyTorch checkpoint (pytorch_model.bin: zip, legacy\n"
 "or tar; its pickle is read, never executed) or a GGUF file (*.gguf; any\n"
 "part of a split set NAME-0000k-of-0000N.gguf stands for the whole set).\n"
+"PATH - reads a safetensors file from standard input (a pipe or a redirect;\n"
+"named <stdin>); --stats and --dump copy a pipe to a temporary file first.\n"
 "Without options, print a summary read from the headers only, with\n"
 "repeated layers shown once (h.{0..11}.attn.c_attn.weight), and, with a\n"
 "GPT-2 or Llama-family config.json beside it, the parameters it implies:\n"
@@ -133,7 +136,13 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
                                st_error *err)
 {
 	st_checkpoint *ck;
-	if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) != ST_OK)
+	if (ckpt_is_stdin(path)) {
+		/* Only --stats and --dump read the data: the rest is the header's. */
+		if (ckpt_open_stdin(&ck, !o->stats && !o->dump, err) != ST_OK)
+			return CLI_ERROR;
+		path = CKPT_STDIN_NAME;
+	} else if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) !=
+	           ST_OK)
 		return CLI_ERROR;
 	if (o->dump) {
 		int rc = stinfo_dump(ck, path, o->dump, o->output);
@@ -193,7 +202,7 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 static int describe_path(const char *path, const struct options *o, int array, int *printed)
 {
 	st_error err;
-	if (gguf_info_is_gguf(path)) {
+	if (!ckpt_is_stdin(path) && gguf_info_is_gguf(path)) {
 		if (o->dump)
 			return stinfo_dump_gguf(path, o->dump, o->output);
 		if (o->memory) {
@@ -230,6 +239,8 @@ static int describe_path(const char *path, const struct options *o, int array, i
 	 * --memory, a --tensors that selects nothing). */
 	memset(&err, 0, sizeof err);
 	int rc = describe_checkpoint(path, o, printed, &err);
+	if (ckpt_is_stdin(path))
+		path = CKPT_STDIN_NAME;
 	if (rc != CLI_OK && err.code != ST_OK) {
 		cli_error_path(path, &err);
 		if (array)
@@ -302,6 +313,9 @@ int main(int argc, char **argv)
 		}
 	}
 	cli_operands(argc, argv, optind, 1, -1, (const char *const[]){"PATH"});
+	for (int i = optind, seen = 0; i < argc; i++)
+		if (ckpt_is_stdin(argv[i]) && seen++)
+			cli_usage_error("'-' (standard input) can be read once: give it once");
 	if (check && (o.stats || o.all))
 		cli_usage_error("--check cannot be combined with --stats or --all");
 	if ((verify || hash) && (check || o.stats || o.all || (verify && hash)))
@@ -323,6 +337,8 @@ int main(int argc, char **argv)
 	if (quiet)
 		cli_quiet_stdout();
 	if (verify || hash) {
+		for (int i = optind; i < argc; i++)
+			ckpt_refuse_stdin(argv[i], verify ? "--verify" : "--hash");
 		int threads = o.threads ? o.threads : cli_default_threads(64);
 		int n = argc - optind;
 		free(o.globs);

@@ -57,9 +57,20 @@ ST_API int st_checkpoint_open(st_checkpoint **out, const char *path,
 ST_API int st_checkpoint_open_key(st_checkpoint **out, const char *path,
                                   unsigned flags, const char *const *keys,
                                   size_t n_keys, st_error *err);
+/*
+ * A checkpoint of the one open file f (e.g. from st_file_open_fd), which it
+ * takes in every case (closed on failure too). Its path is st_file_path(f),
+ * it has no index and no directory (st_checkpoint_dir is NULL: no
+ * config.json is looked for). Returns ST_OK, ST_ENOMEM.
+ */
+ST_API int st_checkpoint_from_file(st_checkpoint **out, st_file *f,
+                                   st_error *err);
 ST_API void st_checkpoint_close(st_checkpoint *c);
 
-/* The PATH as given; the index path or NULL; the directory holding the files. */
+/*
+ * The PATH as given; the index path or NULL; the directory holding the
+ * files (NULL for st_checkpoint_from_file's).
+ */
 ST_API const char *st_checkpoint_path(const st_checkpoint *c);
 ST_API const char *st_checkpoint_index_path(const st_checkpoint *c);
 ST_API const char *st_checkpoint_dir(const st_checkpoint *c);

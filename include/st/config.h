@@ -57,6 +57,8 @@ ST_API int st_config_read_file(const char *file, char **text, size_t *len,
  * Read the config.json of path (st_config_path) as st_config_read_file
  * does. *file (may be NULL; malloc'd, free it) receives the config's path
  * whatever the result, for the caller's messages (NULL out of memory).
+ * path NULL (st_checkpoint_dir of a checkpoint read from a stream) has no
+ * config.json: ST_ENOTFOUND, *file NULL.
  */
 ST_API int st_config_read(const char *path, char **text, size_t *len,
                           char **file, st_error *err);

@@ -3,6 +3,7 @@
  *
  * Recipe:
  *   1. st_file_open(&f, "model.safetensors", 0, &err)   reads only 8 + N bytes
+ *      (or st_file_open_fd(&f, 0, NULL, flags, spool, &err) for standard input)
  *   2. for (i = 0; i < st_file_n_tensors(f); i++) t = st_file_tensor(f, i);
  *   3. st_file_data(f, i, &p, &err)                     maps the file on demand
  *      or st_file_read(f, i, off, buf, n, &err)         pread, bounded memory
@@ -89,6 +90,14 @@ typedef struct st_meta {
  * before handing out its bytes.
  */
 #define ST_OPEN_TORCH 1u
+/*
+ * ST_OPEN_HEADER_ONLY (st_file_open_fd on a stream): only the header's
+ * answers are wanted; the data is read to its end and counted, not kept,
+ * so that its length is checked as a file's is. st_file_data and
+ * st_file_read of a tensor that has bytes then fail (ST_EINVAL). Ignored
+ * when the descriptor is a regular file, whose data stays readable.
+ */
+#define ST_OPEN_HEADER_ONLY 2u
 
 enum { ST_FORMAT_SAFETENSORS = 0, ST_FORMAT_TORCH = 1 };
 
@@ -110,6 +119,36 @@ ST_API int st_file_open(st_file **out, const char *path, unsigned flags,
 ST_API int st_file_open_memory(st_file **out, const void *buf, size_t len,
                                const char *name, unsigned flags,
                                st_error *err);
+
+/*
+ * Open a safetensors file from a file descriptor, such as standard input
+ * (`stinfo -`). fd is read, never closed: the handle keeps its own
+ * descriptor when it needs one. name is used in messages and as
+ * st_file_path (NULL: "<stdin>"); it is copied.
+ *   - fd a regular file (`stinfo - < x.safetensors`): as st_file_open of
+ *     its path (flags 0 or ST_OPEN_TORCH; ST_OPEN_HEADER_ONLY is ignored),
+ *     read from offset 0 with pread, the data mapped on demand.
+ *   - fd a pipe, socket or other stream: read once, front to back, with no
+ *     seeking. Only safetensors is read this way: a GGUF, zip, pickle, tar
+ *     or gzip stream is ST_EFORMAT saying what it is (ST_OPEN_TORCH does not
+ *     apply), text and the rest fail as such a file does. The 8-byte length and the header are read with bounded
+ *     reads and checked as st_file_open checks them (rules 1-17, the
+ *     100000000-byte header limit before any allocation); a stream that
+ *     ends early is a file of the bytes it had ("file truncated: ...").
+ *     With ST_OPEN_HEADER_ONLY the rest is read and counted, not stored,
+ *     and spool_fd is not used. Otherwise spool_fd must be an empty regular
+ *     file open for reading and writing (e.g. an unlinked temporary file:
+ *     the caller chooses where): the whole stream is copied into it in
+ *     1 MiB chunks (memory stays bounded; disk space for one copy of the
+ *     stream is used) and the data is then read from there, as from a file.
+ *     The handle keeps a duplicate of spool_fd: the caller may close its own.
+ * st_file_size counts the stream's bytes in both cases.
+ * Returns ST_OK, ST_EIO (fd is a directory, a read or the spool's write
+ * failed), ST_EFORMAT, ST_EINVAL (no usable spool_fd for a stream's data),
+ * ST_ENOMEM.
+ */
+ST_API int st_file_open_fd(st_file **out, int fd, const char *name,
+                           unsigned flags, int spool_fd, st_error *err);
 
 /* Close and free everything; views become invalid. NULL does nothing. */
 ST_API void st_file_close(st_file *f);
@@ -236,6 +275,16 @@ ST_API void st_problem_report(st_problem_fn fn, void *ctx, int severity,
  */
 ST_API int st_check_file(const char *path, st_problem_fn fn, void *ctx,
                          st_error *err);
+/*
+ * The same for a file read from fd (st_file_open_fd with
+ * ST_OPEN_HEADER_ONLY and ST_OPEN_TORCH: a regular file holding a PyTorch
+ * checkpoint is checked as st_check_path checks one; name NULL: "<stdin>"). When out is not NULL and no
+ * error was found, *out receives the open file (header only for a stream),
+ * else NULL. Returns the number of errors, or ST_EIO (read failed) /
+ * ST_ENOMEM.
+ */
+ST_API int st_check_fd(int fd, const char *name, st_problem_fn fn, void *ctx,
+                       st_file **out, st_error *err);
 /* The same for a file in memory. */
 ST_API int st_check_memory(const void *buf, size_t len, const char *name,
                            st_problem_fn fn, void *ctx);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ckpt.h"
 #include "fe/cli.h"
 
 static const char GPT2RUN_INTRO[] =
@@ -191,6 +192,8 @@ void gpt2run_parse_options_as(int argc, char **argv,
 	int sources = !!o->prompt + !!o->prompt_file + !!o->ids;
 	if (sources > 1)
 		cli_usage_error("give one of --prompt, --prompt-file and --ids");
+	if (o->model_dir) /* a folder, with config.json and the tokenizer beside */
+		ckpt_refuse_stdin(o->model_dir, "--model-dir");
 	if (o->tokenize) {
 		if (!o->prompt && !o->prompt_file)
 			cli_usage_error("--tokenize needs --prompt or --prompt-file");

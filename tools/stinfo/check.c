@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/ckpt.h"
 #include "common/gguf_info.h"
 #include "common/inventory.h"
 #include "common/quant_info.h"
@@ -73,12 +75,17 @@ static void plural(char *buf, size_t size, int n, const char *what)
  * the checkpoint at PATH, opened once for both. A checkpoint that does
  * not open for a reason of its format has had its errors reported by the
  * check; one that cannot be read, or a config.json that cannot, is an
- * error (CLI_ERROR, err saying why), never a pass.
+ * error (CLI_ERROR, err saying why), never a pass. From standard input
+ * (in), the file the check opened is used (NULL: it broke a rule).
  */
-static int check_checkpoint(const char *path, struct check_ctx *cc, st_error *err)
+static int check_checkpoint(const char *path, int in, st_file *f, struct check_ctx *cc,
+                            st_error *err)
 {
 	st_checkpoint *ck;
-	int rc = st_checkpoint_open(&ck, path, ST_OPEN_TORCH, err);
+	if (in && !f)
+		return CLI_OK;
+	int rc = in ? st_checkpoint_from_file(&ck, f, err)
+	            : st_checkpoint_open(&ck, path, ST_OPEN_TORCH, err);
 	if (rc == ST_EIO || rc == ST_ENOMEM)
 		return CLI_ERROR;
 	if (rc != ST_OK)
@@ -178,15 +185,22 @@ int stinfo_check(const char *path, int json, int array, int *printed)
 	struct check_ctx cc = {0, 0, json, NULL, 0, 0};
 	st_error err;
 	memset(&err, 0, sizeof err);
-	int n = gguf_info_is_gguf(path)
-	            ? st_gguf_check_set(path, on_problem, &cc, &err)
-	            : st_check_path(path, on_problem, &cc, &err);
+	/* '-': the header of standard input (no data is needed to check it). */
+	int in = ckpt_is_stdin(path);
+	st_file *f = NULL;
+	if (in) {
+		ckpt_check_stdin();
+		path = CKPT_STDIN_NAME;
+	}
+	int n = in                       ? st_check_fd(STDIN_FILENO, path, on_problem, &cc, &f, &err)
+	        : gguf_info_is_gguf(path) ? st_gguf_check_set(path, on_problem, &cc, &err)
+	                                  : st_check_path(path, on_problem, &cc, &err);
 	if (n < 0)
 		err.code = n;
 	/* Trust the count libst returns even if a callback was lost. */
 	if (n > cc.errors)
 		cc.errors = n;
-	if (n < 0 || check_checkpoint(path, &cc, &err) != CLI_OK) {
+	if (n < 0 || check_checkpoint(path, in, f, &cc, &err) != CLI_OK) {
 		cli_error_path(path, &err);
 		if (array)
 			stinfo_json_error(path, &err, printed);

@@ -114,7 +114,7 @@ mkdir -p "$P" "$TMP/shims" "$TMP/res"
 "$BIN/gpt2run" --model-dir "$P/gpt2" --ids 464,3290 --logits-out "$P/gpt2-logits.safetensors" \
 	>/dev/null 2>&1 || fail "fixture: gpt2run --logits-out"
 # A sharded Llama 3 snapshot (2 shards and an index), without its references.
-cp -a "$TESTDATA/llama/llama3" "$P/llama" && rm -f "$P"/llama/ref*.safetensors
+cp -a "$TESTDATA/llama/llama3" "$P/llama" && rm -f "$P"/llama/ref*.safetensors "$P"/llama/trace_*.safetensors
 # A Llama GGUF file with a Q4_K matrix, built here byte by byte: ggml's
 # blocks of testdata/ggml/q4_k.bin (2816 values: 11 rows of 256) beside
 # F32 tensors, and Llama's attention metadata (2 blocks, 4 heads, 2 KV
@@ -146,6 +146,11 @@ mk_gguf_dims "$P/q4_k.gguf" 12 "256 11" "$TESTDATA/ggml/q4_k.bin" blk.0.ffn_up.w
 # ssh: the remote command, run here (the pipe is what the example shows).
 printf '#!/bin/sh\nshift\nexec sh -c "$*"\n' >"$TMP/shims/ssh"
 chmod +x "$TMP/shims/ssh"
+# curl: a download from $URL is the file of that name in the example's
+# folder (offline; the pipe into stinfo - is what the example shows).
+printf '#!/bin/sh\nfor a; do u=$a; done\nexec cat "./${u##*/}"\n' >"$TMP/shims/curl"
+chmod +x "$TMP/shims/curl"
+export URL=https://huggingface.co/openai-community/gpt2/resolve/main
 has_torch=0
 python3 -c 'import numpy, torch' >/dev/null 2>&1 && has_torch=1
 

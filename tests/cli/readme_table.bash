@@ -131,6 +131,11 @@ ex 'stconvert --to f8_e4m3 --keep "*embed*" --keep "*lm_head*" model/ model-fp8/
 ex 'stconvert model-Q4_K_M.gguf model.safetensors' 0 'model-Q4_K_M.gguf=q4_k.gguf' '' '
 	is "tensor" "$(tensors model.safetensors)" "blk.0.ffn_up.weight F32 11,256"
 	same "values are ggml'"'"'s" <(tensor_bytes model.safetensors blk.0.ffn_up.weight) "$TESTDATA/ggml/q4_k.f32"'
+# curl is a stand-in that reads the file of the URL's name here.
+ex 'curl -sL "$URL/model.safetensors" | stinfo -' 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '
+	out_has "^path: +<stdin>\$"
+	out_has "^tensors: +$(tensors model.safetensors | wc -l)\$"
+	out_has "^  header: .*\($(commas $(od -An -t u8 -N 8 model.safetensors | tr -d " ")) B\)\$"'
 # ssh is a stand-in that runs the remote command here; tiny-bf16 is
 # tiny-f32 rounded by PyTorch.
 ex "stconvert model.safetensors - --to bf16 | ssh host 'cat > model-bf16.safetensors'" 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '

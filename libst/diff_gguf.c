@@ -1,14 +1,18 @@
 /*
- * diff_gguf.c - a GPT-2 GGUF against a checkpoint (see st/diff.h). Both
- * sides are read one tensor at a time: the checkpoint's tensor widened
- * to F32 and laid out as the GGUF holds it (Conv1D weights transposed to
- * [out, in]), the GGUF tensor decoded by st_ggml_to_f32; the values go
- * through st_compare_chunk as F32 against F32, and "exactly rounded /
- * quantized" is answered by encoding the checkpoint's values with
- * st_ggml_from_f32 and comparing bytes.
+ * diff_gguf.c - a GGUF against a checkpoint through a name map (see
+ * st/diff.h). Both sides are read one tensor at a time: the checkpoint's
+ * tensor widened to F32 and laid out as the GGUF holds it (Conv1D weights
+ * transposed to [out, in], llama's q/k rows permuted), the GGUF tensor
+ * decoded by st_ggml_to_f32; the values go through st_compare_chunk as
+ * F32 against F32, and "exactly rounded / quantized" is answered by
+ * encoding the checkpoint's values with st_ggml_from_f32 and comparing
+ * bytes. A quantized type without an encoder is judged by its expected
+ * error per block (Q4_0: doc/ggml.md).
  */
 #include "internal.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,79 @@ static int compare_f32(const float *x, const float *y, uint64_t n,
 	return ST_OK;
 }
 
+/* A stored F16 (little-endian bytes) as a float. */
+static float f16_at(const unsigned char *p)
+{
+	float f;
+	st_convert(ST_DTYPE_F32, &f, ST_DTYPE_F16, p, 1, NULL);
+	return f;
+}
+
+/*
+ * The expected error of a quantized type without an encoder, from each
+ * block's stored scale (doc/ggml.md, "Expected error"). Q4_0 (ggml's
+ * quantize_row_q4_0_ref: d = the signed largest-magnitude value / -8, q =
+ * min(15, trunc(x / d + 8.5))): an element is within |d| (1/2 + 2^-7)
+ * of x, or within |d| (1 + 2^-7) when its code is 15 (where the clamp
+ * can land a value up to 8 |d| away); 2^-21 more for a subnormal d. The
+ * elements of y (the decoded bytes gd) outside their bound against the
+ * reference x into *mism, the largest bound into *bound. Returns false
+ * for a type without such a bound.
+ */
+static bool type_bound(unsigned type, const unsigned char *gd, const float *x,
+                       const float *y, uint64_t n, uint64_t *mism, double *bound)
+{
+	if (type != ST_GGML_Q4_0)
+		return false;
+	*mism = 0;
+	*bound = 0;
+	for (uint64_t b = 0; b < n / 32; b++) {
+		const unsigned char *blk = gd + b * 18;
+		double d = fabs((double)f16_at(blk));
+		double half = d * (0.5 + 0x1p-7) + 0x1p-21, whole = d * (1 + 0x1p-7) + 0x1p-21;
+		if (whole > *bound)
+			*bound = whole;
+		for (unsigned j = 0; j < 32; j++) {
+			unsigned q = j < 16 ? blk[2 + j] & 0xF : blk[2 + j - 16] >> 4;
+			double e = fabs((double)x[b * 32 + j] - (double)y[b * 32 + j]);
+			if (!(e <= (q == 15 ? whole : half)))
+				(*mism)++;
+		}
+	}
+	return true;
+}
+
+/* No tolerance given: the quantized type's own rule, if it has one. */
+static bool type_default(const st_diff_opts *o)
+{
+	return !o->rtol && !o->atol && !o->exact;
+}
+
+/*
+ * A's values a (rows x cols, row-major) as the GGUF lays them out into
+ * x: transposed, or with llama's rows permuted (GGUF row r is A's row
+ * st_arch_permuted_row(r)), or as they are.
+ */
+static void layout(const float *a, float *x, uint64_t rows, uint64_t cols, bool transpose,
+                   uint64_t heads)
+{
+	if (transpose) {
+		for (uint64_t r = 0; r < rows; r++)
+			for (uint64_t c = 0; c < cols; c++)
+				x[c * rows + r] = a[r * cols + c];
+		return;
+	}
+	if (!heads) {
+		memcpy(x, a, (size_t)(rows * cols) * sizeof *x);
+		return;
+	}
+	for (uint64_t r = 0; r < rows; r++) {
+		uint64_t from = r;
+		st_arch_permuted_row(r, rows, heads, &from); /* rows checked by the caller */
+		memcpy(x + r * cols, a + from * cols, (size_t)cols * sizeof *x);
+	}
+}
+
 /* The tolerances of a pair: given, else the looser of the two types'
  * defaults (a ggml type without a dtype: the checkpoint's), 0 with exact. */
 static void pair_tol(st_dtype dt, unsigned type, const st_diff_opts *o,
@@ -52,9 +129,9 @@ static void pair_tol(st_dtype dt, unsigned type, const st_diff_opts *o,
 	it->atol = o->atol ? *o->atol : o->exact ? 0 : a1 > a2 ? a1 : a2;
 }
 
-int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
-                      size_t gi, bool transpose, const st_diff_opts *o,
-                      st_diff_gguf_item *it, st_error *err)
+/* Tensor i of ck against tensor gi of g, laid out as layout() says. */
+static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool transpose,
+                uint64_t heads, const st_diff_opts *o, st_diff_gguf_item *it, st_error *err)
 {
 	const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 	const st_gguf_tensor *gt = st_gguf_tensor_at(g, gi);
@@ -62,6 +139,7 @@ int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
 	it->ck = i;
 	it->gg = gi;
 	it->transposed = transpose;
+	it->permuted_heads = heads;
 	it->n = t->n_elements;
 	/* Shapes: the GGUF dims are the HF shape reversed, or as is when the
 	 * tensor is transposed. */
@@ -77,6 +155,14 @@ int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
 		return ST_OK;
 	if (transpose && t->ndim != 2)
 		return st__error(err, ST_EINVAL, "only a 2-D tensor is transposed");
+	uint64_t rows = t->ndim ? t->shape[0] : 1;
+	uint64_t cols = rows ? t->n_elements / rows : 0, dummy;
+	if (heads && st_arch_permuted_row(0, rows, heads, &dummy) != ST_OK)
+		return st__error(err, ST_EFORMAT,
+		                 "%s: tensor '%s': %llu rows are not %llu heads of an even "
+		                 "number of rows each: its q/k permutation cannot be undone",
+		                 st_gguf_path(g), gt->name, (unsigned long long)rows,
+		                 (unsigned long long)heads);
 	size_t n = (size_t)t->n_elements;
 	const void *src;
 	int rc = st_checkpoint_data(ck, i, &src, err);
@@ -94,15 +180,7 @@ int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
 		goto out;
 	}
 	st_convert(ST_DTYPE_F32, a, t->dtype, src, n, NULL);
-	/* x: A as the GGUF lays it out. */
-	if (transpose) {
-		uint64_t rows = t->shape[0], cols = t->shape[1];
-		for (uint64_t r = 0; r < rows; r++)
-			for (uint64_t c = 0; c < cols; c++)
-				x[c * rows + r] = a[r * cols + c];
-	} else {
-		memcpy(x, a, n * sizeof *x);
-	}
+	layout(a, x, rows, cols, transpose, heads); /* x: A as the GGUF lays it out */
 	const void *gd = st_gguf_tensor_data(g, gi);
 	if (st_ggml_to_f32(gt->type, gd, y, n) != ST_OK) {
 		it->kind = ST_DIFF_GGUF_UNDECODABLE;
@@ -120,11 +198,16 @@ int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
 	 * Q8_0 has no element-wise default: by default it is equal when it is
 	 * exactly A quantized, and every element counts as in tolerance then.
 	 */
-	bool q8_default = gt->type == ST_GGML_Q8_0 && !o->rtol && !o->atol && !o->exact;
+	bool q8_default = gt->type == ST_GGML_Q8_0 && type_default(o);
 	if (q8_default && it->encoded)
 		it->mismatched = 0;
 	if (q8_default && !it->encoded && !it->mismatched)
 		it->mismatched = 1;
+	if (type_default(o) &&
+	    type_bound(gt->type, gd, x, y, it->n, &it->mismatched, &it->atol)) {
+		it->type_bound = true;
+		it->rtol = 0;
+	}
 	if (it->identical) {
 		it->verdict = ST_DIFF_IDENTICAL;
 	} else if (o->exact || it->mismatched) {
@@ -142,27 +225,55 @@ out:
 	return rc;
 }
 
-/* Whether a checkpoint name is never in a GGUF: the tied head and the
- * causal-mask buffers. */
-static bool never_in_gguf(const char *hf)
+int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi,
+                      bool transpose, const st_diff_opts *o, st_diff_gguf_item *it,
+                      st_error *err)
+{
+	return pair(ck, i, g, gi, transpose, 0, o, it, err);
+}
+
+/* Whether a checkpoint name is never in a GGUF: GPT-2's tied head and the
+ * buffers (causal masks, rotary inverse frequencies). */
+static bool never_in_gguf(const char *arch, const char *hf)
 {
 	const char *base = strncmp(hf, "transformer.", 12) ? hf : hf + 12;
 	size_t bl = strlen(base);
-	return !strcmp(base, "lm_head.weight") ||
+	return (!strcmp(arch, "gpt2") && !strcmp(base, "lm_head.weight")) ||
 	       (bl > 10 && !strcmp(base + bl - 10, ".attn.bias")) ||
-	       (bl > 17 && !strcmp(base + bl - 17, ".attn.masked_bias"));
+	       (bl > 17 && !strcmp(base + bl - 17, ".attn.masked_bias")) ||
+	       (bl > 20 && !strcmp(base + bl - 20, ".rotary_emb.inv_freq"));
 }
 
-int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
-                      const st_diff_opts *o, st_diff_gguf_item **items,
-                      size_t *n_out, st_error *err)
+/* The head count a permuted tensor needs: 0 when it is not permuted. */
+static int permute_heads(const st_gguf *g, const char *arch, int permute,
+                         uint64_t *heads, st_error *err)
 {
+	*heads = 0;
+	if (!permute)
+		return ST_OK;
+	uint64_t h;
+	int rc = st__gguf_size(g, arch, "attention.head_count", 0, UINT32_MAX, &h, err);
+	if (rc == ST_OK && permute == ST_ARCH_PERMUTE_K)
+		rc = st__gguf_size(g, arch, "attention.head_count_kv", h, UINT32_MAX, &h, err);
+	if (rc == ST_OK)
+		*heads = h;
+	return rc;
+}
+
+int st_diff_gguf_map(st_checkpoint *ck, const st_gguf *g, const char *arch,
+                     const st_diff_opts *o, st_diff_gguf_item **items, size_t *n_out,
+                     st_error *err)
+{
+	ST__REQUIRE(ck && g && arch && o && items && n_out);
+	*items = NULL;
+	*n_out = 0;
+	if (!st_arch_gguf_known(arch))
+		return st__error(err, ST_EUNSUPPORTED, "no GGUF name map for architecture '%s'",
+		                 arch);
 	size_t ng = st_gguf_n_tensors(g), nc = st_checkpoint_n_tensors(ck), m = 0;
 	unsigned char *seen = calloc(ng ? ng : 1, 1);
 	st_diff_gguf_item *it = malloc((nc + ng ? nc + ng : 1) * sizeof *it);
 	int rc = ST_OK;
-	*items = NULL;
-	*n_out = 0;
 	if (!seen || !it) {
 		free(seen);
 		free(it);
@@ -172,26 +283,33 @@ int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
 		char hf[256], gname[128];
 		snprintf(hf, sizeof hf, "%.*s", (int)t->name_len, t->name);
-		if (never_in_gguf(hf))
+		if (never_in_gguf(arch, hf))
 			continue;
 		st_arch_gguf_info info;
 		long gi = -1;
-		if (!st_arch_gpt2_to_gguf(hf, gname, sizeof gname, &info))
+		if (!st_arch_to_gguf(arch, hf, gname, sizeof gname, &info))
 			gi = st_gguf_find(g, gname);
 		if (gi < 0) {
 			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_CKPT, .ck = i};
 			continue;
 		}
 		seen[gi] = 1;
-		rc = st_diff_gguf_pair(ck, i, g, (size_t)gi, info.transpose && t->ndim == 2,
-		                       o, &it[m++], err);
+		uint64_t heads;
+		rc = permute_heads(g, arch, info.permute, &heads, err);
+		if (rc == ST_OK)
+			rc = pair(ck, i, g, (size_t)gi, info.transpose && t->ndim == 2, heads, o,
+			          &it[m++], err);
 		/* Progress in the bytes of both sides this pair has read. */
-		if (rc == ST_OK && o && o->progress)
+		if (rc == ST_OK && o->progress)
 			o->progress(o->ctx, t->n_bytes + st_gguf_tensor_at(g, (size_t)gi)->n_bytes);
 	}
 	for (size_t gi = 0; gi < ng && rc == ST_OK; gi++)
 		if (!seen[gi])
-			it[m++] = (st_diff_gguf_item){.kind = ST_DIFF_GGUF_ONLY_GGUF, .gg = gi};
+			it[m++] = (st_diff_gguf_item){
+			        .kind = st_arch_gguf_derived(arch, st_gguf_tensor_at(g, gi)->name)
+			                        ? ST_DIFF_GGUF_DERIVED
+			                        : ST_DIFF_GGUF_ONLY_GGUF,
+			        .gg = gi};
 	free(seen);
 	if (rc != ST_OK) {
 		free(it);
@@ -200,6 +318,12 @@ int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
 	*items = it;
 	*n_out = m;
 	return ST_OK;
+}
+
+int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g, const st_diff_opts *o,
+                      st_diff_gguf_item **items, size_t *n_out, st_error *err)
+{
+	return st_diff_gguf_map(ck, g, "gpt2", o, items, n_out, err);
 }
 
 /* ---- two GGUF files, by name ---------------------------------------------- */
@@ -283,13 +407,19 @@ static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
 	}
 	if (rc == ST_OK)
 		rc = compare_f32(x, y, n, it->rtol, it->atol, it, err);
+	/* As with --map: with no tolerance given, a Q8_0 B is equal exactly
+	 * when it is A quantized, a Q4_0 B when within its blocks' bounds. */
+	if (rc == ST_OK && type_default(o) &&
+	    type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &it->mismatched,
+	               &it->atol)) {
+		it->type_bound = true;
+		it->rtol = 0;
+	}
 	free(x);
 	free(y);
 	if (rc != ST_OK)
 		return rc;
-	/* As with --map: a Q8_0 B with no tolerance given is equal exactly
-	 * when it is A quantized. */
-	bool q8_default = tb->type == ST_GGML_Q8_0 && !o->rtol && !o->atol && !o->exact;
+	bool q8_default = tb->type == ST_GGML_Q8_0 && type_default(o);
 	if (q8_default)
 		it->mismatched = it->encoded ? 0 : it->mismatched ? it->mismatched : 1;
 	if (o->exact || it->mismatched) {

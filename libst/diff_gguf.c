@@ -1,8 +1,10 @@
 /*
  * diff_gguf.c - a GGUF against a checkpoint through a name map (see
- * st/diff.h). Both sides are read one tensor at a time: the checkpoint's
- * tensor widened to F32 and laid out as the GGUF holds it (Conv1D weights
- * transposed to [out, in], llama's q/k rows permuted), the GGUF tensor
+ * st/diff.h). A pair is read a chunk at a time (about 64 Ki elements:
+ * whole GGUF blocks and rows), so memory stays bounded whatever the
+ * tensor: the checkpoint's values widened to F32 and laid out as the GGUF
+ * holds them (Conv1D weights transposed to [out, in], llama's q/k rows
+ * taken in st_arch_permuted_row's order, a row at a time), the GGUF's
  * decoded by st_ggml_to_f32; the values go through st_compare_chunk as
  * F32 against F32, and "exactly rounded / quantized" is answered by
  * encoding the checkpoint's values with st_ggml_from_f32 and comparing
@@ -17,28 +19,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* x against the reference y, F32 both, into it's figures. */
-static int compare_f32(const float *x, const float *y, uint64_t n,
-                       double rtol, double atol, st_diff_gguf_item *it,
-                       st_error *err)
-{
+/* x against the reference y, F32 both, chunk by chunk, into one set of figures. */
+struct cmp {
 	st_compare_spec spec;
-	st_compare_spec_init(&spec, ST_DTYPE_F32, ST_DTYPE_F32, false, &rtol, &atol);
-	void *scratch = malloc(ST_COMPARE_SCRATCH_BYTES);
-	if (!scratch)
-		return st__error(err, ST_ENOMEM, "out of memory");
 	st_compare_stats s;
-	st_compare_stats_init(&s);
+	void *scratch;
+};
+
+static int cmp_start(struct cmp *c, double rtol, double atol, st_error *err)
+{
+	st_compare_spec_init(&c->spec, ST_DTYPE_F32, ST_DTYPE_F32, false, &rtol, &atol);
+	st_compare_stats_init(&c->s);
+	c->scratch = malloc(ST_COMPARE_SCRATCH_BYTES);
+	return c->scratch ? ST_OK : st__error(err, ST_ENOMEM, "out of memory");
+}
+
+/* Elements [at, at + n) of the tensor. */
+static void cmp_add(struct cmp *c, const float *x, const float *y, uint64_t n, uint64_t at)
+{
 	for (uint64_t i = 0; i < n; i += ST_COMPARE_BLOCK) {
 		uint64_t k = n - i < ST_COMPARE_BLOCK ? n - i : ST_COMPARE_BLOCK;
 		double sum = 0;
-		st_compare_chunk(&spec, (const unsigned char *)(x + i),
-		                 (const unsigned char *)(y + i), k, i, scratch, &s, &sum);
+		st_compare_chunk(&c->spec, (const unsigned char *)(x + i),
+		                 (const unsigned char *)(y + i), k, at + i, c->scratch, &c->s, &sum);
 	}
-	free(scratch);
-	it->mismatched = s.mismatched;
-	it->max_abs = s.max_abs;
-	it->max_rel = s.max_rel;
+}
+
+static void cmp_end(struct cmp *c, st_diff_gguf_item *it)
+{
+	free(c->scratch);
+	c->scratch = NULL;
+	it->mismatched = c->s.mismatched;
+	it->max_abs = c->s.max_abs;
+	it->max_rel = c->s.max_rel;
+}
+
+/* x against the reference y, n elements, into it's figures. */
+static int compare_f32(const float *x, const float *y, uint64_t n, double rtol, double atol,
+                       st_diff_gguf_item *it, st_error *err)
+{
+	struct cmp c;
+	int rc = cmp_start(&c, rtol, atol, err);
+	if (rc != ST_OK)
+		return rc;
+	cmp_add(&c, x, y, n, 0);
+	cmp_end(&c, it);
 	return ST_OK;
 }
 
@@ -50,6 +75,12 @@ static float f16_at(const unsigned char *p)
 	return f;
 }
 
+/* Whether a type is judged by its expected error per block (type_bound). */
+static bool type_has_bound(unsigned type)
+{
+	return type == ST_GGML_Q4_0;
+}
+
 /*
  * The expected error of a quantized type without an encoder, from each
  * block's stored scale (doc/ggml.md, "Expected error"). Q4_0 (ggml's
@@ -58,16 +89,15 @@ static float f16_at(const unsigned char *p)
  * of x, or within |d| (1 + 2^-7) when its code is 15 (where the clamp
  * can land a value up to 8 |d| away); 2^-21 more for a subnormal d. The
  * elements of y (the decoded bytes gd) outside their bound against the
- * reference x into *mism, the largest bound into *bound. Returns false
- * for a type without such a bound.
+ * reference x added to *mism, *bound raised to the largest bound (both
+ * set by the caller, so that a tensor can be judged a chunk of whole
+ * blocks at a time). Returns false for a type without such a bound.
  */
 static bool type_bound(unsigned type, const unsigned char *gd, const float *x,
                        const float *y, uint64_t n, uint64_t *mism, double *bound)
 {
-	if (type != ST_GGML_Q4_0)
+	if (!type_has_bound(type))
 		return false;
-	*mism = 0;
-	*bound = 0;
 	for (uint64_t b = 0; b < n / 32; b++) {
 		const unsigned char *blk = gd + b * 18;
 		double d = fabs((double)f16_at(blk));
@@ -90,29 +120,70 @@ static bool type_default(const st_diff_opts *o)
 	return !o->rtol && !o->atol && !o->exact;
 }
 
+/* The elements of a tensor read per chunk: about 256 KiB of F32. */
+#define CHUNK_ELEMENTS 65536
+
+/* How A's values are laid out as the GGUF holds them. */
+struct lay {
+	const unsigned char *src; /* A's bytes (or its F32 copy) */
+	st_dtype dt;              /* their dtype */
+	size_t es;                /* bytes per element (whole bytes) */
+	uint64_t rows, cols;      /* A's shape, a vector as [n, 1] */
+	bool transpose;           /* GGUF row c is A's column c */
+	uint64_t heads;           /* GGUF row r is A's row st_arch_permuted_row(r) */
+};
+
 /*
- * A's values a (rows x cols, row-major) as the GGUF lays them out into
- * x: transposed, or with llama's rows permuted (GGUF row r is A's row
- * st_arch_permuted_row(r)), or as they are.
+ * GGUF elements [e0, e0 + m) of A's values into x, as the GGUF lays them
+ * out: transposed (e0 and m whole GGUF rows of rows elements; tmp holds
+ * m / rows floats), rows permuted (whole rows of cols), or as they are.
  */
-static void layout(const float *a, float *x, uint64_t rows, uint64_t cols, bool transpose,
-                   uint64_t heads)
+static void gather(const struct lay *l, uint64_t e0, uint64_t m, float *x, float *tmp)
 {
-	if (transpose) {
-		for (uint64_t r = 0; r < rows; r++)
-			for (uint64_t c = 0; c < cols; c++)
-				x[c * rows + r] = a[r * cols + c];
+	if (l->transpose) {
+		uint64_t c0 = e0 / l->rows, k = m / l->rows;
+		for (uint64_t r = 0; r < l->rows; r++) {
+			st_convert(ST_DTYPE_F32, tmp, l->dt, l->src + (r * l->cols + c0) * l->es,
+			           (size_t)k, NULL);
+			for (uint64_t c = 0; c < k; c++)
+				x[c * l->rows + r] = tmp[c];
+		}
 		return;
 	}
-	if (!heads) {
-		memcpy(x, a, (size_t)(rows * cols) * sizeof *x);
+	if (!l->heads) {
+		st_convert(ST_DTYPE_F32, x, l->dt, l->src + e0 * l->es, (size_t)m, NULL);
 		return;
 	}
-	for (uint64_t r = 0; r < rows; r++) {
-		uint64_t from = r;
-		st_arch_permuted_row(r, rows, heads, &from); /* rows checked by the caller */
-		memcpy(x + r * cols, a + from * cols, (size_t)cols * sizeof *x);
+	for (uint64_t j = 0; j < m; j += l->cols) {
+		uint64_t from = 0;
+		st_arch_permuted_row((e0 + j) / l->cols, l->rows, l->heads, &from); /* checked */
+		st_convert(ST_DTYPE_F32, x + j, l->dt, l->src + from * l->cols * l->es,
+		           (size_t)l->cols, NULL);
 	}
+}
+
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The elements per chunk: whole GGUF blocks (blk), whole GGUF rows of A's
+ * columns when transposed (rows each) or A's rows when permuted (cols
+ * each), about CHUNK_ELEMENTS.
+ */
+static uint64_t chunk_elements(const struct lay *l, unsigned blk)
+{
+	uint64_t unit = l->transpose ? l->rows : l->heads ? l->cols : 1;
+	if (!unit)
+		unit = 1;
+	uint64_t step = unit / gcd(unit, blk) * blk;
+	return step >= CHUNK_ELEMENTS ? step : CHUNK_ELEMENTS / step * step;
 }
 
 /* The tolerances of a pair: given, else the looser of the two types'
@@ -129,7 +200,7 @@ static void pair_tol(st_dtype dt, unsigned type, const st_diff_opts *o,
 	it->atol = o->atol ? *o->atol : o->exact ? 0 : a1 > a2 ? a1 : a2;
 }
 
-/* Tensor i of ck against tensor gi of g, laid out as layout() says. */
+/* Tensor i of ck against tensor gi of g, laid out as gather() says. */
 static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool transpose,
                 uint64_t heads, const st_diff_opts *o, st_diff_gguf_item *it, st_error *err)
 {
@@ -163,37 +234,63 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		                 "number of rows each: its q/k permutation cannot be undone",
 		                 st_gguf_path(g), gt->name, (unsigned long long)rows,
 		                 (unsigned long long)heads);
-	size_t n = (size_t)t->n_elements;
 	const void *src;
 	int rc = st_checkpoint_data(ck, i, &src, err);
 	if (rc != ST_OK)
 		return rc;
 	unsigned blk, bytes;
-	if (st_ggml_type_block(gt->type, &blk, &bytes) != ST_OK)
-		blk = 1, bytes = 0;
-	float *a = malloc((n ? n : 1) * sizeof *a);
-	float *x = malloc((n ? n : 1) * sizeof *x);
-	float *y = malloc((n ? n : 1) * sizeof *y);
-	unsigned char *enc = malloc(n / blk * bytes + 1);
-	if (!a || !x || !y || !enc) {
-		rc = st__error(err, ST_ENOMEM, "out of memory");
-		goto out;
-	}
-	st_convert(ST_DTYPE_F32, a, t->dtype, src, n, NULL);
-	layout(a, x, rows, cols, transpose, heads); /* x: A as the GGUF lays it out */
-	const void *gd = st_gguf_tensor_data(g, gi);
-	if (st_ggml_to_f32(gt->type, gd, y, n) != ST_OK) {
+	if (st_ggml_to_f32(gt->type, NULL, NULL, 0) != ST_OK ||
+	    st_ggml_type_block(gt->type, &blk, &bytes) != ST_OK || t->n_elements % blk) {
 		it->kind = ST_DIFF_GGUF_UNDECODABLE;
-		goto out;
+		return ST_OK;
 	}
-	st_dtype gdt;
-	it->encoded = st_ggml_from_f32(gt->type, x, enc, n) == ST_OK &&
-	              !memcmp(enc, gd, n / blk * bytes);
-	it->identical = it->encoded && !st_ggml_type_dtype(gt->type, &gdt) &&
-	                gdt == t->dtype;
+	struct lay l = {src, t->dtype, st_dtype_bits(t->dtype) / 8, rows, cols ? cols : 1,
+	                transpose, heads};
+	uint64_t n = t->n_elements, step = chunk_elements(&l, blk);
+	uint64_t m = n < step ? n : step;
+	float *whole = NULL;
+	/* A sub-byte dtype (F4, F6) is widened whole: its chunks need not
+	 * start on a byte. */
+	if (st_dtype_bits(t->dtype) % 8) {
+		whole = malloc((size_t)(n ? n : 1) * sizeof *whole);
+		if (whole)
+			st_convert(ST_DTYPE_F32, whole, t->dtype, src, (size_t)n, NULL);
+		l.src = (const unsigned char *)whole;
+		l.dt = ST_DTYPE_F32;
+		l.es = sizeof *whole;
+	}
+	float *x = malloc((size_t)(m ? m : 1) * sizeof *x);
+	float *y = malloc((size_t)(m ? m : 1) * sizeof *y);
+	float *tmp = malloc((size_t)(m ? m : 1) * sizeof *tmp);
+	unsigned char *enc = malloc((size_t)(m / blk * bytes + 1));
+	struct cmp c = {.scratch = NULL};
 	pair_tol(t->dtype, gt->type, o, it);
-	if ((rc = compare_f32(x, y, n, it->rtol, it->atol, it, err)) != ST_OK)
+	if (!x || !y || !tmp || !enc || (st_dtype_bits(t->dtype) % 8 && !whole))
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	else
+		rc = cmp_start(&c, it->rtol, it->atol, err);
+	if (rc != ST_OK)
 		goto out;
+	const unsigned char *gd = st_gguf_tensor_data(g, gi);
+	bool can_encode = st_ggml_from_f32(gt->type, NULL, NULL, 0) == ST_OK;
+	bool bounded = type_default(o) && type_has_bound(gt->type);
+	uint64_t out_of_bound = 0;
+	double bound = 0;
+	it->encoded = can_encode;
+	for (uint64_t e0 = 0; e0 < n; e0 += m) {
+		uint64_t k = n - e0 < m ? n - e0 : m;
+		const unsigned char *gk = gd + e0 / blk * bytes;
+		gather(&l, e0, k, x, tmp);
+		st_ggml_to_f32(gt->type, gk, y, k); /* whole blocks: checked by the parser */
+		it->encoded = it->encoded && st_ggml_from_f32(gt->type, x, enc, k) == ST_OK &&
+		              !memcmp(enc, gk, (size_t)(k / blk * bytes));
+		cmp_add(&c, x, y, k, e0);
+		if (bounded)
+			type_bound(gt->type, gk, x, y, k, &out_of_bound, &bound);
+	}
+	cmp_end(&c, it);
+	st_dtype gdt;
+	it->identical = it->encoded && !st_ggml_type_dtype(gt->type, &gdt) && gdt == t->dtype;
 	/*
 	 * Q8_0 has no element-wise default: by default it is equal when it is
 	 * exactly A quantized, and every element counts as in tolerance then.
@@ -203,10 +300,11 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		it->mismatched = 0;
 	if (q8_default && !it->encoded && !it->mismatched)
 		it->mismatched = 1;
-	if (type_default(o) &&
-	    type_bound(gt->type, gd, x, y, it->n, &it->mismatched, &it->atol)) {
+	if (bounded) {
 		it->type_bound = true;
+		it->mismatched = out_of_bound;
 		it->rtol = 0;
+		it->atol = bound;
 	}
 	if (it->identical) {
 		it->verdict = ST_DIFF_IDENTICAL;
@@ -218,9 +316,11 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		it->verdict = ST_DIFF_WITHIN;
 	}
 out:
-	free(a);
+	free(c.scratch);
+	free(whole);
 	free(x);
 	free(y);
+	free(tmp);
 	free(enc);
 	return rc;
 }
@@ -409,11 +509,12 @@ static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
 		rc = compare_f32(x, y, n, it->rtol, it->atol, it, err);
 	/* As with --map: with no tolerance given, a Q8_0 B is equal exactly
 	 * when it is A quantized, a Q4_0 B when within its blocks' bounds. */
-	if (rc == ST_OK && type_default(o) &&
-	    type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &it->mismatched,
-	               &it->atol)) {
+	if (rc == ST_OK && type_default(o) && type_has_bound(tb->type)) {
 		it->type_bound = true;
-		it->rtol = 0;
+		it->mismatched = 0;
+		it->rtol = it->atol = 0;
+		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &it->mismatched,
+		           &it->atol);
 	}
 	free(x);
 	free(y);

@@ -779,6 +779,74 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 }
 END_TEST
 
+/*
+ * Tensors larger than one chunk of the comparison (64 Ki elements): a
+ * Conv1D weight [300, 400] transposed (chunks of whole GGUF rows of 300)
+ * and a q_proj of 512 rows of 256 with 8 heads permuted (rows by hand:
+ * GGUF row h*64 + 2i + j is HF row h*64 + 32j + i), both identical; then
+ * one element of each changed in a late chunk: exactly it mismatched.
+ */
+START_TEST(gguf_pairs_larger_than_a_chunk)
+{
+	enum { R = 300, C = 400, QR = 512, QC = 256 };
+	float *conv = malloc(sizeof(float) * R * C), *conv_t = malloc(sizeof(float) * R * C);
+	float *q = malloc(sizeof(float) * QR * QC), *qp = malloc(sizeof(float) * QR * QC);
+	ck_assert(conv && conv_t && q && qp);
+	for (int i = 0; i < R * C; i++)
+		conv[i] = (float)(i % 977) * 0.125f;
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < C; c++)
+			conv_t[c * R + r] = conv[r * C + c];
+	for (int i = 0; i < QR * QC; i++)
+		q[i] = (float)(i % 1013) - 500;
+	for (int h = 0; h < 8; h++)
+		for (int i = 0; i < 32; i++)
+			for (int j = 0; j < 2; j++)
+				memcpy(qp + (size_t)(h * 64 + 2 * i + j) * QC,
+				       q + (size_t)(h * 64 + 32 * j + i) * QC, sizeof(float) * QC);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			conv_t[250 * R + 7] += 1; /* GGUF row 250: the second chunk */
+			qp[(size_t)500 * QC + 3] += 1;
+		}
+		struct t ck[2] = {{"h.0.attn.c_attn.weight", "F32", 2, {R, C}, conv,
+		                   sizeof(float) * R * C},
+		                  {"model.layers.0.self_attn.q_proj.weight", "F32", 2, {QR, QC}, q,
+		                   sizeof(float) * QR * QC}};
+		write_st(path_in("big.safetensors"), ck, 2, NULL);
+		struct raw gg[2] = {{"blk.0.attn_qkv.weight", ST_GGML_F32, 2, {R, C}, conv_t,
+		                     sizeof(float) * R * C},
+		                    {"blk.0.attn_q.weight", ST_GGML_F32, 2, {QC, QR}, qp,
+		                     sizeof(float) * QR * QC}};
+		write_llama(path_in("big.gguf"), 8, gg, 2);
+		st_checkpoint *c = open_ck(path_in("big.safetensors"));
+		st_gguf *g = open_gguf(path_in("big.gguf"));
+		st_diff_opts o;
+		memset(&o, 0, sizeof o);
+		st_diff_gguf_item it;
+		st_error err;
+		ck_assert_int_eq(st_diff_gguf_pair(c, 0, g, 0, true, &o, &it, &err), ST_OK);
+		ck_assert_int_eq(it.verdict, pass ? ST_DIFF_DIFFERENT : ST_DIFF_IDENTICAL);
+		ck_assert_uint_eq(it.mismatched, pass);
+		st_diff_gguf_item *items;
+		size_t n;
+		ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &items, &n, &err), ST_OK);
+		ck_assert_uint_eq(n, 3); /* c_attn / attn_qkv are no llama names: only in each side */
+		ck_assert_int_eq(items[0].kind, ST_DIFF_GGUF_ONLY_CKPT);
+		ck_assert_int_eq(items[1].verdict, pass ? ST_DIFF_DIFFERENT : ST_DIFF_IDENTICAL);
+		ck_assert_uint_eq(items[1].mismatched, pass);
+		ck_assert_uint_eq(items[1].permuted_heads, 8);
+		free(items);
+		st_gguf_close(g);
+		st_checkpoint_close(c);
+	}
+	free(conv);
+	free(conv_t);
+	free(q);
+	free(qp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -803,6 +871,7 @@ int main(void)
 	tcase_add_test(tc, gguf_quantized_side_decodes_every_type);
 	tcase_add_test(tc, gguf_llama_rows_permuted_back);
 	tcase_add_test(tc, gguf_q4_0_judged_by_block_bound);
+	tcase_add_test(tc, gguf_pairs_larger_than_a_chunk);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

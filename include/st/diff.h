@@ -321,8 +321,10 @@ ST_API int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
  * lm_head.weight (tied to the token embedding, never in a GGUF) and the
  * attn.bias / attn.masked_bias / rotary_emb.inv_freq buffers; a GGUF
  * tensor the converter computes (st_arch_gguf_derived) is DERIVED.
- * o->progress, if set, is called after each pair with the bytes of both
- * tensors. Returns ST_OK; ST_EUNSUPPORTED when arch has no map;
+ * A pair is read in chunks of about 64 Ki elements (whole blocks and
+ * rows), so memory does not grow with the tensor. o->progress, if set,
+ * is called after each pair with the bytes of both tensors. Returns
+ * ST_OK; ST_EUNSUPPORTED when arch has no map;
  * ST_EFORMAT (the message naming the file and the tensor) when a
  * permuted tensor's head count is missing or does not divide its rows;
  * or the error of a pair.

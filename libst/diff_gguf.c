@@ -9,7 +9,7 @@
  * F32 against F32, and "exactly rounded / quantized" is answered by
  * encoding the checkpoint's values with st_ggml_from_f32 and comparing
  * bytes. A quantized type without an encoder is judged by its expected
- * error per block (Q4_0: doc/ggml.md).
+ * error per block (Q4_0, Q4_1, Q5_0, Q5_1: doc/ggml.md).
  */
 #include "internal.h"
 
@@ -75,39 +75,81 @@ static float f16_at(const unsigned char *p)
 	return f;
 }
 
+/*
+ * The legacy 32-element types judged by their expected error per block,
+ * from the stored scale d (and min m) of each block (doc/ggml.md,
+ * "Expected error", which derives the figures from ggml's
+ * quantize_row_*_ref): an element is within |d| / 2 + |d| slack +
+ * |m| 2^-10 + tiny of the reference, or within |d| + ... when its code is
+ * top, where the quantizer clamps (a code of 0 .. 2^bits - 1, offset by
+ * zero for the symmetric types; a _1 type never clamps).
+ */
+struct qbound {
+	unsigned type, bytes;
+	int m_off, qh_off; /* F16 m, u32 fifth bits; -1: none */
+	unsigned qs_off;   /* 16 bytes of nibbles, element j low, j + 16 high */
+	unsigned top;      /* the clamped code, or 0 */
+	double slack, tiny;
+};
+
+static const struct qbound qbounds[] = {
+	{ST_GGML_Q4_0, 18, -1, -1, 2, 15, 0x1p-7, 0x1p-21},
+	{ST_GGML_Q4_1, 20, 2, -1, 4, 0, 0x1p-6, 0x1p-20},
+	{ST_GGML_Q5_0, 22, -1, 2, 6, 31, 0x1p-6, 0x1p-20},
+	{ST_GGML_Q5_1, 24, 2, 4, 8, 0, 0x1p-5, 0x1p-19},
+};
+
+static const struct qbound *qbound_of(unsigned type)
+{
+	for (size_t i = 0; i < sizeof qbounds / sizeof qbounds[0]; i++)
+		if (qbounds[i].type == type)
+			return &qbounds[i];
+	return NULL;
+}
+
 /* Whether a type is judged by its expected error per block (type_bound). */
 static bool type_has_bound(unsigned type)
 {
-	return type == ST_GGML_Q4_0;
+	return qbound_of(type) != NULL;
+}
+
+/* Element j's code in block blk of type q. */
+static unsigned qcode(const struct qbound *q, const unsigned char *blk, unsigned j)
+{
+	unsigned c = j < 16 ? blk[q->qs_off + j] & 0xF : blk[q->qs_off + j - 16] >> 4;
+	if (q->qh_off >= 0) {
+		const unsigned char *h = blk + q->qh_off;
+		c |= (unsigned)((h[j / 8] >> (j % 8)) & 1) << 4;
+	}
+	return c;
 }
 
 /*
- * The expected error of a quantized type without an encoder, from each
- * block's stored scale (doc/ggml.md, "Expected error"). Q4_0 (ggml's
- * quantize_row_q4_0_ref: d = the signed largest-magnitude value / -8, q =
- * min(15, trunc(x / d + 8.5))): an element is within |d| (1/2 + 2^-7)
- * of x, or within |d| (1 + 2^-7) when its code is 15 (where the clamp
- * can land a value up to 8 |d| away); 2^-21 more for a subnormal d. The
- * elements of y (the decoded bytes gd) outside their bound against the
- * reference x added to *mism, *bound raised to the largest bound (both
- * set by the caller, so that a tensor can be judged a chunk of whole
- * blocks at a time). Returns false for a type without such a bound.
+ * The elements of y (the decoded bytes gd, n of them) outside their
+ * block's bound (struct qbound) against the reference x added to *mism,
+ * *bound raised to the largest bound (both set by the caller, so that a
+ * tensor can be judged a chunk of whole blocks at a time). Returns false
+ * for a type without such a bound.
  */
 static bool type_bound(unsigned type, const unsigned char *gd, const float *x,
                        const float *y, uint64_t n, uint64_t *mism, double *bound)
 {
-	if (!type_has_bound(type))
+	const struct qbound *q = qbound_of(type);
+	if (!q)
 		return false;
 	for (uint64_t b = 0; b < n / 32; b++) {
-		const unsigned char *blk = gd + b * 18;
+		const unsigned char *blk = gd + b * q->bytes;
 		double d = fabs((double)f16_at(blk));
-		double half = d * (0.5 + 0x1p-7) + 0x1p-21, whole = d * (1 + 0x1p-7) + 0x1p-21;
-		if (whole > *bound)
-			*bound = whole;
+		double m = q->m_off >= 0 ? fabs((double)f16_at(blk + q->m_off)) : 0;
+		double rest = d * q->slack + m * 0x1p-10 + q->tiny;
+		double half = d / 2 + rest, whole = d + rest;
+		double most = q->top ? whole : half;
+		if (most > *bound)
+			*bound = most;
 		for (unsigned j = 0; j < 32; j++) {
-			unsigned q = j < 16 ? blk[2 + j] & 0xF : blk[2 + j - 16] >> 4;
 			double e = fabs((double)x[b * 32 + j] - (double)y[b * 32 + j]);
-			if (!(e <= (q == 15 ? whole : half)))
+			bool clamped = q->top && qcode(q, blk, j) == q->top;
+			if (!(e <= (clamped ? whole : half)))
 				(*mism)++;
 		}
 	}

@@ -780,6 +780,52 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 END_TEST
 
 /*
+ * A Q5_0 block by hand: d = 0.5, element j's code j (nibble j & 15, bit
+ * j of qh its fifth bit), value (j - 16) * 0.5. The reference: each value
+ * plus 0.25, code 31 (the clamp) plus 0.5: within |d| (1/2 + 2^-6) and
+ * |d| (1 + 2^-6); then code 30 0.27 off and code 31 0.52 off: outside.
+ */
+START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
+{
+	unsigned char blk[22] = {0x00, 0x38};
+	uint32_t qh = 0xFFFF0000u; /* elements 16..31 have codes 16..31 */
+	for (int k = 0; k < 4; k++)
+		blk[2 + k] = (unsigned char)(qh >> (8 * k));
+	for (int j = 0; j < 16; j++)
+		blk[6 + j] = (unsigned char)(j | (j << 4));
+	float x[32], bad[32];
+	for (int j = 0; j < 32; j++)
+		x[j] = (float)(j - 16) * 0.5f + (j == 31 ? 0.5f : 0.25f);
+	memcpy(bad, x, sizeof x);
+	bad[30] += 0.02f;
+	bad[31] += 0.02f;
+	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, sizeof x},
+	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad,
+	                   sizeof bad}};
+	write_st(path_in("q5.safetensors"), ck, 2, NULL);
+	struct raw gg[2] = {{"blk.0.ffn_up.weight", ST_GGML_Q5_0, 2, {32, 1}, blk, sizeof blk},
+	                    {"blk.0.ffn_down.weight", ST_GGML_Q5_0, 2, {32, 1}, blk, sizeof blk}};
+	write_llama(path_in("q5.gguf"), 2, gg, 2);
+	st_checkpoint *c = open_ck(path_in("q5.safetensors"));
+	st_gguf *g = open_gguf(path_in("q5.gguf"));
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	size_t n;
+	st_error err;
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_OK);
+	ck_assert(it[0].type_bound);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
+	ck_assert(it[0].atol == 0.5 * (1 + 0x1p-6) + 0x1p-20);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it[1].mismatched, 2);
+	free(it);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+/*
  * Tensors larger than one chunk of the comparison (64 Ki elements): a
  * Conv1D weight [300, 400] transposed (chunks of whole GGUF rows of 300)
  * and a q_proj of 512 rows of 256 with 8 heads permuted (rows by hand:
@@ -872,6 +918,7 @@ int main(void)
 	tcase_add_test(tc, gguf_llama_rows_permuted_back);
 	tcase_add_test(tc, gguf_q4_0_judged_by_block_bound);
 	tcase_add_test(tc, gguf_pairs_larger_than_a_chunk);
+	tcase_add_test(tc, gguf_q5_0_bound_reads_the_fifth_bit);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

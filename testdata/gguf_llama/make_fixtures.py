@@ -24,6 +24,11 @@ Writes, next to this script:
                          flipped (XOR 0x88: two codes moved by 8)
   llama3-unpermuted.gguf q/k written in Hugging Face's order (the bug)
   qwen3-q8_0.gguf        qwen3 (q_norm/k_norm, head_dim 16, no permutation)
+  qwen3-mixed.gguf       qwen3, the matrices of types mixed as llama-quantize
+                         mixes them: token_embd and output Q4_1, block 0's
+                         Q5_0, block 1's Q5_1
+  qwen3-mixed-damaged.gguf  one byte of codes of one block of
+                         blk.1.attn_v.weight (Q5_1) flipped (XOR 0x88)
   qwen2-q8_0.gguf        qwen2 (q/k/v biases, tied: no output.weight)
   mistral-q8_0.gguf      mistral (written as arch llama, like llama.cpp)
   falcon.gguf            an architecture stdiff has no name map for
@@ -78,7 +83,7 @@ def rope_freqs(cfg):
     return np.array(out, dtype=np.float32)
 
 
-def write(snapshot, out, qtype, undo_permute=True, damage=None):
+def write(snapshot, out, qtype, undo_permute=True, damage=None, mixed=False):
     cfg = json.load(open(os.path.join(LLAMA, snapshot, "config.json")))
     mt = cfg["model_type"]
     arch = ARCH[mt]
@@ -99,7 +104,7 @@ def write(snapshot, out, qtype, undo_permute=True, damage=None):
     if "head_dim" in cfg:
         w.add_key_length(hd)
         w.add_value_length(hd)
-    w.add_file_type({T.F32: 0, T.Q8_0: 7, T.Q4_0: 2}[qtype])
+    w.add_file_type({T.F32: 0, T.Q8_0: 7, T.Q4_0: 2, T.Q5_1: 9}[qtype])
     tensors = ref.read_snapshot(os.path.join(LLAMA, snapshot))
     permuting = name == "llama" and undo_permute
     for hf, data in tensors.items():
@@ -113,12 +118,15 @@ def write(snapshot, out, qtype, undo_permute=True, damage=None):
         gname = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert gname, hf
         t = qtype if data.ndim == 2 else T.F32
+        if mixed and data.ndim == 2:  # as llama-quantize mixes types
+            t = T.Q5_0 if ".0." in gname else T.Q5_1 if ".1." in gname else T.Q4_1
         if t != T.F32 and data.shape[-1] % 32:
             t = T.F16  # the converter's fallback for a row of partial blocks
         q = quants.quantize(data, t)
         if damage and gname == damage:
             q = q.copy()
-            q.reshape(-1)[3 * 18 + 7] ^= 0x88  # block 3, a byte of codes
+            size, at = {T.Q4_0: (18, 7), T.Q5_1: (24, 15)}[t]
+            q.reshape(-1)[3 * size + at] ^= 0x88  # block 3, a byte of codes
         w.add_tensor(gname, q, raw_dtype=t if t not in (T.F32, T.F16) else None)
     rs = cfg.get("rope_scaling") or {}
     if name == "llama" and rs.get("rope_type", "").lower() == "llama3":
@@ -147,6 +155,9 @@ def main():
     write("llama3", "llama3-q4_0-damaged.gguf", T.Q4_0, damage="blk.0.ffn_up.weight")
     write("llama3", "llama3-unpermuted.gguf", T.Q8_0, undo_permute=False)
     write("qwen3", "qwen3-q8_0.gguf", T.Q8_0)
+    write("qwen3", "qwen3-mixed.gguf", T.Q5_1, mixed=True)
+    write("qwen3", "qwen3-mixed-damaged.gguf", T.Q5_1, mixed=True,
+          damage="blk.1.attn_v.weight")
     write("qwen2", "qwen2-q8_0.gguf", T.Q8_0)
     write("mistral", "mistral-q8_0.gguf", T.Q8_0)
     falcon()

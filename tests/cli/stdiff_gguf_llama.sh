@@ -3,9 +3,9 @@
 # qwen3), llama's q/k row permutation undone. The GGUF files of
 # testdata/gguf_llama were written by make_fixtures.py with gguf-py's
 # names, LlamaModel.permute in numpy and gguf-py's quantizers, apart from
-# libst: F32 must come out identical, Q8_0 exactly quantized, Q4_0 within
-# its blocks' bound; a block with one byte flipped, q/k left unpermuted
-# and an architecture with no map must not.
+# libst: F32 must come out identical, Q8_0 exactly quantized, Q4_0, Q4_1,
+# Q5_0 and Q5_1 within their blocks' bounds; a block with one byte
+# flipped, q/k left unpermuted and an architecture with no map must not.
 . "$(dirname "$0")/lib.bash"
 D=$BIN/stdiff
 [ -x "$D" ] || { echo "no $D"; exit 77; }
@@ -84,6 +84,16 @@ run qwen3 0 "$D" -v "$S/qwen3" qwen3-q8_0.gguf
 last_line qwen3 '^25 tensors compared through the Qwen3 name map: .* 0 differ; 0 only in A, 0 only in B, 0 shape changed: equal$'
 count qwen3 '^identical: model\.layers\.[01]\.self_attn\.[qk]_norm\.weight ~ blk\.[01]\.attn_[qk]_norm\.weight \(F32 vs F32, 16 elements\)$' 4
 count qwen3 'rows permuted' 0
+# Types mixed as llama-quantize mixes them (Q4_1, Q5_0, Q5_1): each within
+# its blocks' bound; one byte of one Q5_1 block flipped: that tensor differs.
+run mixed 0 "$D" -v "$S/qwen3" qwen3-mixed.gguf
+last_line mixed ': 9 identical, 16 within tolerance, 0 differ;.*: equal$'
+count mixed "\(F32 vs Q4_1, 8192 elements\): 0 mismatched .*, Q4_1's error bound" 2
+count mixed "^within tolerance: model\.layers\.0\..*\(F32 vs Q5_0, .*: 0 mismatched .*, Q5_0's error bound" 6
+count mixed "^within tolerance: model\.layers\.1\..*\(F32 vs Q5_1, .*: 0 mismatched .*, Q5_1's error bound" 6
+run mixed_damaged 1 "$D" "$S/qwen3" qwen3-mixed-damaged.gguf
+count mixed_damaged '^differs: ' 1
+expect_out mixed_damaged "^differs: model\.layers\.1\.self_attn\.v_proj\.weight ~ blk\.1\.attn_v\.weight \(F32 vs Q5_1, 1024 elements\): 2 mismatched "
 # Mistral: llama.cpp's llama architecture, permuted like Llama.
 run mistral 0 "$D" -v "$S/mistral" mistral-q8_0.gguf
 last_line mistral '^21 tensors compared through the llama name map: .* 0 differ;.*: equal$'

@@ -725,6 +725,31 @@ START_TEST(gguf_llama_rows_permuted_back)
 END_TEST
 
 /*
+ * One block blk (size bytes) of ggml type as the GGUF side of two 1x32
+ * weights, one holding the values x, the other bad, compared through the
+ * llama map with options o (the items, malloc'd, into *it).
+ */
+static void judge_block(unsigned type, const unsigned char *blk, size_t size,
+                        const float *x, const float *bad, const st_diff_opts *o,
+                        st_diff_gguf_item **it)
+{
+	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, 128},
+	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad, 128}};
+	write_st(path_in("q.safetensors"), ck, 2, NULL);
+	struct raw gg[2] = {{"blk.0.ffn_up.weight", type, 2, {32, 1}, blk, size},
+	                    {"blk.0.ffn_down.weight", type, 2, {32, 1}, blk, size}};
+	write_llama(path_in("q.gguf"), 2, gg, 2);
+	st_checkpoint *c = open_ck(path_in("q.safetensors"));
+	st_gguf *g = open_gguf(path_in("q.gguf"));
+	size_t n;
+	st_error err;
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", o, it, &n, &err), ST_OK);
+	ck_assert_uint_eq(n, 2);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+
+/*
  * A Q4_0 block by hand: d = 0.5 (F16 0x3800), element j's code j % 16
  * (value (q - 8) * 0.5). The checkpoint's values: each decoded value plus
  * 0.25 (half a step: within |d| (1/2 + 2^-7)), the code-15 ones plus 0.5
@@ -744,22 +769,10 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 	memcpy(bad, x, sizeof x);
 	bad[3] += 0.01f;  /* code 3: 0.26 off */
 	bad[31] += 0.01f; /* code 15: 0.51 off */
-	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, sizeof x},
-	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad,
-	                   sizeof bad}};
-	write_st(path_in("q.safetensors"), ck, 2, NULL);
-	struct raw gg[2] = {{"blk.0.ffn_up.weight", ST_GGML_Q4_0, 2, {32, 1}, blk, sizeof blk},
-	                    {"blk.0.ffn_down.weight", ST_GGML_Q4_0, 2, {32, 1}, blk, sizeof blk}};
-	write_llama(path_in("q.gguf"), 2, gg, 2);
-	st_checkpoint *c = open_ck(path_in("q.safetensors"));
-	st_gguf *g = open_gguf(path_in("q.gguf"));
 	st_diff_opts o;
 	memset(&o, 0, sizeof o);
 	st_diff_gguf_item *it;
-	size_t n;
-	st_error err;
-	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_OK);
-	ck_assert_uint_eq(n, 2);
+	judge_block(ST_GGML_Q4_0, blk, sizeof blk, x, bad, &o, &it);
 	ck_assert(it[0].type_bound && !it[0].encoded);
 	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
 	ck_assert_uint_eq(it[0].mismatched, 0);
@@ -770,12 +783,10 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 	/* A tolerance given replaces the type's rule. */
 	double atol = 1;
 	o.atol = &atol;
-	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_OK);
+	judge_block(ST_GGML_Q4_0, blk, sizeof blk, x, bad, &o, &it);
 	ck_assert(!it[1].type_bound);
 	ck_assert_int_eq(it[1].verdict, ST_DIFF_WITHIN);
 	free(it);
-	st_gguf_close(g);
-	st_checkpoint_close(c);
 }
 END_TEST
 
@@ -799,29 +810,16 @@ START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
 	memcpy(bad, x, sizeof x);
 	bad[30] += 0.02f;
 	bad[31] += 0.02f;
-	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, sizeof x},
-	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad,
-	                   sizeof bad}};
-	write_st(path_in("q5.safetensors"), ck, 2, NULL);
-	struct raw gg[2] = {{"blk.0.ffn_up.weight", ST_GGML_Q5_0, 2, {32, 1}, blk, sizeof blk},
-	                    {"blk.0.ffn_down.weight", ST_GGML_Q5_0, 2, {32, 1}, blk, sizeof blk}};
-	write_llama(path_in("q5.gguf"), 2, gg, 2);
-	st_checkpoint *c = open_ck(path_in("q5.safetensors"));
-	st_gguf *g = open_gguf(path_in("q5.gguf"));
 	st_diff_opts o;
 	memset(&o, 0, sizeof o);
 	st_diff_gguf_item *it;
-	size_t n;
-	st_error err;
-	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_OK);
+	judge_block(ST_GGML_Q5_0, blk, sizeof blk, x, bad, &o, &it);
 	ck_assert(it[0].type_bound);
 	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
 	ck_assert(it[0].atol == 0.5 * (1 + 0x1p-6) + 0x1p-20);
 	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
 	ck_assert_uint_eq(it[1].mismatched, 2);
 	free(it);
-	st_gguf_close(g);
-	st_checkpoint_close(c);
 }
 END_TEST
 

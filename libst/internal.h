@@ -166,6 +166,13 @@ int st__gguf_join(st_gguf **out, const char *path, st_gguf **parts,
                   size_t n_parts, st_error *err);
 /* A GGUF file's split.no, or -1 when it has none (gguf_split.c). */
 long st__gguf_split_no(const st_gguf *g);
+/*
+ * ARCH.suffix of g, an unsigned integer from 1 to max, into *out; def
+ * when the key is absent and def is not 0 (memory.c). Returns ST_OK or
+ * ST_EFORMAT, the message naming the file and the key.
+ */
+int st__gguf_size(const st_gguf *g, const char *arch, const char *suffix, uint64_t def,
+                  uint64_t max, uint64_t *out, st_error *err);
 
 /* A parsed shard index (json.c). */
 struct st__index_entry {

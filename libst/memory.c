@@ -124,12 +124,9 @@ int st_memory_gguf_load_bytes(const st_gguf *g, const st_dtype *as, size_t n, ui
 	return rc;
 }
 
-/*
- * ARCH.suffix of g, an unsigned integer from 1 to max, into *out; def
- * when the key is absent and def is not 0. Returns ST_OK or ST_EFORMAT.
- */
-static int gguf_size(const st_gguf *g, const char *arch, const char *suffix, uint64_t def,
-                     uint64_t max, uint64_t *out, st_error *err)
+/* See internal.h. */
+int st__gguf_size(const st_gguf *g, const char *arch, const char *suffix, uint64_t def,
+                  uint64_t max, uint64_t *out, st_error *err)
 {
 	char key[160];
 	snprintf(key, sizeof key, "%s.%s", arch, suffix);
@@ -182,11 +179,11 @@ int st_memory_gguf_config(const st_gguf *g, st_arch_config *cfg, st_error *err)
 		return st__error(err, ST_EUNSUPPORTED, "%s: architecture '%s' not known",
 		                 st_gguf_path(g), cfg->arch);
 	const char *arch = cfg->arch;
-	if (gguf_size(g, arch, "block_count", 0, MAX_LAYERS, &cfg->layers, err) ||
-	    gguf_size(g, arch, "attention.head_count", 0, MAX_SIZE, &cfg->heads, err) ||
-	    gguf_size(g, arch, "attention.head_count_kv", cfg->heads, MAX_SIZE, &cfg->kv_heads,
-	              err) ||
-	    gguf_size(g, arch, "embedding_length", 0, MAX_SIZE, &cfg->hidden, err))
+	if (st__gguf_size(g, arch, "block_count", 0, MAX_LAYERS, &cfg->layers, err) ||
+	    st__gguf_size(g, arch, "attention.head_count", 0, MAX_SIZE, &cfg->heads, err) ||
+	    st__gguf_size(g, arch, "attention.head_count_kv", cfg->heads, MAX_SIZE, &cfg->kv_heads,
+	                  err) ||
+	    st__gguf_size(g, arch, "embedding_length", 0, MAX_SIZE, &cfg->hidden, err))
 		goto bad;
 	if (cfg->heads % cfg->kv_heads) {
 		st__error(err, ST_EFORMAT,
@@ -196,10 +193,10 @@ int st_memory_gguf_config(const st_gguf *g, st_arch_config *cfg, st_error *err)
 		goto bad;
 	}
 	uint64_t vlen;
-	if (gguf_size(g, arch, "attention.key_length",
-	              cfg->hidden / cfg->heads ? cfg->hidden / cfg->heads : 1, MAX_SIZE,
-	              &cfg->head_dim, err) ||
-	    gguf_size(g, arch, "attention.value_length", cfg->head_dim, MAX_SIZE, &vlen, err))
+	if (st__gguf_size(g, arch, "attention.key_length",
+	                  cfg->hidden / cfg->heads ? cfg->hidden / cfg->heads : 1, MAX_SIZE,
+	                  &cfg->head_dim, err) ||
+	    st__gguf_size(g, arch, "attention.value_length", cfg->head_dim, MAX_SIZE, &vlen, err))
 		goto bad;
 	if (vlen != cfg->head_dim) {
 		st__error(err, ST_EUNSUPPORTED, "%s: key_length %llu and value_length %llu differ",

@@ -496,7 +496,7 @@ START_TEST(gpt2_map_global_names)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char out[64];
-		st_arch_gguf_info info = {9, 9, 9};
+		st_arch_gguf_info info = {9, 9, 9, 9};
 		ck_assert_int_eq(st_arch_gpt2_to_gguf(cases[i].hf, out, sizeof out,
 		                                      &info), ST_OK);
 		ck_assert_str_eq(out, cases[i].gguf);
@@ -553,6 +553,175 @@ START_TEST(gpt2_map_ignores_transformer_prefix)
 	ck_assert_int_eq(st_arch_gpt2_from_gguf("transformer.token_embd.weight",
 	                                        out, sizeof out, NULL),
 	                 ST_ENOTFOUND);
+}
+END_TEST
+
+/* ---- Llama-family names and llama's q/k permutation ----------------------- */
+
+/*
+ * llama.cpp's names for the Llama family, written out here from gguf-py
+ * (gguf/constants.py's TENSOR_NAMES, gguf/tensor_mapping.py's
+ * "llama-hf" sources) and convert_hf_to_gguf.py (conversion/llama.py:
+ * LlamaModel.permute of q_proj/k_proj weight and bias; conversion/qwen.py:
+ * Qwen2Model and Qwen3Model permute nothing), apart from libst's table.
+ * permute: 'q' or 'k' for llama; qwen3: the row is Qwen3's only.
+ */
+static const struct {
+	const char *hf, *gguf;
+	int keep_f32;
+	char permute;
+	int qwen3;
+} llama_block[] = {
+	{"input_layernorm.weight", "attn_norm.weight", 1, 0, 0},
+	{"self_attn.q_proj.weight", "attn_q.weight", 0, 'q', 0},
+	{"self_attn.q_proj.bias", "attn_q.bias", 1, 'q', 0},
+	{"self_attn.k_proj.weight", "attn_k.weight", 0, 'k', 0},
+	{"self_attn.k_proj.bias", "attn_k.bias", 1, 'k', 0},
+	{"self_attn.v_proj.weight", "attn_v.weight", 0, 0, 0},
+	{"self_attn.v_proj.bias", "attn_v.bias", 1, 0, 0},
+	{"self_attn.o_proj.weight", "attn_output.weight", 0, 0, 0},
+	{"self_attn.q_norm.weight", "attn_q_norm.weight", 1, 0, 1},
+	{"self_attn.k_norm.weight", "attn_k_norm.weight", 1, 0, 1},
+	{"post_attention_layernorm.weight", "ffn_norm.weight", 1, 0, 0},
+	{"mlp.gate_proj.weight", "ffn_gate.weight", 0, 0, 0},
+	{"mlp.up_proj.weight", "ffn_up.weight", 0, 0, 0},
+	{"mlp.down_proj.weight", "ffn_down.weight", 0, 0, 0},
+};
+
+START_TEST(llama_family_block_names)
+{
+	static const char *const archs[] = {"llama", "qwen2", "qwen3"};
+	for (size_t a = 0; a < 3; a++)
+		for (size_t i = 0; i < sizeof llama_block / sizeof llama_block[0]; i++) {
+			const char *arch = archs[a];
+			char hf[96], want[96], out[96], back[96];
+			snprintf(hf, sizeof hf, "model.layers.17.%s", llama_block[i].hf);
+			snprintf(want, sizeof want, "blk.17.%s", llama_block[i].gguf);
+			st_arch_gguf_info x, y;
+			int rc = st_arch_to_gguf(arch, hf, out, sizeof out, &x);
+			if (llama_block[i].qwen3 && a != 2) {
+				ck_assert_msg(rc == ST_ENOTFOUND, "%s: %s mapped", arch, hf);
+				continue;
+			}
+			ck_assert_msg(rc == ST_OK, "%s: %s", arch, hf);
+			ck_assert_str_eq(out, want);
+			ck_assert_int_eq(x.transpose, 0);
+			ck_assert_int_eq(x.keep_f32, llama_block[i].keep_f32);
+			ck_assert_int_eq(x.layer, 17);
+			int perm = a != 0 ? 0
+			           : llama_block[i].permute == 'q' ? ST_ARCH_PERMUTE_Q
+			           : llama_block[i].permute == 'k' ? ST_ARCH_PERMUTE_K
+			                                           : 0;
+			ck_assert_msg(x.permute == perm, "%s: %s permute %d", arch, hf, x.permute);
+			ck_assert_int_eq(st_arch_from_gguf(arch, out, back, sizeof back, &y), ST_OK);
+			ck_assert_str_eq(back, hf);
+			ck_assert_int_eq(y.permute, x.permute);
+			ck_assert_int_eq(y.layer, 17);
+		}
+}
+END_TEST
+
+START_TEST(llama_family_global_names)
+{
+	static const struct {
+		const char *hf, *gguf;
+	} cases[] = {
+		{"model.embed_tokens.weight", "token_embd.weight"},
+		{"model.norm.weight", "output_norm.weight"},
+		{"lm_head.weight", "output.weight"},
+	};
+	static const char *const archs[] = {"llama", "qwen2", "qwen3"};
+	for (size_t a = 0; a < 3; a++)
+		for (size_t i = 0; i < 3; i++) {
+			char out[64];
+			st_arch_gguf_info x;
+			ck_assert_int_eq(st_arch_to_gguf(archs[a], cases[i].hf, out, sizeof out, &x),
+			                 ST_OK);
+			ck_assert_str_eq(out, cases[i].gguf);
+			ck_assert_int_eq(x.layer, -1);
+			ck_assert_int_eq(st_arch_from_gguf(archs[a], cases[i].gguf, out, sizeof out,
+			                                   NULL), ST_OK);
+			ck_assert_str_eq(out, cases[i].hf);
+		}
+	/* GPT-2's names are not the Llama family's, nor the other way round. */
+	char out[64];
+	ck_assert_int_eq(st_arch_to_gguf("llama", "h.0.ln_1.weight", out, sizeof out, NULL),
+	                 ST_ENOTFOUND);
+	ck_assert_int_eq(st_arch_to_gguf("llama", "model.layers.0.rotary_emb.inv_freq", out,
+	                                 sizeof out, NULL), ST_ENOTFOUND);
+	ck_assert_int_eq(st_arch_to_gguf("gpt2", "model.norm.weight", out, sizeof out, NULL),
+	                 ST_ENOTFOUND);
+	ck_assert_int_eq(st_arch_from_gguf("gpt2", "blk.0.attn_q.weight", out, sizeof out,
+	                                   NULL), ST_ENOTFOUND);
+	ck_assert_int_eq(st_arch_to_gguf("llama", "model.layers.01.mlp.up_proj.weight", out,
+	                                 sizeof out, NULL), ST_ENOTFOUND);
+	/* The old GPT-2 entry points are the gpt2 map. */
+	ck_assert_int_eq(st_arch_to_gguf("gpt2", "transformer.h.2.mlp.c_fc.weight", out,
+	                                 sizeof out, NULL), ST_OK);
+	ck_assert_str_eq(out, "blk.2.ffn_up.weight");
+}
+END_TEST
+
+START_TEST(gguf_maps_known_and_unknown)
+{
+	char out[64];
+	ck_assert_int_eq(st_arch_gguf_known("gpt2"), 1);
+	ck_assert_int_eq(st_arch_gguf_known("llama"), 1);
+	ck_assert_int_eq(st_arch_gguf_known("qwen2"), 1);
+	ck_assert_int_eq(st_arch_gguf_known("qwen3"), 1);
+	ck_assert_int_eq(st_arch_gguf_known("mistral"), 0); /* GGUFs say llama */
+	ck_assert_int_eq(st_arch_gguf_known("falcon"), 0);
+	ck_assert_int_eq(st_arch_gguf_known(""), 0);
+	ck_assert_int_eq(st_arch_to_gguf("falcon", "model.norm.weight", out, sizeof out, NULL),
+	                 ST_EUNSUPPORTED);
+	ck_assert_int_eq(st_arch_from_gguf("falcon", "output_norm.weight", out, sizeof out,
+	                                   NULL), ST_EUNSUPPORTED);
+	/* llama3's rope_freqs: computed by the converter, no HF tensor. */
+	ck_assert_ptr_nonnull(st_arch_gguf_derived("llama", "rope_freqs.weight"));
+	ck_assert_ptr_null(st_arch_gguf_derived("qwen2", "rope_freqs.weight"));
+	ck_assert_ptr_null(st_arch_gguf_derived("llama", "output.weight"));
+	ck_assert_ptr_null(st_arch_gguf_derived("falcon", "rope_freqs.weight"));
+	ck_assert_int_eq(st_arch_from_gguf("llama", "rope_freqs.weight", out, sizeof out, NULL),
+	                 ST_ENOTFOUND);
+}
+END_TEST
+
+START_TEST(permuted_rows_by_hand)
+{
+	/*
+	 * LlamaModel.permute of 8 rows, by hand: heads 2, D 4: rows of head h
+	 * [h0 h1 h2 h3] viewed [2, 2] = [[h0 h1], [h2 h3]], swapped to
+	 * [[h0 h2], [h1 h3]]: GGUF rows 0..7 = HF 0 2 1 3 4 6 5 7. Heads 1,
+	 * D 8: [[0 1 2 3], [4 5 6 7]] swapped: 0 4 1 5 2 6 3 7. Heads 4, D 2:
+	 * [[a], [b]] swapped is itself.
+	 */
+	static const uint64_t h2[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+	static const uint64_t h1[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+	for (uint64_t r = 0; r < 8; r++) {
+		uint64_t f = 99;
+		ck_assert_int_eq(st_arch_permuted_row(r, 8, 2, &f), ST_OK);
+		ck_assert_uint_eq(f, h2[r]);
+		ck_assert_int_eq(st_arch_permuted_row(r, 8, 1, &f), ST_OK);
+		ck_assert_uint_eq(f, h1[r]);
+		ck_assert_int_eq(st_arch_permuted_row(r, 8, 4, &f), ST_OK);
+		ck_assert_uint_eq(f, r);
+	}
+	/* A permutation: every HF row once (heads 4, D 16). */
+	unsigned char hit[64] = {0};
+	for (uint64_t r = 0; r < 64; r++) {
+		uint64_t f;
+		ck_assert_int_eq(st_arch_permuted_row(r, 64, 4, &f), ST_OK);
+		ck_assert_uint_lt(f, 64);
+		hit[f]++;
+	}
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(hit[i], 1);
+	uint64_t f = 7;
+	ck_assert_int_eq(st_arch_permuted_row(8, 8, 2, &f), ST_EINVAL); /* past the end */
+	ck_assert_int_eq(st_arch_permuted_row(0, 8, 0, &f), ST_EINVAL); /* no heads */
+	ck_assert_int_eq(st_arch_permuted_row(0, 6, 2, &f), ST_EINVAL); /* D odd */
+	ck_assert_int_eq(st_arch_permuted_row(0, 8, 3, &f), ST_EINVAL); /* heads do not divide */
+	ck_assert_uint_eq(f, 7);
 }
 END_TEST
 
@@ -659,6 +828,10 @@ int main(void)
 	tcase_add_test(tg, unknown_name_refused);
 	tcase_add_test(tg, noncanonical_layer_refused);
 	tcase_add_test(tg, short_output_refused);
+	tcase_add_test(tg, llama_family_block_names);
+	tcase_add_test(tg, llama_family_global_names);
+	tcase_add_test(tg, gguf_maps_known_and_unknown);
+	tcase_add_test(tg, permuted_rows_by_hand);
 	suite_add_tcase(s, tg);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -622,6 +622,275 @@ START_TEST(gguf_quantized_side_decodes_every_type)
 }
 END_TEST
 
+/*
+ * A llama GGUF written here: general.architecture "llama",
+ * llama.attention.head_count heads (0: no key), and raw tensors.
+ */
+struct raw {
+	const char *name;
+	unsigned type, ndim;
+	uint64_t dims[2];
+	const void *bytes;
+	size_t n;
+};
+
+static void write_llama(const char *path, uint64_t heads, const struct raw *ts, size_t n)
+{
+	st_gguf_writer *w;
+	st_error err;
+	ck_assert_int_eq(st_gguf_writer_new(&w, &err), ST_OK);
+	st_gguf_value arch = {.type = ST_GGUF_STRING, .n = 5};
+	arch.v.s = "llama";
+	ck_assert_int_eq(st_gguf_writer_set(w, "general.architecture", &arch, &err), ST_OK);
+	st_gguf_value h = {.type = ST_GGUF_UINT32};
+	h.v.u = heads;
+	if (heads)
+		ck_assert_int_eq(st_gguf_writer_set(w, "llama.attention.head_count", &h, &err),
+		                 ST_OK);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(st_gguf_writer_add_tensor(w, ts[i].name, ts[i].type, ts[i].ndim,
+		                                           ts[i].dims, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_open(w, path, &err), ST_OK);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(st_gguf_writer_write(w, ts[i].bytes, ts[i].n, &err), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_finish(w, &err), ST_OK);
+	st_gguf_writer_free(w);
+}
+
+/*
+ * q_proj of 8 rows of 2 (heads 2, D 4): the GGUF rows are HF rows
+ * 0 2 1 3 4 6 5 7 (LlamaModel.permute, by hand), so the map must find
+ * them identical; the same rows unpermuted differ. rope_freqs is DERIVED.
+ */
+START_TEST(gguf_llama_rows_permuted_back)
+{
+	float hf[16], perm[16];
+	static const int from[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+	for (int i = 0; i < 16; i++)
+		hf[i] = (float)i;
+	for (int r = 0; r < 8; r++)
+		for (int c = 0; c < 2; c++)
+			perm[r * 2 + c] = hf[from[r] * 2 + c];
+	float freqs[2] = {1, 8};
+	struct t ck[2] = {{"model.layers.0.self_attn.q_proj.weight", "F32", 2, {8, 2}, hf,
+	                   sizeof hf},
+	                  {"model.layers.0.self_attn.v_proj.weight", "F32", 2, {8, 2}, hf,
+	                   sizeof hf}};
+	write_st(path_in("l.safetensors"), ck, 2, NULL);
+	struct raw gg[3] = {{"blk.0.attn_q.weight", ST_GGML_F32, 2, {2, 8}, perm, sizeof perm},
+	                    {"blk.0.attn_v.weight", ST_GGML_F32, 2, {2, 8}, perm, sizeof perm},
+	                    {"rope_freqs.weight", ST_GGML_F32, 1, {2}, freqs, sizeof freqs}};
+	write_llama(path_in("l.gguf"), 2, gg, 3);
+	st_checkpoint *c = open_ck(path_in("l.safetensors"));
+	st_gguf *g = open_gguf(path_in("l.gguf"));
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	size_t n;
+	st_error err;
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_IDENTICAL);
+	ck_assert_uint_eq(it[0].permuted_heads, 2);
+	/* v is not permuted: its rows 1, 2, 5 and 6 (2 elements each) differ. */
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it[1].permuted_heads, 0);
+	ck_assert_uint_eq(it[1].mismatched, 8);
+	ck_assert_int_eq(it[2].kind, ST_DIFF_GGUF_DERIVED);
+	ck_assert_uint_eq(it[2].gg, 2);
+	free(it);
+	/* Through qwen2's map nothing is permuted: q differs too. */
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "qwen2", &o, &it, &n, &err), ST_OK);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_int_eq(it[2].kind, ST_DIFF_GGUF_ONLY_GGUF);
+	free(it);
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "falcon", &o, &it, &n, &err), ST_EUNSUPPORTED);
+	ck_assert_ptr_null(it);
+	st_gguf_close(g);
+	/* No head count: the permutation cannot be undone, said so. */
+	write_llama(path_in("l.gguf"), 0, gg, 3);
+	g = open_gguf(path_in("l.gguf"));
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "l.gguf: 'llama.attention.head_count' is missing"),
+	              "%s", err.message);
+	st_gguf_close(g);
+	/* 3 heads do not divide 8 rows. */
+	write_llama(path_in("l.gguf"), 3, gg, 3);
+	g = open_gguf(path_in("l.gguf"));
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &it, &n, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "tensor 'blk.0.attn_q.weight'"), "%s", err.message);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+END_TEST
+
+/*
+ * One block blk (size bytes) of ggml type as the GGUF side of two 1x32
+ * weights, one holding the values x, the other bad, compared through the
+ * llama map with options o (the items, malloc'd, into *it).
+ */
+static void judge_block(unsigned type, const unsigned char *blk, size_t size,
+                        const float *x, const float *bad, const st_diff_opts *o,
+                        st_diff_gguf_item **it)
+{
+	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, 128},
+	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad, 128}};
+	write_st(path_in("q.safetensors"), ck, 2, NULL);
+	struct raw gg[2] = {{"blk.0.ffn_up.weight", type, 2, {32, 1}, blk, size},
+	                    {"blk.0.ffn_down.weight", type, 2, {32, 1}, blk, size}};
+	write_llama(path_in("q.gguf"), 2, gg, 2);
+	st_checkpoint *c = open_ck(path_in("q.safetensors"));
+	st_gguf *g = open_gguf(path_in("q.gguf"));
+	size_t n;
+	st_error err;
+	ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", o, it, &n, &err), ST_OK);
+	ck_assert_uint_eq(n, 2);
+	st_gguf_close(g);
+	st_checkpoint_close(c);
+}
+
+/*
+ * A Q4_0 block by hand: d = 0.5 (F16 0x3800), element j's code j % 16
+ * (value (q - 8) * 0.5). The checkpoint's values: each decoded value plus
+ * 0.25 (half a step: within |d| (1/2 + 2^-7)), the code-15 ones plus 0.5
+ * (the clamp's whole step: within |d| (1 + 2^-7)); then one element 0.26
+ * off (outside) and one code-15 element 0.51 off (outside).
+ */
+START_TEST(gguf_q4_0_judged_by_block_bound)
+{
+	unsigned char blk[18] = {0x00, 0x38};
+	float x[32], bad[32];
+	for (int j = 0; j < 16; j++)
+		blk[2 + j] = (unsigned char)(j | (j << 4));
+	for (int j = 0; j < 32; j++) {
+		int q = j % 16;
+		x[j] = (float)(q - 8) * 0.5f + (q == 15 ? 0.5f : 0.25f);
+	}
+	memcpy(bad, x, sizeof x);
+	bad[3] += 0.01f;  /* code 3: 0.26 off */
+	bad[31] += 0.01f; /* code 15: 0.51 off */
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	judge_block(ST_GGML_Q4_0, blk, sizeof blk, x, bad, &o, &it);
+	ck_assert(it[0].type_bound && !it[0].encoded);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
+	ck_assert_uint_eq(it[0].mismatched, 0);
+	ck_assert(it[0].rtol == 0 && it[0].atol == 0.5 * (1 + 0x1p-7) + 0x1p-21);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it[1].mismatched, 2);
+	free(it);
+	/* A tolerance given replaces the type's rule. */
+	double atol = 1;
+	o.atol = &atol;
+	judge_block(ST_GGML_Q4_0, blk, sizeof blk, x, bad, &o, &it);
+	ck_assert(!it[1].type_bound);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_WITHIN);
+	free(it);
+}
+END_TEST
+
+/*
+ * A Q5_0 block by hand: d = 0.5, element j's code j (nibble j & 15, bit
+ * j of qh its fifth bit), value (j - 16) * 0.5. The reference: each value
+ * plus 0.25, code 31 (the clamp) plus 0.5: within |d| (1/2 + 2^-6) and
+ * |d| (1 + 2^-6); then code 30 0.27 off and code 31 0.52 off: outside.
+ */
+START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
+{
+	unsigned char blk[22] = {0x00, 0x38};
+	uint32_t qh = 0xFFFF0000u; /* elements 16..31 have codes 16..31 */
+	for (int k = 0; k < 4; k++)
+		blk[2 + k] = (unsigned char)(qh >> (8 * k));
+	for (int j = 0; j < 16; j++)
+		blk[6 + j] = (unsigned char)(j | (j << 4));
+	float x[32], bad[32];
+	for (int j = 0; j < 32; j++)
+		x[j] = (float)(j - 16) * 0.5f + (j == 31 ? 0.5f : 0.25f);
+	memcpy(bad, x, sizeof x);
+	bad[30] += 0.02f;
+	bad[31] += 0.02f;
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	judge_block(ST_GGML_Q5_0, blk, sizeof blk, x, bad, &o, &it);
+	ck_assert(it[0].type_bound);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
+	ck_assert(it[0].atol == 0.5 * (1 + 0x1p-6) + 0x1p-20);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it[1].mismatched, 2);
+	free(it);
+}
+END_TEST
+
+/*
+ * Tensors larger than one chunk of the comparison (64 Ki elements): a
+ * Conv1D weight [300, 400] transposed (chunks of whole GGUF rows of 300)
+ * and a q_proj of 512 rows of 256 with 8 heads permuted (rows by hand:
+ * GGUF row h*64 + 2i + j is HF row h*64 + 32j + i), both identical; then
+ * one element of each changed in a late chunk: exactly it mismatched.
+ */
+START_TEST(gguf_pairs_larger_than_a_chunk)
+{
+	enum { R = 300, C = 400, QR = 512, QC = 256 };
+	float *conv = malloc(sizeof(float) * R * C), *conv_t = malloc(sizeof(float) * R * C);
+	float *q = malloc(sizeof(float) * QR * QC), *qp = malloc(sizeof(float) * QR * QC);
+	ck_assert(conv && conv_t && q && qp);
+	for (int i = 0; i < R * C; i++)
+		conv[i] = (float)(i % 977) * 0.125f;
+	for (int r = 0; r < R; r++)
+		for (int c = 0; c < C; c++)
+			conv_t[c * R + r] = conv[r * C + c];
+	for (int i = 0; i < QR * QC; i++)
+		q[i] = (float)(i % 1013) - 500;
+	for (int h = 0; h < 8; h++)
+		for (int i = 0; i < 32; i++)
+			for (int j = 0; j < 2; j++)
+				memcpy(qp + (size_t)(h * 64 + 2 * i + j) * QC,
+				       q + (size_t)(h * 64 + 32 * j + i) * QC, sizeof(float) * QC);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass) {
+			conv_t[250 * R + 7] += 1; /* GGUF row 250: the second chunk */
+			qp[(size_t)500 * QC + 3] += 1;
+		}
+		struct t ck[2] = {{"h.0.attn.c_attn.weight", "F32", 2, {R, C}, conv,
+		                   sizeof(float) * R * C},
+		                  {"model.layers.0.self_attn.q_proj.weight", "F32", 2, {QR, QC}, q,
+		                   sizeof(float) * QR * QC}};
+		write_st(path_in("big.safetensors"), ck, 2, NULL);
+		struct raw gg[2] = {{"blk.0.attn_qkv.weight", ST_GGML_F32, 2, {R, C}, conv_t,
+		                     sizeof(float) * R * C},
+		                    {"blk.0.attn_q.weight", ST_GGML_F32, 2, {QC, QR}, qp,
+		                     sizeof(float) * QR * QC}};
+		write_llama(path_in("big.gguf"), 8, gg, 2);
+		st_checkpoint *c = open_ck(path_in("big.safetensors"));
+		st_gguf *g = open_gguf(path_in("big.gguf"));
+		st_diff_opts o;
+		memset(&o, 0, sizeof o);
+		st_diff_gguf_item it;
+		st_error err;
+		ck_assert_int_eq(st_diff_gguf_pair(c, 0, g, 0, true, &o, &it, &err), ST_OK);
+		ck_assert_int_eq(it.verdict, pass ? ST_DIFF_DIFFERENT : ST_DIFF_IDENTICAL);
+		ck_assert_uint_eq(it.mismatched, pass);
+		st_diff_gguf_item *items;
+		size_t n;
+		ck_assert_int_eq(st_diff_gguf_map(c, g, "llama", &o, &items, &n, &err), ST_OK);
+		ck_assert_uint_eq(n, 3); /* c_attn / attn_qkv are no llama names: only in each side */
+		ck_assert_int_eq(items[0].kind, ST_DIFF_GGUF_ONLY_CKPT);
+		ck_assert_int_eq(items[1].verdict, pass ? ST_DIFF_DIFFERENT : ST_DIFF_IDENTICAL);
+		ck_assert_uint_eq(items[1].mismatched, pass);
+		ck_assert_uint_eq(items[1].permuted_heads, 8);
+		free(items);
+		st_gguf_close(g);
+		st_checkpoint_close(c);
+	}
+	free(conv);
+	free(conv_t);
+	free(q);
+	free(qp);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("diff");
@@ -644,6 +913,10 @@ int main(void)
 	tcase_add_test(tc, gguf_pairs_through_the_name_map);
 	tcase_add_test(tc, gguf_pair_tolerance_shape_and_exact);
 	tcase_add_test(tc, gguf_quantized_side_decodes_every_type);
+	tcase_add_test(tc, gguf_llama_rows_permuted_back);
+	tcase_add_test(tc, gguf_q4_0_judged_by_block_bound);
+	tcase_add_test(tc, gguf_pairs_larger_than_a_chunk);
+	tcase_add_test(tc, gguf_q5_0_bound_reads_the_fifth_bit);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -11,7 +11,7 @@
  *
  * It is not a validator (stinfo --check is). This file is options,
  * defaults and exit codes (the human output is stdiff/show.c, the --json
- * document common/diff_json.c, --map gpt2 common/gguf_diff.c): matching names,
+ * document common/diff_json.c, --map common/gguf_diff.c): matching names,
  * planning, the value pass and the verdicts are libst's (st/diff.h).
  */
 #include "fe/cli.h"
@@ -35,7 +35,7 @@ struct opts {
 	double rtol, atol; /* d.rtol and d.atol point here when given */
 	bool quiet, json, markdown, first;
 	int verbose; /* -v: every pair, folded by layer; -vv: one line each */
-	bool map_gpt2; /* --map gpt2: a GGUF against a checkpoint */
+	const char *map; /* --map ARCH: a GGUF against a checkpoint */
 	int threads;
 	const char **globs, **prefixes; /* d.globs and d.prefixes */
 };
@@ -100,13 +100,16 @@ static void usage(void)
 "  -m, --markdown        the report as GitHub Markdown, for a model card or\n"
 "                        a pull request: the lines as a table (tensors,\n"
 "                        dtypes, verdict, max abs, max rel), then the summary\n"
-"      --map gpt2        A or B is a GPT-2 GGUF file (llama.cpp's names and\n"
-"                        layouts): compare it with the other, a checkpoint,\n"
-"                        through the GPT-2 name map, transposes included;\n"
-"                        says whether B is exactly A rounded or quantized\n"
-"                        (Q8_0: equal by default only when it is). The\n"
-"                        default when one side is a GGUF file whose\n"
-"                        general.architecture is gpt2. Two GGUF files (or\n"
+"      --map ARCH        A or B is a GGUF file (llama.cpp's names and\n"
+"                        layouts) of ARCH gpt2, llama (also Mistral), qwen2\n"
+"                        or qwen3: compare it with the other, a checkpoint,\n"
+"                        through that name map, GPT-2's transposes and\n"
+"                        llama's q/k row permutation included; says whether\n"
+"                        B is exactly A rounded or quantized (by default\n"
+"                        Q8_0 is equal only when it is, Q4_0, Q4_1, Q5_0\n"
+"                        and Q5_1 within their blocks' error bounds). The\n"
+"                        default for a GGUF file of one of those\n"
+"                        general.architecture values. Two GGUF files (or\n"
 "                        split sets) are compared by tensor name, decoded\n"
 "                        where their types differ\n"
 "  -h, --help            show this help and exit\n"
@@ -167,10 +170,10 @@ static void parse_args(int argc, char **argv, struct opts *o,
 		case 'm': o->markdown = true; break;
 		case OPT_FIRST: o->first = true; break;
 		case OPT_MAP:
-			if (strcmp(optarg, "gpt2"))
-				cli_usage_error("--map: unknown map '%s' (gpt2 is the one "
-				                "there is)", optarg);
-			o->map_gpt2 = true;
+			if (!st_arch_gguf_known(optarg))
+				cli_usage_error("--map: unknown map '%s' (there are gpt2, llama, "
+				                "qwen2 and qwen3)", optarg);
+			o->map = optarg;
 			break;
 		case 'h': usage(); exit(cli_exit(CLI_OK));
 		case 'V': cli_version();
@@ -208,9 +211,10 @@ static int is_gguf(const char *path)
 
 /*
  * The name map for a GGUF file compared with a checkpoint, from its
- * general.architecture: 1 for gpt2; otherwise exit 2 saying there is none.
+ * general.architecture (gpt2, llama, qwen2, qwen3); otherwise exit 2
+ * saying there is none.
  */
-static int gguf_arch_map(const char *path)
+static const char *gguf_arch_map(const char *path, char *buf, size_t size)
 {
 	st_gguf *g;
 	st_error e;
@@ -218,19 +222,24 @@ static int gguf_arch_map(const char *path)
 		cli_die(CLI_ERROR, "%s", e.message);
 	long k = st_gguf_find_kv(g, "general.architecture");
 	const st_gguf_kv *kv = k >= 0 ? st_gguf_kv_at(g, (size_t)k) : NULL;
-	int gpt2 = kv && kv->value.type == ST_GGUF_STRING && kv->value.n == 4 &&
-	           !memcmp(kv->value.v.s, "gpt2", 4);
+	const char *map = NULL;
+	if (kv && kv->value.type == ST_GGUF_STRING && kv->value.n < size &&
+	    !memchr(kv->value.v.s, 0, (size_t)kv->value.n)) {
+		memcpy(buf, kv->value.v.s, (size_t)kv->value.n);
+		buf[kv->value.n] = 0;
+		map = st_arch_gguf_known(buf) ? buf : NULL;
+	}
 	char *arch = kv && kv->value.type == ST_GGUF_STRING
 	                     ? cli_printable(kv->value.v.s, (size_t)kv->value.n)
 	                     : NULL;
 	st_gguf_close(g);
-	if (gpt2) {
+	if (map) {
 		free(arch);
-		return 1;
+		return map;
 	}
 	cli_warn("%s is a GGUF file of architecture '%s': stdiff compares it with "
-	         "another GGUF by name, or with a safetensors checkpoint through the GPT-2 "
-	         "name map (--map gpt2) only", path, arch ? arch : "(none)");
+	         "another GGUF by name, or with a safetensors checkpoint through a name "
+	         "map (--map gpt2, llama, qwen2 or qwen3) only", path, arch ? arch : "(none)");
 	free(arch);
 	exit(CLI_ERROR);
 }
@@ -244,17 +253,19 @@ int main(int argc, char **argv)
 	/* A GGUF side: compared by name with another GGUF, else through the
 	 * name map of its general.architecture (or --map). */
 	int ga = is_gguf(path_a), gb = is_gguf(path_b);
-	if (!o.map_gpt2 && ga != gb)
-		o.map_gpt2 = gguf_arch_map(ga ? path_a : path_b);
-	if (o.map_gpt2 || (ga && gb)) {
+	char arch[32];
+	if (!o.map && ga != gb)
+		o.map = gguf_arch_map(ga ? path_a : path_b, arch, sizeof arch);
+	if (o.map || (ga && gb)) {
 		if (o.d.names_only || o.first || o.d.n_globs || o.d.n_prefixes || o.markdown)
-			cli_usage_error("%s takes --rtol, --atol, --exact, --json, -v and -q only",
-			                o.map_gpt2 ? "--map gpt2" : "comparing two GGUF files");
+			cli_usage_error("%s%s takes --rtol, --atol, --exact, --json, -v and -q only",
+			                o.map ? "--map " : "comparing two GGUF files",
+			                o.map ? o.map : "");
 		gguf_diff_opts g = {o.rtol, o.atol, o.d.rtol != NULL, o.d.atol != NULL,
 		                    o.d.exact, o.quiet, o.verbose > 0, o.json};
 		free(o.globs);
 		free(o.prefixes);
-		return cli_exit(o.map_gpt2 ? gguf_diff_gpt2(path_a, path_b, &g)
+		return cli_exit(o.map ? gguf_diff_map(path_a, path_b, o.map, &g)
 		                           : gguf_diff_files(path_a, path_b, &g));
 	}
 

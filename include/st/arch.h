@@ -1,7 +1,8 @@
 /*
  * st/arch.h - what model architectures imply: the parameters a
  * config.json implies, compared with the tensors a checkpoint holds, and
- * the GPT-2 tensor names of Hugging Face and of llama.cpp's GGUF files.
+ * the tensor names of Hugging Face and of llama.cpp's GGUF files (GPT-2
+ * and the Llama family), with llama's q/k row permutation.
  *
  * What it is. The knowledge of model architectures that a file format
  * does not carry, kept apart from the format code as llama.cpp keeps its
@@ -211,13 +212,16 @@ ST_API int st_arch_config_diff(const char *a, size_t alen, const char *b,
 ST_API int st_arch_checkpoint_config_diff(const st_checkpoint *a, const st_checkpoint *b,
                                           st_arch_diff_fn fn, void *ctx, st_error *err);
 
-/* ---- GPT-2 names: Hugging Face <-> GGUF ----------------------------------- */
+/* ---- tensor names: Hugging Face <-> GGUF ---------------------------------- */
 
 /*
- * The one table between GPT-2's Hugging Face tensor names and the names
- * llama.cpp gives them in a GGUF file (gguf-py's MODEL_ARCH.GPT2 tensors,
- * as convert_hf_to_gguf.py maps them), with what each conversion does to
- * the data:
+ * The one table between Hugging Face tensor names and the names llama.cpp
+ * gives them in a GGUF file, per GGUF general.architecture (the "map"):
+ * "gpt2", and the Llama family "llama" (also Mistral's: llama.cpp
+ * converts MistralForCausalLM as llama), "qwen2", "qwen3". The GGUF names
+ * are gguf-py's (gguf/constants.py), which HF name each comes from
+ * gguf/tensor_mapping.py's, as convert_hf_to_gguf.py applies them; with
+ * what each conversion does to the data. GPT-2:
  *
  *   wte.weight              token_embd.weight       [V, C]
  *   wpe.weight              position_embd.weight    [P, C], kept F32
@@ -232,28 +236,89 @@ ST_API int st_arch_checkpoint_config_diff(const st_checkpoint *a, const st_check
  * HF's Conv1D weights are [in, out]; llama.cpp wants nn.Linear's
  * [out, in], which a GGUF stores with dims {in, out} (dims[0] fastest).
  * lm_head.weight has no GGUF tensor: llama.cpp ties output to token_embd.
- * Names are matched whole; N is canonical decimal (no sign, no leading
- * zero) below 10^6.
+ * A leading "transformer." of an HF name is ignored.
+ *
+ * The Llama family (M. = model.layers.N.):
+ *
+ *   model.embed_tokens.weight     token_embd.weight
+ *   M.input_layernorm.weight      blk.N.attn_norm.weight     F32
+ *   M.self_attn.q_proj.*          blk.N.attn_q.*             llama: permuted
+ *   M.self_attn.k_proj.*          blk.N.attn_k.*             llama: permuted
+ *   M.self_attn.v_proj.*          blk.N.attn_v.*
+ *   M.self_attn.o_proj.*          blk.N.attn_output.*
+ *   M.self_attn.q_norm.weight     blk.N.attn_q_norm.weight   qwen3, F32
+ *   M.self_attn.k_norm.weight     blk.N.attn_k_norm.weight   qwen3, F32
+ *   M.post_attention_layernorm.weight  blk.N.ffn_norm.weight F32
+ *   M.mlp.gate_proj.*             blk.N.ffn_gate.*
+ *   M.mlp.up_proj.*               blk.N.ffn_up.*
+ *   M.mlp.down_proj.*             blk.N.ffn_down.*
+ *   model.norm.weight             output_norm.weight         F32
+ *   lm_head.weight                output.weight              (absent: tied)
+ *
+ * (.* is .weight and .bias; biases are F32.) For llama, q_proj's and
+ * k_proj's rows are permuted from Hugging Face's rotate-half layout to
+ * the interleaved one llama.cpp's LLAMA rotary wants
+ * (convert_hf_to_gguf.py's LlamaModel.permute), q with the GGUF's
+ * <arch>.attention.head_count heads, k with head_count_kv:
+ * st_arch_permuted_row. qwen2 and qwen3 GGUFs keep HF's order (llama.cpp
+ * runs them with NEOX rotary). A llama GGUF's rope_freqs.weight has no HF
+ * tensor (st_arch_gguf_derived). Names are matched whole; N is canonical
+ * decimal (no sign, no leading zero) below 10^6.
  */
+enum st_arch_permute {
+	ST_ARCH_PERMUTE_Q = 1, /* rows permuted with head_count heads */
+	ST_ARCH_PERMUTE_K      /* ... with head_count_kv heads */
+};
+
 typedef struct st_arch_gguf_info {
 	int transpose; /* 1: a Conv1D weight, [in, out] <-> [out, in] */
 	int keep_f32;  /* 1: vectors and position_embd, never quantized */
 	int layer;     /* the block number, or -1 for a global tensor */
+	int permute;   /* 0, or enum st_arch_permute: llama's q/k rows */
 } st_arch_gguf_info;
 
+/* Whether arch (a GGUF general.architecture) has a name map: 1 or 0. */
+ST_API int st_arch_gguf_known(const char *arch);
+
 /*
- * The GGUF name of a GPT-2 HF name (a leading "transformer." is ignored)
- * into out (size bytes, NUL-terminated), and *info when not NULL. Returns
- * ST_OK, ST_ENOTFOUND when hf is no GPT-2 parameter (a legacy attn.bias
- * buffer, lm_head.weight, anything else), or ST_EINVAL when out is too
+ * The GGUF name of an HF name under map arch into out (size bytes,
+ * NUL-terminated), and *info when not NULL. Returns ST_OK, ST_ENOTFOUND
+ * when hf is no parameter of the map (a legacy buffer such as attn.bias
+ * or rotary_emb.inv_freq, GPT-2's lm_head.weight, anything else),
+ * ST_EUNSUPPORTED when arch has no map, or ST_EINVAL when out is too
  * small.
  */
+ST_API int st_arch_to_gguf(const char *arch, const char *hf, char *out, size_t size,
+                           st_arch_gguf_info *info);
+/* The HF name of a GGUF name: the same table, the same results. */
+ST_API int st_arch_from_gguf(const char *arch, const char *gguf, char *out, size_t size,
+                             st_arch_gguf_info *info);
+/*
+ * Whether a GGUF tensor of map arch is one convert_hf_to_gguf.py computes
+ * rather than converts, so that no HF tensor is expected for it: what it
+ * is (static text: llama's rope_freqs.weight, "llama3 rope scaling
+ * factors, computed from config.json's rope_scaling"), or NULL.
+ */
+ST_API const char *st_arch_gguf_derived(const char *arch, const char *gguf);
+
+/* st_arch_to_gguf and st_arch_from_gguf with map "gpt2". */
 ST_API int st_arch_gpt2_to_gguf(const char *hf, char *out, size_t size,
                                 st_arch_gguf_info *info);
-/* The HF name of a GGUF name: the same results (ST_ENOTFOUND when it is
- * not one of the table). */
 ST_API int st_arch_gpt2_from_gguf(const char *gguf, char *out, size_t size,
                                   st_arch_gguf_info *info);
+
+/*
+ * The row permutation of llama's q/k (LlamaModel.permute): row `row` of
+ * the GGUF tensor of `rows` rows (heads heads of D = rows / heads rows
+ * each) is row *hf_row of the HF tensor: GGUF row h*D + 2i + j is HF row
+ * h*D + j*D/2 + i (i < D/2, j < 2). E.g. heads 2, D 4: GGUF rows 0..7 are
+ * HF rows 0 2 1 3 4 6 5 7. The same map writes a GGUF from HF rows (row r
+ * from HF row f(r)) and reads HF rows back. Computed per row: no table,
+ * no allocation. Returns ST_OK, or ST_EINVAL when heads is 0, rows is not
+ * a multiple of 2 * heads, or row >= rows.
+ */
+ST_API int st_arch_permuted_row(uint64_t row, uint64_t rows, uint64_t heads,
+                                uint64_t *hf_row);
 
 #ifdef __cplusplus
 }

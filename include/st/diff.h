@@ -6,8 +6,8 @@
  * scales), what the values give per pair and overall (identical, B is A
  * rounded, B is A dequantized, within tolerance, different), the traps
  * behind a difference (st/diagnose.h) and the __metadata__ entries that
- * differ. And the same for a GPT-2 GGUF file against a checkpoint,
- * through the name map of st/arch.h (st_diff_gguf_*).
+ * differ. And the same for a GGUF file against a checkpoint (GPT-2, the
+ * Llama family), through the name map of st/arch.h (st_diff_gguf_*).
  *
  * It is a module of its own rather than more of st/compare.h: compare.h
  * is the element kernels of one pair of tensors, with no I/O and no
@@ -261,7 +261,7 @@ ST_API void st_diff_free(st_diff *d);
 ST_API int st_diff_name_selected(const char *const *globs, size_t n_globs,
                                  const char *name, size_t len);
 
-/* ---- a GPT-2 GGUF against a checkpoint ------------------------------------ */
+/* ---- a GGUF against a checkpoint, through a name map ---------------------- */
 
 typedef enum st_diff_gguf_kind {
 	ST_DIFF_GGUF_ONLY_CKPT,    /* a checkpoint tensor the GGUF lacks */
@@ -269,7 +269,10 @@ typedef enum st_diff_gguf_kind {
 	ST_DIFF_GGUF_SHAPE,        /* dims that are not the shape (mapped) */
 	ST_DIFF_GGUF_NOT_FLOAT,    /* the checkpoint's dtype is not a float */
 	ST_DIFF_GGUF_UNDECODABLE,  /* a ggml type st_ggml_to_f32 cannot decode */
-	ST_DIFF_GGUF_COMPARED
+	ST_DIFF_GGUF_COMPARED,
+	ST_DIFF_GGUF_DERIVED       /* a GGUF tensor the converter computes, with
+	                            * no checkpoint tensor (st_arch_gguf_derived:
+	                            * llama's rope_freqs.weight); no difference */
 } st_diff_gguf_kind;
 
 /* One checkpoint tensor, or one GGUF tensor, and what it gave. */
@@ -278,6 +281,9 @@ typedef struct st_diff_gguf_item {
 	size_t ck;   /* checkpoint tensor index (not ONLY_GGUF) */
 	size_t gg;   /* GGUF tensor index (not ONLY_CKPT) */
 	bool transposed; /* a Conv1D weight, laid out [out, in] in the GGUF */
+	uint64_t permuted_heads; /* llama's q/k: the GGUF's rows are the
+	                          * checkpoint's permuted (st_arch_permuted_row)
+	                          * with this many heads; 0: not permuted */
 	/* COMPARED: the checkpoint's values as the GGUF lays them out against
 	 * the GGUF's decoded, the checkpoint the reference. */
 	st_diff_verdict verdict; /* IDENTICAL, WITHIN or DIFFERENT */
@@ -285,15 +291,20 @@ typedef struct st_diff_gguf_item {
 	double max_abs, max_rel, rtol, atol;
 	bool identical; /* the GGUF bytes are the checkpoint's, same dtype */
 	bool encoded;   /* ... are its values encoded (rounded, Q8_0 quantized) */
+	bool type_bound; /* judged by the quantized type's expected error
+	                  * (Q4_0, Q4_1, Q5_0, Q5_1; doc/ggml.md): atol is the
+	                  * largest block's bound, rtol 0 */
 } st_diff_gguf_item;
 
 /*
  * Compare tensor i of ck with tensor gi of g (transpose: ck's 2-D tensor
  * is [in, out], g's [out, in]) into *it (kind SHAPE, NOT_FLOAT,
  * UNDECODABLE or COMPARED). Tolerances o->rtol and o->atol, else the
- * looser of the two types' defaults (0 with exact). Q8_0 has no default:
- * without rtol, atol and exact it is within tolerance exactly when it is
- * the checkpoint's values quantized. Returns ST_OK, ST_ENOMEM or the read
+ * quantized type's expected error (doc/ggml.md): Q8_0 is within
+ * tolerance exactly when it is the checkpoint's values quantized, Q4_0,
+ * Q4_1, Q5_0 and Q5_1 when every element is within its block's bound;
+ * else the looser of the
+ * two types' defaults (0 with exact). Returns ST_OK, ST_ENOMEM or the read
  * error.
  */
 ST_API int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
@@ -301,13 +312,28 @@ ST_API int st_diff_gguf_pair(st_checkpoint *ck, size_t i, const st_gguf *g,
                              st_diff_gguf_item *it, st_error *err);
 
 /*
- * Every tensor of ck through the GPT-2 GGUF name map (st_arch_gpt2_to_gguf)
- * in ck's order, then the GGUF tensors nothing maps to in g's order, into
- * *items (malloc'd, *n of them). lm_head.weight (tied to the token
- * embedding, never in a GGUF) and the attn.bias / attn.masked_bias
- * buffers are left out. o->progress, if set, is called after each pair
- * with the bytes of both tensors. Returns ST_OK or the error of a pair.
+ * Every tensor of ck through the GGUF name map arch (st_arch_to_gguf:
+ * "gpt2", "llama", "qwen2", "qwen3") in ck's order, then the GGUF tensors
+ * nothing maps to in g's order, into *items (malloc'd, *n of them): each
+ * pair as st_diff_gguf_pair compares it, transposed as the map says and,
+ * for llama's q/k, with the GGUF's rows put in the checkpoint's order
+ * (st_arch_permuted_row, the head counts from g's
+ * <arch>.attention.head_count and head_count_kv). Left out: GPT-2's
+ * lm_head.weight (tied to the token embedding, never in a GGUF) and the
+ * attn.bias / attn.masked_bias / rotary_emb.inv_freq buffers; a GGUF
+ * tensor the converter computes (st_arch_gguf_derived) is DERIVED.
+ * A pair is read in chunks of about 64 Ki elements (whole blocks and
+ * rows), so memory does not grow with the tensor. o->progress, if set,
+ * is called after each pair with the bytes of both tensors. Returns
+ * ST_OK; ST_EUNSUPPORTED when arch has no map;
+ * ST_EFORMAT (the message naming the file and the tensor) when a
+ * permuted tensor's head count is missing or does not divide its rows;
+ * or the error of a pair.
  */
+ST_API int st_diff_gguf_map(st_checkpoint *ck, const st_gguf *g, const char *arch,
+                            const st_diff_opts *o, st_diff_gguf_item **items, size_t *n,
+                            st_error *err);
+/* st_diff_gguf_map with map "gpt2". */
 ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
                              const st_diff_opts *o, st_diff_gguf_item **items,
                              size_t *n, st_error *err);
@@ -327,8 +353,9 @@ ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
  * within o->rtol and o->atol, else the looser of the defaults of the types
  * that have a dtype (none for a quantized type: 0), 0 with exact.
  * .encoded says b's bytes are a's values encoded as b's type
- * (st_ggml_from_f32: F32, F16, BF16, Q8_0); a Q8_0 b with no tolerance
- * given is within exactly when it is. o->progress, if set, gets the bytes
+ * (st_ggml_from_f32: F32, F16, BF16, Q8_0); with no tolerance given, a
+ * Q8_0 b is within exactly when it is, a Q4_0, Q4_1, Q5_0 or Q5_1 b when
+ * it is within its blocks' bounds (as st_diff_gguf_pair). o->progress, if set, gets the bytes
  * of both tensors after each pair. Returns ST_OK, ST_ENOMEM.
  */
 ST_API int st_diff_gguf_files(const st_gguf *a, const st_gguf *b, const st_diff_opts *o,

@@ -77,6 +77,6 @@ expect_out wide_json '^  \{"name": "h\.0\.attn\.c_attn\.weight", "gguf_name": "b
 run quiet_json 0 "$D" --map gpt2 -q --json model expected-f32.gguf
 [ -s "$TMP/quiet_json.out" ] && fail "-q --json: stdout not empty" || ok
 run map_names 2 "$D" --map gpt2 --names-only model expected-f32.gguf
-run map_other 2 "$D" --map llama model expected-f32.gguf
-expect_err map_other "unknown map 'llama'"
+run map_other 2 "$D" --map falcon model expected-f32.gguf
+expect_err map_other "unknown map 'falcon' \(there are gpt2, llama, qwen2 and qwen3\)"
 finish

@@ -47,7 +47,7 @@ expect_err first 'comparing two GGUF files takes --rtol, --atol, --exact, --json
 run auto 0 "$S" "$TMP/m" "$TMP/m-q8_0.gguf"
 expect_out auto '^16 tensors compared through the GPT-2 name map: 11 identical, 5 within tolerance, 0 differ'
 run other_arch 2 "$S" "$TMP/m" "$TESTDATA/gguf/ok_v2.gguf"
-expect_err other_arch "ok_v2\.gguf is a GGUF file of architecture 'test': stdiff compares it with another GGUF by name, or with a safetensors checkpoint through the GPT-2 name map \(--map gpt2\) only"
+expect_err other_arch "ok_v2\.gguf is a GGUF file of architecture 'test': stdiff compares it with another GGUF by name, or with a safetensors checkpoint through a name map \(--map gpt2, llama, qwen2 or qwen3\) only"
 
 # A split set and the file it was split from.
 G=$TESTDATA/gguf_split

@@ -11,8 +11,9 @@
  *               snapshot with every count adding up; st_arch_config_diff
  *               of the text against itself finds nothing, against a fixed
  *               config (both ways) calls back once per key it counts.
- *               The text is also looked up as a GPT-2 tensor name (up to
- *               a NUL): a name the GGUF map knows maps back to itself.
+ *               The text is also looked up as a tensor name of each map (up to
+ *               a NUL): a name a GGUF map knows maps back to itself;
+ *               llama's row permutation stays in its head.
  *
  * It is not a test of messages or exact results: the unit tests do that.
  */
@@ -62,25 +63,42 @@ static void fz_config_diff(const char *text, size_t size)
 	}
 }
 
-/* A name the GGUF map knows maps back to itself (transformer. aside). */
+/*
+ * A name a GGUF map knows maps back to itself (gpt2's transformer.
+ * aside), with the same flags, in every map; a permuted row stays in range.
+ */
 static void fz_gguf_names(const char *text, size_t size)
 {
+	static const char *const maps[] = {"gpt2", "llama", "qwen2", "qwen3"};
 	char name[128], there[128], back[128];
 	size_t len = strnlen(text, size < sizeof name ? size : sizeof name - 1);
 	memcpy(name, text, len);
 	name[len] = '\0';
-	st_arch_gguf_info a, b;
-	if (st_arch_gpt2_to_gguf(name, there, sizeof there, &a) == ST_OK) {
-		CHECK(st_arch_gpt2_from_gguf(there, back, sizeof back, &b) == ST_OK);
-		const char *hf = strncmp(name, "transformer.", 12) ? name : name + 12;
-		CHECK(strcmp(back, hf) == 0);
-		CHECK(a.transpose == b.transpose && a.keep_f32 == b.keep_f32 &&
-		      a.layer == b.layer);
+	for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++) {
+		const char *arch = maps[m];
+		st_arch_gguf_info a, b;
+		if (st_arch_to_gguf(arch, name, there, sizeof there, &a) == ST_OK) {
+			CHECK(st_arch_from_gguf(arch, there, back, sizeof back, &b) == ST_OK);
+			const char *hf = m || strncmp(name, "transformer.", 12) ? name : name + 12;
+			CHECK(strcmp(back, hf) == 0);
+			CHECK(a.transpose == b.transpose && a.keep_f32 == b.keep_f32 &&
+			      a.layer == b.layer && a.permute == b.permute);
+			CHECK(!a.permute || !strcmp(arch, "llama"));
+		}
+		if (st_arch_from_gguf(arch, name, there, sizeof there, &a) == ST_OK) {
+			CHECK(st_arch_to_gguf(arch, there, back, sizeof back, &b) == ST_OK);
+			CHECK(strcmp(back, name) == 0);
+		}
 	}
-	if (st_arch_gpt2_from_gguf(name, there, sizeof there, &a) == ST_OK) {
-		CHECK(st_arch_gpt2_to_gguf(there, back, sizeof back, &b) == ST_OK);
-		CHECK(strcmp(back, name) == 0);
-	}
+	CHECK(st_arch_to_gguf(name, "lm_head.weight", there, sizeof there, NULL) ==
+	      (st_arch_gguf_known(name) ? (strcmp(name, "gpt2") ? ST_OK : ST_ENOTFOUND)
+	                                : ST_EUNSUPPORTED));
+	/* The text's first bytes as row, rows and heads. */
+	uint64_t v[3] = {0, 0, 0}, f;
+	memcpy(v, text, size < sizeof v ? size : sizeof v);
+	uint64_t rows = v[1] % 4096, heads = v[2] % 64, row = rows ? v[0] % rows : 0;
+	if (st_arch_permuted_row(row, rows, heads, &f) == ST_OK)
+		CHECK(f < rows && f / (rows / heads) == row / (rows / heads));
 }
 
 static void fuzz_arch(const unsigned char *data, size_t size)

@@ -1,6 +1,6 @@
 /*
- * gguf_diff.c - stdiff --map gpt2 (see gguf_diff.h): the printing of what
- * libst's st_diff_gguf_gpt2 (st/diff.h) finds, pairing and comparison
+ * gguf_diff.c - stdiff --map ARCH (see gguf_diff.h): the printing of what
+ * libst's st_diff_gguf_map (st/diff.h) finds, pairing and comparison
  * included.
  */
 #include "common/gguf_diff.h"
@@ -86,9 +86,13 @@ static void print_line(const char *what, const char *hf, const char *gg,
                        int gguf_is_b, const st_diff_gguf_item *v)
 {
 	char *shf = cli_printable(hf, strlen(hf)), *sgg = cli_printable(gg, strlen(gg));
-	printf("%s: %s ~ %s (%s vs %s%s, %llu elements)", what, shf, sgg,
+	char perm[48] = "";
+	if (v->permuted_heads)
+		snprintf(perm, sizeof perm, ", rows permuted (%llu heads)",
+		         (unsigned long long)v->permuted_heads);
+	printf("%s: %s ~ %s (%s vs %s%s%s, %llu elements)", what, shf, sgg,
 	       st_dtype_name(dt), st_ggml_type_name(type),
-	       transposed ? ", transposed" : "", (unsigned long long)v->n);
+	       transposed ? ", transposed" : "", perm, (unsigned long long)v->n);
 	if (!v->identical)
 		printf(": %llu mismatched (%.3g%%), max abs %.4g, max rel %.4g",
 		       (unsigned long long)v->mismatched,
@@ -99,6 +103,8 @@ static void print_line(const char *what, const char *hf, const char *gg,
 		       gguf_is_b ? "A" : "B",
 		       type == ST_GGML_Q8_0 ? "quantized to" : "rounded to",
 		       st_ggml_type_name(type));
+	if (v->type_bound)
+		printf(", %s's error bound (at most %.4g)", st_ggml_type_name(type), v->atol);
 	putchar('\n');
 	free(shf);
 	free(sgg);
@@ -123,10 +129,12 @@ static void jcompared(struct jout *j, const char *what, const char *hf,
 {
 	FILE *f = jitem(j, J_TENSORS);
 	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
-	fprintf(f, ", \"elements\": %llu, \"transposed\": %s, \"values_compared\": true, "
+	fprintf(f, ", \"elements\": %llu, \"transposed\": %s, \"permuted_heads\": %llu, "
+	        "\"values_compared\": true, "
 	        "\"verdict\": \"%s\", \"identical\": %s, \"exactly_encoded\": %s, "
 	        "\"mismatched\": %llu, \"max_abs_diff\": ",
-	        (unsigned long long)v->n, transposed ? "true" : "false", what,
+	        (unsigned long long)v->n, transposed ? "true" : "false",
+	        (unsigned long long)v->permuted_heads, what,
 	        v->identical ? "true" : "false", v->encoded ? "true" : "false",
 	        (unsigned long long)v->mismatched);
 	cli_json_double(f, v->max_abs);
@@ -261,12 +269,46 @@ static int finish(struct tally *tl, const gguf_diff_opts *o, const char *map, co
 	return differ ? CLI_NO : CLI_OK;
 }
 
-int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
+/*
+ * A GGUF tensor the converter computes, with no checkpoint tensor: said
+ * so (in -v, and in --json as a "gguf_only" entry), no difference.
+ */
+static void derived(struct tally *tl, const gguf_diff_opts *o, const char *arch,
+                    const st_gguf_tensor *gt, int gguf_is_b)
+{
+	const char *why = st_arch_gguf_derived(arch, gt->name);
+	if (tl->j) {
+		FILE *f = jitem(tl->j, J_TENSORS);
+		char tb[32];
+		fputs("{\"name\": null, \"gguf_name\": ", f);
+		cli_json_string(f, gt->name, gt->name_len);
+		fprintf(f, ", \"dtype_%s\": \"%s\", \"elements\": %llu, \"values_compared\": "
+		        "false, \"verdict\": \"gguf_only\", \"reason\": ", gguf_is_b ? "b" : "a",
+		        gguf_type_label(gt->type, tb, sizeof tb), (unsigned long long)gt->n_elements);
+		cli_json_string(f, why, strlen(why));
+		fputs("}", f);
+	} else if (!o->quiet && o->verbose) {
+		char *n = cli_printable(gt->name, gt->name_len);
+		printf("GGUF only: %s (%s): %s, no Hugging Face tensor\n", n, gguf_is_b ? "B" : "A",
+		       why);
+		free(n);
+	}
+}
+
+/* The map's name in the summary line: "GPT-2", else the architecture. */
+static const char *map_label(const char *arch)
+{
+	return !strcmp(arch, "gpt2") ? "GPT-2" : !strcmp(arch, "qwen2") ? "Qwen2"
+	                                     : !strcmp(arch, "qwen3") ? "Qwen3"
+	                                                               : arch;
+}
+
+int gguf_diff_map(const char *pa, const char *pb, const char *arch, const gguf_diff_opts *o)
 {
 	int ga = gguf_info_is_gguf(pa), gb = gguf_info_is_gguf(pb);
 	if (ga == gb)
-		cli_usage_error("--map gpt2 compares a GGUF file with a safetensors "
-		                "checkpoint: give one of each");
+		cli_usage_error("--map %s compares a GGUF file with a safetensors "
+		                "checkpoint: give one of each", arch);
 	const char *gpath = ga ? pa : pb, *cpath = ga ? pb : pa;
 	st_gguf *g;
 	st_error e;
@@ -286,7 +328,7 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 	st_diff_opts so = diff_opts(o, &prog);
 	st_diff_gguf_item *items;
 	size_t n;
-	int rc = st_diff_gguf_gpt2(ck, g, &so, &items, &n, &e);
+	int rc = st_diff_gguf_map(ck, g, arch, &so, &items, &n, &e);
 	cli_progress_done(&prog);
 	if (rc != ST_OK) {
 		cli_error(&e);
@@ -302,12 +344,16 @@ int gguf_diff_gpt2(const char *pa, const char *pb, const gguf_diff_opts *o)
 		} else if (v->kind == ST_DIFF_GGUF_ONLY_GGUF) {
 			const st_gguf_tensor *gt = st_gguf_tensor_at(g, v->gg);
 			only_in(&tl, o, ga, gt->name, gt->name_len);
+		} else if (v->kind == ST_DIFF_GGUF_DERIVED) {
+			derived(&tl, o, arch, st_gguf_tensor_at(g, v->gg), !ga);
 		} else {
 			print_pair(ck, g, v, !ga, o, &tl);
 		}
 	}
 	free(items);
-	rc = finish(&tl, o, "gpt2", "through the GPT-2 name map");
+	char how[64];
+	snprintf(how, sizeof how, "through the %s name map", map_label(arch));
+	rc = finish(&tl, o, arch, how);
 out:
 	st_checkpoint_close(ck);
 	st_gguf_close(g);

@@ -27,6 +27,14 @@ struct tally {
 };
 
 /* Start the next item of list k; the stream to write it to. */
+/* A float type is "rounded to", a block type (Q8_0, Q4_0...) "quantized to". */
+static const char *encode_verb(unsigned type)
+{
+	return type == ST_GGML_F32 || type == ST_GGML_F16 || type == ST_GGML_BF16
+	               ? "rounded to"
+	               : "quantized to";
+}
+
 static FILE *jitem(struct jout *j, int k)
 {
 	fputs(j->n[k]++ ? ",\n  " : "\n  ", j->f[k]);
@@ -101,7 +109,7 @@ static void print_line(const char *what, const char *hf, const char *gg,
 	if (v->encoded && !v->identical)
 		printf(", %s is exactly %s %s %s", gguf_is_b ? "B" : "A",
 		       gguf_is_b ? "A" : "B",
-		       type == ST_GGML_Q8_0 ? "quantized to" : "rounded to",
+		       encode_verb(type),
 		       st_ggml_type_name(type));
 	if (v->type_bound)
 		printf(", %s's error bound (at most %.4g)", st_ggml_type_name(type), v->atol);
@@ -387,7 +395,7 @@ static void print_files_line(const char *what, const st_gguf_tensor *ta,
 		       v->max_rel);
 	if (v->encoded && !v->identical)
 		printf(", B is exactly A %s %s",
-		       tb->type == ST_GGML_Q8_0 ? "quantized to" : "rounded to",
+		       encode_verb(tb->type),
 		       st_ggml_type_name(tb->type));
 	putchar('\n');
 }

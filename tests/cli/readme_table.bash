@@ -237,6 +237,13 @@ ex 'stinfo gpt2-q8_0.gguf' 0 'gpt2-q8_0.gguf' '' '
 	out_has "^F32 +$((28 - 9)) .* 32\$"'
 ex 'stinfo --check gpt2-q8_0.gguf' 0 'gpt2-q8_0.gguf' '' '
 	out_has "^gpt2-q8_0\\.gguf: OK\$"'
+# llama3-q4_0.gguf: testdata/llama/llama3 written by gguf-py (q/k rows permuted
+# as convert_hf_to_gguf does, matrices through gguf-py's Q4_0 quantizer).
+ex 'stdiff models/Llama-3.2-1B llama-q4_0.gguf' 0 'models/Llama-3.2-1B=llama llama-q4_0.gguf=td/gguf_llama/llama3-q4_0.gguf' '' '
+	n=$(tensors models/Llama-3.2-1B/*.safetensors | wc -l)
+	out_has "^$n tensors compared through the llama name map: .* 0 differ; 0 only in A, 0 only in B, 0 shape changed: equal\$"
+	is "matrices judged by Q4_0'"'"'s bound" "$(stdiff -v models/Llama-3.2-1B llama-q4_0.gguf | grep -c "F32 vs Q4_0, .*Q4_0'"'"'s error bound")" \
+		"$(tensors models/Llama-3.2-1B/*.safetensors | grep -c "proj.weight")"'
 ex 'stdiff --map gpt2 models/gpt2 gpt2-q8_0.gguf' 0 'models/gpt2=gpt2 gpt2-q8_0.gguf' '' '
 	out_has "^$(tensors models/gpt2/model.safetensors | wc -l) tensors compared through the GPT-2 name map: .* 0 differ; .*: equal\$"'
 ex "stdiff --map gpt2 --json models/gpt2 gpt2-q8_0.gguf | jq '.summary'" 0 'models/gpt2=gpt2 gpt2-q8_0.gguf' '' '

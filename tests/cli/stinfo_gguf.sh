@@ -16,6 +16,10 @@ golden stinfo_gguf/all-types 0 "$S" ok_all_types.gguf
 golden stinfo_gguf/all-types-all 0 "$S" --all ok_all_types.gguf
 golden stinfo_gguf/all-types-json 0 "$S" --json ok_all_types.gguf
 golden stinfo_gguf/all-types-stats 0 "$S" --stats ok_all_types.gguf
+# Threads take whole tensors, each summed in element order by one of
+# them: the figures do not depend on how many there are.
+golden stinfo_gguf/all-types-stats 0 "$S" --stats --threads 1 ok_all_types.gguf
+golden stinfo_gguf/all-types-stats 0 "$S" --stats --threads 5 ok_all_types.gguf
 golden stinfo_gguf/gpt2-q8_0 0 "$S" judge/expected-q8_0.gguf
 golden stinfo_gguf/gpt2-q8_0-json 0 "$S" --json judge/expected-q8_0.gguf
 golden stinfo_gguf/two-json 0 "$S" --json ok_v2.gguf ok_no_tensors.gguf

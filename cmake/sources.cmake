@@ -44,6 +44,7 @@ set(ST_SOURCES
   libst/snapshot.c
   libst/sniff.c
   libst/stats.c
+  libst/stats_avx2.c
   libst/stream.c
   libst/torch.c
   libst/torch_pickle.c

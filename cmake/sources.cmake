@@ -27,6 +27,7 @@ set(ST_SOURCES
   libst/ggml_iq.c
   libst/ggml_iq_grids.c
   libst/ggml_quants.c
+  libst/ggml_quants_avx2.c
   libst/ggml_types.c
   libst/gguf.c
   libst/gguf_convert.c

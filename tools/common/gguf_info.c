@@ -396,8 +396,7 @@ static void chunk_stats(unsigned type, const unsigned char *src, uint64_t n,
 			st_dtype_widen(d, p, x, (size_t)m);
 		} else {
 			st_ggml_to_f32(type, p, f, m);
-			for (uint64_t k = 0; k < m; k++)
-				x[k] = f[k];
+			st_convert(ST_DTYPE_F64, x, ST_DTYPE_F32, f, (size_t)m, NULL);
 		}
 		st_stats_add(part, x, (size_t)m);
 	}

@@ -2,14 +2,18 @@
 """qwen2_random.py - a Qwen2-0.5B-shaped random snapshot in BF16 for
 bench_strun.sh, and the same weights as a GGUF file llama.cpp loads.
 
-Usage: qwen2_random.py OUT_DIR [OUT.gguf [bf16|f16]]
+Usage: qwen2_random.py OUT_DIR [OUT.gguf [bf16|f16 [0.5b|1.5b]]]
 
 The snapshot (config.json, model.safetensors) has Qwen2-0.5B's shapes:
 24 layers, hidden 896, 14 heads, 2 KV heads (head_dim 64), intermediate
 4864, vocab 151,936, q/k/v biases, a tied head: 494,032,768 parameters,
 about 988 MB in BF16. Weights are N(0, 1/fan_in) rounded to BF16 (norms
 near 1), from numpy's default_rng(0): random, so the text is noise, but
-the work per token is the real model's.
+the work per token is the real model's. With 1.5b, Qwen2-1.5B's shapes
+instead: 28 layers, hidden 1536, 12 heads, 2 KV heads (head_dim 128),
+intermediate 8960, the same vocab and tied head: 1,543,714,304
+parameters, 3.1 GB in BF16 or F16 (every row a multiple of 256 elements,
+so llama.cpp's K-quants apply to every matrix).
 
 The GGUF (version 3, ggml's docs/gguf.md) holds the same BF16 bits (or,
 with f16, the same values as F16: exact for these magnitudes) under
@@ -27,7 +31,9 @@ import sys
 
 import numpy as np
 
-L, C, NH, NKV, I, V = 24, 896, 14, 2, 4864, 151936
+SHAPES = {"0.5b": (24, 896, 14, 2, 4864, 151936),
+          "1.5b": (28, 1536, 12, 2, 8960, 151936)}
+L, C, NH, NKV, I, V = SHAPES["0.5b"]
 HD = C // NH
 T_UINT32, T_INT32, T_FLOAT32, T_STRING, T_ARRAY = 4, 5, 6, 8, 9
 GGML_F32, GGML_F16, GGML_BF16 = 0, 1, 30
@@ -116,6 +122,9 @@ def main():
     out_dir = sys.argv[1]
     gguf = sys.argv[2] if len(sys.argv) > 2 else None
     f16 = len(sys.argv) > 3 and sys.argv[3] == "f16"
+    global L, C, NH, NKV, I, V, HD
+    L, C, NH, NKV, I, V = SHAPES[sys.argv[4] if len(sys.argv) > 4 else "0.5b"]
+    HD = C // NH
     os.makedirs(out_dir, exist_ok=True)
     cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
            "hidden_size": C, "intermediate_size": I, "num_hidden_layers": L,

@@ -29,6 +29,7 @@ set(ST_SOURCES
   libst/ggml_iq.c
   libst/ggml_iq_grids.c
   libst/ggml_quants.c
+  libst/ggml_quants_avx2.c
   libst/ggml_types.c
   libst/gguf.c
   libst/gguf_convert.c
@@ -46,6 +47,7 @@ set(ST_SOURCES
   libst/snapshot.c
   libst/sniff.c
   libst/stats.c
+  libst/stats_avx2.c
   libst/stream.c
   libst/torch.c
   libst/torch_pickle.c

@@ -296,7 +296,6 @@ static int has_f16c(void)
 	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
-static int isa_available(int isa);
 
 static int isa_detect(int isa)
 {
@@ -329,9 +328,9 @@ convert_fn *st__convert_pick(int isa, st_dtype dst, st_dtype src)
 
 static int best_isa(void)
 {
-	if (isa_available(ST__ISA_AVX512))
+	if (st__isa_available(ST__ISA_AVX512))
 		return ST__ISA_AVX512;
-	if (isa_available(ST__ISA_AVX2))
+	if (st__isa_available(ST__ISA_AVX2))
 		return ST__ISA_AVX2;
 	return ST__ISA_SCALAR;
 }
@@ -370,7 +369,7 @@ static void isa_init(void)
 		isa_cache[i] = isa_detect(i);
 }
 
-static int isa_available(int isa)
+int st__isa_available(int isa)
 {
 	if (isa < 0 || isa > 2)
 		return 0;
@@ -383,7 +382,7 @@ int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
 {
 	int status;
 
-	if (!isa_available(isa))
+	if (!st__isa_available(isa))
 		return ST_EUNSUPPORTED;
 	if (convert_trivial(dst_type, dst, src_type, src, n, &status))
 		return status;

@@ -45,5 +45,22 @@ extern const int8_t st__ggml_iq4nl_values[16];
 
 /* An F16 stored little-endian at p, as a float (exact). */
 float st__ggml_f16(const unsigned char *p);
+/*
+ * Q4_K and Q5_K: sub-block j's scale d * sc_j and offset dmin * m_j, from
+ * the block's first 16 bytes (ggml_quants.c).
+ */
+void st__ggml_k4_scales(const unsigned char *block, float dl[8], float ml[8]);
+/*
+ * The AVX2 decoder of a type (ggml_quants_avx2.c: Q4_K, Q6_K), the same
+ * bits as its scalar one; NULL for the others and off x86. The caller
+ * checks st__isa_available(ST__ISA_AVX2).
+ */
+st__ggml_dec_fn *st__ggml_dec_avx2(unsigned type);
+/*
+ * st_ggml_to_f32 with one kernel family forced (tests): ST__ISA_SCALAR or
+ * ST__ISA_AVX2 (the scalar decoder for a type without an AVX2 one);
+ * ST_EUNSUPPORTED when this CPU lacks it.
+ */
+int st__ggml_to_f32_isa(int isa, unsigned type, const void *src, float *dst, uint64_t n);
 
 #endif

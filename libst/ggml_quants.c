@@ -170,6 +170,12 @@ static void k45_scales(const unsigned char *s, int p, float dl[2], float ml[2])
 	}
 }
 
+void st__ggml_k4_scales(const unsigned char *block, float dl[8], float ml[8])
+{
+	for (int p = 0; p < 4; p++)
+		k45_scales(block, p, dl + 2 * p, ml + 2 * p);
+}
+
 void st__ggml_dec_q4_k(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 144, y += 256)

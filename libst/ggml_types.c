@@ -126,8 +126,10 @@ static int convert_plain(unsigned type, int to_f32, void *dst, const void *src,
 	              : st_convert(d, dst, ST_DTYPE_F32, src, (size_t)n, NULL);
 }
 
-int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
+int st__ggml_to_f32_isa(int isa, unsigned type, const void *src, float *dst, uint64_t n)
 {
+	if (isa != ST__ISA_SCALAR && (isa != ST__ISA_AVX2 || !st__isa_available(isa)))
+		return ST_EUNSUPPORTED;
 	switch (type) {
 	case ST_GGML_F32:
 	case ST_GGML_F16:
@@ -141,8 +143,16 @@ int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
 	const struct ggml_traits *t = &traits[type];
 	if (n % t->block)
 		return ST_EINVAL;
-	t->dec(src, dst, n / t->block);
+	st__ggml_dec_fn *dec = isa == ST__ISA_AVX2 ? st__ggml_dec_avx2(type) : NULL;
+	(dec ? dec : t->dec)(src, dst, n / t->block);
 	return ST_OK;
+}
+
+/* The AVX2 decoders where the CPU has them: chosen per call, no state. */
+int st_ggml_to_f32(unsigned type, const void *src, float *dst, uint64_t n)
+{
+	int isa = st__isa_available(ST__ISA_AVX2) ? ST__ISA_AVX2 : ST__ISA_SCALAR;
+	return st__ggml_to_f32_isa(isa, type, src, dst, n);
 }
 
 int st_ggml_from_f32(unsigned type, const float *src, void *dst, uint64_t n)

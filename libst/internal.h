@@ -84,6 +84,8 @@ int st__convert_scalar(st_dtype dst_type, void *dst, st_dtype src_type,
 enum { ST__ISA_SCALAR = 0, ST__ISA_AVX2 = 1, ST__ISA_AVX512 = 2 };
 int st__convert_isa(int isa, st_dtype dst_type, void *dst, st_dtype src_type,
                     const void *src, size_t n, st_convert_stats *stats);
+/* Whether this CPU has kernel family isa (read once, dtype.c). */
+int st__isa_available(int isa);
 
 /*
  * Where a parse or check sends its problems. In open mode (fn == NULL) the

@@ -215,7 +215,7 @@ static int describe_path(const char *path, const struct options *o, int array, i
 			return rc ? CLI_ERROR : CLI_OK;
 		}
 		struct gguf_info_view v = {o->all, o->mode == MODE_JSON, o->stats, o->markdown,
-		                           o->globs, o->n_globs};
+		                           o->globs, o->n_globs, o->threads};
 		int rc = gguf_info_describe(path, &v, printed);
 		if (rc == GGUF_INFO_NO_MATCH) {
 			warn_no_match(path, o);

@@ -11,6 +11,7 @@
  * then st_stats_merge the chunk results into the tensor's in element
  * order. The result is then the same whatever threads computed the
  * chunks. NaN and +-Inf are counted, never part of min, max, mean or std.
+ * Of equal zeros, min is -0 and max +0 when the values hold one.
  */
 #ifndef ST_STATS_H
 #define ST_STATS_H

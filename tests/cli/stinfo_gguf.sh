@@ -16,6 +16,24 @@ golden stinfo_gguf/all-types 0 "$S" ok_all_types.gguf
 golden stinfo_gguf/all-types-all 0 "$S" --all ok_all_types.gguf
 golden stinfo_gguf/all-types-json 0 "$S" --json ok_all_types.gguf
 golden stinfo_gguf/all-types-stats 0 "$S" --stats ok_all_types.gguf
+# Threads take whole tensors, each summed in element order by one of
+# them: the figures do not depend on how many there are.
+golden stinfo_gguf/all-types-stats 0 "$S" --stats --threads 1 ok_all_types.gguf
+golden stinfo_gguf/all-types-stats 0 "$S" --stats --threads 5 ok_all_types.gguf
+# The same values as safetensors (stconvert writes them: quantized types
+# as F32) give the same figures: the same chunks, the same sums.
+if [ -x "$BIN/stconvert" ]; then
+	run to_st 0 "$BIN/stconvert" -q ok_all_types.gguf "$TMP/stinfo_gguf/all.safetensors"
+	run stats_gguf 0 "$S" --stats ok_all_types.gguf
+	run stats_st 0 "$S" --stats "$TMP/stinfo_gguf/all.safetensors"
+	# name, then min .. zeros (the type column differs: Q8_0 vs F32)
+	figures() { awk '/^name / {t = 1; next} t && NF == 9 {$2 = ""; print}' "$TMP/$1.out" | sort; }
+	if [ -n "$(figures stats_gguf)" ] && [ "$(figures stats_gguf)" = "$(figures stats_st)" ]; then
+		ok
+	else
+		fail "GGUF --stats and its safetensors copy differ"
+	fi
+fi
 golden stinfo_gguf/gpt2-q8_0 0 "$S" judge/expected-q8_0.gguf
 golden stinfo_gguf/gpt2-q8_0-json 0 "$S" --json judge/expected-q8_0.gguf
 golden stinfo_gguf/two-json 0 "$S" --json ok_v2.gguf ok_no_tensors.gguf

@@ -3,12 +3,15 @@
  * laid out as for safetensors (see gguf_info.h). The file, or the split
  * set it is a part of (one file block per part, as for shards), is read by
  * libst's st_gguf_open_set (headers only); --stats decodes every tensor of a
- * type libst knows (st_ggml_to_f32 and the integer types) chunk by chunk.
+ * type libst knows (st_ggml_to_f32 and the integer types) chunk by chunk,
+ * a tensor per thread.
  * A tensor of a type libst does not know is listed as "type N (unknown)",
  * its size and values unknown: --stats says so instead of figures.
  */
 #include "common/gguf_info.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,8 +356,15 @@ static void print_tensor_table(const st_gguf *g, const struct view *v, int all,
 
 /* ---- statistics -------------------------------------------------------- */
 
-/* Elements decoded at a time (a multiple of every block size). */
-#define STATS_CHUNK ((uint64_t)1 << 18)
+/*
+ * Elements per partial result, and decoded at a time: both multiples of
+ * every block size. A partial result is what the safetensors path's
+ * stream chunk is (tools/stinfo/stats.c), so the two give the same
+ * figures for the same values; the F32 and F64 buffers of a sub-chunk
+ * (192 KiB) stay in L2 for the two passes of the statistics.
+ */
+#define STATS_CHUNK ((uint64_t)1 << 20)
+#define STATS_SUB ((uint64_t)1 << 14)
 
 /* Whether --stats can decode a ggml type (every type libst knows). */
 static int decodable(unsigned type)
@@ -371,6 +381,27 @@ static int integer_type(unsigned type)
 	return !st_ggml_type_dtype(type, &d) && !st_dtype_is_float(d);
 }
 
+/* n elements from src (whole blocks) into part, STATS_SUB at a time. */
+static void chunk_stats(unsigned type, const unsigned char *src, uint64_t n,
+                        st_stats *part, float *f, double *x)
+{
+	unsigned blk, bytes;
+	st_ggml_type_block(type, &blk, &bytes);
+	st_dtype d;
+	int plain = !st_ggml_type_dtype(type, &d);
+	for (uint64_t at = 0; at < n; at += STATS_SUB) {
+		uint64_t m = n - at < STATS_SUB ? n - at : STATS_SUB;
+		const unsigned char *p = src + at / blk * bytes;
+		if (plain) {
+			st_dtype_widen(d, p, x, (size_t)m);
+		} else {
+			st_ggml_to_f32(type, p, f, m);
+			st_convert(ST_DTYPE_F64, x, ST_DTYPE_F32, f, (size_t)m, NULL);
+		}
+		st_stats_add(part, x, (size_t)m);
+	}
+}
+
 static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
                          float *f, double *x)
 {
@@ -378,38 +409,77 @@ static void tensor_stats(const st_gguf *g, size_t i, st_stats *acc,
 	const unsigned char *p = st_gguf_tensor_data(g, i);
 	unsigned blk, bytes;
 	st_ggml_type_block(t->type, &blk, &bytes);
-	st_dtype d;
-	int plain = !st_ggml_type_dtype(t->type, &d);
 	for (uint64_t at = 0; at < t->n_elements; at += STATS_CHUNK) {
 		uint64_t n = t->n_elements - at < STATS_CHUNK ? t->n_elements - at
 		                                               : STATS_CHUNK;
-		const unsigned char *src = p + at / blk * bytes;
-		if (plain) {
-			st_dtype_widen(d, src, x, (size_t)n);
-		} else {
-			st_ggml_to_f32(t->type, src, f, n);
-			for (uint64_t k = 0; k < n; k++)
-				x[k] = f[k];
-		}
 		st_stats part;
 		memset(&part, 0, sizeof part);
-		st_stats_add(&part, x, (size_t)n);
+		chunk_stats(t->type, p + at / blk * bytes, n, &part, f, x);
 		st_stats_merge(acc, &part);
 	}
 }
 
-static st_stats *compute_stats(const st_gguf *g, const unsigned char *sel)
+/*
+ * The threads of --stats take whole tensors, the next one not yet taken,
+ * and each tensor is summed in element order by one thread: the figures
+ * do not depend on the number of threads. Memory: two sub-chunk buffers
+ * per thread.
+ */
+struct stats_job {
+	const st_gguf *g;
+	const unsigned char *sel;
+	st_stats *accs;
+	atomic_size_t next;
+};
+
+struct stats_worker {
+	struct stats_job *job;
+	float *f;
+	double *x;
+	pthread_t id;
+	int started;
+};
+
+static void *stats_worker_main(void *arg)
+{
+	struct stats_worker *w = arg;
+	struct stats_job *j = w->job;
+	size_t n = st_gguf_n_tensors(j->g);
+	for (;;) {
+		size_t i = atomic_fetch_add(&j->next, 1);
+		if (i >= n)
+			break;
+		if (shown(j->sel, i) && decodable(st_gguf_tensor_at(j->g, i)->type))
+			tensor_stats(j->g, i, &j->accs[i], w->f, w->x);
+	}
+	return NULL;
+}
+
+static st_stats *compute_stats(const st_gguf *g, const unsigned char *sel, int threads)
 {
 	size_t n = st_gguf_n_tensors(g);
-	st_stats *accs = cli_xcalloc(n ? n : 1, sizeof *accs);
-	float *f = cli_xmalloc(STATS_CHUNK * sizeof *f);
-	double *x = cli_xmalloc(STATS_CHUNK * sizeof *x);
-	for (size_t i = 0; i < n; i++)
-		if (shown(sel, i) && decodable(st_gguf_tensor_at(g, i)->type))
-			tensor_stats(g, i, &accs[i], f, x);
-	free(f);
-	free(x);
-	return accs;
+	size_t nt = threads > 1 ? (size_t)threads : 1;
+	if (nt > n)
+		nt = n ? n : 1;
+	struct stats_job job = {g, sel, cli_xcalloc(n ? n : 1, sizeof(st_stats)), 0};
+	struct stats_worker *w = cli_xcalloc(nt, sizeof *w);
+	for (size_t k = 0; k < nt; k++) {
+		w[k].job = &job;
+		w[k].f = cli_xmalloc(STATS_SUB * sizeof *w[k].f);
+		w[k].x = cli_xmalloc(STATS_SUB * sizeof *w[k].x);
+	}
+	/* A thread that cannot start only means fewer workers. */
+	for (size_t k = 1; k < nt; k++)
+		w[k].started = !pthread_create(&w[k].id, NULL, stats_worker_main, &w[k]);
+	stats_worker_main(&w[0]);
+	for (size_t k = 0; k < nt; k++) {
+		if (w[k].started)
+			pthread_join(w[k].id, NULL);
+		free(w[k].f);
+		free(w[k].x);
+	}
+	free(w);
+	return job.accs;
 }
 
 static void print_stats_table(const st_gguf *g, const unsigned char *sel,
@@ -737,7 +807,7 @@ int gguf_info_describe(const char *path, const struct gguf_info_view *v, int *pr
 		st_gguf_close(g);
 		return GGUF_INFO_NO_MATCH;
 	}
-	st_stats *accs = v->stats ? compute_stats(g, sel) : NULL;
+	st_stats *accs = v->stats ? compute_stats(g, sel, v->threads) : NULL;
 	if (!v->json && *printed)
 		putchar('\n');
 	if (v->json && *printed)

@@ -32,6 +32,7 @@ struct gguf_info_view {
 	int markdown; /* the summary's tables as GitHub tables (fe/markdown.h) */
 	const char *const *globs; /* --tensors: the tensors shown (none: all) */
 	size_t n_globs;
+	int threads; /* --stats: worker threads (0 or 1: the caller only) */
 };
 
 /* gguf_info_describe's answer when no tensor matches v->globs. */

@@ -92,27 +92,26 @@ static float row_dot_portable(const float *x, const unsigned char *row, const fl
 	return sum;
 }
 
+#ifdef HAVE_X86
 static int padded(int IN)
 {
 	return (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
 }
 
-/* xs = x times its column's scale in scale row sr, times mul (a power of
- * 2), then zeros up to padded(IN). */
-static void scale_x(float *xs, const float *x, const llama_mat *w, int IN, int sr, float mul)
+/* xs = x times its column's scale in scale row sr, then zeros up to
+ * padded(IN). */
+static void scale_x(float *xs, const float *x, const llama_mat *w, int IN, int sr)
 {
 	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
 	for (int b0 = 0, k = 0; b0 < IN; b0 += w->bc, k++) {
 		int n = IN - b0 < w->bc ? IN - b0 : w->bc;
-		float sk = s[k] * mul;
 		for (int i = 0; i < n; i++)
-			xs[b0 + i] = x[b0 + i] * sk;
+			xs[b0 + i] = x[b0 + i] * s[k];
 	}
 	for (int i = IN; i < padded(IN); i++)
 		xs[i] = 0.0f;
 }
 
-#ifdef HAVE_X86
 /*
  * The next rows, fetched while these are summed: without it one core's
  * outstanding misses, not the bandwidth, set its pace.
@@ -142,6 +141,23 @@ static inline __attribute__((always_inline)) void e4m3_acc(const unsigned char *
 	*a0 = _mm256_fmadd_ps(_mm256_loadu_ps(xs), _mm256_cvtph_ps(_mm256_castsi256_si128(h)), *a0);
 	*a1 = _mm256_fmadd_ps(_mm256_loadu_ps(xs + 8),
 	                      _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), *a1);
+}
+
+/* scale_x times 2^8, 8 columns at a time. */
+static void scaled_xs(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	for (int b0 = 0, k = 0; b0 < IN; b0 += w->bc, k++) {
+		int n = IN - b0 < w->bc ? IN - b0 : w->bc, i = 0;
+		float sk = s[k] * 256.0f;
+		for (; i + 8 <= n; i += 8)
+			_mm256_storeu_ps(xs + b0 + i, _mm256_mul_ps(_mm256_loadu_ps(x + b0 + i),
+			                                            _mm256_set1_ps(sk)));
+		for (; i < n; i++)
+			xs[b0 + i] = x[b0 + i] * sk;
+	}
+	for (int i = IN; i < padded(IN); i++)
+		xs[i] = 0.0f;
 }
 
 static float hsum8(__m256 a)
@@ -194,7 +210,7 @@ typedef struct {
  * 64 codes at p (the first n when n < 64, the rest code 0) times xs, into
  * a and b: the BF16 words, lo | hi << 8, interleaved within each 128-bit
  * lane by unpack, then widened even and odd words apart (a shift, an
- * AND), so the four vectors hold the columns in the order permute_xs
+ * AND), so the four vectors hold the columns in the order permuted_xs
  * gives xs.
  */
 static inline __attribute__((always_inline)) void
@@ -219,30 +235,53 @@ bf16_acc(const bf16_tab *t, const unsigned char *p, int n, const float *xs, __m5
 }
 
 /*
- * xs (padded(IN) floats, column order) into bf16_acc's order, 64 at a
- * time: vector q (16 lanes, 4L + d) takes column 16L + 8(q / 2) + 2d +
- * q % 2, that is lanes 8(q / 2) + (q % 2) + 2d of natural vector L.
+ * Natural columns v[0..3] (64 from b) into bf16_acc's order at dst:
+ * vector q (16 lanes, 4L + d) takes column 16L + 8(q / 2) + 2d + q % 2,
+ * that is lane 8(q / 2) + q % 2 + 2d of v[L].
  */
-static void permute_xs(float *xs, int IN)
+static inline __attribute__((always_inline)) void store_permuted(float *dst, const __m512 v[4])
 {
-	for (int b = 0; b < padded(IN); b += 64) {
-		__m512 v0 = _mm512_loadu_ps(xs + b), v1 = _mm512_loadu_ps(xs + b + 16);
-		__m512 v2 = _mm512_loadu_ps(xs + b + 32), v3 = _mm512_loadu_ps(xs + b + 48);
-		__m512 o[4];
+	for (int q = 0; q < 4; q++) {
+		int base = 8 * (q / 2) + q % 2;
+		/* Lanes 4L + d: from v0 (L 0), v1 (16 +: L 1), and for L 2, 3 the
+		 * same from v2, v3. */
+		__m512i idx =
+			_mm512_setr_epi32(base, base + 2, base + 4, base + 6, 16 + base, 18 + base,
+		                          20 + base, 22 + base, base, base + 2, base + 4, base + 6,
+		                          16 + base, 18 + base, 20 + base, 22 + base);
+		_mm512_storeu_ps(dst + 16 * q,
+		                 _mm512_mask_blend_ps((__mmask16)0xFF00,
+		                                      _mm512_permutex2var_ps(v[0], idx, v[1]),
+		                                      _mm512_permutex2var_ps(v[2], idx, v[3])));
+	}
+}
+
+/*
+ * xs for scale row sr in bf16_acc's order, padded(IN) floats (the
+ * padding exactly 0). Blocks of 64 columns or a multiple of it take one
+ * scale per 64 columns, in registers; others are scaled one by one first.
+ */
+static void permuted_xs(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	int one_scale = w->bc % 64 == 0;
+	if (!one_scale)
+		scale_x(xs, x, w, IN, sr);
+	for (int b = 0; b < IN; b += 64) {
+		__m512 v[4];
 		for (int q = 0; q < 4; q++) {
-			int base = 8 * (q / 2) + q % 2;
-			/* Lanes 4L + d: from v0 (L 0), v1 (16 +: L 1), and for L 2, 3 the
-			 * same from v2, v3. */
-			__m512i idx = _mm512_setr_epi32(base, base + 2, base + 4, base + 6,
-			                                16 + base, 18 + base, 20 + base, 22 + base,
-			                                base, base + 2, base + 4, base + 6,
-			                                16 + base, 18 + base, 20 + base, 22 + base);
-			o[q] = _mm512_mask_blend_ps((__mmask16)0xFF00,
-			                            _mm512_permutex2var_ps(v0, idx, v1),
-			                            _mm512_permutex2var_ps(v2, idx, v3));
+			int n = IN - b - 16 * q;
+			__mmask16 m = n >= 16 ? (__mmask16)0xFFFF
+			              : n > 0 ? (__mmask16)((1u << n) - 1u)
+			                      : (__mmask16)0;
+			v[q] = one_scale
+			               ? _mm512_maskz_mul_ps(m,
+			                                     _mm512_maskz_loadu_ps(m,
+			                                                           x + b + 16 * q),
+			                                     _mm512_set1_ps(s[b / w->bc]))
+			               : _mm512_maskz_loadu_ps(m, xs + b + 16 * q);
 		}
-		for (int q = 0; q < 4; q++)
-			_mm512_storeu_ps(xs + b + 16 * q, o[q]);
+		store_permuted(xs + b, v);
 	}
 }
 
@@ -300,11 +339,10 @@ void llama_fp8_dots(const gpt2_kernels *k, float *out, const float *x, const lla
 		const float *s = w->scale + (size_t)sr * (size_t)w->scols;
 #ifdef HAVE_X86
 		if (path == AVX512) {
-			scale_x(xs, x, w, IN, sr, 1.0f);
-			permute_xs(xs, IN);
+			permuted_xs(xs, x, w, IN, sr);
 			dots_bf16tab_avx512(out + j, xs, rows, w->bf16, IN, m);
 		} else if (path == AVX2) {
-			scale_x(xs, x, w, IN, sr, 256.0f);
+			scaled_xs(xs, x, w, IN, sr);
 			dots_e4m3_avx2(out + j, xs, rows, IN, m);
 		} else
 #endif

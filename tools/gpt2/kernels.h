@@ -89,13 +89,16 @@ extern const gpt2_kernels gpt2_kernels_avx512;
 /*
  * Compile the functions between BEGIN and END for an instruction set,
  * whether the compiler is GCC (#pragma GCC target) or clang (#pragma
- * clang attribute); include <immintrin.h> before BEGIN.
+ * clang attribute); include <immintrin.h> before BEGIN. AVX512VBMI adds
+ * vpermb and vpermi2b (Ice Lake on): run it only where the CPU says so.
  */
 #if defined(__clang__)
 #define GPT2_TARGET_AVX2_BEGIN                                            \
 	_Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c\"))), apply_to = function)")
 #define GPT2_TARGET_AVX512_BEGIN                                          \
 	_Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512vl,avx512dq,fma,f16c\"))), apply_to = function)")
+#define GPT2_TARGET_AVX512VBMI_BEGIN                                      \
+	_Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c\"))), apply_to = function)")
 #define GPT2_TARGET_END _Pragma("clang attribute pop")
 #else
 #define GPT2_TARGET_AVX2_BEGIN                                            \
@@ -103,6 +106,9 @@ extern const gpt2_kernels gpt2_kernels_avx512;
 #define GPT2_TARGET_AVX512_BEGIN                                          \
 	_Pragma("GCC push_options")                                       \
 	_Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512dq,fma,f16c\")")
+#define GPT2_TARGET_AVX512VBMI_BEGIN                                      \
+	_Pragma("GCC push_options")                                       \
+	_Pragma("GCC target(\"avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c\")")
 #define GPT2_TARGET_END _Pragma("GCC pop_options")
 #endif
 

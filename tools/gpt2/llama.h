@@ -85,6 +85,9 @@ typedef struct llama_mat {
 	const float *lut;   /* F8: the 256 codes' values (the model's) */
 	const float *scale; /* F8: (ceil(out / br), scols) F32 scales */
 	int br, bc, scols;  /* F8: block rows and columns, scale columns */
+	/* F8: codes 0..127 as BF16 bits, 128 high bytes then 128 low bytes
+	 * (llama_fp8_bf16_table), or NULL when a value is not a BF16. */
+	const unsigned char *bf16;
 } llama_mat;
 
 /* One block's parameters; vectors are F32 (NULL when absent). */
@@ -108,9 +111,11 @@ typedef struct llama_model {
 	size_t n_copies;
 	st_checkpoint *ck; /* open: the matrices point into its files */
 	uint64_t num_parameters;
-	st_dtype wdtype;                 /* the matrices' dtype if one, else F32 */
-	st_dtype f8type;                 /* the F8 weights' type (one a model), else F32 */
-	float f8_lut[256];               /* its 256 codes' values (libst's st_convert) */
+	st_dtype wdtype;            /* the matrices' dtype if one, else F32 */
+	st_dtype f8type;            /* the F8 weights' type (one a model), else F32 */
+	float f8_lut[256];          /* its 256 codes' values (libst's st_convert) */
+	unsigned char f8_bf16[256]; /* f8_lut as BF16 bytes, when f8_bf16_ok */
+	int f8_bf16_ok;
 	uint64_t block_rows, block_cols; /* weight_block_size (default 128) */
 	size_t scales_used;              /* F8 weights placed, each with its scale */
 	float *inv_freq;                 /* (hd / 2) rotary frequencies, scaled */
@@ -144,12 +149,20 @@ void llama_rope_inv_freq(const llama_config *cfg, float *inv_freq);
 /*
  * Scaled FP8 in the products (llama_fp8.c): row r of w (IN values)
  * decoded and scaled into dst; out[j] = x . row o0 + j of w for j < n,
- * with kernel table k's instruction set (AVX2 for E4M3 unless portable).
+ * with kernel table k's instruction set (AVX-512 VBMI where w->bf16 is
+ * set, AVX2 for E4M3, else portable), xs scratch of IN rounded up to a
+ * multiple of LLAMA_FP8_PAD floats.
  */
+enum { LLAMA_FP8_PAD = 64 };
 void llama_fp8_row(float *dst, const llama_mat *w, int IN, int r);
 struct gpt2_kernels;
 void llama_fp8_dots(const struct gpt2_kernels *k, float *out, const float *x, const llama_mat *w,
-                    int IN, int o0, int n);
+                    int IN, int o0, int n, float *xs);
+/*
+ * tab = the BF16 bytes of lut's codes 0..127 (high, then low), when each
+ * is a BF16 and code c | 0x80 is -lut[c] (NaN for NaN): 1, else 0.
+ */
+int llama_fp8_bf16_table(unsigned char tab[256], const float lut[256]);
 
 /*
  * The KV cache (F32, (L, NKV, capacity, hd): by head) and the scratch of

@@ -33,7 +33,7 @@ struct llama_cache {
 	int scratch_threads;
 	float *att_scratch; /* (threads, capacity) */
 	float *panels;      /* (threads, max IN, panel) */
-	float *rows;        /* (threads, max IN) */
+	float *rows;        /* (threads, max IN padded): a row, or FP8's xs */
 	size_t panel_floats, max_in;
 	llama_trace_fn trace;
 	void *trace_ctx;
@@ -53,7 +53,6 @@ struct lin_ctx {
 
 static void dot_task(void *arg, int task, int thread)
 {
-	(void)thread;
 	const struct lin_ctx *c = arg;
 	int o0 = task * DOT_ROWS;
 	int n = c->OUT - o0 < DOT_ROWS ? c->OUT - o0 : DOT_ROWS;
@@ -64,7 +63,8 @@ static void dot_task(void *arg, int task, int thread)
 		float *out = c->out + (size_t)t * (size_t)c->OUT + o0;
 		const float *x = c->inp + (size_t)t * (size_t)c->IN;
 		if (c->w.lut)
-			llama_fp8_dots(c->k, out, x, &c->w, c->IN, o0, n);
+			llama_fp8_dots(c->k, out, x, &c->w, c->IN, o0, n,
+			               c->c->rows + (size_t)thread * c->c->max_in);
 		else
 			c->k->dots(out, x, w, c->w.dt, c->IN, n);
 		if (c->bias)
@@ -346,6 +346,8 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threa
 		c->max_in = C > Q ? C : Q;
 		if (I > c->max_in)
 			c->max_in = I;
+		/* Room for llama_fp8_dots' padded xs. */
+		c->max_in = (c->max_in + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
 		c->panel_floats = c->max_in * (size_t)panel;
 		c->att_scratch = malloc((size_t)threads * (size_t)c->capacity * sizeof(float));
 		c->panels = malloc((size_t)threads * c->panel_floats * sizeof(float));

@@ -2,24 +2,38 @@
  * llama_fp8.c - scaled FP8 weights inside the Llama family's matrix
  * products (llama.h, llama_mat): a row decoded and scaled for the prompt's
  * packed panels, and the decode dot products, which read the FP8 bytes
- * where they lie and apply each block's scale to its partial sum. No
- * dequantized copy of a weight is ever made.
+ * where they lie. No dequantized copy of a weight is ever made.
  *
  * The value of a code is libst's (the model's table, filled by st_convert
- * at load); the AVX2 and AVX-512 loops widen E4M3 without the table: its
- * bits moved into an F16's (sign to bit 15, exponent and mantissa shifted
- * left 7) make an F16 of value x * 2^-8 exactly, subnormals included,
- * which vcvtph2ps widens; the 2^8 goes into the block's partial sum. Only NaN codes
- * (0x7f, 0xff) differ: 480 instead of NaN. Sums are F32, each output row
- * reduced in a fixed order by one call.
+ * at load). The decode's vector loops first multiply x by each column's
+ * block scale, once per call and row of blocks (xs, in the caller's
+ * scratch), so that a row's dot product is a plain one, xs . codes, with
+ * no per-block sum to reduce and scale: the weights stream at the pace
+ * of the memory. The codes become F32 in registers:
+ *   AVX-512 with VBMI: two 128-entry byte tables (vpermi2b) give the
+ *     high and low bytes of the code's value as a BF16 (every E4M3 and
+ *     E5M2 value is one exactly; the sign is ORed in), interleaved and
+ *     widened as BF16 is; the model's table, so NaN codes give NaN.
+ *   AVX2 (and AVX-512 without VBMI): E4M3 only, without a table: the
+ *     code's bits moved into an F16's (sign to bit 15, exponent and
+ *     mantissa shifted left 7) make an F16 of value x * 2^-8 exactly,
+ *     subnormals included, which vcvtph2ps widens; the 2^8 goes into xs.
+ *     Only NaN codes (0x7f, 0xff) differ: 480 instead of NaN.
+ * Sums are F32, each output row reduced in a fixed order by one call.
+ * The portable loop sums each block of columns and scales the block's
+ * sum, as the format reads; the vector loops round x * scale instead, so
+ * their last bits differ from it (tests/cli/strun.sh checks each kernel
+ * against libst's dequantized weights).
  */
 #include "gpt2/internal.h"
 #include "gpt2/kernels.h"
 #include "gpt2/llama.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_X86 1
 #endif
@@ -28,8 +42,32 @@ void llama_fp8_row(float *dst, const llama_mat *w, int IN, int r)
 {
 	const unsigned char *row = (const unsigned char *)w->w + (size_t)r * (size_t)IN;
 	const float *s = w->scale + (size_t)(r / w->br) * (size_t)w->scols;
-	for (int i = 0; i < IN; i++)
-		dst[i] = w->lut[row[i]] * s[i / w->bc];
+	/* Block by block: no division per value. */
+	for (int b0 = 0, k = 0; b0 < IN; b0 += w->bc, k++) {
+		int n = IN - b0 < w->bc ? IN - b0 : w->bc;
+		for (int i = 0; i < n; i++)
+			dst[b0 + i] = w->lut[row[b0 + i]] * s[k];
+	}
+}
+
+static uint32_t f32_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+int llama_fp8_bf16_table(unsigned char tab[256], const float lut[256])
+{
+	for (int c = 0; c < 128; c++) {
+		uint32_t p = f32_bits(lut[c]), n = f32_bits(lut[c | 0x80]);
+		if ((p & 0xFFFFu) != 0 || (p >> 31) != 0 ||
+		    (isnan(lut[c]) ? !isnan(lut[c | 0x80]) : n != (p | 0x80000000u)))
+			return 0;
+		tab[c] = (unsigned char)(p >> 24);
+		tab[128 + c] = (unsigned char)(p >> 16);
+	}
+	return 1;
 }
 
 /* Portable: lanes summed in a fixed order, per block of columns. */
@@ -55,96 +93,262 @@ static float row_dot_portable(const float *x, const unsigned char *row, const fl
 }
 
 #ifdef HAVE_X86
+static int padded(int IN)
+{
+	return (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
+}
+
+/* xs = x times its column's scale in scale row sr, then zeros up to
+ * padded(IN). */
+static void scale_x(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	for (int b0 = 0, k = 0; b0 < IN; b0 += w->bc, k++) {
+		int n = IN - b0 < w->bc ? IN - b0 : w->bc;
+		for (int i = 0; i < n; i++)
+			xs[b0 + i] = x[b0 + i] * s[k];
+	}
+	for (int i = IN; i < padded(IN); i++)
+		xs[i] = 0.0f;
+}
+
 /*
- * E4M3 to F16 bits, 16 lanes at once: the byte sign-extended to 16 bits
- * and shifted left 7 puts exponent and mantissa at bits 7..13 and the
- * sign at 14 and 15; the AND clears 14. The F16 is the code's value
- * times 2^-8.
+ * The next rows, fetched while these are summed: without it one core's
+ * outstanding misses, not the bandwidth, set its pace.
  */
+static void prefetch_rows(const unsigned char *p, size_t bytes)
+{
+	for (size_t b = 0; b < bytes; b += 64)
+		_mm_prefetch((const char *)p + b, _MM_HINT_T0);
+}
+
+/* ---- AVX2: E4M3 through F16 bits ------------------------------------------ */
+
 GPT2_TARGET_AVX2_BEGIN
-static float block_sum(__m256 a, float part)
+/*
+ * 16 codes to F16 bits: the byte sign-extended to 16 bits and shifted left
+ * 7 puts exponent and mantissa at bits 7..13 and the sign at 14 and 15;
+ * the AND clears 14. The F16 is the code's value times 2^-8.
+ */
+static inline __attribute__((always_inline)) void e4m3_acc(const unsigned char *p, const float *xs,
+                                                           __m256 *a0, __m256 *a1)
+{
+	const __m256i keep = _mm256_set1_epi16((short)0xBF80);
+	__m256i h = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(
+							       _mm_loadu_si128((const __m128i *)p)),
+	                                               7),
+	                             keep);
+	*a0 = _mm256_fmadd_ps(_mm256_loadu_ps(xs), _mm256_cvtph_ps(_mm256_castsi256_si128(h)), *a0);
+	*a1 = _mm256_fmadd_ps(_mm256_loadu_ps(xs + 8),
+	                      _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), *a1);
+}
+
+/* scale_x times 2^8, 8 columns at a time. */
+static void scaled_xs(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	for (int b0 = 0, k = 0; b0 < IN; b0 += w->bc, k++) {
+		int n = IN - b0 < w->bc ? IN - b0 : w->bc, i = 0;
+		float sk = s[k] * 256.0f;
+		for (; i + 8 <= n; i += 8)
+			_mm256_storeu_ps(xs + b0 + i, _mm256_mul_ps(_mm256_loadu_ps(x + b0 + i),
+			                                            _mm256_set1_ps(sk)));
+		for (; i < n; i++)
+			xs[b0 + i] = x[b0 + i] * sk;
+	}
+	for (int i = IN; i < padded(IN); i++)
+		xs[i] = 0.0f;
+}
+
+static float hsum8(__m256 a)
 {
 	__m128 q = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
 	q = _mm_add_ps(q, _mm_movehl_ps(q, q));
 	q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
-	return _mm_cvtss_f32(q) * 256.0f + part;
+	return _mm_cvtss_f32(q);
 }
 
-static float row_dot_e4m3_avx2(const float *x, const unsigned char *row, const float *lut,
-                               const float *s, int IN, int bc)
+/* out[j] = xs . row j for rows of IN codes at w (xs: padded(IN) floats, x
+ * scaled times 2^8); two rows at a time, the two after them fetched. */
+static void dots_e4m3_avx2(float *out, const float *xs, const unsigned char *w, int IN, int n)
 {
-	const __m256i keep = _mm256_set1_epi16((short)0xBF80);
-	float sum = 0.0f;
-	for (int b0 = 0, k = 0; b0 < IN; b0 += bc, k++) {
-		int n = IN - b0 < bc ? IN - b0 : bc;
-		__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-		int i = 0;
-		for (; i + 16 <= n; i += 16) {
-			__m128i raw = _mm_loadu_si128((const __m128i *)(row + b0 + i));
-			__m256i h =
-				_mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(raw), 7),
-			                         keep);
-			a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + b0 + i),
-			                     _mm256_cvtph_ps(_mm256_castsi256_si128(h)), a0);
-			a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + b0 + i + 8),
-			                     _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)), a1);
+	size_t ld = (size_t)IN;
+	int full = IN - IN % 16;
+	for (int j = 0; j < n; j += 2) {
+		int two = j + 1 < n;
+		const unsigned char *p = w + (size_t)j * ld, *q = two ? p + ld : p;
+		if (j + 2 < n)
+			prefetch_rows(p + 2 * ld, (j + 3 < n ? 2 : 1) * ld);
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+		for (int i = 0; i < full; i += 16) {
+			e4m3_acc(p + i, xs + i, &a0, &a1);
+			e4m3_acc(q + i, xs + i, &b0, &b1);
 		}
-		float part = 0.0f;
-		for (int j = i; j < n; j++)
-			part += x[b0 + j] * lut[row[b0 + j]];
-		sum += block_sum(_mm256_add_ps(a0, a1), part) * s[k];
+		if (full < IN) {
+			/* The last codes, zero-padded (code 0 is +0; so is xs there). */
+			unsigned char tp[16] = {0}, tq[16] = {0};
+			memcpy(tp, p + full, (size_t)(IN - full));
+			memcpy(tq, q + full, (size_t)(IN - full));
+			e4m3_acc(tp, xs + full, &a0, &a1);
+			e4m3_acc(tq, xs + full, &b0, &b1);
+		}
+		out[j] = hsum8(_mm256_add_ps(a0, a1));
+		if (two)
+			out[j + 1] = hsum8(_mm256_add_ps(b0, b1));
 	}
-	return sum;
 }
 GPT2_TARGET_END
 
-GPT2_TARGET_AVX512_BEGIN
-static float row_dot_e4m3_avx512(const float *x, const unsigned char *row, const float *lut,
-                                 const float *s, int IN, int bc)
+/* ---- AVX-512 VBMI: codes through a BF16 byte table ------------------------ */
+
+GPT2_TARGET_AVX512VBMI_BEGIN
+typedef struct {
+	__m512i h0, h1, l0, l1; /* high, low bytes of codes 0..63, 64..127 */
+} bf16_tab;
+
+/*
+ * 64 codes at p (the first n when n < 64, the rest code 0) times xs, into
+ * a and b: the BF16 words, lo | hi << 8, interleaved within each 128-bit
+ * lane by unpack, then widened even and odd words apart (a shift, an
+ * AND), so the four vectors hold the columns in the order permuted_xs
+ * gives xs.
+ */
+static inline __attribute__((always_inline)) void
+bf16_acc(const bf16_tab *t, const unsigned char *p, int n, const float *xs, __m512 *a, __m512 *b)
 {
-	const __m512i keep = _mm512_set1_epi16((short)0xBF80);
-	float sum = 0.0f;
-	for (int b0 = 0, k = 0; b0 < IN; b0 += bc, k++) {
-		int n = IN - b0 < bc ? IN - b0 : bc;
-		__m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
-		int i = 0;
-		for (; i + 32 <= n; i += 32) {
-			__m256i raw = _mm256_loadu_si256((const __m256i *)(row + b0 + i));
-			__m512i h =
-				_mm512_and_si512(_mm512_slli_epi16(_mm512_cvtepi8_epi16(raw), 7),
-			                         keep);
-			a0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + b0 + i),
-			                     _mm512_cvtph_ps(_mm512_castsi512_si256(h)), a0);
-			a1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + b0 + i + 16),
-			                     _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)), a1);
-		}
-		float part = 0.0f;
-		for (int j = i; j < n; j++)
-			part += x[b0 + j] * lut[row[b0 + j]];
-		sum += (_mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * 256.0f + part) * s[k];
+	__m512i c = n >= 64 ? _mm512_loadu_si512((const void *)p)
+	                    : _mm512_maskz_loadu_epi8((__mmask64)((1ull << n) - 1ull), p);
+	/* hi | (c & 0x80): the sign. */
+	__m512i hi = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi8(t->h0, c, t->h1), c,
+	                                       _mm512_set1_epi8((char)0x80), 0xF8);
+	__m512i lo = _mm512_permutex2var_epi8(t->l0, c, t->l1);
+	__m512i w0 = _mm512_unpacklo_epi8(lo, hi), w1 = _mm512_unpackhi_epi8(lo, hi);
+	const __m512i top = _mm512_set1_epi32((int)0xFFFF0000u);
+	*a = _mm512_fmadd_ps(_mm512_loadu_ps(xs), _mm512_castsi512_ps(_mm512_slli_epi32(w0, 16)),
+	                     *a);
+	*b = _mm512_fmadd_ps(_mm512_loadu_ps(xs + 16),
+	                     _mm512_castsi512_ps(_mm512_and_si512(w0, top)), *b);
+	*a = _mm512_fmadd_ps(_mm512_loadu_ps(xs + 32),
+	                     _mm512_castsi512_ps(_mm512_slli_epi32(w1, 16)), *a);
+	*b = _mm512_fmadd_ps(_mm512_loadu_ps(xs + 48),
+	                     _mm512_castsi512_ps(_mm512_and_si512(w1, top)), *b);
+}
+
+/*
+ * Natural columns v[0..3] (64 from b) into bf16_acc's order at dst:
+ * vector q (16 lanes, 4L + d) takes column 16L + 8(q / 2) + 2d + q % 2,
+ * that is lane 8(q / 2) + q % 2 + 2d of v[L].
+ */
+static inline __attribute__((always_inline)) void store_permuted(float *dst, const __m512 v[4])
+{
+	for (int q = 0; q < 4; q++) {
+		int base = 8 * (q / 2) + q % 2;
+		/* Lanes 4L + d: from v0 (L 0), v1 (16 +: L 1), and for L 2, 3 the
+		 * same from v2, v3. */
+		__m512i idx =
+			_mm512_setr_epi32(base, base + 2, base + 4, base + 6, 16 + base, 18 + base,
+		                          20 + base, 22 + base, base, base + 2, base + 4, base + 6,
+		                          16 + base, 18 + base, 20 + base, 22 + base);
+		_mm512_storeu_ps(dst + 16 * q,
+		                 _mm512_mask_blend_ps((__mmask16)0xFF00,
+		                                      _mm512_permutex2var_ps(v[0], idx, v[1]),
+		                                      _mm512_permutex2var_ps(v[2], idx, v[3])));
 	}
-	return sum;
+}
+
+/*
+ * xs for scale row sr in bf16_acc's order, padded(IN) floats (the
+ * padding exactly 0). Blocks of 64 columns or a multiple of it take one
+ * scale per 64 columns, in registers; others are scaled one by one first.
+ */
+static void permuted_xs(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	int one_scale = w->bc % 64 == 0;
+	if (!one_scale)
+		scale_x(xs, x, w, IN, sr);
+	for (int b = 0; b < IN; b += 64) {
+		__m512 v[4];
+		for (int q = 0; q < 4; q++) {
+			int n = IN - b - 16 * q;
+			__mmask16 m = n >= 16 ? (__mmask16)0xFFFF
+			              : n > 0 ? (__mmask16)((1u << n) - 1u)
+			                      : (__mmask16)0;
+			v[q] = one_scale
+			               ? _mm512_maskz_mul_ps(m,
+			                                     _mm512_maskz_loadu_ps(m,
+			                                                           x + b + 16 * q),
+			                                     _mm512_set1_ps(s[b / w->bc]))
+			               : _mm512_maskz_loadu_ps(m, xs + b + 16 * q);
+		}
+		store_permuted(xs + b, v);
+	}
+}
+
+/* As dots_e4m3_avx2, xs permuted and unscaled, any F8 type tab covers. */
+static void dots_bf16tab_avx512(float *out, const float *xs, const unsigned char *w,
+                                const unsigned char *tab, int IN, int n)
+{
+	bf16_tab t = {_mm512_loadu_si512((const void *)tab),
+	              _mm512_loadu_si512((const void *)(tab + 64)),
+	              _mm512_loadu_si512((const void *)(tab + 128)),
+	              _mm512_loadu_si512((const void *)(tab + 192))};
+	size_t ld = (size_t)IN;
+	for (int j = 0; j < n; j += 2) {
+		int two = j + 1 < n;
+		const unsigned char *p = w + (size_t)j * ld, *q = two ? p + ld : p;
+		if (j + 2 < n)
+			prefetch_rows(p + 2 * ld, (j + 3 < n ? 2 : 1) * ld);
+		__m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
+		for (int i = 0; i < IN; i += 64) {
+			bf16_acc(&t, p + i, IN - i, xs + i, &a0, &a1);
+			bf16_acc(&t, q + i, IN - i, xs + i, &b0, &b1);
+		}
+		out[j] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+		if (two)
+			out[j + 1] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
+	}
 }
 GPT2_TARGET_END
+
+static int has_vbmi(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vbmi");
+}
 #endif
 
 void llama_fp8_dots(const gpt2_kernels *k, float *out, const float *x, const llama_mat *w, int IN,
-                    int o0, int n)
+                    int o0, int n, float *xs)
 {
-	float (*dot)(const float *, const unsigned char *, const float *, const float *, int, int) =
-		row_dot_portable;
+	enum { PORTABLE, AVX2, AVX512 } path = PORTABLE;
 #ifdef HAVE_X86
-	if (w->dt == ST_DTYPE_F8_E4M3 && strcmp(k->name, "avx2") == 0)
-		dot = row_dot_e4m3_avx2;
-	else if (w->dt == ST_DTYPE_F8_E4M3 && strcmp(k->name, "avx512") == 0)
-		dot = row_dot_e4m3_avx512;
+	if (strcmp(k->name, "avx512") == 0 && w->bf16 && has_vbmi())
+		path = AVX512;
+	else if (strcmp(k->name, "portable") != 0 && w->dt == ST_DTYPE_F8_E4M3)
+		path = AVX2;
 #else
 	(void)k;
+	(void)xs;
 #endif
-	for (int j = 0; j < n; j++) {
-		int r = o0 + j;
-		const unsigned char *row = (const unsigned char *)w->w + (size_t)r * (size_t)IN;
-		const float *s = w->scale + (size_t)(r / w->br) * (size_t)w->scols;
-		out[j] = dot(x, row, w->lut, s, IN, w->bc);
+	for (int j = 0; j < n;) {
+		int r = o0 + j, sr = r / w->br;
+		/* The rows sharing this row of scales. */
+		int m = (sr + 1) * w->br - r < n - j ? (sr + 1) * w->br - r : n - j;
+		const unsigned char *rows = (const unsigned char *)w->w + (size_t)r * (size_t)IN;
+		const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+#ifdef HAVE_X86
+		if (path == AVX512) {
+			permuted_xs(xs, x, w, IN, sr);
+			dots_bf16tab_avx512(out + j, xs, rows, w->bf16, IN, m);
+		} else if (path == AVX2) {
+			scaled_xs(xs, x, w, IN, sr);
+			dots_e4m3_avx2(out + j, xs, rows, IN, m);
+		} else
+#endif
+			for (int i = 0; i < m; i++)
+				out[j + i] = row_dot_portable(x, rows + (size_t)i * (size_t)IN,
+				                              w->lut, s, IN, w->bc);
+		j += m;
 	}
 }

@@ -177,6 +177,7 @@ static int take_fp8(llama_model *m, const st_tensor *t, llama_mat *out, const ch
 		for (int c = 0; c < 256; c++)
 			codes[c] = (unsigned char)c;
 		st_convert(ST_DTYPE_F32, m->f8_lut, t->dtype, codes, 256, NULL);
+		m->f8_bf16_ok = llama_fp8_bf16_table(m->f8_bf16, m->f8_lut);
 		m->f8type = t->dtype;
 	}
 	size_t n = (size_t)(l.scale_rows * l.scale_cols);
@@ -187,6 +188,7 @@ static int take_fp8(llama_model *m, const st_tensor *t, llama_mat *out, const ch
 		return gpt2_err(err, errlen, "%s: tensor '%s': %s scales are not read", file, name,
 		                st_dtype_name(st->dtype));
 	out->lut = m->f8_lut;
+	out->bf16 = m->f8_bf16_ok ? m->f8_bf16 : NULL;
 	out->scale = scale;
 	out->br = (int)(l.block_rows < l.rows ? l.block_rows : l.rows);
 	out->bc = (int)(l.block_cols < l.cols ? l.block_cols : l.cols);

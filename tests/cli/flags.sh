@@ -166,6 +166,9 @@ done
 # -q / --quiet: the exit status alone, or no report / timings.
 same q_stinfo 0 "$BIN/stinfo" --check "$G/model.safetensors" ::: -q ::: --quiet
 [ ! -s "$TMP/q_stinfo.s.out" ] && ok || fail "stinfo -q --check: printed"
+same q_stinfo_invalid 1 "$BIN/stinfo" --check "$TESTDATA/format/bad_dup_name.safetensors" ::: -q ::: --quiet
+[ ! -s "$TMP/q_stinfo_invalid.s.out" ] && ok || fail "stinfo -q --check: printed the verdict"
+expect_err q_stinfo_invalid.s "tensor 'w': duplicate name"
 printf 'not a checkpoint\n' >notes.safetensors
 same q_stinfo_bad 2 "$BIN/stinfo" notes.safetensors ::: -q ::: --quiet
 expect_err q_stinfo_bad.s 'notes.safetensors'

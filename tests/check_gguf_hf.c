@@ -140,8 +140,7 @@ static char *config(st_gguf *h, st_dtype d, unsigned *lost)
 	char *json;
 	size_t len;
 	st_error err;
-	ck_assert_msg(st_gguf_hf_config(h, d, &json, &len, lost, &err) == ST_OK, "%s",
-	              err.message);
+	ck_assert_msg(st_gguf_hf_config(h, d, &json, &len, lost, &err) == ST_OK, "%s", err.message);
 	ck_assert_uint_eq(strlen(json), len);
 	return json;
 }
@@ -191,8 +190,8 @@ START_TEST(test_llama)
 	ck_assert_int_eq(st_gguf_hf_name(h, 1, name, sizeof name, NULL, &err), ST_OK);
 	ck_assert_str_eq(name, "lm_head.weight");
 	ck_assert_int_eq(st_gguf_hf_name(h, 2, name, sizeof name, NULL, &err), ST_ENOTFOUND);
-	ck_assert_msg(strstr(err.message, "t.gguf: tensor 'rope_freqs.weight': llama3 rope"),
-	              "%s", err.message);
+	ck_assert_msg(strstr(err.message, "t.gguf: tensor 'rope_freqs.weight': llama3 rope"), "%s",
+	              err.message);
 	/* generation_config.json: the tokenizer's ids. */
 	size_t len;
 	ck_assert_int_eq(st_gguf_hf_generation_config(h, &j, &len, &err), ST_OK);

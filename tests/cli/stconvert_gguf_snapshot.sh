@@ -20,6 +20,17 @@ check() {
 # key FILE KEY: the value of a top-level config.json key, as one line.
 key() { grep -E "^  \"$2\": " "$1" | sed -E 's/^  "[^"]*": //; s/,$//'; }
 
+# same_config NAME SNAPSHOT: $TMP/NAME/config.json has SNAPSHOT's values of
+# the fields strun reads.
+same_config() {
+	for k in model_type hidden_size intermediate_size num_hidden_layers num_attention_heads \
+		num_key_value_heads head_dim max_position_embeddings vocab_size tie_word_embeddings \
+		torch_dtype hidden_act rms_norm_eps rope_theta; do
+		a=$(key "$TMP/$1/config.json" $k) b=$(key "$2/config.json" $k)
+		if [ "$a" = "$b" ]; then ok; else fail "$1: config.json $k: '$a', expected '$b'"; fi
+	done
+}
+
 # llama3 F32: every tensor bit-identical to the snapshot it came from
 # (rope_freqs.weight is left out, and said so; rope_scaling cannot come back).
 run l3 0 "$C" "$G/llama3-f32.gguf" "$TMP/l3"
@@ -32,13 +43,7 @@ run l3_exact 0 "$BIN/stdiff" --exact "$L/llama3" "$TMP/l3"
 expect_out l3_exact "21 identical, 0 within tolerance, 0 differ; 0 only in A, 0 only in B"
 # The config.json fields strun reads equal the original's; what cannot come
 # back (rope_scaling, and bos/eos: the fixture has no tokenizer keys) is absent.
-for k in model_type hidden_size intermediate_size num_hidden_layers num_attention_heads \
-	num_key_value_heads max_position_embeddings vocab_size tie_word_embeddings \
-	torch_dtype hidden_act; do
-	if [ "$(key "$TMP/l3/config.json" $k)" = "$(key "$L/llama3/config.json" $k)" ]; then ok; else
-		fail "l3: config.json $k: $(key "$TMP/l3/config.json" $k), expected $(key "$L/llama3/config.json" $k)"
-	fi
-done
+same_config l3 "$L/llama3"
 [ "$(key "$TMP/l3/config.json" rms_norm_eps)" = 1e-05 ] && ok || fail "l3: rms_norm_eps"
 [ "$(key "$TMP/l3/config.json" rope_theta)" = 500000.0 ] && ok || fail "l3: rope_theta"
 if grep -q rope_scaling "$TMP/l3/config.json"; then fail "l3: rope_scaling written"; else ok; fi
@@ -76,6 +81,7 @@ run q3_norms 0 "$BIN/stdiff" --exact -T '*norm*' "$L/qwen3" "$TMP/q3"
 [ "$(key "$TMP/q3/config.json" head_dim)" = 16 ] && ok || fail "q3: head_dim"
 [ "$(key "$TMP/q3/config.json" rms_norm_eps)" = 1e-06 ] && ok || fail "q3: rms_norm_eps"
 check q3_run "$TMP/q3" "$L/qwen3/ref.safetensors" 0.06
+same_config q3 "$L/qwen3"
 run mistral 0 "$C" -q "$G/mistral-q8_0.gguf" "$TMP/mi"
 run mistral_qk 0 "$BIN/stdiff" -T '*[qk]_proj.weight' --rtol 0 --atol 0.003 "$L/mistral" "$TMP/mi"
 # ... which rows left in GGUF order do exceed (the control: a GGUF written
@@ -89,7 +95,7 @@ run q2 0 "$C" -q "$G/qwen2-q8_0.gguf" "$TMP/q2"
 run q2_info 0 "$BIN/stinfo" "$TMP/q2/model.safetensors"
 if grep -q lm_head "$TMP/q2_info.out"; then fail "q2: lm_head.weight written"; else ok; fi
 [ "$(key "$TMP/q2/config.json" tie_word_embeddings)" = true ] && ok || fail "q2: tie_word_embeddings"
-[ "$(key "$TMP/q2/config.json" model_type)" = '"qwen2"' ] && ok || fail "q2: model_type"
+same_config q2 "$L/qwen2"
 
 # OUT: an existing empty directory is fine, a non-empty one needs --force
 # (and is then replaced), a file name not ending in .safetensors is a folder.

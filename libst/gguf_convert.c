@@ -207,10 +207,11 @@ static int permute_heads(const st_gguf *g, const st_gguf_tensor *t, int which, u
  * (st_arch_permuted_row's map read backwards), written a row at a time;
  * a bias is a tensor of one-element rows.
  */
-static int pump_permuted(struct pump *p, const st_gguf *g, const st_gguf_tensor *t, int which,
-                         st_dtype d, st_error *err)
+static int pump_permuted(struct pump *p, const st_gguf *g, size_t ti, int which, st_dtype d,
+                         st_error *err)
 {
-	const unsigned char *src = st_gguf_tensor_data(g, (size_t)(t - st_gguf_tensor_at(g, 0)));
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, ti);
+	const unsigned char *src = st_gguf_tensor_data(g, ti);
 	uint64_t heads = 0;
 	int rc = permute_heads(g, t, which, &heads, err);
 	if (rc != ST_OK)
@@ -249,7 +250,7 @@ static int pump_tensor(struct pump *p, const st_gguf *g, const struct plan *pl, 
 {
 	const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 	if (pl->permute && pl->permute[i])
-		return pump_permuted(p, g, t, pl->permute[i], d, err);
+		return pump_permuted(p, g, i, pl->permute[i], d, err);
 	return pump_range(p, g, t, st_gguf_tensor_data(g, i), t->n_elements, d, err);
 }
 

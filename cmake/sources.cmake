@@ -33,6 +33,7 @@ set(ST_SOURCES
   libst/ggml_types.c
   libst/gguf.c
   libst/gguf_convert.c
+  libst/gguf_hf.c
   libst/gguf_split.c
   libst/gguf_write.c
   libst/hash.c

@@ -371,6 +371,9 @@ ST_API void st_gguf_writer_free(st_gguf_writer *w);
 typedef struct st_gguf_convert_options {
 	int has_to;  /* convert every float tensor to `to` */
 	st_dtype to; /* F32, F16 or BF16 */
+	int hf;      /* 1: Hugging Face names and layout (st_gguf_hf_name):
+	              * llama's q/k rows put back in HF's order, GGUF-only
+	              * tensors (rope_freqs) left out; llama, qwen2, qwen3 */
 } st_gguf_convert_options;
 
 /*
@@ -398,7 +401,13 @@ ST_API int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
  * narrowing lost. Returns ST_OK, ST_EINVAL (to is not F32, F16 or BF16),
  * ST_EUNSUPPORTED (a tensor of a type that cannot be decoded, named; no
  * file is written), ST_EIO ("cancelled", or a failed write), the writer's
- * errors (a GGUF name that is not UTF-8).
+ * errors (a GGUF name that is not UTF-8). With o->hf the tensors get their
+ * Hugging Face names instead (st_gguf_hf_name; its errors, and none is
+ * written for a tensor it leaves out), the shapes are the same, and a
+ * llama q/k weight or bias is written a row at a time in HF's row order
+ * (st_arch_permuted_row read backwards; the heads are
+ * llama.attention.head_count for q, head_count_kv for k): ST_EFORMAT when
+ * its rows are not those heads of an even size.
  */
 ST_API int st_gguf_write_safetensors(const st_gguf *g, const char *path,
                                      const st_gguf_convert_options *o,
@@ -409,6 +418,89 @@ ST_API int st_gguf_write_safetensors_fd(const st_gguf *g, int fd, const char *na
                                         const st_gguf_convert_options *o,
                                         const st_convert_run *r, st_convert_stats *stats,
                                         st_error *err);
+
+/* ---- a GGUF back to a Hugging Face snapshot (Llama family) -------------- */
+
+/*
+ * The map of g's general.architecture: *arch is "llama" (Mistral's too),
+ * "qwen2" or "qwen3" (static). Returns ST_OK, or ST_EUNSUPPORTED naming
+ * the architecture (gpt2: its Conv1D layout is gpt2export's) or saying
+ * there is none.
+ */
+ST_API int st_gguf_hf_arch(const st_gguf *g, const char **arch, st_error *err);
+
+/*
+ * Tensor i's Hugging Face name under g's map (st_arch_from_gguf) into out
+ * (size bytes, NUL-terminated; 128 is enough), and *permute (may be NULL):
+ * 0, or ST_ARCH_PERMUTE_Q / _K of st/arch.h for llama's q/k. Returns
+ * ST_OK; ST_ENOTFOUND for a tensor the conversion computed, not converted
+ * (st_arch_gguf_derived: llama3's rope_freqs.weight), which has no HF
+ * tensor (err says what it is); ST_EFORMAT for a tensor the map does not
+ * know; st_gguf_hf_arch's errors.
+ */
+ST_API int st_gguf_hf_name(const st_gguf *g, size_t i, char *out, size_t size, int *permute,
+                           st_error *err);
+
+/* What st_gguf_hf_config could not give back (bits of *lost). */
+#define ST_GGUF_HF_LOST_ROPE_SCALING 1u /* a llama3 rope_freqs.weight: the
+                                         * factors rope_scaling's four
+                                         * numbers gave; no rope_scaling */
+
+/*
+ * config.json for g (convert_hf_to_gguf.py's set_gguf_parameters read
+ * backwards; <a> is general.architecture):
+ *   architectures, model_type  llama: LlamaForCausalLM, "llama";
+ *                              qwen2: Qwen2ForCausalLM; qwen3: Qwen3ForCausalLM
+ *   hidden_size                <a>.embedding_length
+ *   intermediate_size          <a>.feed_forward_length
+ *   num_hidden_layers          <a>.block_count
+ *   num_attention_heads        <a>.attention.head_count
+ *   num_key_value_heads        <a>.attention.head_count_kv (else head_count)
+ *   head_dim                   qwen3: <a>.attention.key_length
+ *   max_position_embeddings    <a>.context_length
+ *   rms_norm_eps               <a>.attention.layer_norm_rms_epsilon
+ *   rope_theta                 <a>.rope.freq_base
+ *   rope_scaling               linear: <a>.rope.scaling.type, .factor
+ *   bos_token_id, eos_token_id tokenizer.ggml.bos_token_id, eos_token_id
+ *   vocab_size                 token_embd.weight's rows
+ *   tie_word_embeddings        whether output.weight is absent
+ *   attention_bias             llama: whether blk.0.attn_q.bias exists
+ *   hidden_act                 "silu"; torch_dtype: dtype's name
+ * Floats are written as the shortest decimal that reads back to the
+ * stored value (a FLOAT32 1e-05 as 1e-05). *json (malloc'd, free()) holds
+ * *len bytes and a NUL; *lost (may be NULL) gets
+ * ST_GGUF_HF_LOST_ROPE_SCALING when a rope_freqs.weight stood for a
+ * rope_scaling that is not written. Returns ST_OK; ST_EFORMAT naming a
+ * missing or out-of-range key (a count must be 1 to 2^31) or a missing
+ * token_embd.weight; st_gguf_hf_arch's errors; ST_ENOMEM.
+ */
+ST_API int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len,
+                             unsigned *lost, st_error *err);
+
+/*
+ * generation_config.json for g: bos_token_id, eos_token_id, pad_token_id
+ * from tokenizer.ggml.bos_token_id, eos_token_id, padding_token_id, each
+ * one only when present and below vocab_size ({} when none is). *json as
+ * st_gguf_hf_config's. Returns ST_OK, ST_EFORMAT (no token_embd.weight),
+ * ST_ENOMEM.
+ */
+ST_API int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *len,
+                                        st_error *err);
+
+/*
+ * Write g as a Hugging Face snapshot directory dir (st/snapshot.h: a
+ * temporary sibling put in place at the end; on failure dir is as it
+ * was, absent when it was): model.safetensors as st_gguf_write_safetensors
+ * writes it with o->hf set (o may be NULL: nothing lost), config.json
+ * (st_gguf_hf_config, torch_dtype what token_embd.weight is written in)
+ * and generation_config.json. flags: ST_SNAPSHOT_REPLACE to replace an
+ * existing dir (whose files are all dropped). *lost as st_gguf_hf_config
+ * gives it. No tokenizer files are written. Returns ST_OK, or the errors
+ * of the functions above, st_snapshot_open's and the writer's.
+ */
+ST_API int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
+                                  const st_gguf_convert_options *o, const st_convert_run *r,
+                                  st_convert_stats *stats, unsigned *lost, st_error *err);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,8 @@ Writes, next to this script:
                          blk.1.attn_v.weight (Q5_1) flipped (XOR 0x88)
   qwen2-q8_0.gguf        qwen2 (q/k/v biases, tied: no output.weight)
   mistral-q8_0.gguf      mistral (written as arch llama, like llama.cpp)
+  llama2-f32.gguf        llama2_bf16's BF16 values as F32 (arch llama, permuted,
+                         no rope scaling: stconvert's GGUF -> snapshot runs it)
   falcon.gguf            an architecture stdiff has no name map for
 """
 import json
@@ -104,6 +106,10 @@ def write(snapshot, out, qtype, undo_permute=True, damage=None, mixed=False):
     if "head_dim" in cfg:
         w.add_key_length(hd)
         w.add_value_length(hd)
+    rs = cfg.get("rope_scaling") or {}
+    if rs.get("type", rs.get("rope_type")) == "linear":  # as LlamaModel writes it
+        w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+        w.add_rope_scaling_factor(rs["factor"])
     w.add_file_type({T.F32: 0, T.Q8_0: 7, T.Q4_0: 2, T.Q5_1: 9}[qtype])
     tensors = ref.read_snapshot(os.path.join(LLAMA, snapshot))
     permuting = name == "llama" and undo_permute
@@ -160,6 +166,7 @@ def main():
           damage="blk.1.attn_v.weight")
     write("qwen2", "qwen2-q8_0.gguf", T.Q8_0)
     write("mistral", "mistral-q8_0.gguf", T.Q8_0)
+    write("llama2_bf16", "llama2-f32.gguf", T.F32)
     falcon()
 
 

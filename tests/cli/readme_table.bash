@@ -131,6 +131,14 @@ ex 'stconvert --to f8_e4m3 --keep "*embed*" --keep "*lm_head*" model/ model-fp8/
 ex 'stconvert model-Q4_K_M.gguf model.safetensors' 0 'model-Q4_K_M.gguf=q4_k.gguf' '' '
 	is "tensor" "$(tensors model.safetensors)" "blk.0.ffn_up.weight F32 11,256"
 	same "values are ggml'"'"'s" <(tensor_bytes model.safetensors blk.0.ffn_up.weight) "$TESTDATA/ggml/q4_k.f32"'
+# A Llama-family GGUF (qwen3, matrices in Q5_0/Q5_1/Q4_1 as llama-quantize
+# mixes them) as a snapshot: HF names, config.json from the metadata, and
+# strun runs it (its greedy ids are the F32 original's).
+ex 'stconvert model-Q4_K_M.gguf model/' 0 'model-Q4_K_M.gguf=td/gguf_llama/qwen3-mixed.gguf' '' '
+	is "lm_head" "$(tensors model/model.safetensors | grep "^lm_head")" "lm_head.weight F32 256,32"
+	is "model_type" "$(jq -r .model_type model/config.json)" qwen3
+	is "head_dim" "$(jq .head_dim model/config.json)" 16
+	holds "strun runs it" "$BIN/strun" --model-dir model --ids 1,5,17,42,99,200,255 --new-tokens 1 --greedy --print-ids'
 # curl is a stand-in that reads the file of the URL's name here.
 ex 'curl -sL "$URL/model.safetensors" | stinfo -' 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '
 	out_has "^path: +<stdin>\$"

@@ -9,7 +9,10 @@
  *              to the last nested array element, lies inside the input;
  *              every key and tensor is found by its name; every tensor lies
  *              inside the data section, aligned, and the decodable ones
- *              decode (ASan watches the exact-size copy of the input).
+ *              decode (ASan watches the exact-size copy of the input);
+ *              a file of a Llama-family map gives a config.json, a
+ *              generation_config.json and each tensor's HF name, or one
+ *              line saying why not.
  *
  * Input: a mode byte, then a whole file (bit 0 clear), or the bytes after
  * a version-3 header's magic and version (bit 0 set), so that the fuzzer
@@ -120,6 +123,39 @@ static void fz_gguf_path(const unsigned char *buf, size_t size, int ok)
 	unlink(path);
 }
 
+/* What a snapshot would say of the metadata (gguf_hf.c). */
+static void fz_gguf_hf(const st_gguf *g)
+{
+	st_error err = {0};
+	const char *arch;
+	if (st_gguf_hf_arch(g, &arch, &err) != ST_OK) {
+		CHECK(strchr(err.message, '\n') == NULL);
+		return;
+	}
+	char *json = NULL;
+	size_t len = 0;
+	unsigned lost = 0;
+	int rc = st_gguf_hf_config(g, ST_DTYPE_F32, &json, &len, &lost, &err);
+	CHECK(rc == ST_OK || rc == ST_EFORMAT);
+	CHECK(rc == ST_OK ? json && strlen(json) == len && json[len - 1] == '\n' : !json);
+	free(json);
+	json = NULL;
+	rc = st_gguf_hf_generation_config(g, &json, &len, &err);
+	CHECK(rc == ST_OK || rc == ST_EFORMAT);
+	CHECK(rc == ST_OK ? json && strlen(json) == len : !json);
+	free(json);
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		char name[128];
+		int permute = -1;
+		rc = st_gguf_hf_name(g, i, name, sizeof name, &permute, &err);
+		CHECK(rc == ST_OK || rc == ST_ENOTFOUND || rc == ST_EFORMAT);
+		if (rc == ST_OK)
+			CHECK(strlen(name) < sizeof name && permute >= 0 && permute <= 2);
+		else
+			CHECK(strchr(err.message, '\n') == NULL);
+	}
+}
+
 static void fz_gguf_file(const unsigned char *data, size_t size, int by_path)
 {
 	unsigned char *buf = malloc(size ? size : 1);
@@ -177,6 +213,7 @@ static void fz_gguf_file(const unsigned char *data, size_t size, int by_path)
 			free(f);
 		}
 	}
+	fz_gguf_hf(g);
 	st_gguf_close(g);
 	free(buf);
 }

@@ -1,8 +1,11 @@
 /*
  * gguf.c - stconvert with a GGUF input: every tensor into one
  * .safetensors file under its GGUF name, row-major, quantized types
- * decoded (st_gguf_write_safetensors does the work; this file checks the
- * options that apply, and words the report).
+ * decoded (st_gguf_write_safetensors); or, for an OUT directory, a
+ * Hugging Face snapshot of a Llama-family GGUF (st_gguf_write_snapshot:
+ * HF names, llama's q/k rows back in HF's order, config.json and
+ * generation_config.json). libst does the work; this file checks the
+ * options that apply, and words the report.
  */
 #include "stconvert/stconvert.h"
 
@@ -16,8 +19,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* OUT is a snapshot directory: an existing one, a trailing '/', or a
+ * name that does not end in .safetensors. */
+static int out_is_dir(const char *out)
+{
+	struct stat st;
+	size_t n = strlen(out);
+	if (!strcmp(out, "-"))
+		return 0;
+	if (stat(out, &st) == 0)
+		return S_ISDIR(st.st_mode);
+	return (n && out[n - 1] == '/') || !cli_ends_with(out, ".safetensors");
+}
+
 /* Options that a GGUF input has no meaning for are refused, not ignored. */
-static void check_options(const struct stconvert_options *o)
+static void check_options(const struct stconvert_options *o, int dir)
 {
 	const char *bad = o->c.quantize     ? "--to f8_e4m3"
 	                  : o->c.n_keep     ? "--keep"
@@ -32,20 +48,16 @@ static void check_options(const struct stconvert_options *o)
 		cli_usage_error("%s: not available for a GGUF input (it converts every "
 		                "tensor to one .safetensors file)",
 		                bad);
+	if (dir) {
+		cli_check_out(o->out, o->force);
+		return;
+	}
 	if (!strcmp(o->out, "-")) { /* one file, to standard output */
 		cli_check_stdout_binary();
 		return;
 	}
 	struct stat st;
 	int exists = lstat(o->out, &st) == 0;
-	if (exists && S_ISDIR(st.st_mode))
-		cli_usage_error("%s: a GGUF input converts to one .safetensors file, not a "
-		                "directory",
-		                o->out);
-	if (!cli_ends_with(o->out, ".safetensors"))
-		cli_usage_error("%s: a GGUF input converts to one .safetensors file: OUT must "
-		                "end in .safetensors",
-		                o->out);
 	if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	if (exists && !o->force)
@@ -67,20 +79,67 @@ static int cancel(void *ctx)
 	return signals_caught();
 }
 
-/* in:/out: lines and what happened to the tensors, per ggml type with -v. */
+/* The one file's out: line, or the snapshot's. */
+static void report_out(const struct stconvert_options *o, int hf, size_t n, uint64_t bytes)
+{
+	char h[32];
+	cli_fmt_bytes(h, sizeof h, bytes);
+	if (!hf) {
+		cli_warn("out: %zu tensor%s, %llu bytes (%s), 1 file", n, n == 1 ? "" : "s",
+		         (unsigned long long)bytes, h);
+		return;
+	}
+	char *out = cli_printable(o->out, strlen(o->out));
+	cli_warn("out: %zu tensor%s, %llu bytes (%s), a snapshot: %s/model.safetensors, "
+	         "config.json, generation_config.json",
+	         n, n == 1 ? "" : "s", (unsigned long long)bytes, h, out);
+	free(out);
+}
+
+/* One tensor's -v line: its dtype, and with hf its HF name. */
+static void report_tensor(const st_gguf_tensor *t, const char *hf, st_dtype d, const char *how)
+{
+	char *name = cli_printable(t->name, t->name_len);
+	char *to = hf ? cli_printable(hf, strlen(hf)) : NULL;
+	if (to)
+		cli_warn("tensor '%s' -> '%s': %s -> %s, %s", name, to, st_ggml_type_name(t->type),
+		         st_dtype_name(d), how);
+	else if (!strcmp(how, "copied"))
+		cli_warn("tensor '%s': %s copied", name, st_dtype_name(d));
+	else
+		cli_warn("tensor '%s': %s -> %s, %s", name, st_ggml_type_name(t->type),
+		         st_dtype_name(d), how);
+	free(name);
+	free(to);
+}
+
+/*
+ * in:/out: lines and what happened to the tensors, per ggml type with -v;
+ * for a snapshot (hf) the tensors left out, what config.json could not
+ * say (lost), the files not written.
+ */
 static void report(const struct stconvert_options *o, const st_gguf *g,
-                   const st_convert_stats *stats)
+                   const st_convert_stats *stats, int hf, unsigned lost)
 {
 	if (o->quiet)
 		return;
-	st_gguf_convert_options go = {o->c.has_to, o->c.to};
-	size_t kept = 0, converted = 0, decoded = 0;
+	st_gguf_convert_options go = {o->c.has_to, o->c.to, hf};
+	size_t kept = 0, converted = 0, decoded = 0, written = 0;
 	uint64_t out_bytes = 0;
 	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+		char name[128];
+		st_error e;
+		if (hf && st_gguf_hf_name(g, i, name, sizeof name, NULL, &e) != ST_OK) {
+			char *m = cli_printable(e.message, strlen(e.message));
+			cli_warn("left out: %s", m);
+			free(m);
+			continue;
+		}
 		st_dtype d, same;
 		st_gguf_out_dtype(t->type, &go, &d);
 		out_bytes += t->n_elements * (st_dtype_bits(d) / 8);
+		written++;
 		const char *how;
 		if (st_ggml_type_dtype(t->type, &same) != ST_OK)
 			how = "decoded", decoded++;
@@ -88,24 +147,15 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 			how = "converted", converted++;
 		else
 			how = "copied", kept++;
-		if (o->verbose) {
-			char *name = cli_printable(t->name, t->name_len);
-			if (!strcmp(how, "copied"))
-				cli_warn("tensor '%s': %s copied", name, st_dtype_name(d));
-			else
-				cli_warn("tensor '%s': %s -> %s, %s", name,
-				         st_ggml_type_name(t->type), st_dtype_name(d), how);
-			free(name);
-		}
+		if (o->verbose)
+			report_tensor(t, hf ? name : NULL, d, how);
 	}
 	char h[32];
 	size_t n = st_gguf_n_tensors(g);
 	cli_fmt_bytes(h, sizeof h, st_gguf_data_size(g));
 	cli_warn("in:  %zu tensor%s, %llu bytes (%s), 1 GGUF file", n, n == 1 ? "" : "s",
 	         (unsigned long long)st_gguf_data_size(g), h);
-	cli_fmt_bytes(h, sizeof h, out_bytes);
-	cli_warn("out: %zu tensor%s, %llu bytes (%s), 1 file", n, n == 1 ? "" : "s",
-	         (unsigned long long)out_bytes, h);
+	report_out(o, hf, written, out_bytes);
 	if (o->c.has_to)
 		cli_warn("to %s: %zu decoded, %zu converted, %zu copied", st_dtype_name(o->c.to),
 		         decoded, converted, kept);
@@ -116,20 +166,70 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 		cli_warn("overflow: %llu finite values became +-Inf; "
 		         "underflow: %llu non-zero values became 0",
 		         (unsigned long long)stats->overflow, (unsigned long long)stats->underflow);
+	if (lost & ST_GGUF_HF_LOST_ROPE_SCALING)
+		cli_warn("config.json: no rope_scaling: llama3's rope_freqs.weight cannot be "
+		         "turned back into rope_scaling's four numbers exactly");
+	if (hf)
+		cli_warn("no tokenizer files: the GGUF's tokenizer is not rebuilt (only "
+		         "config.json and generation_config.json are)");
+}
+
+/* stconvert GGUF OUT/: the snapshot, or why this GGUF has none. */
+static int to_snapshot(const struct stconvert_options *o, st_gguf *g)
+{
+	st_error err;
+	const char *arch;
+	if (st_gguf_hf_arch(g, &arch, &err) != ST_OK) {
+		long k = st_gguf_find_kv(g, "general.architecture");
+		const st_gguf_value *v = k < 0 ? NULL : &st_gguf_kv_at(g, (size_t)k)->value;
+		char *in = cli_printable(o->in, strlen(o->in));
+		if (v && v->type == ST_GGUF_STRING && v->n == 4 && !memcmp(v->v.s, "gpt2", 4))
+			cli_die(CLI_ERROR,
+			        "%s: a GPT-2 GGUF: gpt2export %s OUT/ rebuilds its snapshot", in,
+			        in);
+		char *m = cli_printable(err.message, strlen(err.message));
+		cli_die(CLI_ERROR,
+		        "%s; stconvert %s OUT.safetensors writes its tensors under "
+		        "their GGUF names",
+		        m, in);
+	}
+	struct stat st;
+	unsigned flags = stat(o->out, &st) == 0 ? ST_SNAPSHOT_REPLACE : 0;
+	struct ui ui;
+	st_convert_run run = {.progress = progress, .cancel = cancel, .ctx = &ui};
+	st_gguf_convert_options go = {o->c.has_to, o->c.to, 1};
+	st_convert_stats stats = {0, 0};
+	unsigned lost = 0;
+	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
+	int rc = st_gguf_write_snapshot(g, o->out, flags, &go, &run, &stats, &lost, &err);
+	cli_progress_done(&ui.progress);
+	if (rc != ST_OK) {
+		signals_reraise();
+		cli_error(&err);
+		return CLI_ERROR;
+	}
+	report(o, g, &stats, 1, lost);
+	return CLI_OK;
 }
 
 int stconvert_gguf(const struct stconvert_options *o)
 {
-	check_options(o);
+	int dir = out_is_dir(o->out);
+	check_options(o, dir);
 	st_gguf *g;
 	st_error err;
 	if (st_gguf_open(&g, o->in, &err) != ST_OK) {
 		cli_error(&err);
 		return CLI_ERROR;
 	}
+	if (dir) {
+		int rc = to_snapshot(o, g);
+		st_gguf_close(g);
+		return rc;
+	}
 	struct ui ui;
 	st_convert_run run = {.progress = progress, .cancel = cancel, .ctx = &ui};
-	st_gguf_convert_options go = {o->c.has_to, o->c.to};
+	st_gguf_convert_options go = {o->c.has_to, o->c.to, 0};
 	st_convert_stats stats = {0, 0};
 	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
 	int rc = strcmp(o->out, "-") ? st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err)
@@ -142,7 +242,7 @@ int stconvert_gguf(const struct stconvert_options *o)
 		cli_error(&err);
 		return CLI_ERROR;
 	}
-	report(o, g, &stats);
+	report(o, g, &stats, 0, 0);
 	st_gguf_close(g);
 	return CLI_OK;
 }

@@ -43,11 +43,15 @@ done
 	-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${objs[@]}" \
 	"${libs[@]}" -o "$out/fuzz_arch"
 # The GPT-2 tools' code (tools/gpt2, and the tools/fe helpers it calls:
-# cli for the progress bar and messages, json for the config and tokenizer).
+# cli for the progress bar and messages, json for the config and tokenizer,
+# shortest for cli's float printing, paths for the installed tokenizer, and
+# common/ckpt for the refusal of '-' as a snapshot).
 gobjs=()
-for src in "$root"/tools/gpt2/*.c "$root"/tools/fe/cli.c "$root"/tools/fe/json.c; do
+for src in "$root"/tools/gpt2/*.c "$root"/tools/fe/cli.c "$root"/tools/fe/json.c \
+		"$root"/tools/fe/shortest.c "$root"/tools/fe/paths.c "$root"/tools/common/ckpt.c; do
 	obj="$out/tools_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \
+		-DST_DATADIR="\"$out/share\"" -DST_SOURCE_DIR="\"$root\"" \
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
 	gobjs+=("$obj")
 done
@@ -58,7 +62,7 @@ for t in fuzz_tokenizer fuzz_encode fuzz_tok_gguf fuzz_encode_vocab fuzz_config 
 done
 # The tools' shared modules (tools/common, and tools/fe's cli and json).
 cobjs=()
-for src in "$root"/tools/common/order.c "$root"/tools/fe/json.c \
+for src in "$root"/tools/common/order.c "$root"/tools/fe/json.c "$root"/tools/fe/shortest.c \
 		"$root"/tools/fe/cli.c; do
 	obj="$out/common_$(basename "${src%.c}").o"
 	"$cc" "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" \

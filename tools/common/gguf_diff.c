@@ -130,19 +130,11 @@ static void jnot_compared(struct jout *j, const char *hf, const st_gguf_tensor *
 	        "\"differs\", \"reason\": \"%s\"}", (unsigned long long)gt->n_elements, why);
 }
 
-/* A pair compared: its verdict and figures. */
-static void jcompared(struct jout *j, const char *what, const char *hf,
-                      const st_gguf_tensor *gt, st_dtype dt, int transposed,
-                      int gguf_is_b, const st_diff_gguf_item *v)
+/* A compared pair's figures, from "identical" to the entry's closing brace. */
+static void jfigures(FILE *f, const st_diff_gguf_item *v)
 {
-	FILE *f = jitem(j, J_TENSORS);
-	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
-	fprintf(f, ", \"elements\": %llu, \"transposed\": %s, \"permuted_heads\": %llu, "
-	        "\"values_compared\": true, "
-	        "\"verdict\": \"%s\", \"identical\": %s, \"exactly_encoded\": %s, "
-	        "\"mismatched\": %llu, \"max_abs_diff\": ",
-	        (unsigned long long)v->n, transposed ? "true" : "false",
-	        (unsigned long long)v->permuted_heads, what,
+	fprintf(f, ", \"identical\": %s, \"exactly_encoded\": %s, \"mismatched\": %llu, "
+	        "\"max_abs_diff\": ",
 	        v->identical ? "true" : "false", v->encoded ? "true" : "false",
 	        (unsigned long long)v->mismatched);
 	cli_json_double(f, v->max_abs);
@@ -153,6 +145,20 @@ static void jcompared(struct jout *j, const char *what, const char *hf,
 	fputs(", \"atol\": ", f);
 	cli_json_double(f, v->atol);
 	fputs("}", f);
+}
+
+/* A pair compared: its verdict and figures. */
+static void jcompared(struct jout *j, const char *what, const char *hf,
+                      const st_gguf_tensor *gt, st_dtype dt, int transposed,
+                      int gguf_is_b, const st_diff_gguf_item *v)
+{
+	FILE *f = jitem(j, J_TENSORS);
+	jpair(f, hf, gt->name, st_dtype_name(dt), st_ggml_type_name(gt->type), gguf_is_b);
+	fprintf(f, ", \"elements\": %llu, \"transposed\": %s, \"permuted_heads\": %llu, "
+	        "\"values_compared\": true, \"verdict\": \"%s\"",
+	        (unsigned long long)v->n, transposed ? "true" : "false",
+	        (unsigned long long)v->permuted_heads, what);
+	jfigures(f, v);
 }
 
 /* One pair's result, counted and printed. */
@@ -419,18 +425,7 @@ static void jfiles_pair(struct jout *j, const char *what, const st_gguf_tensor *
 		                                          : "GGUF type unknown to libst");
 		return;
 	}
-	fprintf(f, ", \"identical\": %s, \"exactly_encoded\": %s, \"mismatched\": %llu, "
-	        "\"max_abs_diff\": ",
-	        v->identical ? "true" : "false", v->encoded ? "true" : "false",
-	        (unsigned long long)v->mismatched);
-	cli_json_double(f, v->max_abs);
-	fputs(", \"max_rel_diff\": ", f);
-	cli_json_double(f, v->max_rel);
-	fputs(", \"rtol\": ", f);
-	cli_json_double(f, v->rtol);
-	fputs(", \"atol\": ", f);
-	cli_json_double(f, v->atol);
-	fputs("}", f);
+	jfigures(f, v);
 }
 
 /* One pair of GGUF files' result, counted and printed. */

@@ -36,7 +36,6 @@ Writes, next to this script:
   falcon.gguf            an architecture stdiff has no name map for
 """
 import json
-import math
 import os
 import sys
 
@@ -49,40 +48,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LLAMA = os.path.join(HERE, "..", "llama")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 import llama_trace_torch as ref  # noqa: E402  (read_snapshot: numpy arrays)
+sys.path.insert(0, LLAMA)
+# The llama arch's q/k permutation and llama3's rope_freqs, as llama.cpp's
+# converter makes them: one copy, beside the llama.cpp greedy fixtures.
+from gguf_llama import llama3_rope_freqs, permute  # noqa: E402
 
 T = gguf.GGMLQuantizationType
 ARCH = {"llama": gguf.MODEL_ARCH.LLAMA, "mistral": gguf.MODEL_ARCH.LLAMA,
         "qwen2": gguf.MODEL_ARCH.QWEN2, "qwen3": gguf.MODEL_ARCH.QWEN3}
-
-
-def permute(w, n_head, n_head_kv):
-    """conversion/llama.py LlamaModel.permute, in numpy."""
-    if n_head_kv is not None and n_head != n_head_kv:
-        n_head = n_head_kv
-    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
-            .swapaxes(1, 2).reshape(w.shape))
-
-
-def rope_freqs(cfg):
-    """LlamaModel.generate_extra_tensors for rope_type llama3."""
-    rp = cfg["rope_scaling"]
-    base = cfg.get("rope_theta", 10000.0)
-    dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
-    freqs = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float32) / dim))
-    factor = rp.get("factor", 8.0)
-    lo, hi = rp.get("low_freq_factor", 1.0), rp.get("high_freq_factor", 4.0)
-    old = rp.get("original_max_position_embeddings", 8192)
-    out = []
-    for f in freqs:
-        wl = 2 * math.pi / f
-        if wl < old / hi:
-            out.append(1)
-        elif wl > old / lo:
-            out.append(factor)
-        else:
-            s = (old / wl - lo) / (hi - lo)
-            out.append(1 / ((1 - s) / factor + s))
-    return np.array(out, dtype=np.float32)
 
 
 def write(snapshot, out, qtype, undo_permute=True, damage=None, mixed=False):
@@ -118,9 +91,9 @@ def write(snapshot, out, qtype, undo_permute=True, damage=None, mixed=False):
             continue
         data = np.asarray(data, dtype=np.float32)
         if permuting and hf.endswith(("q_proj.weight", "q_proj.bias")):
-            data = permute(data, H, H)
+            data = permute(data, H)
         if permuting and hf.endswith(("k_proj.weight", "k_proj.bias")):
-            data = permute(data, H, KV)
+            data = permute(data, KV)
         gname = tmap.get_name(hf, try_suffixes=(".weight", ".bias"))
         assert gname, hf
         t = qtype if data.ndim == 2 else T.F32
@@ -137,7 +110,8 @@ def write(snapshot, out, qtype, undo_permute=True, damage=None, mixed=False):
     rs = cfg.get("rope_scaling") or {}
     if name == "llama" and rs.get("rope_type", "").lower() == "llama3":
         w.add_tensor(gguf.TENSOR_NAMES[gguf.MODEL_TENSOR.ROPE_FREQS] + ".weight",
-                     rope_freqs(cfg))
+                     llama3_rope_freqs(cfg, cfg.get("head_dim") or
+                                       cfg["hidden_size"] // cfg["num_attention_heads"]))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -457,7 +457,7 @@ int main(int argc, char **argv)
 		return cli_exit(rc);
 	}
 	st_checkpoint *c;
-	if ((in_stdin ? ckpt_open_stdin(&c, 0, &err)
+	if ((in_stdin ? ckpt_open_stdin(&c, 0, o.n_keys, &err)
 	              : st_checkpoint_open_key(&c, o.in, ST_OPEN_TORCH, o.keys, o.n_keys, &err)) !=
 	    ST_OK)
 		fail(&err);

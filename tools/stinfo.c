@@ -138,7 +138,7 @@ static int describe_checkpoint(const char *path, const struct options *o, int *p
 	st_checkpoint *ck;
 	if (ckpt_is_stdin(path)) {
 		/* Only --stats and --dump read the data: the rest is the header's. */
-		if (ckpt_open_stdin(&ck, !o->stats && !o->dump, err) != ST_OK)
+		if (ckpt_open_stdin(&ck, !o->stats && !o->dump, o->n_keys, err) != ST_OK)
 			return CLI_ERROR;
 		path = CKPT_STDIN_NAME;
 	} else if (st_checkpoint_open_key(&ck, path, ST_OPEN_TORCH, o->keys, o->n_keys, err) !=

@@ -179,6 +179,13 @@ expect_err diff-both "'-' \(standard input\) can be one side only"
 run diff-gguf 2 "$D" alone.safetensors - < <(cat "$gguf")
 expect_err diff-gguf '<stdin>: a GGUF file, not safetensors'
 
+# --key picks a sub-dictionary by path only: refused with '-', not ignored.
+run key-stinfo 2 "$S" --key state_dict - < "$TESTDATA/torch/ckpt.zip.bin"
+expect_err key-stinfo "^stinfo: --key cannot be used with '-' \(standard input\)"
+run key-stconvert 2 "$BIN/stconvert" --key state_dict - key.safetensors < "$TESTDATA/torch/ckpt.zip.bin"
+expect_err key-stconvert "^stconvert: --key cannot be used with '-'"
+[ ! -e key.safetensors ] && ok || fail "key-stconvert: wrote OUT"
+
 # A terminal on stdin: refused before anything is read.
 if command -v script >/dev/null; then
 	for c in "'$S' -" "'$S' --check -" "'$S' --stats -" "'$D' alone.safetensors -"; do

@@ -65,9 +65,14 @@ static int spool_open(st_error *err)
 	return fd;
 }
 
-int ckpt_open_stdin(st_checkpoint **ck, int header_only, st_error *err)
+int ckpt_open_stdin(st_checkpoint **ck, int header_only, size_t n_keys, st_error *err)
 {
 	ckpt_check_stdin();
+	/* A stream is one file opened whole: no sub-dictionary is picked
+	 * there, and ignoring --key would answer another question. */
+	if (n_keys)
+		cli_die(CLI_ERROR, "--key cannot be used with '-' (standard input): save the "
+		        "checkpoint to a file and name that");
 	int spool = -1;
 	if (!header_only && (spool = spool_open(err)) < 0)
 		return ST_EIO;
@@ -92,7 +97,7 @@ int ckpt_open_for(st_checkpoint **ck, const char *path, int header_only)
 	if (!ckpt_is_stdin(path))
 		return ckpt_open(ck, path);
 	st_error err;
-	if (ckpt_open_stdin(ck, header_only, &err) == ST_OK)
+	if (ckpt_open_stdin(ck, header_only, 0, &err) == ST_OK)
 		return CLI_OK;
 	cli_error_path(CKPT_STDIN_NAME, &err);
 	return CLI_ERROR;
@@ -102,7 +107,7 @@ int ckpt_open_key(st_checkpoint **ck, const char *path,
                   const char *const *keys, size_t n_keys)
 {
 	st_error err;
-	int rc = ckpt_is_stdin(path) ? ckpt_open_stdin(ck, 0, &err)
+	int rc = ckpt_is_stdin(path) ? ckpt_open_stdin(ck, 0, n_keys, &err)
 	                             : st_checkpoint_open_key(ck, path, ST_OPEN_TORCH, keys,
 	                                                      n_keys, &err);
 	if (rc == ST_OK)

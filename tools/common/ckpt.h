@@ -36,10 +36,11 @@ int ckpt_open_key(st_checkpoint **ck, const char *path,
 int ckpt_is_stdin(const char *path);
 /*
  * Open standard input as a one-file checkpoint; header_only: the data is
- * not needed. Exits 2 when standard input is a terminal. Returns ST_OK or
- * an error with err saying why (naming CKPT_STDIN_NAME).
+ * not needed. Exits 2 when standard input is a terminal, or with n_keys
+ * (--key) given: a stream is read whole. Returns ST_OK or an error with
+ * err saying why (naming CKPT_STDIN_NAME).
  */
-int ckpt_open_stdin(st_checkpoint **ck, int header_only, st_error *err);
+int ckpt_open_stdin(st_checkpoint **ck, int header_only, size_t n_keys, st_error *err);
 /* Exit 2 when standard input is a terminal (no checkpoint comes from one). */
 void ckpt_check_stdin(void);
 /*

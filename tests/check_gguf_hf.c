@@ -315,6 +315,34 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* tokenizer.ggml.pre names (st_gguf_pre_find) and the way back from a
+ * tokenizer.json pattern; the patterns themselves are held to llama.cpp's
+ * recorded ids by check_tokenizer_vocab (ggml-vocab-*.gguf cases). */
+START_TEST(test_pre_names)
+{
+	const st_gguf_pre *g = st_gguf_pre_find("gpt-2", 5);
+	ck_assert_ptr_nonnull(g);
+	ck_assert_ptr_null(g->pattern);
+	ck_assert_ptr_eq(st_gguf_pre_find("default", 7), g);
+	const st_gguf_pre *l = st_gguf_pre_find("llama-bpe", 9);
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_eq(st_gguf_pre_find("llama3", 6), l);
+	ck_assert_ptr_eq(st_gguf_pre_find("llama-v3xyz", 8), l); /* len bytes only */
+	ck_assert(l->ignore_merges && !l->nfc);
+	ck_assert_ptr_nonnull(strstr(l->pattern, "\\p{N}{1,3}"));
+	const st_gguf_pre *q = st_gguf_pre_find("qwen2", 5);
+	ck_assert_ptr_nonnull(q);
+	ck_assert(q->nfc && !q->ignore_merges);
+	ck_assert_ptr_null(st_gguf_pre_find("falcon", 6));
+	ck_assert_ptr_null(st_gguf_pre_find("qwen", 4));
+	ck_assert_ptr_null(st_gguf_pre_find(NULL, 0));
+	ck_assert_ptr_eq(st_gguf_pre_from_pattern(l->pattern, strlen(l->pattern)), l);
+	ck_assert_ptr_eq(st_gguf_pre_from_pattern(q->pattern, strlen(q->pattern)), q);
+	ck_assert_ptr_null(st_gguf_pre_from_pattern(q->pattern, strlen(q->pattern) - 1));
+	ck_assert_ptr_null(st_gguf_pre_from_pattern(NULL, 0));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gguf_hf");
@@ -323,6 +351,7 @@ int main(void)
 	tcase_add_test(tc, test_llama2_linear);
 	tcase_add_test(tc, test_qwen3);
 	tcase_add_test(tc, test_refused);
+	tcase_add_test(tc, test_pre_names);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -376,7 +376,7 @@ START_TEST(test_gguf_refusals_name_the_key)
 	static const char *const refusals[][2] = {
 		{"bpe-unknown-pre.gguf",
 	         "tokenizer.ggml.pre 'falcon' is not supported (expected gpt-2, "
-	         "default, llama-bpe, llama3 or qwen2)"},
+	         "default, llama-bpe, llama3, llama-v3 or qwen2)"},
 		{"bert.gguf",
 	         "tokenizer.ggml.model 'bert' is not supported (expected gpt2 or llama)"},
 		{"bpe-bad-merge.gguf",

@@ -502,6 +502,37 @@ ST_API int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned fl
                                   const st_gguf_convert_options *o, const st_convert_run *r,
                                   st_convert_stats *stats, unsigned *lost, st_error *err);
 
+/* ---- pre-tokenizer names (libst/gguf_pre.c) ----------------------------- */
+
+/*
+ * What tokenizer.ggml.pre stands for in a "gpt2" (byte-level BPE)
+ * vocabulary: the Split regex of the tokenizer.json llama.cpp's converter
+ * named it after (the "original regex from tokenizer.json" of llama.cpp's
+ * src/llama-vocab.cpp), run before Hugging Face's ByteLevel step with
+ * use_regex false; pattern NULL for GPT-2's own ByteLevel regex
+ * (use_regex true). nfc: the tokenizer.json has an NFC normalizer first;
+ * ignore_merges: its BPE model sets ignore_merges (a word that is a token
+ * is not merged).
+ */
+typedef struct st_gguf_pre {
+	const char *name;    /* the name llama.cpp's converter writes */
+	const char *pattern; /* the Split regex; NULL: GPT-2's ByteLevel */
+	int nfc;
+	int ignore_merges;
+} st_gguf_pre;
+
+/*
+ * The entry for tokenizer.ggml.pre name (len bytes, no NUL needed):
+ * "gpt-2" and "default" (GPT-2's), "llama-bpe" with its aliases "llama3"
+ * and "llama-v3" (Meta's Llama 3), "qwen2" (Qwen1.5 and later). NULL for
+ * any other name. Static.
+ */
+ST_API const st_gguf_pre *st_gguf_pre_find(const char *name, size_t len);
+
+/* The entry whose Split regex is pattern (byte for byte, len bytes);
+ * NULL when none is. Static. */
+ST_API const st_gguf_pre *st_gguf_pre_from_pattern(const char *pattern, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

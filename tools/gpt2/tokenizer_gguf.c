@@ -29,17 +29,6 @@
 
 #define SPM_SPACE "\xe2\x96\x81"
 
-/*
- * The pre-tokenizer patterns, as the tokenizer.json files of the models
- * llama.cpp names them after give them (the "original regex from
- * tokenizer.json" comments of llama.cpp's src/llama-vocab.cpp, which runs
- * an adapted copy; Hugging Face runs these on Oniguruma, as we do):
- *   llama-bpe, llama3, llama-v3: Meta-Llama-3-8B's tokenizer.json
- *   qwen2: Qwen1.5 / Qwen2's tokenizer.json (after its NFC normalizer)
- * gpt-2 and default are GPT-2's ByteLevel regex (tokenizer.c's next_piece).
- */
-/* LLAMA3_PATTERN and QWEN2_PATTERN: tokenizer_impl.h. */
-
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER = 4, TT_UNUSED = 5, TT_BYTE = 6 };
 
 typedef struct gguf_src {
@@ -277,15 +266,21 @@ static int spm_merges(const gguf_src *s, load_state *ls, const st_gguf_value *sc
 	return 0;
 }
 
+int gpt2_tok_scan_digits(const char *pattern, size_t len)
+{
+	const st_gguf_pre *p = st_gguf_pre_from_pattern(pattern, len);
+	if (!p)
+		return 0;
+	return strcmp(p->name, "llama-bpe") == 0 ? 3 : strcmp(p->name, "qwen2") == 0 ? 1 : 0;
+}
+
 static int add_regex_step(const gguf_src *s, gpt2_tokenizer *t, const char *pattern)
 {
 	char msg[256];
 	pre_step *p = &t->pre[t->n_pre++];
 	p->kind = PRE_SPLIT;
 	p->behavior = SPLIT_ISOLATED;
-	p->scan_digits = strcmp(pattern, LLAMA3_PATTERN) == 0  ? 3
-	                 : strcmp(pattern, QWEN2_PATTERN) == 0 ? 1
-	                                                       : 0;
+	p->scan_digits = gpt2_tok_scan_digits(pattern, strlen(pattern));
 	if (gpt2_regex_new(&p->re, pattern, strlen(pattern), msg, sizeof msg) != 0)
 		return gpt2_err(s->err, s->errlen, "%s: the pre-tokenizer's pattern: %s", s->path,
 		                msg);
@@ -330,30 +325,22 @@ static int gguf_pipeline(const gguf_src *s, gpt2_tokenizer *t, int spm, int *lla
 	const st_gguf_value *pre = get(s, "tokenizer.ggml.pre", 1u << ST_GGUF_STRING, &bad);
 	if (bad)
 		return -1;
-	char name[64] = "default";
-	if (pre) {
-		size_t n = pre->n < sizeof name - 1 ? (size_t)pre->n : sizeof name - 1;
-		memcpy(name, pre->v.s, n);
-		name[n] = 0;
-	}
-	t->byte_level = 1;
-	if (strcmp(name, "llama-bpe") == 0 || strcmp(name, "llama3") == 0 ||
-	    strcmp(name, "llama-v3") == 0) {
-		if (add_regex_step(s, t, LLAMA3_PATTERN) != 0)
-			return -1;
-		*llama3 = 1;
-	} else if (strcmp(name, "qwen2") == 0) {
-		t->norm[t->n_norm++].kind = NORM_NFC;
-		if (add_regex_step(s, t, QWEN2_PATTERN) != 0)
-			return -1;
-	} else if (strcmp(name, "gpt-2") != 0 && strcmp(name, "default") != 0) {
+	/* llama.cpp's names (st_gguf_pre): no name is GPT-2's. */
+	const st_gguf_pre *known = pre ? st_gguf_pre_find(pre->v.s, (size_t)pre->n)
+	                               : st_gguf_pre_find("default", 7);
+	if (!known) {
 		char sa[SHOW_MAX];
 		return gpt2_err(s->err, s->errlen,
 		                "%s: tokenizer.ggml.pre '%s' is not supported (expected gpt-2, "
-		                "default, "
-		                "llama-bpe, llama3 or qwen2)",
+		                "default, llama-bpe, llama3, llama-v3 or qwen2)",
 		                s->path, gpt2_tok_show(sa, pre->v.s, (size_t)pre->n));
 	}
+	t->byte_level = 1;
+	if (known->nfc)
+		t->norm[t->n_norm++].kind = NORM_NFC;
+	if (known->pattern && add_regex_step(s, t, known->pattern) != 0)
+		return -1;
+	*llama3 = strcmp(known->name, "llama-bpe") == 0;
 	pre_step *p = &t->pre[t->n_pre++];
 	p->kind = PRE_BYTELEVEL;
 	p->use_regex = t->n_pre == 1; /* GPT-2's regex when it is the only step */

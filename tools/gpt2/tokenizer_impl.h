@@ -96,13 +96,10 @@ typedef struct pre_step {
 	int scan_digits;
 } pre_step;
 
-/* The Split patterns of Meta's Llama 3 and of Qwen2's tokenizer.json. */
-#define LLAMA3_PATTERN                                                                             \
-	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "                      \
-	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
-#define QWEN2_PATTERN                                                                              \
-	"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "                          \
-	"?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+/* How many digits the fast scan of a known Split pattern (st_gguf_pre)
+ * takes as one piece: 3 for Llama 3's \p{N}{1,3}, 1 for Qwen2's \p{N}; 0
+ * for any other pattern, which the regex engine runs. */
+int gpt2_tok_scan_digits(const char *pattern, size_t len);
 
 /* One normalizer step (a Sequence of them in order). */
 enum { NORM_NFC = 1, NORM_PREPEND, NORM_REPLACE };

@@ -160,9 +160,7 @@ static int parse_split(load_state *ls, const json_node *n)
 		                gpt2_tok_show(sa, beh, strlen(beh)));
 	p->invert = json_is_true(json_get(n, "invert"));
 	if (json_is_string(re) && p->behavior == SPLIT_ISOLATED && !p->invert)
-		p->scan_digits = strcmp(json_string(re), LLAMA3_PATTERN) == 0  ? 3
-		                 : strcmp(json_string(re), QWEN2_PATTERN) == 0 ? 1
-		                                                               : 0;
+		p->scan_digits = gpt2_tok_scan_digits(json_string(re), strlen(json_string(re)));
 	return 0;
 }
 

@@ -326,8 +326,8 @@ static int gguf_pipeline(const gguf_src *s, gpt2_tokenizer *t, int spm, int *lla
 	if (bad)
 		return -1;
 	/* llama.cpp's names (st_gguf_pre): no name is GPT-2's. */
-	const st_gguf_pre *known = pre ? st_gguf_pre_find(pre->v.s, (size_t)pre->n)
-	                               : st_gguf_pre_find("default", 7);
+	const st_gguf_pre *known =
+		pre ? st_gguf_pre_find(pre->v.s, (size_t)pre->n) : st_gguf_pre_find("default", 7);
 	if (!known) {
 		char sa[SHOW_MAX];
 		return gpt2_err(s->err, s->errlen,

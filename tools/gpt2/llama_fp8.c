@@ -112,16 +112,6 @@ static void scale_x(float *xs, const float *x, const llama_mat *w, int IN, int s
 		xs[i] = 0.0f;
 }
 
-/*
- * The next rows, fetched while these are summed: without it one core's
- * outstanding misses, not the bandwidth, set its pace.
- */
-static void prefetch_rows(const unsigned char *p, size_t bytes)
-{
-	for (size_t b = 0; b < bytes; b += 64)
-		_mm_prefetch((const char *)p + b, _MM_HINT_T0);
-}
-
 /* ---- AVX2: E4M3 through F16 bits ------------------------------------------ */
 
 GPT2_TARGET_AVX2_BEGIN
@@ -169,7 +159,8 @@ static float hsum8(__m256 a)
 }
 
 /* out[j] = xs . row j for rows of IN codes at w (xs: padded(IN) floats, x
- * scaled times 2^8); two rows at a time, the two after them fetched. */
+ * scaled times 2^8); two rows at a time, the rows KERNEL_FETCH_ROWS on fetched as they
+ * go (kernels.h). */
 static void dots_e4m3_avx2(float *out, const float *xs, const unsigned char *w, int IN, int n)
 {
 	size_t ld = (size_t)IN;
@@ -177,10 +168,13 @@ static void dots_e4m3_avx2(float *out, const float *xs, const unsigned char *w, 
 	for (int j = 0; j < n; j += 2) {
 		int two = j + 1 < n;
 		const unsigned char *p = w + (size_t)j * ld, *q = two ? p + ld : p;
-		if (j + 2 < n)
-			prefetch_rows(p + 2 * ld, (j + 3 < n ? 2 : 1) * ld);
+		size_t ahead = KERNEL_FETCH_ROWS * ld;
 		__m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
 		for (int i = 0; i < full; i += 16) {
+			if (i % 64 == 0) {
+				kernel_fetch(p + i, ahead);
+				kernel_fetch(q + i, ahead);
+			}
 			e4m3_acc(p + i, xs + i, &a0, &a1);
 			e4m3_acc(q + i, xs + i, &b0, &b1);
 		}
@@ -297,10 +291,11 @@ static void dots_bf16tab_avx512(float *out, const float *xs, const unsigned char
 	for (int j = 0; j < n; j += 2) {
 		int two = j + 1 < n;
 		const unsigned char *p = w + (size_t)j * ld, *q = two ? p + ld : p;
-		if (j + 2 < n)
-			prefetch_rows(p + 2 * ld, (j + 3 < n ? 2 : 1) * ld);
+		size_t ahead = KERNEL_FETCH_ROWS * ld;
 		__m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
 		for (int i = 0; i < IN; i += 64) {
+			kernel_fetch(p + i, ahead);
+			kernel_fetch(q + i, ahead);
 			bf16_acc(&t, p + i, IN - i, xs + i, &a0, &a1);
 			bf16_acc(&t, q + i, IN - i, xs + i, &b0, &b1);
 		}

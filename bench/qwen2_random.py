@@ -16,7 +16,9 @@ parameters, 3.1 GB in BF16 or F16 (every row a multiple of 256 elements,
 so llama.cpp's K-quants apply to every matrix).
 
 The GGUF (version 3, ggml's docs/gguf.md) holds the same BF16 bits (or,
-with f16, the same values as F16: exact for these magnitudes) under
+with f16, the same values rounded to F16: exact down to 2^-17, below
+which F16's subnormals lack BF16's 8 significant bits, so a few in 10^4
+of the values move by less than 2^-25) under
 llama.cpp's "qwen2" names (token_embd, output_norm, blk.N.attn_norm,
 attn_q/k/v (+bias), attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down;
 no output tensor: tied), norms and biases F32, and a stand-in "gpt2"

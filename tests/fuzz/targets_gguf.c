@@ -192,7 +192,8 @@ static void fz_gguf_tokenizer(const st_gguf *g)
 	int crc = st_gguf_hf_tokenizer_config(g, &json, &len, &err);
 	/* the same keys read: the same verdict, but for what only one file
 	 * holds (the merges, the chat template) */
-	CHECK(crc == rc || ((rc == ST_OK || rc == ST_EFORMAT) && (crc == ST_OK || crc == ST_EFORMAT)));
+	CHECK(crc == rc || ((rc == ST_OK || rc == ST_EFORMAT) &&
+	                    (crc == ST_OK || crc == ST_EFORMAT)));
 	if (crc == ST_OK)
 		fz_gguf_json(json, len);
 	else

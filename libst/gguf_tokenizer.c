@@ -109,9 +109,13 @@ static int read_array(struct vocab *v, const char *key, int elem, uint64_t n, in
 		return ST_OK;
 	if (!x)
 		return st__error(err, ST_EFORMAT, "%s: %s is missing", v->path, key);
-	if (x->type != ST_GGUF_ARRAY || x->elem_type != elem || (n && x->n != n))
-		return st__error(err, ST_EFORMAT, "%s: %s is not an array of %llu %s", v->path, key,
-		                 (unsigned long long)n, st_gguf_type_name(elem));
+	if (x->type != ST_GGUF_ARRAY || x->elem_type != elem || (n && x->n != n)) {
+		char count[32] = "";
+		if (n)
+			snprintf(count, sizeof count, "%llu ", (unsigned long long)n);
+		return st__error(err, ST_EFORMAT, "%s: %s is not an array of %s%s", v->path, key,
+		                 count, st_gguf_type_name(elem));
+	}
 	*out = x;
 	return ST_OK;
 }

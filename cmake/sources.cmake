@@ -36,6 +36,7 @@ set(ST_SOURCES
   libst/gguf_hf.c
   libst/gguf_pre.c
   libst/gguf_split.c
+  libst/gguf_tokenizer.c
   libst/gguf_write.c
   libst/hash.c
   libst/index.c

@@ -412,6 +412,22 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 		rc = st_gguf_hf_config(g, snapshot_dtype(g, &hf), &cfg, &cfg_len, lost, err);
 	if (rc == ST_OK)
 		rc = st_gguf_hf_generation_config(g, &gen, &gen_len, err);
+	/* The tokenizer files too: a malformed tokenizer writes nothing; none,
+	 * or one that is not rebuilt, is said in *lost. */
+	char *tok = NULL, *tcfg = NULL;
+	size_t tok_len = 0, tcfg_len = 0;
+	if (rc == ST_OK) {
+		st_error te;
+		int trc = st__gguf_tokenizer_files(g, &tok, &tok_len, &tcfg, &tcfg_len, &te);
+		if (trc != ST_OK && trc != ST_ENOTFOUND && trc != ST_EUNSUPPORTED) {
+			rc = trc;
+			if (err)
+				*err = te;
+		} else if (trc != ST_OK && lost) {
+			*lost |= trc == ST_ENOTFOUND ? ST_GGUF_HF_LOST_TOKENIZER
+			                             : ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED;
+		}
+	}
 	st_snapshot *s = NULL;
 	if (rc == ST_OK)
 		rc = st_snapshot_open(&s, dir, flags, err);
@@ -420,6 +436,10 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 		rc = write_st(g, &to, &hf, r, stats, err);
 	rc = add_json(s, "config.json", rc, cfg, cfg_len, err);
 	rc = add_json(s, "generation_config.json", rc, gen, gen_len, err);
+	if (tok) {
+		rc = add_json(s, "tokenizer.json", rc, tok, tok_len, err);
+		rc = add_json(s, "tokenizer_config.json", rc, tcfg, tcfg_len, err);
+	}
 	if (rc == ST_OK)
 		rc = st_snapshot_commit(s, err);
 	st_snapshot_close(s);

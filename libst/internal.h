@@ -166,6 +166,10 @@ const st_meta *st__file_meta_by_key(const st_file *f, size_t i);
  */
 int st__gguf_join(st_gguf **out, const char *path, st_gguf **parts,
                   size_t n_parts, st_error *err);
+/* tokenizer.json and tokenizer_config.json (gguf_tokenizer.c), both or
+ * neither (st_gguf_hf_tokenizer's errors), malloc'd. */
+int st__gguf_tokenizer_files(const st_gguf *g, char **tok, size_t *tok_len, char **cfg,
+                             size_t *cfg_len, st_error *err);
 /* A GGUF file's split.no, or -1 when it has none (gguf_split.c). */
 long st__gguf_split_no(const st_gguf *g);
 /*

@@ -1,7 +1,8 @@
 /*
  * check_gguf_hf.c - config.json and generation_config.json from a GGUF's
  * metadata (st_gguf_hf_config, st_gguf_hf_generation_config) and the HF
- * names of its tensors (st_gguf_hf_name), on GGUF files built here byte by
+ * names of its tensors (st_gguf_hf_name), the tokenizer files
+ * (st_gguf_hf_tokenizer, st_gguf_hf_tokenizer_config), on GGUF files built here byte by
  * byte (docs/gguf.md's layout); the expected fields are the keys
  * convert_hf_to_gguf.py writes for each (LlamaModel, Qwen3Model), read
  * backwards.
@@ -87,6 +88,33 @@ static void kv_str(struct gg *g, const char *key, const char *v)
 	put_str(g, key);
 	put_u32(g, ST_GGUF_STRING);
 	put_str(g, v);
+	g->n_kv++;
+}
+
+/* An array key: n strings, INT32s or FLOAT32s. */
+static void kv_strs(struct gg *g, const char *key, const char *const *v, size_t n)
+{
+	put_str(g, key);
+	put_u32(g, ST_GGUF_ARRAY);
+	put_u32(g, ST_GGUF_STRING);
+	put_u64(g, n);
+	for (size_t i = 0; i < n; i++)
+		put_str(g, v[i]);
+	g->n_kv++;
+}
+
+static void kv_nums(struct gg *g, const char *key, int type, const float *v, size_t n)
+{
+	put_str(g, key);
+	put_u32(g, ST_GGUF_ARRAY);
+	put_u32(g, (uint32_t)type);
+	put_u64(g, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t bits = (uint32_t)(int32_t)v[i];
+		if (type == ST_GGUF_FLOAT32)
+			memcpy(&bits, &v[i], 4);
+		put_u32(g, bits);
+	}
 	g->n_kv++;
 }
 
@@ -343,6 +371,111 @@ START_TEST(test_pre_names)
 }
 END_TEST
 
+/*
+ * A SentencePiece vocabulary's merges, as transformers' converter
+ * (SentencePieceExtractor.extract) orders them: for each piece, its splits
+ * into two pieces of the vocabulary, by the left then the right piece's
+ * id; then all of them by the piece's score, higher first, ties in
+ * vocabulary order. Worked by hand: bc (-4) gives b+c; abc (-4.5) gives
+ * a+bc (a is id 3) before ab+c (ab is 6); ab (-5) gives a+b; the byte and
+ * control tokens are never merged into.
+ */
+START_TEST(test_tokenizer_spm)
+{
+	static const char *const tokens[] = {"<unk>", "<s>", "</s>", "a",   "b",
+	                                     "c",     "ab",  "bc",   "abc", "<0x41>"};
+	static const float types[] = {2, 3, 3, 1, 1, 1, 1, 1, 1, 6};
+	static const float scores[] = {0, 0, 0, -1, -2, -3, -5, -4, -4.5f, 0};
+	struct gg g;
+	gg_start(&g, "llama");
+	kv_u32(&g, "llama.context_length", 4096);
+	kv_str(&g, "tokenizer.ggml.model", "llama");
+	kv_strs(&g, "tokenizer.ggml.tokens", tokens, 10);
+	kv_nums(&g, "tokenizer.ggml.token_type", ST_GGUF_INT32, types, 10);
+	kv_nums(&g, "tokenizer.ggml.scores", ST_GGUF_FLOAT32, scores, 10);
+	kv_u32(&g, "tokenizer.ggml.bos_token_id", 1);
+	kv_u32(&g, "tokenizer.ggml.eos_token_id", 2);
+	kv_u32(&g, "tokenizer.ggml.unknown_token_id", 0);
+	st_gguf *h = gg_open(&g);
+	char *j = NULL;
+	size_t len;
+	st_error err;
+	ck_assert_int_eq(st_gguf_hf_tokenizer(h, &j, &len, &err), ST_OK);
+	ck_assert_uint_eq(strlen(j), len);
+	ck_assert_msg(strstr(j, "\"merges\": [\n      [\"b\", \"c\"],\n      [\"a\", \"bc\"],\n"
+	                        "      [\"ab\", \"c\"],\n      [\"a\", \"b\"]\n    ]"),
+	              "%s", j);
+	ck_assert_ptr_nonnull(strstr(j, "\"unk_token\": \"<unk>\""));
+	ck_assert_ptr_nonnull(strstr(j, "\"byte_fallback\": true"));
+	ck_assert_ptr_nonnull(strstr(j, "\"<0x41>\": 9\n"));
+	/* added_tokens: the unknown and the two control tokens */
+	ck_assert_ptr_nonnull(strstr(j, "\"id\": 2,\n      \"content\": \"</s>\""));
+	ck_assert_ptr_null(strstr(j, "\"id\": 3,"));
+	/* llama.cpp's default: a BOS for SentencePiece, in the template */
+	ck_assert_ptr_nonnull(strstr(j, "\"single\": [{\"SpecialToken\": {\"id\": \"<s>\""));
+	free(j);
+	ck_assert_int_eq(st_gguf_hf_tokenizer_config(h, &j, &len, &err), ST_OK);
+	ck_assert_str_eq(j,
+	                 "{\n  \"add_bos_token\": true,\n  \"add_eos_token\": false,\n"
+	                 "  \"bos_token\": \"<s>\",\n  \"clean_up_tokenization_spaces\": false,\n"
+	                 "  \"eos_token\": \"</s>\",\n  \"model_max_length\": 4096,\n"
+	                 "  \"tokenizer_class\": \"PreTrainedTokenizerFast\",\n"
+	                 "  \"unk_token\": \"<unk>\"\n}\n");
+	free(j);
+	st_gguf_close(h);
+}
+END_TEST
+
+/* What the tokenizer files refuse: each a one-line message naming the key. */
+START_TEST(test_tokenizer_refused)
+{
+	static const char *const bad[] = {"a", "b\xff", "ab"};
+	static const char *const merges[] = {"a b"};
+	static const float types[] = {1, 1, 1};
+	struct gg g;
+	char *j = NULL;
+	size_t len;
+	st_error err;
+	gg_start(&g, "llama");
+	st_gguf *h = gg_open(&g);
+	ck_assert_int_eq(st_gguf_hf_tokenizer(h, &j, &len, &err), ST_ENOTFOUND);
+	ck_assert_int_eq(st_gguf_write_tokenizer(h, "/nonexistent/x", 0, &err), ST_ENOTFOUND);
+	st_gguf_close(h);
+
+	gg_start(&g, "llama");
+	kv_str(&g, "tokenizer.ggml.model", "gpt2");
+	kv_strs(&g, "tokenizer.ggml.tokens", bad, 3);
+	kv_strs(&g, "tokenizer.ggml.merges", merges, 1);
+	h = gg_open(&g);
+	ck_assert_int_eq(st_gguf_hf_tokenizer(h, &j, &len, &err), ST_EFORMAT);
+	ck_assert_str_eq(err.message,
+	                 "t.gguf: tokenizer.ggml.tokens[1] is not valid UTF-8 (byte 1)");
+	ck_assert_ptr_null(j);
+	st_gguf_close(h);
+
+	gg_start(&g, "llama");
+	kv_str(&g, "tokenizer.ggml.model", "gpt2");
+	kv_str(&g, "tokenizer.ggml.pre", "falcon");
+	kv_strs(&g, "tokenizer.ggml.tokens", merges, 1);
+	kv_strs(&g, "tokenizer.ggml.merges", merges, 0);
+	h = gg_open(&g);
+	ck_assert_int_eq(st_gguf_hf_tokenizer(h, &j, &len, &err), ST_EUNSUPPORTED);
+	ck_assert_msg(strstr(err.message, "tokenizer.ggml.pre 'falcon' is not rebuilt"), "%s",
+	              err.message);
+	st_gguf_close(h);
+
+	gg_start(&g, "llama");
+	kv_str(&g, "tokenizer.ggml.model", "llama");
+	kv_strs(&g, "tokenizer.ggml.tokens", bad, 1);
+	kv_nums(&g, "tokenizer.ggml.token_type", ST_GGUF_INT32, types, 3); /* 3 for 1 */
+	h = gg_open(&g);
+	ck_assert_int_eq(st_gguf_hf_tokenizer(h, &j, &len, &err), ST_EFORMAT);
+	ck_assert_msg(strstr(err.message, "tokenizer.ggml.token_type is not an array of 1 int32"),
+	              "%s", err.message);
+	st_gguf_close(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gguf_hf");
@@ -352,6 +485,8 @@ int main(void)
 	tcase_add_test(tc, test_qwen3);
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_pre_names);
+	tcase_add_test(tc, test_tokenizer_spm);
+	tcase_add_test(tc, test_tokenizer_refused);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -445,6 +445,12 @@ ST_API int st_gguf_hf_name(const st_gguf *g, size_t i, char *out, size_t size, i
 #define ST_GGUF_HF_LOST_ROPE_SCALING 1u /* a llama3 rope_freqs.weight: the
                                          * factors rope_scaling's four
                                          * numbers gave; no rope_scaling */
+#define ST_GGUF_HF_LOST_TOKENIZER 2u    /* st_gguf_write_snapshot: no
+                                         * tokenizer.ggml.model, no
+                                         * tokenizer files */
+#define ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED 4u /* ... a tokenizer.ggml.model
+                                                  * or .pre that is not
+                                                  * rebuilt: none written */
 
 /*
  * config.json for g (convert_hf_to_gguf.py's set_gguf_parameters read
@@ -492,15 +498,82 @@ ST_API int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *l
  * temporary sibling put in place at the end; on failure dir is as it
  * was, absent when it was): model.safetensors as st_gguf_write_safetensors
  * writes it with o->hf set (o may be NULL: nothing lost), config.json
- * (st_gguf_hf_config, torch_dtype what token_embd.weight is written in)
- * and generation_config.json. flags: ST_SNAPSHOT_REPLACE to replace an
- * existing dir (whose files are all dropped). *lost as st_gguf_hf_config
- * gives it. No tokenizer files are written. Returns ST_OK, or the errors
- * of the functions above, st_snapshot_open's and the writer's.
+ * (st_gguf_hf_config, torch_dtype what token_embd.weight is written in),
+ * generation_config.json, and tokenizer.json and tokenizer_config.json
+ * (st_gguf_hf_tokenizer, st_gguf_hf_tokenizer_config). flags:
+ * ST_SNAPSHOT_REPLACE to replace an existing dir (whose files are all
+ * dropped). *lost as st_gguf_hf_config gives it, and
+ * ST_GGUF_HF_LOST_TOKENIZER when g has no tokenizer.ggml.model or
+ * ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED when its model or pre-tokenizer is
+ * not one st_gguf_hf_tokenizer rebuilds (the snapshot is written without
+ * tokenizer files). Returns ST_OK, or the errors of the functions above
+ * (a malformed tokenizer is ST_EFORMAT: nothing is written),
+ * st_snapshot_open's and the writer's.
  */
 ST_API int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
                                   const st_gguf_convert_options *o, const st_convert_run *r,
                                   st_convert_stats *stats, unsigned *lost, st_error *err);
+
+/* ---- a GGUF's tokenizer as Hugging Face's files (gguf_tokenizer.c) ------ */
+
+/*
+ * tokenizer.json (Hugging Face tokenizers' format) for g's
+ * tokenizer.ggml.* keys, as the files llama.cpp's converter read them
+ * from lay them out. Both models are "BPE"; model.vocab holds every token
+ * under its id (a token whose text an earlier id has is left out: it can
+ * never be produced); added_tokens are the unknown, control (special) and
+ * user-defined (not special) tokens of tokenizer.ggml.token_type.
+ *   tokenizer.ggml.model "gpt2": byte-level; merges tokenizer.ggml.merges
+ *     ("a b", split at the first space after the first byte; a, b and ab
+ *     must be tokens); tokenizer.ggml.pre (st_gguf_pre_find; absent:
+ *     GPT-2's): gpt-2 pre_tokenizer ByteLevel(use_regex true); llama-bpe
+ *     and qwen2 Sequence[Split(the pattern, Isolated), ByteLevel(use_regex
+ *     false)], qwen2 with an NFC normalizer, llama-bpe with
+ *     model.ignore_merges; decoder and post_processor ByteLevel.
+ *   "llama" (SentencePiece): Llama 2's layout: normalizer Prepend("\u2581",
+ *     unless tokenizer.ggml.add_space_prefix is false) and Replace(" ",
+ *     "\u2581"), no pre_tokenizer, byte_fallback, fuse_unk, unk_token the
+ *     tokenizer.ggml.unknown_token_id's text, decoder Replace, ByteFallback,
+ *     Fuse, Strip; merges as transformers' SentencePiece converter makes
+ *     them: each normal token split into two tokens, ordered by the
+ *     token's tokenizer.ggml.scores (higher first), then its id, then the
+ *     left part's id.
+ *   tokenizer.ggml.add_bos_token / add_eos_token (default: BOS for
+ *     "llama" and llama-bpe, as llama.cpp; never one the file has no id
+ *     for): a TemplateProcessing post_processor with BOS / EOS around each
+ *     sequence.
+ * *json (malloc'd, free()) holds *len bytes and a NUL. Returns ST_OK;
+ * ST_ENOTFOUND when g has no tokenizer.ggml.model; ST_EUNSUPPORTED naming
+ * another model or pre-tokenizer; ST_EFORMAT naming the key (and index)
+ * of a malformed value: a token that is not valid UTF-8 is refused, not
+ * escaped (an escaped text would be another token), as is an id at or
+ * past the token count, a count past 2^31-1, a token_type or scores array
+ * of another length or type; ST_ENOMEM.
+ */
+ST_API int st_gguf_hf_tokenizer(const st_gguf *g, char **json, size_t *len, st_error *err);
+
+/*
+ * tokenizer_config.json for g: add_bos_token, add_eos_token (as
+ * st_gguf_hf_tokenizer's template), bos_token, eos_token (the tokens'
+ * texts, or null), pad_token, unk_token (when the file has their ids),
+ * chat_template (tokenizer.chat_template), model_max_length
+ * (<general.architecture>.context_length, when present),
+ * tokenizer_class "PreTrainedTokenizerFast". Returns as
+ * st_gguf_hf_tokenizer, and ST_EFORMAT for a chat template that is not a
+ * UTF-8 string.
+ */
+ST_API int st_gguf_hf_tokenizer_config(const st_gguf *g, char **json, size_t *len,
+                                       st_error *err);
+
+/*
+ * Write only g's tokenizer files, tokenizer.json and tokenizer_config.json,
+ * as the directory dir (st/snapshot.h, as st_gguf_write_snapshot; flags
+ * likewise): for a vocabulary-only GGUF (no tensors), or the tokenizer of
+ * any. Returns ST_OK, st_gguf_hf_tokenizer's errors (ST_ENOTFOUND: no
+ * tokenizer, nothing written), st_snapshot_open's.
+ */
+ST_API int st_gguf_write_tokenizer(const st_gguf *g, const char *dir, unsigned flags,
+                                   st_error *err);
 
 /* ---- pre-tokenizer names (libst/gguf_pre.c) ----------------------------- */
 

@@ -34,6 +34,10 @@ Writes, next to this script:
   llama2-f32.gguf        llama2_bf16's BF16 values as F32 (arch llama, permuted,
                          no rope scaling: stconvert's GGUF -> snapshot runs it)
   falcon.gguf            an architecture stdiff has no name map for
+Not written here: llama2-vocab.gguf, llama2_bf16 as llama.cpp runs it, with
+a stand-in vocabulary (<t0>..<t255>, for stconvert's snapshot with tokenizer
+files, tests/cli/stconvert_gguf_tokenizer.sh):
+  ../llama/gguf_llama.py ../llama/llama2_bf16 llama2-vocab.gguf
 """
 import json
 import os

@@ -35,7 +35,8 @@ async function lines(tok, texts, addSpecialTokens) {
   return out.join("");
 }
 
-(async () => {
+module.exports = { cases, lines };
+if (require.main === module) (async () => {
   for (const name of ["llama-bpe", "qwen2", "llama-spm", "llama-spm-metaspace"]) {
     const tok = Tokenizer.fromFile(path.join(here, name + ".tokenizer.json"));
     const ref = path.join(here, "ggml-vocab-" + name.replace("-metaspace", "") + ".gguf");

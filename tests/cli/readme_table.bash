@@ -139,6 +139,11 @@ ex 'stconvert model-Q4_K_M.gguf model/' 0 'model-Q4_K_M.gguf=td/gguf_llama/qwen3
 	is "model_type" "$(jq -r .model_type model/config.json)" qwen3
 	is "head_dim" "$(jq .head_dim model/config.json)" 16
 	holds "strun runs it" "$BIN/strun" --model-dir model --ids 1,5,17,42,99,200,255 --new-tokens 1 --greedy --print-ids'
+# A vocabulary-only GGUF: its tokenizer files, which strun reads (Llama 3's
+# BOS, then the ids Hugging Face recorded).
+ex 'stconvert ggml-vocab-llama-bpe.gguf llama3-tokenizer/' 0 'ggml-vocab-llama-bpe.gguf=td/tokenizers/ggml-vocab-llama-bpe.gguf' '' '
+	is "files" "$(ls llama3-tokenizer | tr "\n" " ")" "tokenizer.json tokenizer_config.json "
+	is ids "$("$BIN/strun" --tokenize --tokenizer llama3-tokenizer --prompt "Hello world")" "128000,$(vocab_ids ggml-vocab-llama-bpe.gguf "Hello world")"'
 # curl is a stand-in that reads the file of the URL's name here.
 ex 'curl -sL "$URL/model.safetensors" | stinfo -' 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '
 	out_has "^path: +<stdin>\$"

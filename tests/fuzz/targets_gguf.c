@@ -12,7 +12,9 @@
  *              decode (ASan watches the exact-size copy of the input);
  *              a file of a Llama-family map gives a config.json, a
  *              generation_config.json and each tensor's HF name, or one
- *              line saying why not.
+ *              line saying why not; a file with a tokenizer.ggml.model
+ *              gives a tokenizer.json and tokenizer_config.json that are
+ *              JSON objects, or one line saying why not.
  *
  * Input: a mode byte, then a whole file (bit 0 clear), or the bytes after
  * a version-3 header's magic and version (bit 0 set), so that the fuzzer
@@ -156,6 +158,49 @@ static void fz_gguf_hf(const st_gguf *g)
 	}
 }
 
+/* A JSON object text of len bytes, NUL-terminated, ending in a newline. */
+static void fz_gguf_json(const char *json, size_t len)
+{
+	CHECK(json && len && strlen(json) == len && json[len - 1] == '\n');
+	struct st__json *root = st__json_parse(json, len);
+	/* NULL only when memory ran out: the fuzzer's limit is far above it */
+	CHECK(root != NULL && st__json_type(root) == ST__JSON_OBJECT);
+	st__json_free(root);
+}
+
+/* The tokenizer files (gguf_tokenizer.c): valid JSON, or one line why not. */
+static void fz_gguf_tokenizer(const st_gguf *g)
+{
+	st_error err = {0};
+	char *json = NULL;
+	size_t len = 0;
+	int rc = st_gguf_hf_tokenizer(g, &json, &len, &err);
+	CHECK(rc == ST_OK || rc == ST_ENOTFOUND || rc == ST_EUNSUPPORTED || rc == ST_EFORMAT);
+	if (rc == ST_OK) {
+		fz_gguf_json(json, len);
+		struct st__json *root = st__json_parse(json, len);
+		const struct st__json *model = st__json_get(root, "model");
+		CHECK(st__json_type(st__json_get(model, "vocab")) == ST__JSON_OBJECT);
+		CHECK(st__json_type(st__json_get(model, "merges")) == ST__JSON_ARRAY);
+		st__json_free(root);
+	} else {
+		CHECK(!json && strchr(err.message, '\n') == NULL);
+		CHECK(strncmp(err.message, "fuzz: ", 6) == 0 || rc == ST_ENOMEM);
+	}
+	free(json);
+	json = NULL;
+	int crc = st_gguf_hf_tokenizer_config(g, &json, &len, &err);
+	/* the same keys read: the same verdict, but for what only one file
+	 * holds (the merges, the chat template) */
+	CHECK(crc == rc || ((rc == ST_OK || rc == ST_EFORMAT) &&
+	                    (crc == ST_OK || crc == ST_EFORMAT)));
+	if (crc == ST_OK)
+		fz_gguf_json(json, len);
+	else
+		CHECK(!json && strchr(err.message, '\n') == NULL);
+	free(json);
+}
+
 static void fz_gguf_file(const unsigned char *data, size_t size, int by_path)
 {
 	unsigned char *buf = malloc(size ? size : 1);
@@ -214,6 +259,7 @@ static void fz_gguf_file(const unsigned char *data, size_t size, int by_path)
 		}
 	}
 	fz_gguf_hf(g);
+	fz_gguf_tokenizer(g);
 	st_gguf_close(g);
 	free(buf);
 }

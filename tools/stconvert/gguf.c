@@ -3,8 +3,10 @@
  * .safetensors file under its GGUF name, row-major, quantized types
  * decoded (st_gguf_write_safetensors); or, for an OUT directory, a
  * Hugging Face snapshot of a Llama-family GGUF (st_gguf_write_snapshot:
- * HF names, llama's q/k rows back in HF's order, config.json and
- * generation_config.json). libst does the work; this file checks the
+ * HF names, llama's q/k rows back in HF's order, config.json,
+ * generation_config.json and the tokenizer files), or for a GGUF without
+ * tensors only its tokenizer files (st_gguf_write_tokenizer). libst does
+ * the work; this file checks the
  * options that apply, and words the report.
  */
 #include "stconvert/stconvert.h"
@@ -80,7 +82,8 @@ static int cancel(void *ctx)
 }
 
 /* The one file's out: line, or the snapshot's. */
-static void report_out(const struct stconvert_options *o, int hf, size_t n, uint64_t bytes)
+static void report_out(const struct stconvert_options *o, int hf, size_t n, uint64_t bytes,
+                       int tokenizer)
 {
 	char h[32];
 	cli_fmt_bytes(h, sizeof h, bytes);
@@ -91,8 +94,9 @@ static void report_out(const struct stconvert_options *o, int hf, size_t n, uint
 	}
 	char *out = cli_printable(o->out, strlen(o->out));
 	cli_warn("out: %zu tensor%s, %llu bytes (%s), a snapshot: %s/model.safetensors, "
-	         "config.json, generation_config.json",
-	         n, n == 1 ? "" : "s", (unsigned long long)bytes, h, out);
+	         "config.json, generation_config.json%s",
+	         n, n == 1 ? "" : "s", (unsigned long long)bytes, h, out,
+	         tokenizer ? ", tokenizer.json, tokenizer_config.json" : "");
 	free(out);
 }
 
@@ -111,6 +115,21 @@ static void report_tensor(const st_gguf_tensor *t, const char *hf, st_dtype d, c
 		         st_dtype_name(d), how);
 	free(name);
 	free(to);
+}
+
+/* Why the tokenizer was not rebuilt: the model or pre-tokenizer it has. */
+static void report_unsupported(const st_gguf *g)
+{
+	st_error e;
+	char *json = NULL;
+	size_t len;
+	if (st_gguf_hf_tokenizer(g, &json, &len, &e) == ST_OK) {
+		free(json);
+		return;
+	}
+	char *m = cli_printable(e.message, strlen(e.message));
+	cli_warn("no tokenizer files: %s", m);
+	free(m);
 }
 
 /*
@@ -155,7 +174,8 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 	cli_fmt_bytes(h, sizeof h, st_gguf_data_size(g));
 	cli_warn("in:  %zu tensor%s, %llu bytes (%s), 1 GGUF file", n, n == 1 ? "" : "s",
 	         (unsigned long long)st_gguf_data_size(g), h);
-	report_out(o, hf, written, out_bytes);
+	report_out(o, hf, written, out_bytes,
+	           !(lost & (ST_GGUF_HF_LOST_TOKENIZER | ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED)));
 	if (o->c.has_to)
 		cli_warn("to %s: %zu decoded, %zu converted, %zu copied", st_dtype_name(o->c.to),
 		         decoded, converted, kept);
@@ -169,9 +189,10 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 	if (lost & ST_GGUF_HF_LOST_ROPE_SCALING)
 		cli_warn("config.json: no rope_scaling: llama3's rope_freqs.weight cannot be "
 		         "turned back into rope_scaling's four numbers exactly");
-	if (hf)
-		cli_warn("no tokenizer files: the GGUF's tokenizer is not rebuilt (only "
-		         "config.json and generation_config.json are)");
+	if (lost & ST_GGUF_HF_LOST_TOKENIZER)
+		cli_warn("no tokenizer files: the GGUF has no tokenizer.ggml.model");
+	if (lost & ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED)
+		report_unsupported(g);
 }
 
 /* stconvert GGUF OUT/: the snapshot, or why this GGUF has none. */
@@ -212,6 +233,34 @@ static int to_snapshot(const struct stconvert_options *o, st_gguf *g)
 	return CLI_OK;
 }
 
+/* stconvert VOCAB.gguf OUT/ for a GGUF without tensors (llama.cpp's
+ * ggml-vocab-*.gguf): its tokenizer files only. */
+static int to_tokenizer(const struct stconvert_options *o, st_gguf *g)
+{
+	st_error err;
+	struct stat st;
+	unsigned flags = stat(o->out, &st) == 0 ? ST_SNAPSHOT_REPLACE : 0;
+	int rc = st_gguf_write_tokenizer(g, o->out, flags, &err);
+	if (rc == ST_ENOTFOUND) {
+		char *in = cli_printable(o->in, strlen(o->in));
+		cli_die(CLI_ERROR, "%s: no tensors and no tokenizer.ggml.model: nothing to write",
+		        in);
+	}
+	if (rc != ST_OK) {
+		signals_reraise();
+		cli_error(&err);
+		return CLI_ERROR;
+	}
+	if (!o->quiet) {
+		char *out = cli_printable(o->out, strlen(o->out));
+		cli_warn("out: no tensors in the GGUF: a tokenizer folder: %s/tokenizer.json, "
+		         "tokenizer_config.json",
+		         out);
+		free(out);
+	}
+	return CLI_OK;
+}
+
 int stconvert_gguf(const struct stconvert_options *o)
 {
 	int dir = out_is_dir(o->out);
@@ -223,7 +272,7 @@ int stconvert_gguf(const struct stconvert_options *o)
 		return CLI_ERROR;
 	}
 	if (dir) {
-		int rc = to_snapshot(o, g);
+		int rc = st_gguf_n_tensors(g) ? to_snapshot(o, g) : to_tokenizer(o, g);
 		st_gguf_close(g);
 		return rc;
 	}

@@ -8,8 +8,9 @@
  * decoded by st_ggml_to_f32; the values go through st_compare_chunk as
  * F32 against F32, and "exactly rounded / quantized" is answered by
  * encoding the checkpoint's values with st_ggml_from_f32 and comparing
- * bytes. A quantized type without an encoder is judged by its expected
- * error per block (Q4_0, Q4_1, Q5_0, Q5_1: doc/ggml.md).
+ * bytes. With no tolerance given, every other quantized type is judged
+ * by its expected error (doc/ggml.md, "Expected error"): per element from
+ * the block's stored scales, or per block's RMS for the IQ lattice types.
  */
 #include "ggml_internal.h"
 #include "internal.h"

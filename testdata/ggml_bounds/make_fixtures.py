@@ -15,7 +15,8 @@ Writes, next to this script:
   ref.gguf       per type T a tensor "T" of F32 values (a mix of Gaussian,
                  heavy-tailed, outlier, constant and near-zero blocks)
   quant.gguf     the same tensors, each quantized by ggml to its type (an
-                 importance matrix for the types that take one)
+                 importance matrix for the types that need one; and for
+                 Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K, "T.imatrix": with one)
   damaged.gguf   quant.gguf with one byte of every tensor's blocks changed
                  (listed in damaged.txt): a stored scale made 2^8 larger
                  or smaller (the high byte of an F16 XOR 0x04, ...), which
@@ -51,6 +52,8 @@ STDIFF = ARGS[0] if ARGS else os.path.join(HERE, "..", "..", "build", "bin", "st
 JUDGED = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
           "Q8_K", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
           "Q2_0", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"]
+# Also quantized with an importance matrix in quant.gguf ("T.imatrix").
+IMATRIX_TOO = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K"]
 LEGACY = {"Q4_0", "Q4_1", "Q5_0", "Q5_1"}
 LATTICE = {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"}
 # Types whose quantizer uses an importance matrix when given one.
@@ -209,20 +212,22 @@ def block_rms_ratio(x, y, blk):
 def fixtures():
     """ref.gguf, quant.gguf, damaged.gguf: 2 to 8 blocks per type."""
     ref, good, bad, notes = [], [], [], []
-    for name in JUDGED:
+    cases = [(name, imat_choices(name)[0]) for name in JUDGED]
+    cases += [(name, "activations") for name in IMATRIX_TOO]
+    for name, how in cases:
         t, blk, size = mf.TYPES[name]
         nb = max(2, 512 // blk)
         x = np.concatenate([blocks(k, nb // 2, blk) for k in ("gauss", "heavy")])
         x[:blk] = blocks("weights", 1, blk)
-        im = imatrix(len(x), imat_choices(name)[0])
-        q = quantize(name, x, im)
+        q = quantize(name, x, imatrix(len(x), how))
         off, xor = DAMAGE[name]
         d = bytearray(q)
         d[off] ^= xor
-        ref.append((name, None, x, len(x)))
-        good.append((name, name, q, len(x)))
-        bad.append((name, name, bytes(d), len(x)))
-        notes.append("%s: block 0 byte %d XOR 0x%02x" % (name, off, xor))
+        tn = name if how == imat_choices(name)[0] else name + ".imatrix"
+        ref.append((tn, None, x, len(x)))
+        good.append((tn, name, q, len(x)))
+        bad.append((tn, name, bytes(d), len(x)))
+        notes.append("%s: %s, block 0 byte %d XOR 0x%02x" % (tn, how, off, xor))
     write_gguf(os.path.join(HERE, "ref.gguf"), ref)
     write_gguf(os.path.join(HERE, "quant.gguf"), good)
     write_gguf(os.path.join(HERE, "damaged.gguf"), bad)

@@ -175,7 +175,7 @@ static bool scale_fits(const struct qbound *q, const unsigned char *blk, const f
 /*
  * The legacy types' rule (struct qbound) over n elements, as type_bound.
  * A block outside it may still be ggml's quantization with an importance
- * matrix (quantize_row_q4_0_impl ...: codes nearest for one of 18 trial
+ * matrix (quantize_row_q4_0_impl ...: codes nearest for one of 19 trial
  * scales, the stored scale then a weighted least-squares fit, so no
  * per-element bound): it passes when its values grow with the reference's,
  * its scale can be that fit and its RMS error is within q->imatrix_rms
@@ -286,8 +286,10 @@ static void grids_q6_k(const unsigned char *s, struct grid *g)
 
 static void grids_q8_k(const unsigned char *s, struct grid *g)
 {
+	uint32_t u = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+	             (uint32_t)s[3] << 24; /* an F32, little-endian */
 	float d;
-	memcpy(&d, s, sizeof d); /* little-endian hosts only, as the decoder */
+	memcpy(&d, &u, sizeof d);
 	g[0] = affine(d, 0, -128, 127, 0);
 }
 

@@ -460,12 +460,21 @@ static void rms_bound(const struct rms *q, const float *x, const float *y, uint6
 	}
 }
 
-/* Whether a type is judged by its expected error (type_bound); *rms: per
- * block's RMS, not per element. */
-static bool type_has_bound(unsigned type, bool *rms)
+/* Whether a type is judged by its expected error (type_bound). */
+static bool type_has_bound(unsigned type)
 {
-	*rms = rms_of(type) != NULL;
-	return qbound_of(type) || nearest_of(type) || *rms;
+	return qbound_of(type) || nearest_of(type) || rms_of(type);
+}
+
+/* A pair judged by its quantized type's rule: out elements outside, the
+ * largest bound (an element's or a lattice block's RMS) as atol. */
+static void judged_by_type(st_diff_gguf_item *it, unsigned type, uint64_t out, double bound)
+{
+	it->type_bound = true;
+	it->type_rms = rms_of(type) != NULL;
+	it->mismatched = out;
+	it->rtol = 0;
+	it->atol = bound;
 }
 
 /*
@@ -649,8 +658,7 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		goto out;
 	const unsigned char *gd = st_gguf_tensor_data(g, gi);
 	bool can_encode = st_ggml_from_f32(gt->type, NULL, NULL, 0) == ST_OK;
-	bool rms = false;
-	bool bounded = type_default(o) && type_has_bound(gt->type, &rms);
+	bool bounded = type_default(o) && type_has_bound(gt->type);
 	uint64_t out_of_bound = 0;
 	double bound = 0;
 	it->encoded = can_encode;
@@ -677,13 +685,8 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		it->mismatched = 0;
 	if (q8_default && !it->encoded && !it->mismatched)
 		it->mismatched = 1;
-	if (bounded) {
-		it->type_bound = true;
-		it->type_rms = rms;
-		it->mismatched = out_of_bound;
-		it->rtol = 0;
-		it->atol = bound;
-	}
+	if (bounded)
+		judged_by_type(it, gt->type, out_of_bound, bound);
 	if (it->identical) {
 		it->verdict = ST_DIFF_IDENTICAL;
 	} else if (o->exact || it->mismatched) {
@@ -887,14 +890,11 @@ static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
 		rc = compare_f32(x, y, n, it->rtol, it->atol, it, err);
 	/* As with --map: with no tolerance given, a Q8_0 B is equal exactly
 	 * when it is A quantized, a Q4_0 B when within its blocks' bounds. */
-	bool rms = false;
-	if (rc == ST_OK && type_default(o) && type_has_bound(tb->type, &rms)) {
-		it->type_bound = true;
-		it->type_rms = rms;
-		it->mismatched = 0;
-		it->rtol = it->atol = 0;
-		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &it->mismatched,
-		           &it->atol);
+	if (rc == ST_OK && type_default(o) && type_has_bound(tb->type)) {
+		uint64_t out = 0;
+		double bound = 0;
+		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &out, &bound);
+		judged_by_type(it, tb->type, out, bound);
 	}
 	free(x);
 	free(y);

@@ -8,9 +8,11 @@
  * decoded by st_ggml_to_f32; the values go through st_compare_chunk as
  * F32 against F32, and "exactly rounded / quantized" is answered by
  * encoding the checkpoint's values with st_ggml_from_f32 and comparing
- * bytes. A quantized type without an encoder is judged by its expected
- * error per block (Q4_0, Q4_1, Q5_0, Q5_1: doc/ggml.md).
+ * bytes. With no tolerance given, every other quantized type is judged
+ * by its expected error (doc/ggml.md, "Expected error"): per element from
+ * the block's stored scales, or per block's RMS for the IQ lattice types.
  */
+#include "ggml_internal.h"
 #include "internal.h"
 
 #include <math.h>
@@ -90,13 +92,14 @@ struct qbound {
 	unsigned qs_off;   /* 16 bytes of nibbles, element j low, j + 16 high */
 	unsigned top;      /* the clamped code, or 0 */
 	double slack, tiny;
+	double imatrix_rms; /* the RMS figure of a block made with an imatrix */
 };
 
 static const struct qbound qbounds[] = {
-	{ST_GGML_Q4_0, 18, -1, -1, 2, 15, 0x1p-7, 0x1p-21},
-	{ST_GGML_Q4_1, 20, 2, -1, 4, 0, 0x1p-6, 0x1p-20},
-	{ST_GGML_Q5_0, 22, -1, 2, 6, 31, 0x1p-6, 0x1p-20},
-	{ST_GGML_Q5_1, 24, 2, 4, 8, 0, 0x1p-5, 0x1p-19},
+	{ST_GGML_Q4_0, 18, -1, -1, 2, 15, 0x1p-7, 0x1p-21, 0.68},
+	{ST_GGML_Q4_1, 20, 2, -1, 4, 0, 0x1p-6, 0x1p-20, 1.14},
+	{ST_GGML_Q5_0, 22, -1, 2, 6, 31, 0x1p-6, 0x1p-20, 0.61},
+	{ST_GGML_Q5_1, 24, 2, 4, 8, 0, 0x1p-5, 0x1p-19, 0.84},
 };
 
 static const struct qbound *qbound_of(unsigned type)
@@ -105,12 +108,6 @@ static const struct qbound *qbound_of(unsigned type)
 		if (qbounds[i].type == type)
 			return &qbounds[i];
 	return NULL;
-}
-
-/* Whether a type is judged by its expected error per block (type_bound). */
-static bool type_has_bound(unsigned type)
-{
-	return qbound_of(type) != NULL;
 }
 
 /* Element j's code in block blk of type q. */
@@ -125,35 +122,381 @@ static unsigned qcode(const struct qbound *q, const unsigned char *blk, unsigned
 }
 
 /*
- * The elements of y (the decoded bytes gd, n of them) outside their
- * block's bound (struct qbound) against the reference x added to *mism,
- * *bound raised to the largest bound (both set by the caller, so that a
- * tensor can be judged a chunk of whole blocks at a time). Returns false
- * for a type without such a bound.
+ * Whether y (n of them) grows with x: no pair with x_i <= x_j but
+ * y_i > y_j. Every quantizer that takes each code as the nearest point of
+ * one grid (any scale, any clamp) gives such a block.
+ */
+static bool monotone(const float *x, const float *y, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < n; j++)
+			if (x[i] <= x[j] && y[i] > y[j])
+				return false;
+	return true;
+}
+
+/* Whether the RMS of y - x over n elements is at most rel times that of x,
+ * plus 2^-20 (blocks ggml rounds to zero); *most: that bound. */
+static bool rms_within(const float *x, const float *y, unsigned n, double rel, double *most)
+{
+	double ex = 0, ee = 0;
+	for (unsigned j = 0; j < n; j++) {
+		double e = (double)x[j] - (double)y[j];
+		ex += (double)x[j] * x[j];
+		ee += e * e;
+	}
+	*most = rel * sqrt(ex / n) + 0x1p-20;
+	return sqrt(ee / n) <= *most;
+}
+
+/*
+ * Whether a symmetric type's stored scale d can be the weighted least-
+ * squares fit of its codes to x (quantize_row_q4_0_impl: sum w x l /
+ * sum w l^2, a weighted mean of the x / l, so between the least and the
+ * largest), give or take its F16 rounding. The _1 types: true.
+ */
+static bool scale_fits(const struct qbound *q, const unsigned char *blk, const float *x)
+{
+	if (q->m_off >= 0)
+		return true;
+	double d = f16_at(blk), lo = INFINITY, hi = -INFINITY;
+	for (unsigned j = 0; j < 32; j++) {
+		int l = (int)qcode(q, blk, j) - (int)(q->top + 1) / 2;
+		if (!l)
+			continue;
+		double r = (double)x[j] / l;
+		lo = r < lo ? r : lo;
+		hi = r > hi ? r : hi;
+	}
+	double slack = fabs(d) * 0x1p-10 + 0x1p-24;
+	return lo > hi || (d >= lo - slack && d <= hi + slack);
+}
+
+/*
+ * The legacy types' rule (struct qbound) over n elements, as type_bound.
+ * A block outside it may still be ggml's quantization with an importance
+ * matrix (quantize_row_q4_0_impl ...: codes nearest for one of 19 trial
+ * scales, the stored scale then a weighted least-squares fit, so no
+ * per-element bound): it passes when its values grow with the reference's,
+ * its scale can be that fit and its RMS error is within q->imatrix_rms
+ * (doc/ggml.md).
+ */
+static void legacy_bound(const struct qbound *q, const unsigned char *gd, const float *x,
+                         const float *y, uint64_t n, uint64_t *mism, double *bound)
+{
+	for (uint64_t b = 0; b < n / 32; b++) {
+		const unsigned char *blk = gd + b * q->bytes;
+		const float *xb = x + b * 32, *yb = y + b * 32;
+		double d = fabs((double)f16_at(blk));
+		double m = q->m_off >= 0 ? fabs((double)f16_at(blk + q->m_off)) : 0;
+		double rest = d * q->slack + m * 0x1p-10 + q->tiny;
+		double half = d / 2 + rest, whole = d + rest;
+		double most = q->top ? whole : half, rms_most;
+		if (most > *bound)
+			*bound = most;
+		uint64_t out = 0;
+		for (unsigned j = 0; j < 32; j++) {
+			double e = fabs((double)xb[j] - (double)yb[j]);
+			bool clamped = q->top && qcode(q, blk, j) == q->top;
+			if (!(e <= (clamped ? whole : half)))
+				out++;
+		}
+		if (out && monotone(xb, yb, 32) && scale_fits(q, blk, xb) &&
+		    rms_within(xb, yb, 32, q->imatrix_rms, &rms_most))
+			out = 0;
+		*mism += out;
+	}
+}
+
+/*
+ * The types whose quantizer (ggml_quantize_chunk, imatrix or not) ends by
+ * choosing each code as the point of its sub-block's grid nearest to the
+ * value, with the block's final scales (doc/ggml.md, "Expected error"):
+ * the K-quants, Q8_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0 and
+ * Q2_0. An element is within the distance from the reference x to the
+ * nearest point of its grid, plus slack (a scale chosen in F32 and stored
+ * as F16) plus 2^-20 of the magnitudes (F32 rounding on both sides).
+ */
+struct grid {
+	double a, b;       /* the points b + a * level */
+	int lo, hi;        /* levels lo..hi, or indices into tab */
+	const int8_t *tab; /* the levels (16 of them), or NULL: the integers */
+	double slack;
+};
+
+/* F16 scale s chosen in F32, levels up to top in magnitude: twice the
+ * farthest a level moves when s is rounded to F16 (2^-11 relative,
+ * 2^-25 below F16's normal range), from the stored |s| a little more. */
+static double f16_slack(double s, double top)
+{
+	return 2 * top * (fabs(s) * 0x1.004p-11 + 0x1p-25);
+}
+
+static struct grid affine(double a, double b, int lo, int hi, double slack)
+{
+	return (struct grid){a, b, lo, hi, NULL, slack};
+}
+
+static struct grid table(double a, const int8_t *tab, double slack)
+{
+	return (struct grid){a, 0, 0, 15, tab, slack};
+}
+
+/* A block's grids, one per sub of its elements, into g. */
+typedef void grids_fn(const unsigned char *blk, struct grid *g);
+
+static void grids_q2_k(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s + 80), dmin = f16_at(s + 82);
+	for (int j = 0; j < 16; j++)
+		g[j] = affine(d * (s[j] & 0xF), -dmin * (s[j] >> 4), 0, 3, 0);
+}
+
+static void grids_q3_k(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s + 108);
+	for (int j = 0; j < 16; j++)
+		g[j] = affine(d * (st__ggml_q3k_scale(s + 96, j) - 32), 0, -4, 3, 0);
+}
+
+static void grids_k45(const unsigned char *s, struct grid *g, int hi)
+{
+	float dl[8], ml[8];
+	st__ggml_k4_scales(s, dl, ml);
+	for (int j = 0; j < 8; j++)
+		g[j] = affine(dl[j], -(double)ml[j], 0, hi, 0);
+}
+
+static void grids_q4_k(const unsigned char *s, struct grid *g)
+{
+	grids_k45(s, g, 15);
+}
+
+static void grids_q5_k(const unsigned char *s, struct grid *g)
+{
+	grids_k45(s, g, 31);
+}
+
+static void grids_q6_k(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s + 208);
+	for (int j = 0; j < 16; j++)
+		g[j] = affine(d * (signed char)s[192 + j], 0, -32, 31, 0);
+}
+
+static void grids_q8_k(const unsigned char *s, struct grid *g)
+{
+	uint32_t u = (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 |
+	             (uint32_t)s[3] << 24; /* an F32, little-endian */
+	float d;
+	memcpy(&d, &u, sizeof d);
+	g[0] = affine(d, 0, -128, 127, 0);
+}
+
+static void grids_iq4_nl(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s);
+	g[0] = table(d, st__ggml_iq4nl_values, f16_slack(d, 127));
+}
+
+static void grids_iq4_xs(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s);
+	unsigned hs = (unsigned)s[2] | (unsigned)s[3] << 8;
+	for (int j = 0; j < 8; j++) {
+		int ls = (int)((s[4 + j / 2] >> (4 * (j % 2)) & 0xF) | ((hs >> (2 * j)) & 3) << 4);
+		g[j] = table(d * (ls - 32), st__ggml_iq4nl_values,
+		             f16_slack(d, 127.0 * abs(ls - 32)));
+	}
+}
+
+static void grids_tq1_0(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s + 52);
+	g[0] = affine(d, -d, 0, 2, f16_slack(d, 1));
+}
+
+static void grids_tq2_0(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s + 64);
+	g[0] = affine(d, -d, 0, 3, f16_slack(d, 1));
+}
+
+static void grids_mxfp4(const unsigned char *s, struct grid *g)
+{
+	g[0] = table(st__ggml_e8m0_half(s[0]), st__ggml_e2m1x2, 0);
+}
+
+static void grids_nvfp4(const unsigned char *s, struct grid *g)
+{
+	for (int k = 0; k < 4; k++)
+		g[k] = table(st__ggml_ue4m3_half(s[k]), st__ggml_e2m1x2, 0);
+}
+
+/* Q1_0's code is the sign alone (x >= 0: +d): d need not be near anything. */
+static void grids_q1_0(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s);
+	g[0] = affine(2 * d, -d, 0, 1, 0);
+}
+
+static void grids_q2_0(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s);
+	g[0] = affine(d, -d, 0, 3, f16_slack(d, 2));
+}
+
+struct nearest {
+	unsigned type, block, bytes, sub; /* elements per block, its bytes, per grid */
+	grids_fn *grids;
+};
+
+static const struct nearest nearests[] = {
+	{ST_GGML_Q2_K, 256, 84, 16, grids_q2_k},      {ST_GGML_Q3_K, 256, 110, 16, grids_q3_k},
+	{ST_GGML_Q4_K, 256, 144, 32, grids_q4_k},     {ST_GGML_Q5_K, 256, 176, 32, grids_q5_k},
+	{ST_GGML_Q6_K, 256, 210, 16, grids_q6_k},     {ST_GGML_Q8_K, 256, 292, 256, grids_q8_k},
+	{ST_GGML_IQ4_NL, 32, 18, 32, grids_iq4_nl},   {ST_GGML_IQ4_XS, 256, 136, 32, grids_iq4_xs},
+	{ST_GGML_TQ1_0, 256, 54, 256, grids_tq1_0},   {ST_GGML_TQ2_0, 256, 66, 256, grids_tq2_0},
+	{ST_GGML_MXFP4, 32, 17, 32, grids_mxfp4},     {ST_GGML_NVFP4, 64, 36, 16, grids_nvfp4},
+	{ST_GGML_Q1_0, 128, 18, 128, grids_q1_0},     {ST_GGML_Q2_0, 64, 18, 64, grids_q2_0},
+};
+
+static const struct nearest *nearest_of(unsigned type)
+{
+	for (size_t i = 0; i < sizeof nearests / sizeof nearests[0]; i++)
+		if (nearests[i].type == type)
+			return &nearests[i];
+	return NULL;
+}
+
+static double level(const struct grid *g, int l)
+{
+	return g->tab ? g->tab[l] : l;
+}
+
+/* The distance from x to the nearest point of grid g. */
+static double nearest_distance(const struct grid *g, double x)
+{
+	double best = INFINITY;
+	if (g->tab || g->a == 0) {
+		for (int l = g->lo; l <= (g->a == 0 ? g->lo : g->hi); l++) {
+			double e = fabs(x - (g->b + g->a * level(g, l)));
+			if (e < best)
+				best = e;
+		}
+		return best;
+	}
+	double t = nearbyint((x - g->b) / g->a);
+	double l0 = t < g->lo ? g->lo : t > g->hi ? g->hi : t;
+	for (int k = -1; k <= 1; k++) {
+		double l = l0 + k;
+		if (l < g->lo || l > g->hi)
+			continue;
+		double e = fabs(x - (g->b + g->a * l));
+		if (e < best)
+			best = e;
+	}
+	return best;
+}
+
+/* The nearest-point rule (struct nearest) over n elements, as type_bound. */
+static void nearest_bound(const struct nearest *q, const unsigned char *gd, const float *x,
+                          const float *y, uint64_t n, uint64_t *mism, double *bound)
+{
+	struct grid g[16];
+	for (uint64_t b = 0; b < n / q->block; b++) {
+		q->grids(gd + b * q->bytes, g);
+		for (unsigned j = 0; j < q->block; j++) {
+			const struct grid *gj = &g[j / q->sub];
+			double xv = x[b * q->block + j], yv = y[b * q->block + j];
+			double top = fmax(fabs(level(gj, gj->lo)), fabs(level(gj, gj->hi)));
+			double most = nearest_distance(gj, xv) + gj->slack +
+			              0x1p-20 * (fabs(xv) + fabs(gj->b) + fabs(gj->a) * top) +
+			              0x1p-126;
+			if (most > *bound)
+				*bound = most;
+			if (!(fabs(xv - yv) <= most))
+				(*mism)++;
+		}
+	}
+}
+
+/*
+ * The lattice types, whose quantizers choose 8 values at a time by a
+ * search: a block of 256 is within when the RMS of its error is at most
+ * rel times the RMS of its reference values, plus 2^-20 (blocks ggml
+ * rounds to zero; doc/ggml.md gives the figures, measured on ggml's own
+ * quantizer, and what they miss). A block outside counts all its elements.
+ */
+struct rms {
+	unsigned type;
+	double rel;
+};
+
+static const struct rms rmss[] = {
+	{ST_GGML_IQ1_S, 1.20},     {ST_GGML_IQ1_M, 1.08},
+	{ST_GGML_IQ2_XXS, 1.90}, {ST_GGML_IQ2_XS, 1.16},
+	{ST_GGML_IQ2_S, 1.18},     {ST_GGML_IQ3_XXS, 1.01},
+	{ST_GGML_IQ3_S, 2.13},
+};
+
+static const struct rms *rms_of(unsigned type)
+{
+	for (size_t i = 0; i < sizeof rmss / sizeof rmss[0]; i++)
+		if (rmss[i].type == type)
+			return &rmss[i];
+	return NULL;
+}
+
+static void rms_bound(const struct rms *q, const float *x, const float *y, uint64_t n,
+                      uint64_t *mism, double *bound)
+{
+	for (uint64_t b = 0; b < n / 256; b++) {
+		double most;
+		if (!rms_within(x + b * 256, y + b * 256, 256, q->rel, &most))
+			*mism += 256;
+		if (most > *bound)
+			*bound = most;
+	}
+}
+
+/* Whether a type is judged by its expected error (type_bound). */
+static bool type_has_bound(unsigned type)
+{
+	return qbound_of(type) || nearest_of(type) || rms_of(type);
+}
+
+/* A pair judged by its quantized type's rule: out elements outside, the
+ * largest bound (an element's or a lattice block's RMS) as atol. */
+static void judged_by_type(st_diff_gguf_item *it, unsigned type, uint64_t out, double bound)
+{
+	it->type_bound = true;
+	it->type_rms = rms_of(type) != NULL;
+	it->mismatched = out;
+	it->rtol = 0;
+	it->atol = bound;
+}
+
+/*
+ * The elements of y (the decoded bytes gd, n of them, whole blocks) outside
+ * their type's rule against the reference x added to *mism, *bound raised
+ * to the largest bound (an element's, or a block's RMS for the lattice
+ * types; both set by the caller, so that a tensor can be judged a chunk of
+ * whole blocks at a time). Returns false for a type without a rule.
  */
 static bool type_bound(unsigned type, const unsigned char *gd, const float *x,
                        const float *y, uint64_t n, uint64_t *mism, double *bound)
 {
 	const struct qbound *q = qbound_of(type);
-	if (!q)
-		return false;
-	for (uint64_t b = 0; b < n / 32; b++) {
-		const unsigned char *blk = gd + b * q->bytes;
-		double d = fabs((double)f16_at(blk));
-		double m = q->m_off >= 0 ? fabs((double)f16_at(blk + q->m_off)) : 0;
-		double rest = d * q->slack + m * 0x1p-10 + q->tiny;
-		double half = d / 2 + rest, whole = d + rest;
-		double most = q->top ? whole : half;
-		if (most > *bound)
-			*bound = most;
-		for (unsigned j = 0; j < 32; j++) {
-			double e = fabs((double)x[b * 32 + j] - (double)y[b * 32 + j]);
-			bool clamped = q->top && qcode(q, blk, j) == q->top;
-			if (!(e <= (clamped ? whole : half)))
-				(*mism)++;
-		}
-	}
-	return true;
+	const struct nearest *ne = nearest_of(type);
+	const struct rms *r = rms_of(type);
+	if (q)
+		legacy_bound(q, gd, x, y, n, mism, bound);
+	else if (ne)
+		nearest_bound(ne, gd, x, y, n, mism, bound);
+	else if (r)
+		rms_bound(r, x, y, n, mism, bound);
+	return q || ne || r;
 }
 
 /* No tolerance given: the quantized type's own rule, if it has one. */
@@ -342,12 +685,8 @@ static int pair(st_checkpoint *ck, size_t i, const st_gguf *g, size_t gi, bool t
 		it->mismatched = 0;
 	if (q8_default && !it->encoded && !it->mismatched)
 		it->mismatched = 1;
-	if (bounded) {
-		it->type_bound = true;
-		it->mismatched = out_of_bound;
-		it->rtol = 0;
-		it->atol = bound;
-	}
+	if (bounded)
+		judged_by_type(it, gt->type, out_of_bound, bound);
 	if (it->identical) {
 		it->verdict = ST_DIFF_IDENTICAL;
 	} else if (o->exact || it->mismatched) {
@@ -552,11 +891,10 @@ static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
 	/* As with --map: with no tolerance given, a Q8_0 B is equal exactly
 	 * when it is A quantized, a Q4_0 B when within its blocks' bounds. */
 	if (rc == ST_OK && type_default(o) && type_has_bound(tb->type)) {
-		it->type_bound = true;
-		it->mismatched = 0;
-		it->rtol = it->atol = 0;
-		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &it->mismatched,
-		           &it->atol);
+		uint64_t out = 0;
+		double bound = 0;
+		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &out, &bound);
+		judged_by_type(it, tb->type, out, bound);
 	}
 	free(x);
 	free(y);

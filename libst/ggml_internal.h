@@ -50,6 +50,13 @@ float st__ggml_f16(const unsigned char *p);
  * the block's first 16 bytes (ggml_quants.c).
  */
 void st__ggml_k4_scales(const unsigned char *block, float dl[8], float ml[8]);
+/* Q3_K: 6-bit scale j (0..15, before the - 32) from its 12 scale bytes. */
+int st__ggml_q3k_scale(const unsigned char *sc, int j);
+/* The E2M1 values doubled (ggml's kvalues_mxfp4), by 4-bit code, and the
+ * halved scales they go with: MXFP4's E8M0 byte, NVFP4's UE4M3 byte. */
+extern const int8_t st__ggml_e2m1x2[16];
+float st__ggml_e8m0_half(unsigned char e);
+float st__ggml_ue4m3_half(unsigned char x);
 /*
  * The AVX2 decoder of a type (ggml_quants_avx2.c: Q4_K, Q6_K), the same
  * bits as its scalar one; NULL for the others and off x86. The caller

@@ -115,7 +115,7 @@ void st__ggml_dec_q2_k(const unsigned char *restrict s, float *restrict y, uint6
 }
 
 /* Q3_K's 16 6-bit scales from its 12 scale bytes. */
-static int q3k_scale(const unsigned char *sc, int j)
+int st__ggml_q3k_scale(const unsigned char *sc, int j)
 {
 	const int low = j < 8 ? sc[j] & 0xF : sc[j - 8] >> 4;
 	const int high = sc[8 + j % 4] >> (2 * (j / 4)) & 3;
@@ -130,7 +130,7 @@ void st__ggml_dec_q3_k(const unsigned char *restrict s, float *restrict y, uint6
 		const unsigned char *hm = s, *sc = s + 96;
 		for (int e = 0; e < 256; e += 16) {
 			const int h = e / 128, pair = e % 128 / 32, part = e % 32 / 16;
-			const float dl = d * (float)(q3k_scale(sc, e / 16) - 32);
+			const float dl = d * (float)(st__ggml_q3k_scale(sc, e / 16) - 32);
 			const unsigned char *q = s + 32 + h * 32 + part * 16;
 			const unsigned bit = 1u << (h * 4 + pair);
 			for (int l = 0; l < 16; l++) {
@@ -285,10 +285,10 @@ void st__ggml_dec_tq2_0(const unsigned char *restrict s, float *restrict y, uint
 }
 
 /* The E2M1 values doubled (ggml's kvalues_mxfp4), by 4-bit code. */
-static const int8_t e2m1x2[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+const int8_t st__ggml_e2m1x2[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 /* Half the E8M0 scale 2^(e - 127): 2^(e - 128), subnormal for e < 2. */
-static float e8m0_half(unsigned char e)
+float st__ggml_e8m0_half(unsigned char e)
 {
 	return bits_float(e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23);
 }
@@ -297,8 +297,8 @@ static float e8m0_half(unsigned char e)
 static void fp4_times(const unsigned char *restrict q, float d, float *restrict y, int half)
 {
 	for (int j = 0; j < half; j++) {
-		y[j] = (float)e2m1x2[q[j] & 0xF] * d;
-		y[j + half] = (float)e2m1x2[q[j] >> 4] * d;
+		y[j] = (float)st__ggml_e2m1x2[q[j] & 0xF] * d;
+		y[j + half] = (float)st__ggml_e2m1x2[q[j] >> 4] * d;
 	}
 }
 
@@ -306,14 +306,14 @@ static void fp4_times(const unsigned char *restrict q, float d, float *restrict 
 void st__ggml_dec_mxfp4(const unsigned char *restrict s, float *restrict y, uint64_t nb)
 {
 	for (uint64_t b = 0; b < nb; b++, s += 17, y += 32)
-		fp4_times(s + 1, e8m0_half(s[0]), y, 16);
+		fp4_times(s + 1, st__ggml_e8m0_half(s[0]), y, 16);
 }
 
 /*
  * Half a UE4M3 scale as ggml reads it: the top bit ignored, 0x00 and 0x7F
  * zero, exponent 0 subnormal (m * 2^-9), else (1 + m/8) * 2^(e - 7).
  */
-static float ue4m3_half(unsigned char x)
+float st__ggml_ue4m3_half(unsigned char x)
 {
 	if (x == 0 || x == 0x7F)
 		return 0.0f;
@@ -328,7 +328,7 @@ void st__ggml_dec_nvfp4(const unsigned char *restrict s, float *restrict y, uint
 {
 	for (uint64_t b = 0; b < nb; b++, s += 36)
 		for (int k = 0; k < 4; k++, y += 16)
-			fp4_times(s + 4 + 8 * k, ue4m3_half(s[k]), y, 8);
+			fp4_times(s + 4 + 8 * k, st__ggml_ue4m3_half(s[k]), y, 8);
 }
 
 /* Q1_0: F16 d, 16 bytes of sign bits (element j: byte j/8, bit j%8); +-d. */

@@ -725,19 +725,20 @@ START_TEST(gguf_llama_rows_permuted_back)
 END_TEST
 
 /*
- * One block blk (size bytes) of ggml type as the GGUF side of two 1x32
- * weights, one holding the values x, the other bad, compared through the
- * llama map with options o (the items, malloc'd, into *it).
+ * One block blk (size bytes, k elements) of ggml type as the GGUF side of
+ * two 1xk weights, one holding the values x, the other bad, compared
+ * through the llama map with options o (the items, malloc'd, into *it).
  */
-static void judge_block(unsigned type, const unsigned char *blk, size_t size,
-                        const float *x, const float *bad, const st_diff_opts *o,
-                        st_diff_gguf_item **it)
+static void judge_block_of(unsigned type, unsigned k, const unsigned char *blk, size_t size,
+                           const float *x, const float *bad, const st_diff_opts *o,
+                           st_diff_gguf_item **it)
 {
-	struct t ck[2] = {{"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, 32}, x, 128},
-	                  {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, 32}, bad, 128}};
+	struct t ck[2] = {
+	        {"model.layers.0.mlp.up_proj.weight", "F32", 2, {1, k}, x, 4 * k},
+	        {"model.layers.0.mlp.down_proj.weight", "F32", 2, {1, k}, bad, 4 * k}};
 	write_st(path_in("q.safetensors"), ck, 2, NULL);
-	struct raw gg[2] = {{"blk.0.ffn_up.weight", type, 2, {32, 1}, blk, size},
-	                    {"blk.0.ffn_down.weight", type, 2, {32, 1}, blk, size}};
+	struct raw gg[2] = {{"blk.0.ffn_up.weight", type, 2, {k, 1}, blk, size},
+	                    {"blk.0.ffn_down.weight", type, 2, {k, 1}, blk, size}};
 	write_llama(path_in("q.gguf"), 2, gg, 2);
 	st_checkpoint *c = open_ck(path_in("q.safetensors"));
 	st_gguf *g = open_gguf(path_in("q.gguf"));
@@ -749,12 +750,22 @@ static void judge_block(unsigned type, const unsigned char *blk, size_t size,
 	st_checkpoint_close(c);
 }
 
+/* judge_block_of a 32-element block. */
+static void judge_block(unsigned type, const unsigned char *blk, size_t size,
+                        const float *x, const float *bad, const st_diff_opts *o,
+                        st_diff_gguf_item **it)
+{
+	judge_block_of(type, 32, blk, size, x, bad, o, it);
+}
+
 /*
  * A Q4_0 block by hand: d = 0.5 (F16 0x3800), element j's code j % 16
  * (value (q - 8) * 0.5). The checkpoint's values: each decoded value plus
  * 0.25 (half a step: within |d| (1/2 + 2^-7)), the code-15 ones plus 0.5
  * (the clamp's whole step: within |d| (1 + 2^-7)); then one element 0.26
- * off (outside) and one code-15 element 0.51 off (outside).
+ * off (outside) and one code-15 element 0.51 off (outside), and element
+ * 5 moved past element 6's value: out of order, so not what ggml's
+ * quantizer makes with an importance matrix either (legacy_bound).
  */
 START_TEST(gguf_q4_0_judged_by_block_bound)
 {
@@ -769,6 +780,7 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 	memcpy(bad, x, sizeof x);
 	bad[3] += 0.01f;  /* code 3: 0.26 off */
 	bad[31] += 0.01f; /* code 15: 0.51 off */
+	bad[5] += 0.6f;   /* code 5: 0.85 off, above code 6's -0.75 */
 	st_diff_opts o;
 	memset(&o, 0, sizeof o);
 	st_diff_gguf_item *it;
@@ -778,7 +790,7 @@ START_TEST(gguf_q4_0_judged_by_block_bound)
 	ck_assert_uint_eq(it[0].mismatched, 0);
 	ck_assert(it[0].rtol == 0 && it[0].atol == 0.5 * (1 + 0x1p-7) + 0x1p-21);
 	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
-	ck_assert_uint_eq(it[1].mismatched, 2);
+	ck_assert_uint_eq(it[1].mismatched, 3);
 	free(it);
 	/* A tolerance given replaces the type's rule. */
 	double atol = 1;
@@ -794,7 +806,8 @@ END_TEST
  * A Q5_0 block by hand: d = 0.5, element j's code j (nibble j & 15, bit
  * j of qh its fifth bit), value (j - 16) * 0.5. The reference: each value
  * plus 0.25, code 31 (the clamp) plus 0.5: within |d| (1/2 + 2^-6) and
- * |d| (1 + 2^-6); then code 30 0.27 off and code 31 0.52 off: outside.
+ * |d| (1 + 2^-6); then code 30 0.27 off and code 31 0.52 off: outside,
+ * and code 2 moved past code 3's value (out of order).
  */
 START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
 {
@@ -810,6 +823,7 @@ START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
 	memcpy(bad, x, sizeof x);
 	bad[30] += 0.02f;
 	bad[31] += 0.02f;
+	bad[2] += 0.6f;
 	st_diff_opts o;
 	memset(&o, 0, sizeof o);
 	st_diff_gguf_item *it;
@@ -818,7 +832,43 @@ START_TEST(gguf_q5_0_bound_reads_the_fifth_bit)
 	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
 	ck_assert(it[0].atol == 0.5 * (1 + 0x1p-6) + 0x1p-20);
 	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
-	ck_assert_uint_eq(it[1].mismatched, 2);
+	ck_assert_uint_eq(it[1].mismatched, 3);
+	free(it);
+}
+END_TEST
+
+/*
+ * A Q4_K block by hand: d = 1, dmin = 0.5 (F16 0x3C00, 0x3800), every
+ * sub-block's 6-bit scale 2 and min 4 (bytes 4..15 of the block: 2 and 4
+ * for sub-blocks 0..3, nibbles 0x42 for 4..7), so the grid is 2 q - 2,
+ * q = 0..15; element e's code e % 16. The reference: each value + 0.9
+ * (nearer to it than to the next point, 1 away), element 15 (code 15,
+ * the top) at 40 and element 16 (code 0) at -5: beyond the grid, its end
+ * is the nearest point. Then element 1 at + 1.1: nearer to code 2.
+ */
+START_TEST(gguf_q4_k_nearest_grid_point)
+{
+	unsigned char blk[144] = {0x00, 0x3C, 0x00, 0x38, 2, 2, 2, 2, 4, 4, 4, 4,
+	                          0x42, 0x42, 0x42, 0x42};
+	float x[256], bad[256];
+	for (int p = 0; p < 4; p++) /* sub-blocks 2p (low nibbles), 2p + 1 (high) */
+		for (int l = 0; l < 32; l++)
+			blk[16 + 32 * p + l] = (unsigned char)((l % 16) | (l % 16) << 4);
+	for (int e = 0; e < 256; e++)
+		x[e] = (float)(2 * (e % 32 % 16) - 2) + 0.9f;
+	x[15] = 40;
+	x[16] = -5;
+	memcpy(bad, x, sizeof x);
+	bad[1] += 0.2f;
+	st_diff_opts o;
+	memset(&o, 0, sizeof o);
+	st_diff_gguf_item *it;
+	judge_block_of(ST_GGML_Q4_K, 256, blk, sizeof blk, x, bad, &o, &it);
+	ck_assert(it[0].type_bound && !it[0].type_rms);
+	ck_assert_int_eq(it[0].verdict, ST_DIFF_WITHIN);
+	ck_assert_uint_eq(it[0].mismatched, 0);
+	ck_assert_int_eq(it[1].verdict, ST_DIFF_DIFFERENT);
+	ck_assert_uint_eq(it[1].mismatched, 1);
 	free(it);
 }
 END_TEST
@@ -917,6 +967,7 @@ int main(void)
 	tcase_add_test(tc, gguf_q4_0_judged_by_block_bound);
 	tcase_add_test(tc, gguf_pairs_larger_than_a_chunk);
 	tcase_add_test(tc, gguf_q5_0_bound_reads_the_fifth_bit);
+	tcase_add_test(tc, gguf_q4_k_nearest_grid_point);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -292,8 +292,11 @@ typedef struct st_diff_gguf_item {
 	bool identical; /* the GGUF bytes are the checkpoint's, same dtype */
 	bool encoded;   /* ... are its values encoded (rounded, Q8_0 quantized) */
 	bool type_bound; /* judged by the quantized type's expected error
-	                  * (Q4_0, Q4_1, Q5_0, Q5_1; doc/ggml.md): atol is the
-	                  * largest block's bound, rtol 0 */
+	                  * (every quantized type but Q8_0 and Q8_1;
+	                  * doc/ggml.md): atol is the largest element's bound,
+	                  * rtol 0 */
+	bool type_rms;   /* ... by each block's RMS error (the IQ lattice
+	                  * types): atol is the largest block's RMS bound */
 } st_diff_gguf_item;
 
 /*
@@ -301,9 +304,9 @@ typedef struct st_diff_gguf_item {
  * is [in, out], g's [out, in]) into *it (kind SHAPE, NOT_FLOAT,
  * UNDECODABLE or COMPARED). Tolerances o->rtol and o->atol, else the
  * quantized type's expected error (doc/ggml.md): Q8_0 is within
- * tolerance exactly when it is the checkpoint's values quantized, Q4_0,
- * Q4_1, Q5_0 and Q5_1 when every element is within its block's bound;
- * else the looser of the
+ * tolerance exactly when it is the checkpoint's values quantized, every
+ * other quantized type (but Q8_1) when every element is within its bound
+ * (the IQ lattice types: every block's RMS error); else the looser of the
  * two types' defaults (0 with exact). Returns ST_OK, ST_ENOMEM or the read
  * error.
  */
@@ -354,8 +357,8 @@ ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
  * that have a dtype (none for a quantized type: 0), 0 with exact.
  * .encoded says b's bytes are a's values encoded as b's type
  * (st_ggml_from_f32: F32, F16, BF16, Q8_0); with no tolerance given, a
- * Q8_0 b is within exactly when it is, a Q4_0, Q4_1, Q5_0 or Q5_1 b when
- * it is within its blocks' bounds (as st_diff_gguf_pair). o->progress, if set, gets the bytes
+ * Q8_0 b is within exactly when it is, a b of another quantized type when
+ * it is within its type's bounds (as st_diff_gguf_pair). o->progress, if set, gets the bytes
  * of both tensors after each pair. Returns ST_OK, ST_ENOMEM.
  */
 ST_API int st_diff_gguf_files(const st_gguf *a, const st_gguf *b, const st_diff_opts *o,

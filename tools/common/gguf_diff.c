@@ -89,6 +89,16 @@ static void print_only(const char *side, const char *name, size_t len)
 	free(shown);
 }
 
+/* What a quantized side was judged by, when its type's rule judged it. */
+static void print_bound(unsigned type, const st_diff_gguf_item *v)
+{
+	if (v->type_rms)
+		printf(", %s's error figure (block RMS at most %.4g)", st_ggml_type_name(type),
+		       v->atol);
+	else if (v->type_bound)
+		printf(", %s's error bound (at most %.4g)", st_ggml_type_name(type), v->atol);
+}
+
 static void print_line(const char *what, const char *hf, const char *gg,
                        st_dtype dt, unsigned type, int transposed,
                        int gguf_is_b, const st_diff_gguf_item *v)
@@ -111,8 +121,7 @@ static void print_line(const char *what, const char *hf, const char *gg,
 		       gguf_is_b ? "A" : "B",
 		       encode_verb(type),
 		       st_ggml_type_name(type));
-	if (v->type_bound)
-		printf(", %s's error bound (at most %.4g)", st_ggml_type_name(type), v->atol);
+	print_bound(type, v);
 	putchar('\n');
 	free(shf);
 	free(sgg);
@@ -403,6 +412,7 @@ static void print_files_line(const char *what, const st_gguf_tensor *ta,
 		printf(", B is exactly A %s %s",
 		       encode_verb(tb->type),
 		       st_ggml_type_name(tb->type));
+	print_bound(tb->type, v);
 	putchar('\n');
 }
 

@@ -11,7 +11,7 @@
  * outside |a - b| <= atol + rtol * |b|; and whether the GGUF tensor is
  * exactly the checkpoint's rounded to its type (F16, BF16) or quantized
  * by ggml's reference quantizer (Q8_0), or within the quantized type's
- * error bound (Q4_0, Q4_1, Q5_0, Q5_1). Tensors only on one side are
+ * error bound (every other quantized type; doc/ggml.md). Tensors only on one side are
  * listed; GPT-2's lm_head.weight (tied, never in a GGUF) and the legacy
  * buffers are skipped; llama's rope_freqs.weight (computed by the
  * converter) is said to be GGUF-only, no difference.

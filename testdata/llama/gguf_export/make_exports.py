@@ -22,7 +22,16 @@ and records in this folder:
                    strun on the source, of 160
 The exports themselves are not kept (the test re-makes them and checks
 their sha256).
+
+Also qwen2_tok: qwen2's weights with tok/tokenizer.json and
+tok/tokenizer_config.json (written here: a byte-level BPE of 250 ids, 6
+merges, Qwen2's Split regex, special and plain added tokens, two ids left
+without a token), exported F32; gguf-py's view of its tokenizer.ggml.*
+must be what convert_hf_to_gguf.py's get_vocab_base and SpecialVocab make
+of those files (expected_vocab() below, from the JSON alone), and
+llama.cpp must load it; its sha256 is recorded with the others.
 """
+import json
 import hashlib
 import os
 import shutil
@@ -50,6 +59,113 @@ def snapshot(tmp, m):
     text = "".join(lines).replace('"rope_theta": 1000000.0,', '"rope_theta": 1000000.0')
     open(cfg, "w").write(text)
     return d
+
+
+QWEN2_SPLIT = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+               "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> printable character table."""
+    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) +
+          list(range(ord("\xae"), ord("\xff") + 1)))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, [chr(c) for c in cs]))
+
+
+def write_tokenizer(d):
+    chars = [bytes_to_unicode()[b] for b in range(256)]
+    vocab = {c: i for i, c in enumerate(chars[:244])}
+    merges = [("h", "e"), ("l", "l"), ("he", "ll"), ("o", "w"), ("Ġ", "t"), ("Ġt", "he")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    added = [(250, "<|endoftext|>", True), (251, "<|im_start|>", True),
+             (252, "<|im_end|>", True), (253, "<extra>", False)]
+    tok = {"version": "1.0", "truncation": None, "padding": None,
+           "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False, "special": sp}
+                            for i, c, sp in added],
+           "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+               {"type": "Split", "pattern": {"Regex": QWEN2_SPLIT}, "behavior": "Isolated",
+                "invert": False},
+               {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                "use_regex": False}]},
+           "post_processor": None, "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                     "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                     "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                     "vocab": vocab, "merges": ["%s %s" % m for m in merges[:3]] +
+                     [list(m) for m in merges[3:]]}}
+    cfg = {"add_bos_token": False, "bos_token": None, "eos_token": "<|im_end|>",
+           "pad_token": "<|endoftext|>", "model_max_length": 64}
+    os.makedirs(d, exist_ok=True)
+    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"), ensure_ascii=False, indent=1)
+    json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), indent=1)
+
+
+def expected_vocab(d, n_vocab):
+    """get_vocab_base and SpecialVocab, from the two files alone."""
+    tok = json.load(open(os.path.join(d, "tokenizer.json")))
+    cfg = json.load(open(os.path.join(d, "tokenizer_config.json")))
+    rev = {i: t for t, i in tok["model"]["vocab"].items()}
+    types = {}
+    for a in tok["added_tokens"]:
+        rev[a["id"]] = a["content"]
+        types[a["id"]] = 3 if a["special"] or a["content"].startswith("<|") else 4
+    tokens = [rev.get(i, "[PAD%d]" % i) for i in range(n_vocab)]
+    ttype = [types.get(i, 1 if i in rev else 5) for i in range(n_vocab)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    ids = {c: i for i, c in enumerate(tokens)}
+    return {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "qwen2",
+            "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": ttype,
+            "tokenizer.ggml.merges": merges,
+            "tokenizer.ggml.eos_token_id": ids[cfg["eos_token"]],
+            "tokenizer.ggml.padding_token_id": ids[cfg["pad_token"]],
+            "tokenizer.ggml.bos_token_id": 1,  # config.json's: bos_token is null
+            "tokenizer.ggml.add_bos_token": False}
+
+
+def field(r, key):
+    f = r.fields[key]
+    if f.types[0] == gguf.GGUFValueType.ARRAY:
+        if f.types[-1] == gguf.GGUFValueType.STRING:
+            return [bytes(f.parts[i]).decode() for i in f.data]
+        return [int(f.parts[i][0]) for i in f.data]
+    if f.types[0] == gguf.GGUFValueType.STRING:
+        return bytes(f.parts[f.data[0]]).decode()
+    v = f.parts[f.data[0]][0]
+    return bool(v) if f.types[0] == gguf.GGUFValueType.BOOL else int(v)
+
+
+def tokenizer_export(bindir, modules, tmp):
+    tokdir = os.path.join(HERE, "tok")
+    write_tokenizer(tokdir)
+    snap = os.path.join(tmp, "qwen2_tok")
+    os.makedirs(snap)
+    for f in ("config.json", "model.safetensors"):
+        shutil.copy(os.path.join(LLAMA, "qwen2", f), snap)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(os.path.join(tokdir, f), snap)
+    out = os.path.join(tmp, "qwen2_tok_f32.gguf")
+    subprocess.run([os.path.join(bindir, "stconvert"), "-q", snap, out], check=True)
+    r = gguf.GGUFReader(out)
+    for k, want in expected_vocab(tokdir, 256).items():
+        got = field(r, k)
+        assert got == want, (k, got, want)
+    assert "tokenizer.ggml.unknown_token_id" not in r.fields
+    rows = greedy_cpp(modules, out)
+    want = [l.split() for l in open(os.path.join(LLAMA, "qwen2", "llama_cpp_greedy.txt"))]
+    assert rows == want, "qwen2_tok: llama.cpp's ids are not the stand-in export's"
+    print("qwen2_tok_f32.gguf: tokenizer.ggml.* as convert_hf_to_gguf writes them "
+          "(gguf-py), llama.cpp loads it: 160/160")
+    return "%s  qwen2_tok_f32.gguf\n" % hashlib.sha256(open(out, "rb").read()).hexdigest()
 
 
 def check_gguf(path, n_tokens=256):
@@ -101,6 +217,7 @@ def main():
                 agree.append("%s %s %d/160\n" % (m, t, same))
                 print("%s: %s, %d tensors (gguf-py), llama.cpp = strun on the source: %d/160"
                       % (name, arch, n, same))
+        sums.append(tokenizer_export(bindir, modules, tmp))
     open(os.path.join(HERE, "SHA256SUMS"), "w").write("".join(sums))
     open(os.path.join(HERE, "AGREEMENT"), "w").write("".join(agree))
     return 0

@@ -59,10 +59,7 @@ for m in llama3 llama2_bf16 mistral_nowindow qwen2 qwen3; do
 done
 
 # ---- a tokenizer.json: qwen2's weights with testdata's small byte-level BPE ----
-mkdir -p "$TMP/qwen2_tok"
-cp "$D/qwen2/config.json" "$D/qwen2/model.safetensors" "$E/tok/tokenizer.json" \
-  "$E/tok/tokenizer_config.json" "$TMP/qwen2_tok/"
-run tok 0 "$C" "$TMP/qwen2_tok" "$TMP/qwen2_tok_f32.gguf"
+run tok 0 "$C" "$E/qwen2_tok" "$TMP/qwen2_tok_f32.gguf"
 expect_err tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.pre qwen2$"
 (cd "$TMP" && grep qwen2_tok "$E/SHA256SUMS" | sha256sum --quiet -c -) >/dev/null 2>&1 && ok ||
   fail "tok: not the file gguf-py and llama.cpp read"
@@ -119,10 +116,10 @@ refused fp8 "is F8_E4M3: a GGUF is written from F32, F16 or BF16 tensors \(dequa
 # Tokenizers it does not write.
 mkdir -p "$TMP/spm" "$TMP/regex"
 for d in spm regex; do cp "$D/qwen2/config.json" "$D/qwen2/model.safetensors" "$TMP/$d/"; done
-sed 's/"byte_fallback": false/"byte_fallback": true/' "$E/tok/tokenizer.json" >"$TMP/spm/tokenizer.json"
+sed 's/"byte_fallback": false/"byte_fallback": true/' "$E/qwen2_tok/tokenizer.json" >"$TMP/spm/tokenizer.json"
 run spm 2 "$C" "$TMP/spm" "$TMP/spm.gguf"
 refused spm "a SentencePiece-style BPE tokenizer"
-sed 's/(?i:/(?:/' "$E/tok/tokenizer.json" >"$TMP/regex/tokenizer.json"
+sed 's/(?i:/(?:/' "$E/qwen2_tok/tokenizer.json" >"$TMP/regex/tokenizer.json"
 run regex 2 "$C" "$TMP/regex" "$TMP/regex.gguf"
 refused regex "pre-tokenizer regex '.*' is not one llama.cpp names \(gpt-2, llama-bpe, qwen2\)"
 # Options.

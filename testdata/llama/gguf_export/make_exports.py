@@ -23,8 +23,8 @@ and records in this folder:
 The exports themselves are not kept (the test re-makes them and checks
 their sha256).
 
-Also qwen2_tok: qwen2's weights with tok/tokenizer.json and
-tok/tokenizer_config.json (written here: a byte-level BPE of 250 ids, 6
+Also qwen2_tok/: a snapshot of qwen2's config.json and weights (copied)
+with a tokenizer.json and tokenizer_config.json (written here: a byte-level BPE of 250 ids, 6
 merges, Qwen2's Split regex, special and plain added tokens, two ids left
 without a token), exported F32; gguf-py's view of its tokenizer.ggml.*
 must be what convert_hf_to_gguf.py's get_vocab_base and SpecialVocab make
@@ -145,14 +145,10 @@ def field(r, key):
 
 
 def tokenizer_export(bindir, modules, tmp):
-    tokdir = os.path.join(HERE, "tok")
+    tokdir = snap = os.path.join(HERE, "qwen2_tok")
     write_tokenizer(tokdir)
-    snap = os.path.join(tmp, "qwen2_tok")
-    os.makedirs(snap)
     for f in ("config.json", "model.safetensors"):
         shutil.copy(os.path.join(LLAMA, "qwen2", f), snap)
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copy(os.path.join(tokdir, f), snap)
     out = os.path.join(tmp, "qwen2_tok_f32.gguf")
     subprocess.run([os.path.join(bindir, "stconvert"), "-q", snap, out], check=True)
     r = gguf.GGUFReader(out)

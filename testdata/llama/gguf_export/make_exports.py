@@ -61,22 +61,15 @@ def snapshot(tmp, m):
     return d
 
 
-QWEN2_SPLIT = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-               "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+sys.path.insert(0, os.path.join(LLAMA, "..", "tokenizers"))
+import make_tokenizer_json as mtj  # noqa: E402  (GPT-2's byte table, Qwen2's regex)
+
+QWEN2_SPLIT = mtj.QWEN2
 
 
 def bytes_to_unicode():
     """GPT-2's byte -> printable character table."""
-    bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) +
-          list(range(ord("\xae"), ord("\xff") + 1)))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, [chr(c) for c in cs]))
+    return {b: c for c, b in mtj.bytes_to_unicode().items()}
 
 
 def write_tokenizer(d):

@@ -154,9 +154,10 @@ static int read_config(struct cfg *c, const char *text, size_t len, st_error *er
 	c->arch = gguf_arch(c->a.arch);
 	if (!c->arch && mt)
 		c->arch = gguf_arch(mt);
+	char q[80];
 	if (!c->root || !c->arch)
 		return st__error(err, ST_EUNSUPPORTED, "%s: architecture '%s' has no GGUF map",
-		                 c->file, c->a.arch);
+		                 c->file, st__qname(q, sizeof q, c->a.arch, strlen(c->a.arch)));
 	double ctx = 0;
 	c->theta = -1;
 	rc = number(c, c->root, "max_position_embeddings", 1, &ctx, err);
@@ -224,7 +225,7 @@ static int check_report(const st_checkpoint *ck, const struct cfg *c, const st_a
 		case ST_ARCH_MISSING:
 			return st__error(err, ST_EFORMAT,
 			                 "%s: tensor '%s' is missing (config.json: %s)",
-			                 st_checkpoint_path(ck), q, c->a.arch);
+			                 st_checkpoint_path(ck), q, c->arch);
 		case ST_ARCH_MISSHAPEN:
 			st__fmt_shape(s, sizeof s, it->shape, it->ndim);
 			return st__error(err, ST_EFORMAT, "%s: tensor '%s': config.json implies %s",
@@ -414,11 +415,16 @@ static void put_id(struct job *j, const char *key, long long id, uint64_t n)
 /* tokenizer.ggml.*: tokenizer.json's, or the stand-in (one per id). */
 static void put_vocab(struct job *j, const struct st__hf_vocab *v, const struct cfg *c)
 {
-	put_str(j, "tokenizer.ggml.model", "gpt2");
+	if (v->add_space_prefix >= 0)
+		put_bool(j, "tokenizer.ggml.add_space_prefix", v->add_space_prefix);
+	put_str(j, "tokenizer.ggml.model", v->model);
 	put_str(j, "tokenizer.ggml.pre", v->pre);
 	put_array(j, "tokenizer.ggml.tokens", ST_GGUF_STRING, v->n, v->tokens);
+	if (v->scores)
+		put_array(j, "tokenizer.ggml.scores", ST_GGUF_FLOAT32, v->n, v->scores);
 	put_array(j, "tokenizer.ggml.token_type", ST_GGUF_INT32, v->n, v->types);
-	put_array(j, "tokenizer.ggml.merges", ST_GGUF_STRING, v->n_merges, v->merges);
+	if (!v->scores) /* LlamaHfVocab writes no merges */
+		put_array(j, "tokenizer.ggml.merges", ST_GGUF_STRING, v->n_merges, v->merges);
 	put_id(j, "tokenizer.ggml.bos_token_id", v->bos >= 0 ? v->bos : c->bos, v->n);
 	put_id(j, "tokenizer.ggml.eos_token_id", v->eos >= 0 ? v->eos : c->eos, v->n);
 	put_id(j, "tokenizer.ggml.unknown_token_id", v->unk, v->n);
@@ -434,6 +440,7 @@ static int stand_in(struct st__hf_vocab *v, uint64_t n, st_error *err)
 	memset(v, 0, sizeof *v);
 	st__hf_vocab_free(v);
 	v->n = n;
+	v->model = "gpt2";
 	v->pre = "default";
 	v->tokens = calloc((size_t)n, sizeof *v->tokens);
 	v->types = malloc((size_t)n * 4);
@@ -744,6 +751,7 @@ int st_hf_write_gguf(const char *snapshot, const char *path, const st_hf_gguf_op
 	if (j.rc == ST_OK) {
 		res->n_tensors = s.n;
 		res->n_tokens = s.v.n;
+		res->model = s.v.model;
 		res->pre = s.v.pre;
 	}
 	state_free(&s);

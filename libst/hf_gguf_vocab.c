@@ -10,11 +10,24 @@
  * own ByteLevel regex. The special tokens are tokenizer_config.json's
  * bos_token, eos_token, pad_token, unk_token, found by their text.
  *
- * What it is not: SentencePiece-style BPE (Llama 2, Mistral: byte_fallback
- * and Metaspace, tokenizer.ggml.model "llama" with scores), which is
- * refused rather than written as something llama.cpp would tokenize
- * differently; a tokenizer.json whose regex llama.cpp has no name for is
- * refused too (llama.cpp refuses an unknown tokenizer.ggml.pre).
+ * SentencePiece-style BPE (Llama 2, Mistral's tokenizer.json: model BPE
+ * with byte_fallback, a Sequence decoder) is written as
+ * _set_vocab_llama_hf and gguf-py's LlamaHfVocab write it when there is no
+ * tokenizer.model: tokenizer.ggml.model "llama", pre "default", the tokens
+ * as they are (U+2581 for spaces), every score -1000, "<0xHH>" BYTE, the
+ * special tokens (tokenizer_config.json's bos/eos/unk/pad and
+ * additional_special_tokens) CONTROL, other added tokens USER_DEFINED, no
+ * merges; ids the tokenizer lacks up to vocab_size "[PAD<id>]" UNUSED
+ * (LlamaHfVocab writes only the tokenizer's, which llama.cpp then refuses
+ * against token_embd's rows); add_space_prefix from
+ * tokenizer_config.json's add_prefix_space. (With a tokenizer.model the
+ * converter reads that instead, with its real scores: not done here.)
+ *
+ * What it is not: other SentencePiece-like tokenizers (Metaspace without
+ * byte_fallback, Unigram), refused rather than written as something
+ * llama.cpp would tokenize differently; a tokenizer.json whose regex
+ * llama.cpp has no name for is refused too (llama.cpp refuses an unknown
+ * tokenizer.ggml.pre).
  *
  * Untrusted input: every id is checked against vocab_size before it
  * indexes anything; strings are cJSON's (an escaped NUL ends them).
@@ -27,7 +40,7 @@
 #include <string.h>
 
 /* gguf-py's TokenType. */
-enum { T_NORMAL = 1, T_CONTROL = 3, T_USER_DEFINED = 4, T_UNUSED = 5 };
+enum { T_NORMAL = 1, T_CONTROL = 3, T_USER_DEFINED = 4, T_UNUSED = 5, T_BYTE = 6 };
 
 #define PAD_TEXT 26 /* "[PAD" 20 digits "]" NUL, and room */
 
@@ -35,6 +48,7 @@ void st__hf_vocab_free(struct st__hf_vocab *v)
 {
 	free(v->tokens);
 	free(v->types);
+	free(v->scores);
 	free(v->pads);
 	free(v->merges);
 	free(v->mtext);
@@ -42,7 +56,7 @@ void st__hf_vocab_free(struct st__hf_vocab *v)
 	st__json_free(v->cfg);
 	memset(v, 0, sizeof *v);
 	v->bos = v->eos = v->pad = v->unk = -1;
-	v->add_bos = v->add_eos = -1;
+	v->add_bos = v->add_eos = v->add_space_prefix = -1;
 }
 
 static int is_str(const struct st__json *j, const char *want)
@@ -262,6 +276,86 @@ static int flag(const struct st__json *cfg, const char *key)
 	return t == ST__JSON_TRUE ? 1 : t == ST__JSON_FALSE ? 0 : -1;
 }
 
+/* Mark the ids of the special tokens (LlamaHfVocab's all_special_ids,
+ * transformers' special tokens map): tokenizer_config.json's bos/eos/unk/
+ * pad and additional_special_tokens (an added token marked special but
+ * not named there is not one). Each looked up once. */
+static void mark_special(const struct st__hf_vocab *v, unsigned char *mark)
+{
+	static const char *const keys[] = {"bos_token", "eos_token", "unk_token", "pad_token"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		long long id = special_id(v, keys[i]);
+		if (id >= 0)
+			mark[id] = 1;
+	}
+	const struct st__json *more = st__json_get(v->cfg, "additional_special_tokens");
+	for (const struct st__json *e = st__json_first(more); e; e = st__json_next(e)) {
+		const char *s = st__json_string(e) ? st__json_string(e)
+		                                   : st__json_string(st__json_get(e, "content"));
+		long long id = s ? id_of(v, s) : -1;
+		if (id >= 0)
+			mark[id] = 1;
+	}
+}
+
+/* "<0xHH>": a byte_fallback token. */
+static int is_byte_token(const char *s)
+{
+	static const char hex[] = "0123456789abcdefABCDEF";
+	return strlen(s) == 6 && !strncmp(s, "<0x", 3) && s[3] && strchr(hex, s[3]) && s[4] &&
+	       strchr(hex, s[4]) && s[5] == '>';
+}
+
+/* LlamaHfVocab: tokens, types, scores of -1000; no merges. */
+static int parse_llama(struct st__hf_vocab *v, const struct st__json *model, const char *name,
+                       st_error *err)
+{
+	v->model = "llama";
+	v->pre = "default";
+	v->scores = malloc((size_t)v->n * 4);
+	v->merges = calloc(1, sizeof *v->merges);
+	unsigned char *special = calloc((size_t)v->n, 1);
+	int rc = v->scores && v->merges && special
+	                 ? read_vocab(v, st__json_get(model, "vocab"), name, err)
+	                 : st__error(err, ST_ENOMEM, "%s: out of memory", name);
+	if (rc == ST_OK)
+		rc = read_added(v, st__json_get(v->tok, "added_tokens"), name, err);
+	if (rc != ST_OK) {
+		free(special);
+		return rc;
+	}
+	mark_special(v, special);
+	const float score = -1000.0f;
+	uint32_t bits;
+	memcpy(&bits, &score, 4);
+	for (uint64_t id = 0; id < v->n; id++) {
+		for (unsigned b = 0; b < 4; b++)
+			v->scores[id * 4 + b] = (unsigned char)(bits >> (8 * b));
+		if (!v->tokens[id].v.s) {
+			char *p = v->pads + id * PAD_TEXT;
+			snprintf(p, PAD_TEXT, "[PAD%llu]", (unsigned long long)id);
+			set_token(v, id, p, T_UNUSED);
+			continue;
+		}
+		const char *s = v->tokens[id].v.s;
+		int added = v->types[id * 4] != T_NORMAL;
+		int type = is_byte_token(s) ? T_BYTE
+		           : special[id]    ? T_CONTROL
+		           : added          ? T_USER_DEFINED
+		                            : T_NORMAL;
+		set_token(v, id, s, type);
+	}
+	free(special);
+	v->bos = special_id(v, "bos_token");
+	v->eos = special_id(v, "eos_token");
+	v->pad = special_id(v, "pad_token");
+	v->unk = special_id(v, "unk_token");
+	v->add_bos = flag(v->cfg, "add_bos_token");
+	v->add_eos = flag(v->cfg, "add_eos_token");
+	v->add_space_prefix = flag(v->cfg, "add_prefix_space");
+	return ST_OK;
+}
+
 static int parse(struct st__hf_vocab *v, const char *name, st_error *err)
 {
 	const struct st__json *model = st__json_get(v->tok, "model");
@@ -269,19 +363,23 @@ static int parse(struct st__hf_vocab *v, const char *name, st_error *err)
 		return st__error(err, ST_EFORMAT, "%s: not a tokenizer.json (no \"model\" object)",
 		                 name);
 	const char *type = st__json_string(st__json_get(model, "type"));
+	char q[160];
 	if (!type || strcmp(type, "BPE"))
 		return st__error(err, ST_EUNSUPPORTED,
-		                 "%s: model type '%s': only byte-level BPE tokenizers are written",
-		                 name, type ? type : "(none)");
-	if (st__json_type(st__json_get(model, "byte_fallback")) == ST__JSON_TRUE ||
-	    sentencepiece_like(st__json_get(v->tok, "pre_tokenizer")) ||
+		                 "%s: model type '%s': only BPE tokenizers are written", name,
+		                 type ? st__qname(q, sizeof q, type, strlen(type)) : "(none)");
+	int fallback = st__json_type(st__json_get(model, "byte_fallback")) == ST__JSON_TRUE;
+	if (fallback && is_str(st__json_get(st__json_get(v->tok, "decoder"), "type"), "Sequence"))
+		return parse_llama(v, model, name, err);
+	if (fallback || sentencepiece_like(st__json_get(v->tok, "pre_tokenizer")) ||
 	    sentencepiece_like(st__json_get(v->tok, "normalizer")))
 		return st__error(err, ST_EUNSUPPORTED,
-		                 "%s: a SentencePiece-style BPE tokenizer (byte_fallback, U+2581 "
-		                 "spaces: Llama 2, Mistral): its GGUF vocabulary "
-		                 "(tokenizer.ggml.model "
-		                 "\"llama\", with scores) is not written",
+		                 "%s: a SentencePiece-style tokenizer that is not BPE with "
+		                 "byte_fallback and a Sequence decoder (as Llama 2's and Mistral's "
+		                 "tokenizer.json are): convert_hf_to_gguf has no GGUF vocabulary "
+		                 "for it",
 		                 name);
+	v->model = "gpt2";
 	int rc = find_pre(v, st__json_get(v->tok, "pre_tokenizer"), name, err);
 	if (rc == ST_OK)
 		rc = read_vocab(v, st__json_get(model, "vocab"), name, err);

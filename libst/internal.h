@@ -419,18 +419,24 @@ void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t 
 /* ---- hf_gguf: a tokenizer.json as tokenizer.ggml.* (hf_gguf_vocab.c) ------ */
 
 /*
- * The GGUF vocabulary of a Hugging Face byte-level BPE tokenizer.json (and
- * its tokenizer_config.json), as convert_hf_to_gguf.py's get_vocab_base
- * and SpecialVocab write it: n tokens by id (ids without one "[PAD<id>]",
- * UNUSED), their types (little-endian int32: 1 normal, 3 control, 4
- * user-defined, 5 unused), merges "a b", the pre-tokenizer's name and the
- * special ids (-1: none). The strings point into the parsed documents
- * the struct owns.
+ * The GGUF vocabulary of a Hugging Face BPE tokenizer.json (and its
+ * tokenizer_config.json), as convert_hf_to_gguf.py writes it: byte-level
+ * BPE as get_vocab_base and SpecialVocab (model "gpt2"), SentencePiece-
+ * style BPE (byte_fallback, a Sequence decoder) as _set_vocab_llama_hf and
+ * gguf-py's LlamaHfVocab (model "llama", scores -1000, <0xHH> tokens BYTE,
+ * no merges): n tokens by id (ids without one "[PAD<id>]", UNUSED), their
+ * types (little-endian int32: 1 normal, 3 control, 4 user-defined, 5
+ * unused, 6 byte), merges "a b", the pre-tokenizer's name and the special
+ * ids (-1: none). The strings point into the parsed documents the struct
+ * owns.
  */
 struct st__hf_vocab {
+	const char *model; /* tokenizer.ggml.model: "gpt2", or "llama" (static) */
 	uint64_t n;
 	st_gguf_value *tokens;
 	unsigned char *types;
+	unsigned char *scores; /* "llama": n little-endian float32, else NULL */
+	int add_space_prefix;  /* "llama": -1 not said, 0, 1 */
 	char *pads;
 	st_gguf_value *merges;
 	size_t n_merges;
@@ -443,8 +449,8 @@ struct st__hf_vocab {
 /*
  * Parse tokenizer.json (len bytes) and tokenizer_config.json (NULL: none)
  * for a model of n_vocab ids; name prefixes messages. Returns ST_OK;
- * ST_EUNSUPPORTED (not byte-level BPE, SentencePiece-style, a Split regex
- * llama.cpp has no name for); ST_EFORMAT (not JSON, an id out of range or
+ * ST_EUNSUPPORTED (not BPE, SentencePiece-style without byte_fallback and
+ * a Sequence decoder, a Split regex llama.cpp has no name for); ST_EFORMAT (not JSON, an id out of range or
  * given twice, a merge that is not "a b" or [a, b]); ST_ENOMEM. On failure
  * *v is empty; free it with st__hf_vocab_free either way.
  */

@@ -387,6 +387,7 @@ typedef struct st_hf_gguf_result {
 	size_t n_skipped;   /* legacy buffers, a tied lm_head: left out */
 	uint64_t in_bytes, out_bytes; /* tensor data read and written */
 	uint64_t n_tokens;  /* tokenizer.ggml.tokens */
+	const char *model;  /* tokenizer.ggml.model: "gpt2" or "llama" (static) */
 	const char *pre;    /* tokenizer.ggml.pre (static) */
 	int stand_in;       /* 1: the stand-in vocabulary was written */
 } st_hf_gguf_result;
@@ -410,7 +411,12 @@ typedef struct st_hf_gguf_result {
  *                         USER_DEFINED), merges "a b"; bos/eos/unk/pad
  *                         ids from tokenizer_config.json's tokens (else
  *                         config.json's bos/eos_token_id), add_bos_token
- *                         and add_eos_token when it says
+ *                         and add_eos_token when it says; a
+ *                         SentencePiece-style BPE (byte_fallback, a
+ *                         Sequence decoder: Llama 2, Mistral) as model
+ *                         "llama", pre "default", scores -1000, <0xHH>
+ *                         tokens BYTE, no merges (convert_hf_to_gguf's
+ *                         _set_vocab_llama_hf)
  * Tensors in checkpoint order, renamed by st_arch_to_gguf; llama's q/k
  * rows permuted (st_arch_permuted_row); rope_scaling llama3 adds
  * rope_freqs.weight (first); a tied lm_head and legacy buffers are left
@@ -425,7 +431,8 @@ typedef struct st_hf_gguf_result {
  * Returns ST_OK; st_checkpoint_open's and st_config_read's errors;
  * ST_EUNSUPPORTED (another architecture, a tensor not F32/F16/BF16,
  * rope_scaling other than linear/llama3 of llama, a tokenizer that is not
- * byte-level BPE or whose regex llama.cpp has no name for); ST_EFORMAT (a
+ * BPE, or SentencePiece-like without byte_fallback and a Sequence decoder,
+ * or whose regex llama.cpp has no name for); ST_EFORMAT (a
  * config size missing or out of range, a tensor missing, misshapen or
  * not a parameter, a malformed tokenizer.json); ST_ENOTFOUND (no
  * tokenizer.json and no stand-in asked for); ST_EINVAL (another type);

@@ -29,7 +29,7 @@ for m in llama3 llama2_bf16 mistral_nowindow qwen2 qwen3; do
     run "x_${m}_$t" 0 "$C" -q --stand-in-vocab --to "$t" "$(snap "$m")" "$TMP/${m}_$t.gguf"
   done
 done
-(cd "$TMP" && grep -v qwen2_tok "$E/SHA256SUMS" | sha256sum --quiet -c -) >"$TMP/sums.err" 2>&1 &&
+(cd "$TMP" && grep -v -e qwen2_tok -e llama2_spm "$E/SHA256SUMS" | sha256sum --quiet -c -) >"$TMP/sums.err" 2>&1 &&
   ok || { fail "the exports are not the files llama.cpp ran"; head -5 "$TMP/sums.err" >&2; }
 
 # ---- strun on the source, llama.cpp on the export ------------------------------
@@ -60,9 +60,14 @@ done
 
 # ---- a tokenizer.json: qwen2's weights with testdata's small byte-level BPE ----
 run tok 0 "$C" "$E/qwen2_tok" "$TMP/qwen2_tok_f32.gguf"
-expect_err tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.pre qwen2$"
+expect_err tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.model gpt2, pre qwen2$"
 (cd "$TMP" && grep qwen2_tok "$E/SHA256SUMS" | sha256sum --quiet -c -) >/dev/null 2>&1 && ok ||
   fail "tok: not the file gguf-py and llama.cpp read"
+# A Llama 2 style tokenizer.json (byte_fallback, U+2581): model "llama".
+run spm_tok 0 "$C" "$E/llama2_spm" "$TMP/llama2_spm_bf16.gguf"
+expect_err spm_tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.model llama, pre default$"
+(cd "$TMP" && grep llama2_spm "$E/SHA256SUMS" | sha256sum --quiet -c -) >/dev/null 2>&1 && ok ||
+  fail "spm_tok: not the file gguf-py and llama.cpp read"
 
 # ---- the report -------------------------------------------------------------------
 run report 0 "$C" -v --stand-in-vocab --to q8_0 "$D/llama2_bf16" "$TMP/r.gguf"
@@ -118,7 +123,7 @@ mkdir -p "$TMP/spm" "$TMP/regex"
 for d in spm regex; do cp "$D/qwen2/config.json" "$D/qwen2/model.safetensors" "$TMP/$d/"; done
 sed 's/"byte_fallback": false/"byte_fallback": true/' "$E/qwen2_tok/tokenizer.json" >"$TMP/spm/tokenizer.json"
 run spm 2 "$C" "$TMP/spm" "$TMP/spm.gguf"
-refused spm "a SentencePiece-style BPE tokenizer"
+refused spm "a SentencePiece-style tokenizer that is not BPE with byte_fallback and a Sequence decoder"
 sed 's/(?i:/(?:/' "$E/qwen2_tok/tokenizer.json" >"$TMP/regex/tokenizer.json"
 run regex 2 "$C" "$TMP/regex" "$TMP/regex.gguf"
 refused regex "pre-tokenizer regex '.*' is not one llama.cpp names \(gpt-2, llama-bpe, qwen2\)"

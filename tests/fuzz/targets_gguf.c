@@ -247,7 +247,8 @@ static void fuzz_gguf(const unsigned char *data, size_t size)
  *                the file; what parses has exactly vocab_size tokens, each
  *                a NUL-terminated string of its length, a known type,
  *                merges "a b", a pre name llama.cpp knows, special ids
- *                below vocab_size or -1.
+ *                below vocab_size or -1; model "gpt2", or "llama" with
+ *                scores and no merges (SentencePiece-style).
  */
 static void fuzz_hf_vocab(const unsigned char *data, size_t size)
 {
@@ -273,12 +274,14 @@ static void fuzz_hf_vocab(const unsigned char *data, size_t size)
 		return;
 	}
 	CHECK(v.n == n && v.pre && st_gguf_pre_find(v.pre, strlen(v.pre)));
+	CHECK(v.model && (!strcmp(v.model, "gpt2") ? !v.scores : !strcmp(v.model, "llama") &&
+	                                                            v.scores && !v.n_merges));
 	for (uint64_t i = 0; i < n; i++) {
 		const st_gguf_value *t = &v.tokens[i];
 		CHECK(t->type == ST_GGUF_STRING && t->v.s && strlen(t->v.s) == t->n);
 		unsigned type = v.types[i * 4];
 		CHECK(v.types[i * 4 + 1] == 0 && v.types[i * 4 + 2] == 0 && v.types[i * 4 + 3] == 0);
-		CHECK(type == 1 || type == 3 || type == 4 || type == 5);
+		CHECK(type == 1 || type == 3 || type == 4 || type == 5 || type == 6);
 	}
 	for (size_t i = 0; i < v.n_merges; i++) {
 		const st_gguf_value *m = &v.merges[i];

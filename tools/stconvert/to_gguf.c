@@ -102,8 +102,8 @@ static void report(const struct stconvert_options *o, const st_hf_gguf_result *r
 		         "ids, not text",
 		         (unsigned long long)res->n_tokens);
 	else
-		cli_warn("vocabulary: %llu tokens, tokenizer.ggml.pre %s",
-		         (unsigned long long)res->n_tokens, res->pre);
+		cli_warn("vocabulary: %llu tokens, tokenizer.ggml.model %s, pre %s",
+		         (unsigned long long)res->n_tokens, res->model, res->pre);
 }
 
 int stconvert_to_gguf(const struct stconvert_options *o)

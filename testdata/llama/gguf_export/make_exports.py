@@ -30,6 +30,12 @@ without a token), exported F32; gguf-py's view of its tokenizer.ggml.*
 must be what convert_hf_to_gguf.py's get_vocab_base and SpecialVocab make
 of those files (expected_vocab() below, from the JSON alone), and
 llama.cpp must load it; its sha256 is recorded with the others.
+And llama2_spm/: llama2_bf16's weights with a Llama 2 style tokenizer.json
+(BPE with byte_fallback, U+2581 spaces, a Sequence decoder), exported
+as it is (BF16): gguf-py's tokenizer.ggml.* must be what
+_set_vocab_llama_hf (gguf-py's LlamaHfVocab) makes of the files
+(expected_spm_vocab()), and llama.cpp loads it with the ids of the
+stand-in BF16 export.
 """
 import json
 import hashlib
@@ -130,6 +136,8 @@ def field(r, key):
     if f.types[0] == gguf.GGUFValueType.ARRAY:
         if f.types[-1] == gguf.GGUFValueType.STRING:
             return [bytes(f.parts[i]).decode() for i in f.data]
+        if f.types[-1] == gguf.GGUFValueType.FLOAT32:
+            return [float(f.parts[i][0]) for i in f.data]
         return [int(f.parts[i][0]) for i in f.data]
     if f.types[0] == gguf.GGUFValueType.STRING:
         return bytes(f.parts[f.data[0]]).decode()
@@ -155,6 +163,91 @@ def tokenizer_export(bindir, modules, tmp):
     print("qwen2_tok_f32.gguf: tokenizer.ggml.* as convert_hf_to_gguf writes them "
           "(gguf-py), llama.cpp loads it: 160/160")
     return "%s  qwen2_tok_f32.gguf\n" % hashlib.sha256(open(out, "rb").read()).hexdigest()
+
+
+def write_spm_tokenizer(d):
+    """A Llama 2 style tokenizer.json: BPE with byte_fallback, U+2581 spaces."""
+    sp = "\u2581"
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(245):
+        vocab["<0x%02X>" % b] = len(vocab)
+    for t in (sp, sp + "t", "he", sp + "the"):
+        vocab[t] = len(vocab)
+    added = [(0, "<unk>", True), (1, "<s>", True), (2, "</s>", True),
+             (252, "<extra>", False), (253, "<sp>", True)]
+    tok = {"version": "1.0", "truncation": None, "padding": None,
+           "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False, "special": s}
+                            for i, c, s in added],
+           "normalizer": {"type": "Sequence", "normalizers": [
+               {"type": "Prepend", "prepend": sp},
+               {"type": "Replace", "pattern": {"String": " "}, "content": sp}]},
+           "pre_tokenizer": None, "post_processor": None,
+           "decoder": {"type": "Sequence", "decoders": [
+               {"type": "Replace", "pattern": {"String": sp}, "content": " "},
+               {"type": "ByteFallback"}, {"type": "Fuse"},
+               {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+           "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>",
+                     "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                     "fuse_unk": True, "byte_fallback": True, "ignore_merges": False,
+                     "vocab": vocab, "merges": [sp + " t", "h e", sp + "t he"]}}
+    cfg = {"add_bos_token": True, "add_eos_token": False, "bos_token": "<s>",
+           "eos_token": "</s>", "unk_token": "<unk>", "pad_token": None,
+           "additional_special_tokens": ["<sp>"], "legacy": False}
+    os.makedirs(d, exist_ok=True)
+    json.dump(tok, open(os.path.join(d, "tokenizer.json"), "w"), ensure_ascii=False, indent=1)
+    json.dump(cfg, open(os.path.join(d, "tokenizer_config.json"), "w"), indent=1)
+
+
+def expected_spm_vocab(d, n_vocab):
+    """_set_vocab_llama_hf / LlamaHfVocab from the two files alone: base
+    tokens, then the added ones past them; -1000 scores; <0xHH> BYTE (6),
+    the special tokens map's CONTROL, other added USER_DEFINED; no merges.
+    (Ids up to vocab_size padded, as the gpt2 path pads.)"""
+    import re
+    tok = json.load(open(os.path.join(d, "tokenizer.json")))
+    cfg = json.load(open(os.path.join(d, "tokenizer_config.json")))
+    rev = {i: t for t, i in tok["model"]["vocab"].items()}
+    added = {a["id"]: a["content"] for a in tok["added_tokens"]}
+    text = {**rev, **added}
+    ids = {t: i for i, t in text.items()}
+    special = {ids[cfg[k]] for k in ("bos_token", "eos_token", "unk_token", "pad_token")
+               if cfg.get(k)} | {ids[t] for t in cfg["additional_special_tokens"]}
+    tokens, types = [], []
+    for i in range(n_vocab):
+        t = text.get(i)
+        tokens.append(t if t is not None else "[PAD%d]" % i)
+        types.append(5 if t is None else 6 if re.fullmatch(r"<0x[0-9A-Fa-f]{2}>", t)
+                     else 3 if i in special else 4 if i not in rev else 1)
+    return {"tokenizer.ggml.model": "llama", "tokenizer.ggml.pre": "default",
+            "tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types,
+            "tokenizer.ggml.scores": [-1000.0] * n_vocab,
+            "tokenizer.ggml.bos_token_id": ids[cfg["bos_token"]],
+            "tokenizer.ggml.eos_token_id": ids[cfg["eos_token"]],
+            "tokenizer.ggml.unknown_token_id": ids[cfg["unk_token"]],
+            "tokenizer.ggml.add_bos_token": True, "tokenizer.ggml.add_eos_token": False}
+
+
+def spm_export(bindir, modules, tmp):
+    snap = os.path.join(HERE, "llama2_spm")
+    write_spm_tokenizer(snap)
+    for f in ("config.json", "model.safetensors"):
+        shutil.copy(os.path.join(LLAMA, "llama2_bf16", f), snap)
+    out = os.path.join(tmp, "llama2_spm_bf16.gguf")
+    subprocess.run([os.path.join(bindir, "stconvert"), "-q", snap, out], check=True)
+    r = gguf.GGUFReader(out)
+    for k, want in expected_spm_vocab(snap, 256).items():
+        got = field(r, k)
+        assert got == want, (k, got, want)
+    for k in ("tokenizer.ggml.merges", "tokenizer.ggml.padding_token_id",
+              "tokenizer.ggml.add_space_prefix"):
+        assert k not in r.fields, k
+    rows = greedy_cpp(modules, out)
+    want = [l.split() for l in open(os.path.join(HERE, "llama2_bf16_bf16.txt"))]
+    assert rows == want, "llama2_spm: llama.cpp's ids are not the stand-in export's"
+    print("llama2_spm_bf16.gguf: tokenizer.ggml.* as _set_vocab_llama_hf writes them "
+          "(gguf-py), llama.cpp loads it: 160/160")
+    return "%s  llama2_spm_bf16.gguf\n" % hashlib.sha256(open(out, "rb").read()).hexdigest()
 
 
 def check_gguf(path, n_tokens=256):
@@ -207,6 +300,7 @@ def main():
                 print("%s: %s, %d tensors (gguf-py), llama.cpp = strun on the source: %d/160"
                       % (name, arch, n, same))
         sums.append(tokenizer_export(bindir, modules, tmp))
+        sums.append(spm_export(bindir, modules, tmp))
     open(os.path.join(HERE, "SHA256SUMS"), "w").write("".join(sums))
     open(os.path.join(HERE, "AGREEMENT"), "w").write("".join(agree))
     return 0

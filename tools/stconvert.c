@@ -64,6 +64,7 @@ static void usage(void)
 "permutation; the vocabulary from tokenizer.json; doc/gguf_export.md):\n"
 "--to f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1 the matrices' type (default\n"
 "the source's), norms and biases F32, rows that are not whole blocks F16.\n"
+"A GPT-2 snapshot is written as gpt2export writes it.\n"
 "\n"
 "Options:\n"
 "  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16,\n"

@@ -69,6 +69,15 @@ expect_err spm_tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.model lla
 (cd "$TMP" && grep llama2_spm "$E/SHA256SUMS" | sha256sum --quiet -c -) >/dev/null 2>&1 && ok ||
   fail "spm_tok: not the file gguf-py and llama.cpp read"
 
+# ---- GPT-2: gpt2export's exporter, the files testdata/gguf/judge ran in llama.cpp ----
+J=$TESTDATA/gguf/judge
+for t in f32 bf16 q8_0 q5_1; do
+  run "gpt2_$t" 0 "$C" -q --to "$t" "$J/model" "$TMP/gpt2_$t.gguf" &&
+    { cmp -s "$TMP/gpt2_$t.gguf" "$J/expected-$t.gguf" && ok || fail "gpt2 $t: not gpt2export's file"; }
+done
+run gpt2_stand_in 2 "$C" --stand-in-vocab "$J/model" "$TMP/gpt2_stand_in.gguf"
+expect_err gpt2_stand_in "a GPT-2 GGUF takes its vocabulary from the snapshot's tokenizer files"
+
 # ---- the report -------------------------------------------------------------------
 run report 0 "$C" -v --stand-in-vocab --to q8_0 "$D/llama2_bf16" "$TMP/r.gguf"
 expect_err report "^stconvert: in:  35 tensors, 52544 bytes"
@@ -96,8 +105,6 @@ refused notok "qwen3: no tokenizer.json: a GGUF needs a vocabulary"
 variant falcon qwen3 's/"qwen3"/"falcon"/; s/Qwen3ForCausalLM/FalconForCausalLM/'
 run falcon 2 "$C" --stand-in-vocab "$TMP/falcon" "$TMP/falcon.gguf"
 refused falcon "architecture 'FalconForCausalLM'"
-run gpt2 2 "$C" --stand-in-vocab "$TESTDATA/gpt2/hand" "$TMP/gpt2.gguf"
-refused gpt2 "architecture 'gpt2': a GGUF is written for llama, mistral, qwen2 and qwen3 \(GPT-2: gpt2export\)$"
 variant noeps qwen2 '/"rms_norm_eps"/d'
 run noeps 2 "$C" --stand-in-vocab "$TMP/noeps" "$TMP/noeps.gguf"
 refused noeps '"rms_norm_eps" is missing'

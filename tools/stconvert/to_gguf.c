@@ -3,12 +3,15 @@
  * snapshot as one GGUF file for llama.cpp (libst's st_hf_write_gguf does
  * the work: keys, names, q/k permutation, types, vocabulary). This file
  * checks the options that apply, chooses --to's ggml type, and words the
- * report.
+ * report. A GPT-2 snapshot goes to gpt2export's exporter (tools/gpt2/
+ * gguf_export.c, its tokenizer files read by tools/gpt2), as
+ * `gpt2export SNAP OUT.gguf --type TYPE` writes it.
  */
 #include "stconvert/stconvert.h"
 
 #include "fe/cli.h"
 #include "fe/signals.h"
+#include "gpt2/gguf_export.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,10 +109,58 @@ static void report(const struct stconvert_options *o, const st_hf_gguf_result *r
 		         (unsigned long long)res->n_tokens, res->model, res->pre);
 }
 
+/* Whether the config.json beside IN names GPT-2 (st_arch_config_parse). */
+static int is_gpt2(const char *in)
+{
+	st_checkpoint *ck;
+	st_error err;
+	char *text = NULL;
+	size_t len = 0;
+	st_arch_config cfg;
+	int gpt2 = 0;
+	if (st_checkpoint_open(&ck, in, ST_OPEN_TORCH, &err) != ST_OK)
+		return 0; /* st_hf_write_gguf says why */
+	if (st_config_read(st_checkpoint_dir(ck), &text, &len, NULL, &err) == ST_OK)
+		gpt2 = st_arch_config_parse(&cfg, text, len, "config.json", &err) == ST_OK &&
+		       cfg.family == ST_ARCH_GPT2;
+	free(text);
+	st_checkpoint_close(ck);
+	return gpt2;
+}
+
+static void gpt2_warn(void *ctx, int severity, const char *message)
+{
+	const struct stconvert_options *o = ctx;
+	(void)severity;
+	if (!o->quiet)
+		cli_warn("warning: %s", message);
+}
+
+/* GPT-2: gpt2export's exporter, its stand-in-less tokenizer rules. */
+static int gpt2_to_gguf(const struct stconvert_options *o, int type)
+{
+	if (o->stand_in_vocab)
+		cli_usage_error("--stand-in-vocab: a GPT-2 GGUF takes its vocabulary from the "
+		                "snapshot's tokenizer files");
+	gpt2_export_opts go = {.dtype = -1, .progress = !o->quiet, .warn = gpt2_warn,
+	                       .warn_ctx = (void *)o, .cancel = signals_caught};
+	gpt2_export_result res;
+	char err[1024];
+	if (gpt2_export_hf_to_gguf(o->in, o->out, type, &go, &res, err, sizeof err)) {
+		signals_reraise();
+		cli_die(CLI_ERROR, "%s", err);
+	}
+	if (!o->quiet)
+		cli_warn("out: 1 GGUF file: gpt2, as gpt2export writes it");
+	return CLI_OK;
+}
+
 int stconvert_to_gguf(const struct stconvert_options *o)
 {
 	check_options(o);
 	int type = chosen_type(o);
+	if (is_gpt2(o->in))
+		return gpt2_to_gguf(o, type);
 	st_hf_gguf_options go = {type >= 0, type >= 0 ? (unsigned)type : 0, o->stand_in_vocab,
 	                         NULL};
 	struct ui ui = {.o = o};

@@ -132,8 +132,11 @@ static void gpt2_warn(void *ctx, int severity, const char *message)
 {
 	const struct stconvert_options *o = ctx;
 	(void)severity;
-	if (!o->quiet)
-		cli_warn("warning: %s", message);
+	if (o->quiet)
+		return;
+	char *m = cli_printable(message, strlen(message));
+	cli_warn("warning: %s", m);
+	free(m);
 }
 
 /* GPT-2: gpt2export's exporter, its stand-in-less tokenizer rules. */
@@ -142,8 +145,11 @@ static int gpt2_to_gguf(const struct stconvert_options *o, int type)
 	if (o->stand_in_vocab)
 		cli_usage_error("--stand-in-vocab: a GPT-2 GGUF takes its vocabulary from the "
 		                "snapshot's tokenizer files");
-	gpt2_export_opts go = {.dtype = -1, .progress = !o->quiet, .warn = gpt2_warn,
-	                       .warn_ctx = (void *)o, .cancel = signals_caught};
+	gpt2_export_opts go = {.dtype = -1,
+	                       .progress = !o->quiet,
+	                       .warn = gpt2_warn,
+	                       .warn_ctx = (void *)o,
+	                       .cancel = signals_caught};
 	gpt2_export_result res;
 	char err[1024];
 	if (gpt2_export_hf_to_gguf(o->in, o->out, type, &go, &res, err, sizeof err)) {

@@ -276,6 +276,17 @@ static int flag(const struct st__json *cfg, const char *key)
 	return t == ST__JSON_TRUE ? 1 : t == ST__JSON_FALSE ? 0 : -1;
 }
 
+/* SpecialVocab: the special ids and add_bos/add_eos of tokenizer_config.json. */
+static void read_specials(struct st__hf_vocab *v)
+{
+	v->bos = special_id(v, "bos_token");
+	v->eos = special_id(v, "eos_token");
+	v->pad = special_id(v, "pad_token");
+	v->unk = special_id(v, "unk_token");
+	v->add_bos = flag(v->cfg, "add_bos_token");
+	v->add_eos = flag(v->cfg, "add_eos_token");
+}
+
 /* Mark the ids of the special tokens (LlamaHfVocab's all_special_ids,
  * transformers' special tokens map): tokenizer_config.json's bos/eos/unk/
  * pad and additional_special_tokens (an added token marked special but
@@ -346,12 +357,7 @@ static int parse_llama(struct st__hf_vocab *v, const struct st__json *model, con
 		set_token(v, id, s, type);
 	}
 	free(special);
-	v->bos = special_id(v, "bos_token");
-	v->eos = special_id(v, "eos_token");
-	v->pad = special_id(v, "pad_token");
-	v->unk = special_id(v, "unk_token");
-	v->add_bos = flag(v->cfg, "add_bos_token");
-	v->add_eos = flag(v->cfg, "add_eos_token");
+	read_specials(v);
 	v->add_space_prefix = flag(v->cfg, "add_prefix_space");
 	return ST_OK;
 }
@@ -395,12 +401,7 @@ static int parse(struct st__hf_vocab *v, const char *name, st_error *err)
 			snprintf(p, PAD_TEXT, "[PAD%llu]", (unsigned long long)id);
 			set_token(v, id, p, T_UNUSED);
 		}
-	v->bos = special_id(v, "bos_token");
-	v->eos = special_id(v, "eos_token");
-	v->pad = special_id(v, "pad_token");
-	v->unk = special_id(v, "unk_token");
-	v->add_bos = flag(v->cfg, "add_bos_token");
-	v->add_eos = flag(v->cfg, "add_eos_token");
+	read_specials(v);
 	return ST_OK;
 }
 

@@ -39,6 +39,8 @@ set(ST_SOURCES
   libst/gguf_tokenizer.c
   libst/gguf_write.c
   libst/hash.c
+  libst/hf_gguf.c
+  libst/hf_gguf_vocab.c
   libst/index.c
   libst/index_write.c
   libst/json.c
@@ -154,6 +156,7 @@ set(ST_TOOL_SOURCES_stinfo
 set(ST_TOOL_SOURCES_stconvert
   tools/stconvert/gguf.c
   tools/stconvert/report.c
+  tools/stconvert/to_gguf.c
 )
 set(ST_TOOL_SOURCES_stdiff
   tools/stdiff/show.c

@@ -388,6 +388,13 @@ const char *st__json_string(const struct st__json *v);
 const struct st__json *st__json_get(const struct st__json *object,
                                     const char *key);
 const struct st__json *st__json_at(const struct st__json *array, size_t i);
+/* The first element of an array or member of an object (NULL when empty
+ * or another value), the one after v (NULL at the end), and a member's
+ * name (NULL for an array element): a walk in document order, O(1) a
+ * step where st__json_at is O(i). */
+const struct st__json *st__json_first(const struct st__json *container);
+const struct st__json *st__json_next(const struct st__json *v);
+const char *st__json_key(const struct st__json *member);
 /*
  * Compare the top-level members of two JSON object texts: fn(ctx, key,
  * a, b) once per key whose values differ or that one side lacks, with the
@@ -412,5 +419,47 @@ int st__diagnose_trace(st_checkpoint *ca, size_t ia, st_checkpoint *cb, size_t i
 /* st_diagnose_describe of the Llama family's kinds (ST_DIAGNOSE_ROTARY_ROWS,
  * _ROW_SCALED, _ROTARY, _GQA) into buf[0 .. size), size > 0. */
 void st__diagnose_describe_llama(const st_diagnose_result *r, char *buf, size_t size);
+
+/* ---- hf_gguf: a tokenizer.json as tokenizer.ggml.* (hf_gguf_vocab.c) ------ */
+
+/*
+ * The GGUF vocabulary of a Hugging Face BPE tokenizer.json (and its
+ * tokenizer_config.json), as convert_hf_to_gguf.py writes it: byte-level
+ * BPE as get_vocab_base and SpecialVocab (model "gpt2"), SentencePiece-
+ * style BPE (byte_fallback, a Sequence decoder) as _set_vocab_llama_hf and
+ * gguf-py's LlamaHfVocab (model "llama", scores -1000, <0xHH> tokens BYTE,
+ * no merges): n tokens by id (ids without one "[PAD<id>]", UNUSED), their
+ * types (little-endian int32: 1 normal, 3 control, 4 user-defined, 5
+ * unused, 6 byte), merges "a b", the pre-tokenizer's name and the special
+ * ids (-1: none). The strings point into the parsed documents the struct
+ * owns.
+ */
+struct st__hf_vocab {
+	const char *model; /* tokenizer.ggml.model: "gpt2", or "llama" (static) */
+	uint64_t n;
+	st_gguf_value *tokens;
+	unsigned char *types;
+	unsigned char *scores; /* "llama": n little-endian float32, else NULL */
+	int add_space_prefix;  /* "llama": -1 not said, 0, 1 */
+	char *pads;
+	st_gguf_value *merges;
+	size_t n_merges;
+	char *mtext;
+	const char *pre;
+	long long bos, eos, pad, unk;
+	int add_bos, add_eos; /* -1: not said */
+	struct st__json *tok, *cfg;
+};
+/*
+ * Parse tokenizer.json (len bytes) and tokenizer_config.json (NULL: none)
+ * for a model of n_vocab ids; name prefixes messages. Returns ST_OK;
+ * ST_EUNSUPPORTED (not BPE, SentencePiece-style without byte_fallback and
+ * a Sequence decoder, a Split regex llama.cpp has no name for); ST_EFORMAT (not JSON, an id out of range or
+ * given twice, a merge that is not "a b" or [a, b]); ST_ENOMEM. On failure
+ * *v is empty; free it with st__hf_vocab_free either way.
+ */
+int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, const char *cfg,
+                       size_t cfg_len, uint64_t n_vocab, const char *name, st_error *err);
+void st__hf_vocab_free(struct st__hf_vocab *v);
 
 #endif

@@ -394,6 +394,22 @@ const struct st__json *st__json_at(const struct st__json *array, size_t i)
 	return JV(e);
 }
 
+const struct st__json *st__json_first(const struct st__json *container)
+{
+	const cJSON *n = NODE(container);
+	return cJSON_IsArray(n) || cJSON_IsObject(n) ? JV(n->child) : NULL;
+}
+
+const struct st__json *st__json_next(const struct st__json *v)
+{
+	return v ? JV(NODE(v)->next) : NULL;
+}
+
+const char *st__json_key(const struct st__json *member)
+{
+	return member ? NODE(member)->string : NULL;
+}
+
 /*
  * Report key when its values differ: cJSON_Compare says so and their
  * printed forms differ too (an overflowing number is never equal to

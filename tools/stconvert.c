@@ -59,6 +59,13 @@ static void usage(void)
 "un-permuted, config.json and generation_config.json from the metadata\n"
 "(no tokenizer files).\n"
 "\n"
+"OUT ending in .gguf writes a llama/mistral/qwen2/qwen3 snapshot as one\n"
+"GGUF file for llama.cpp (convert_hf_to_gguf.py's keys, names and q/k\n"
+"permutation; the vocabulary from tokenizer.json; doc/gguf_export.md):\n"
+"--to f32|f16|bf16|q8_0|q4_0|q4_1|q5_0|q5_1 the matrices' type (default\n"
+"the source's), norms and biases F32, rows that are not whole blocks F16.\n"
+"A GPT-2 snapshot is written as gpt2export writes it.\n"
+"\n"
 "Options:\n"
 "  -t, --to TYPE           convert floating tensors (F64, F32, F16, BF16,\n"
 "                          and the F8 types and F4, decoded exactly) to\n"
@@ -109,6 +116,8 @@ static void usage(void)
 "                          to a directory keeps its shards: one\n"
 "                          model-0000k-of-0000N.safetensors per input\n"
 "                          shard; an OUT.safetensors file is one file\n"
+"      --stand-in-vocab    OUT.gguf from a snapshot without tokenizer.json:\n"
+"                          one token <tN> per id (ids fed as ids)\n"
 "  -f, --force             replace an existing OUT (OUT may be IN)\n"
 "  -v, --verbose           report every tensor, and the files copied\n"
 "  -q, --quiet             no report\n"
@@ -127,6 +136,18 @@ static void usage(void)
 
 /* ---- options --------------------------------------------------------------- */
 
+/* --to's ggml quantized types (OUT.gguf only): ST_GGML_*, or -1. */
+static int gguf_quant_type(const char *s)
+{
+	static const char *const names[] = {"q8_0", "q4_0", "q4_1", "q5_0", "q5_1"};
+	static const int types[] = {ST_GGML_Q8_0, ST_GGML_Q4_0, ST_GGML_Q4_1, ST_GGML_Q5_0,
+	                            ST_GGML_Q5_1};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcasecmp(s, names[i]))
+			return types[i];
+	return -1;
+}
+
 
 static void parse_options(int argc, char **argv, struct stconvert_options *o)
 {
@@ -139,9 +160,11 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 		{"verbose", no_argument, NULL, 'v'},       {"quiet", no_argument, NULL, 'q'},
 		{"threads", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
+		{"stand-in-vocab", no_argument, NULL, 'W'},
 		{NULL, 0, NULL, 0},
 	};
 	memset(o, 0, sizeof *o);
+	o->gguf_type = -1;
 	/* Each repeatable option occurs fewer than argc times. */
 	o->keep = cli_xcalloc((size_t)argc, sizeof *o->keep);
 	o->drop = cli_xcalloc((size_t)argc, sizeof *o->drop);
@@ -154,12 +177,16 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 	while ((c = cli_getopt(argc, argv, "t:k:d:fvqj:hV", longs)) != -1) {
 		switch (c) {
 		case 't':
+			o->to_arg = optarg;
+			if ((o->gguf_type = gguf_quant_type(optarg)) >= 0)
+				break;
 			if (strcasecmp(optarg, "f8_e4m3") == 0) {
 				o->c.quantize = 1;
 				break;
 			}
 			if (cli_parse_float_dtype(optarg, &o->c.to) != 0)
-				cli_usage_error("--to: '%s' is not f64, f32, f16, bf16 or f8_e4m3",
+				cli_usage_error("--to: '%s' is not f64, f32, f16, bf16, f8_e4m3, or "
+				                "for OUT.gguf q8_0, q4_0, q4_1, q5_0, q5_1",
 				                optarg);
 			o->c.has_to = 1;
 			break;
@@ -214,6 +241,7 @@ static void parse_options(int argc, char **argv, struct stconvert_options *o)
 				cli_usage_error("--shard-size: '%s' is not a size (e.g. 5GB, 4GiB, 1000000)",
 				                optarg);
 			break;
+		case 'W': o->stand_in_vocab = 1; break;
 		case 'f': o->force = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'q': o->quiet = 1; break;
@@ -451,6 +479,15 @@ int main(int argc, char **argv)
 		kind = ST_KIND_SAFETENSORS;
 	else if (st_sniff_path(o.in, &kind, &err) != ST_OK)
 		fail(&err);
+	if (kind != ST_KIND_GGUF && cli_ends_with(o.out, ".gguf")) {
+		int rc = stconvert_to_gguf(&o);
+		free_options(&o);
+		return cli_exit(rc);
+	}
+	if (o.gguf_type >= 0 || o.stand_in_vocab)
+		cli_usage_error("%s%s: writes a GGUF file: OUT must end in .gguf",
+		                o.gguf_type >= 0 ? "--to " : "--stand-in-vocab",
+		                o.gguf_type >= 0 ? o.to_arg : "");
 	if (kind == ST_KIND_GGUF) {
 		int rc = stconvert_gguf(&o);
 		free_options(&o);

@@ -364,6 +364,85 @@ ST_API int st_gguf_writer_finish(st_gguf_writer *w, st_error *err);
 /* Free the writer; an unfinished file's temporary is removed. NULL: no-op. */
 ST_API void st_gguf_writer_free(st_gguf_writer *w);
 
+/* ---- a Hugging Face snapshot as a GGUF file (libst/hf_gguf.c) ----------- */
+
+/* What st_hf_write_gguf writes. Zeroed: the source's type, tokenizer.json
+ * required, general.name the snapshot folder's name. */
+typedef struct st_hf_gguf_options {
+	int has_type;       /* write the matrices as `type` */
+	unsigned type;      /* ST_GGML_F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 */
+	int stand_in_vocab; /* no tokenizer.json: one token "<t<id>>" per id,
+	                     * no merges, pre "default" (ids fed as ids) */
+	const char *name;   /* general.name; NULL: the folder's name */
+} st_hf_gguf_options;
+
+/* What it wrote. */
+typedef struct st_hf_gguf_result {
+	const char *arch;   /* general.architecture: "llama", "qwen2", "qwen3" */
+	unsigned type;      /* the matrices' type (ST_GGML_*) */
+	unsigned file_type; /* general.file_type (llama.cpp's llama_ftype) */
+	size_t n_in;        /* the checkpoint's tensors */
+	size_t n_tensors;   /* written (rope_freqs.weight included) */
+	size_t n_fallback;  /* matrices written F16: rows not whole blocks */
+	size_t n_skipped;   /* legacy buffers, a tied lm_head: left out */
+	uint64_t in_bytes, out_bytes; /* tensor data read and written */
+	uint64_t n_tokens;  /* tokenizer.ggml.tokens */
+	const char *model;  /* tokenizer.ggml.model: "gpt2" or "llama" (static) */
+	const char *pre;    /* tokenizer.ggml.pre (static) */
+	int stand_in;       /* 1: the stand-in vocabulary was written */
+} st_hf_gguf_result;
+
+/*
+ * Write the Hugging Face checkpoint at snapshot (a snapshot directory,
+ * anything st_checkpoint_open takes with ST_OPEN_TORCH, with config.json
+ * beside it) of model_type llama, mistral, qwen2 or qwen3 as one GGUF
+ * file at path, as convert_hf_to_gguf.py writes it (doc/gguf_export.md):
+ *   general.architecture  llama (Mistral's too), qwen2, qwen3
+ *   <a>.context_length, embedding_length, feed_forward_length,
+ *   block_count, attention.head_count, head_count_kv, rope.freq_base,
+ *   attention.layer_norm_rms_epsilon, attention.key_length,
+ *   value_length (head_dim); llama: vocab_size, rope.dimension_count,
+ *   rope.scaling.type/.factor for rope_scaling linear
+ *   general.file_type     llama_ftype of the type; quantization_version 2
+ *   tokenizer.ggml.*      tokenizer.json's byte-level BPE: model "gpt2",
+ *                         pre (st_gguf_pre_from_pattern), tokens by id
+ *                         (gaps "[PAD<id>]", UNUSED), token_type (added
+ *                         special tokens CONTROL, other added ones
+ *                         USER_DEFINED), merges "a b"; bos/eos/unk/pad
+ *                         ids from tokenizer_config.json's tokens (else
+ *                         config.json's bos/eos_token_id), add_bos_token
+ *                         and add_eos_token when it says; a
+ *                         SentencePiece-style BPE (byte_fallback, a
+ *                         Sequence decoder: Llama 2, Mistral) as model
+ *                         "llama", pre "default", scores -1000, <0xHH>
+ *                         tokens BYTE, no merges (convert_hf_to_gguf's
+ *                         _set_vocab_llama_hf)
+ * Tensors in checkpoint order, renamed by st_arch_to_gguf; llama's q/k
+ * rows permuted (st_arch_permuted_row); rope_scaling llama3 adds
+ * rope_freqs.weight (first); a tied lm_head and legacy buffers are left
+ * out. Vectors are F32, matrices `type` (default: the source's one float
+ * type, F32 when mixed), F16 when their rows are not whole blocks of it;
+ * st_ggml_from_f32 encodes (ggml's reference quantizers; NaN as it
+ * documents). Memory: 512 KiB of buffers whatever the sizes. Atomic
+ * (st_gguf_writer). r (may be NULL): progress in input bytes, cancel,
+ * note: the warnings (ST_PROBLEM_WARNING: a sliding_window not written)
+ * and notes (ST_PROBLEM_NOTE: a tensor left out or written F16). res
+ * (may be NULL) says what was written.
+ * Returns ST_OK; st_checkpoint_open's and st_config_read's errors;
+ * ST_EUNSUPPORTED (another architecture, a tensor not F32/F16/BF16,
+ * rope_scaling other than linear/llama3 of llama, a tokenizer that is not
+ * BPE, or SentencePiece-like without byte_fallback and a Sequence decoder,
+ * or whose regex llama.cpp has no name for); ST_EFORMAT (a
+ * config size missing or out of range, a tensor missing, misshapen or
+ * not a parameter, a malformed tokenizer.json); ST_ENOTFOUND (no
+ * tokenizer.json and no stand-in asked for); ST_EINVAL (another type);
+ * the writer's errors; ST_EIO "cancelled". Nothing is left at path on
+ * failure.
+ */
+ST_API int st_hf_write_gguf(const char *snapshot, const char *path,
+                            const st_hf_gguf_options *o, const st_convert_run *r,
+                            st_hf_gguf_result *res, st_error *err);
+
 
 /* ---- a GGUF file as safetensors (libst/gguf_convert.c) ------------------ */
 

@@ -144,6 +144,13 @@ ex 'stconvert model-Q4_K_M.gguf model/' 0 'model-Q4_K_M.gguf=td/gguf_llama/qwen3
 ex 'stconvert ggml-vocab-llama-bpe.gguf llama3-tokenizer/' 0 'ggml-vocab-llama-bpe.gguf=td/tokenizers/ggml-vocab-llama-bpe.gguf' '' '
 	is "files" "$(ls llama3-tokenizer | tr "\n" " ")" "tokenizer.json tokenizer_config.json "
 	is ids "$("$BIN/strun" --tokenize --tokenizer llama3-tokenizer --prompt "Hello world")" "128000,$(vocab_ids ggml-vocab-llama-bpe.gguf "Hello world")"'
+# A snapshot with a tokenizer.json as a Q8_0 GGUF: the file llama.cpp ran
+# (testdata/llama/gguf_export/make_exports.py's F32 export of the same
+# snapshot is recorded; Q8_0 here: its type and its fallback rows).
+ex 'stconvert --to q8_0 Qwen2.5-0.5B/ qwen2.5-q8_0.gguf' 0 'Qwen2.5-0.5B=td/llama/gguf_export/qwen2_tok' '' '
+	err_has "matrices Q8_0 \(general.file_type 7\)\$"
+	err_has "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.model gpt2, pre qwen2\$"
+	holds "stinfo reads it" "$BIN/stinfo" qwen2.5-q8_0.gguf'
 # curl is a stand-in that reads the file of the URL's name here.
 ex 'curl -sL "$URL/model.safetensors" | stinfo -' 0 'model.safetensors=td/gpt2/tiny-f32/model.safetensors' '' '
 	out_has "^path: +<stdin>\$"

@@ -18,7 +18,7 @@ usage() { # NAME PATTERN ARGS...
 usage u_none 'missing operand: IN and OUT'
 usage u_one 'missing operand: OUT' "$D/mixed.safetensors"
 usage u_three "extra operand 'c'" a b c
-usage u_to "--to: 'f8' is not f64, f32, f16, bf16 or f8_e4m3" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
+usage u_to "--to: 'f8' is not f64, f32, f16, bf16, f8_e4m3, or for OUT.gguf q8_0, q4_0, q4_1, q5_0, q5_1$" --to f8 "$D/mixed.safetensors" "$TMP/x.safetensors"
 usage u_size "--shard-size: 'lots' is not a size" --shard-size lots "$D/mixed.safetensors" "$TMP/x"
 usage u_size0 "--shard-size: '0' is not a size" --shard-size 0 "$D/mixed.safetensors" "$TMP/x"
 usage u_meta "--metadata: 'novalue' is not KEY=VALUE" --metadata novalue "$D/mixed.safetensors" "$TMP/x.safetensors"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer harnesses of libst into tests/fuzz/out (or $1):
 # fuzz_header, fuzz_torch, fuzz_legacy, fuzz_tar, fuzz_index, fuzz_writer,
-# fuzz_config_dtype, fuzz_gguf, fuzz_quant, fuzz_verify, fuzz_arch,
+# fuzz_config_dtype, fuzz_gguf, fuzz_hf_vocab, fuzz_quant, fuzz_verify, fuzz_arch,
 # and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_tok_gguf,
 # fuzz_encode_vocab, fuzz_config,
 # fuzz_llmc, fuzz_model,
@@ -33,6 +33,9 @@ done
 # The GGUF reader.
 "$cc" "${flags[@]}" -DFUZZ_GGUF -DFUZZ_TARGET=fuzz_gguf "$here/fuzz.c" \
 	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_gguf"
+# tokenizer.json as a GGUF vocabulary (libst/hf_gguf_vocab.c).
+"$cc" "${flags[@]}" -DFUZZ_GGUF -DFUZZ_TARGET=fuzz_hf_vocab "$here/fuzz.c" \
+	"${objs[@]}" "${libs[@]}" -o "$out/fuzz_hf_vocab"
 "$cc" "${flags[@]}" -DFUZZ_QUANT -DFUZZ_TARGET=fuzz_quant "$here/fuzz.c" "${objs[@]}" \
 	"${libs[@]}" -o "$out/fuzz_quant"
 # The verifier and the listings it reads.
@@ -74,6 +77,6 @@ for t in fuzz_order fuzz_dequant; do
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${cobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
-echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_quant,fuzz_verify,fuzz_arch}"
+echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_hf_vocab,fuzz_quant,fuzz_verify,fuzz_arch}"
 echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_tok_gguf,fuzz_encode_vocab,fuzz_config,fuzz_llmc,fuzz_model}"
 echo "built: $out/{fuzz_order,fuzz_dequant}"

@@ -29,7 +29,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 all="fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer
-fuzz_config_dtype fuzz_gguf fuzz_quant fuzz_verify fuzz_arch fuzz_tokenizer
+fuzz_config_dtype fuzz_gguf fuzz_hf_vocab fuzz_quant fuzz_verify fuzz_arch fuzz_tokenizer
 fuzz_encode fuzz_config fuzz_llmc fuzz_model fuzz_order fuzz_dequant"
 
 usage() {

@@ -22,6 +22,8 @@
  * temporary file and opened by path (the mapping), with the same verdict,
  * and as a split set (st_gguf_open_set and st_gguf_check_set agree; a
  * file without split keys is a set of one).
+ *
+ * fuzz_hf_vocab (below): libst/hf_gguf_vocab.c's tokenizer.json reader.
  */
 #include "internal.h"
 #include "fuzz.h"
@@ -279,4 +281,61 @@ static void fuzz_gguf(const unsigned char *data, size_t size)
 	memcpy(buf + 8, data, size);
 	fz_gguf_file(buf, size + 8, mode & 2);
 	free(buf);
+}
+
+/*
+ * fuzz_hf_vocab  a tokenizer.json (and tokenizer_config.json) as GGUF
+ *                tokenizer.ggml.* (libst/hf_gguf_vocab.c). Input: a mode
+ *                byte (the vocab_size: 1 + mode * 2, so ids past it come
+ *                up), a 16-bit length of the tokenizer_config.json text
+ *                that follows, then the tokenizer.json text. Parses to
+ *                ST_OK, ST_EFORMAT or ST_EUNSUPPORTED with one line naming
+ *                the file; what parses has exactly vocab_size tokens, each
+ *                a NUL-terminated string of its length, a known type,
+ *                merges "a b", a pre name llama.cpp knows, special ids
+ *                below vocab_size or -1; model "gpt2", or "llama" with
+ *                scores and no merges (SentencePiece-style).
+ */
+static void fuzz_hf_vocab(const unsigned char *data, size_t size)
+{
+	int mode = fz_mode(&data, &size);
+	if (mode < 0 || size < 2)
+		return;
+	size_t clen = (size_t)data[0] | (size_t)data[1] << 8;
+	data += 2, size -= 2;
+	if (clen > size)
+		clen = size;
+	uint64_t n = 1 + (uint64_t)mode * 2;
+	struct st__hf_vocab v;
+	st_error err;
+	const char *cfg = clen ? (const char *)data : NULL;
+	int rc = st__hf_vocab_parse(&v, (const char *)data + clen, size - clen, cfg, clen, n,
+	                            "tokenizer.json", &err);
+	if (rc != ST_OK) {
+		CHECK(rc == ST_EFORMAT || rc == ST_EUNSUPPORTED);
+		CHECK(strchr(err.message, '\n') == NULL &&
+		      strncmp(err.message, "tokenizer.json: ", 16) == 0);
+		CHECK(v.tokens == NULL && v.n == 0);
+		st__hf_vocab_free(&v);
+		return;
+	}
+	CHECK(v.n == n && v.pre && st_gguf_pre_find(v.pre, strlen(v.pre)));
+	CHECK(v.model && (!strcmp(v.model, "gpt2") ? !v.scores : !strcmp(v.model, "llama") &&
+	                                                            v.scores && !v.n_merges));
+	for (uint64_t i = 0; i < n; i++) {
+		const st_gguf_value *t = &v.tokens[i];
+		CHECK(t->type == ST_GGUF_STRING && t->v.s && strlen(t->v.s) == t->n);
+		unsigned type = v.types[i * 4];
+		CHECK(v.types[i * 4 + 1] == 0 && v.types[i * 4 + 2] == 0 && v.types[i * 4 + 3] == 0);
+		CHECK(type == 1 || type == 3 || type == 4 || type == 5 || type == 6);
+	}
+	for (size_t i = 0; i < v.n_merges; i++) {
+		const st_gguf_value *m = &v.merges[i];
+		CHECK(m->type == ST_GGUF_STRING && memchr(m->v.s, ' ', (size_t)m->n));
+	}
+	long long ids[] = {v.bos, v.eos, v.pad, v.unk};
+	for (size_t i = 0; i < 4; i++)
+		CHECK(ids[i] >= -1 && ids[i] < (long long)n);
+	CHECK(v.add_bos >= -1 && v.add_bos <= 1 && v.add_eos >= -1 && v.add_eos <= 1);
+	st__hf_vocab_free(&v);
 }

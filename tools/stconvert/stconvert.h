@@ -20,6 +20,9 @@ struct stconvert_options {
 	uint64_t shard_size; /* 0: no sharding */
 	int force, verbose, quiet;
 	int threads; /* --threads; 0: the default */
+	const char *to_arg;  /* --to as given */
+	int gguf_type;       /* --to q8_0|q4_0|q4_1|q5_0|q5_1 (ST_GGML_*), else -1 */
+	int stand_in_vocab;  /* --stand-in-vocab (OUT.gguf only) */
 };
 
 /* The report on stderr: tensors and bytes in and out, what happened to
@@ -30,5 +33,8 @@ void stconvert_report(const struct stconvert_options *o, st_checkpoint *c,
 
 /* stconvert GGUF-IN OUT.safetensors (gguf.c): CLI_OK or CLI_ERROR, said. */
 int stconvert_gguf(const struct stconvert_options *o);
+
+/* stconvert SNAPSHOT OUT.gguf (to_gguf.c): CLI_OK or CLI_ERROR, said. */
+int stconvert_to_gguf(const struct stconvert_options *o);
 
 #endif

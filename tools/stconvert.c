@@ -113,7 +113,7 @@ static void usage(void)
 "  -v, --verbose           report every tensor, and the files copied\n"
 "  -q, --quiet             no report\n"
 "  -j, --threads N         worker threads (default: CPUs online, at most 4;\n"
-"                          a GGUF IN is decoded on one)\n"
+"                          a GGUF IN is decoded on them too)\n"
 "  -h, --help              print this help and exit\n"
 "  -V, --version           print the version and exit\n"
 "\n"

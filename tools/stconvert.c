@@ -436,6 +436,11 @@ static void free_options(struct stconvert_options *o)
 	free(o->keys);
 }
 
+unsigned stconvert_threads(const struct stconvert_options *o)
+{
+	return (unsigned)(o->threads ? o->threads : cli_default_threads(MAX_WORKERS));
+}
+
 int main(int argc, char **argv)
 {
 	struct stconvert_options o;
@@ -486,7 +491,7 @@ int main(int argc, char **argv)
 
 	struct ui ui = {.o = &o};
 	st_convert_run run = {
-		.threads = (unsigned)(o.threads ? o.threads : cli_default_threads(MAX_WORKERS)),
+		.threads = stconvert_threads(&o),
 		.progress = progress,
 		.cancel = cancel,
 		.note = snapshot_note,

@@ -152,8 +152,10 @@ struct job {
 	st_convert_stats *stats; /* one per worker */
 };
 
-/* Output bytes per chunk (and its buffer), as stconvert's other writes. */
+/* Output bytes per chunk (and its buffer), and between starts of
+ * writeback, as stconvert's other writes (convert_write.c). */
 #define CHUNK_BYTES (4u << 20)
+#define WRITEBACK_EVERY (64u << 20)
 
 /* The heads a permuted q (head_count) or k (head_count_kv, else
  * head_count) was permuted with, as llama.cpp reads them. */
@@ -451,6 +453,11 @@ static int write_st(const st_gguf *g, const struct target *to, const st_gguf_con
 		rc = declare(w, g, o, &pl, err);
 	if (rc == ST_OK)
 		rc = write_order(g, o, &pl, order, dt, err);
+	/* As stconvert's other writes: the disk works while the data is still
+	 * coming, so the final fsync has little left to wait for (set before
+	 * opening: a pipe turns it off). */
+	if (rc == ST_OK)
+		st_writer_set_writeback(w, WRITEBACK_EVERY);
 	if (rc == ST_OK)
 		rc = open_target(w, to, err);
 	if (rc == ST_OK)

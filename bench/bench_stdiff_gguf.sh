@@ -39,21 +39,14 @@ for _ in $(seq "$runs"); do
 	time_one new "$build/bin/stdiff" -q "$S" "$G"
 	[ -z "$base" ] || time_one base "$base/bin/stdiff" -q "$S" "$G"
 done
-line() { # LABEL NAME
-	read -r m lo hi < <(summary <"$dir/$2.t")
-	read -r c _ _ < <(summary <"$dir/$2.c")
-	printf '%-12s median %7.3f s (min %.3f, max %.3f)  CPU %.3f s\n' "$1" "$m" "$lo" "$hi" "$c"
-}
-med() { summary <"$dir/$1" | cut -d' ' -f1; }
-ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 printf 'GPT-2 snapshot %s MB (F32) against its Q8_0 GGUF %s MB, warm cache, %s CPUs, %s runs each\n' \
 	"$(du -m "$S/model.safetensors" | cut -f1)" "$(du -m "$G" | cut -f1)" "$(nproc)" "$runs"
-line "cat (floor)" floor
-line stdiff new
+report "cat (floor)" floor
+report stdiff new
 printf 'stdiff peak RSS %s KB; ratio stdiff/cat of the medians %s\n' \
 	"$(rss "$build/bin/stdiff" -q "$S" "$G")" "$(ratio new.t floor.t)"
 if [ -n "$base" ]; then
-	line "base stdiff" base
+	report "base stdiff" base
 	printf 'base peak RSS %s KB; new/base of the medians %s, of CPU %s\n' \
 		"$(rss "$base/bin/stdiff" -q "$S" "$G")" "$(ratio new.t base.t)" "$(ratio new.c base.c)"
 fi

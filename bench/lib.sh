@@ -13,6 +13,10 @@
 #       "median min max" of the numbers in FILE
 #   rss CMD...
 #       peak resident memory (KB, GNU time) of one run of CMD, or "?"
+#   report LABEL NAME
+#       a line of NAME's runs: wall median (min, max) and CPU median
+#   ratio NAME1.t NAME2.t
+#       the ratio of the two files' medians, two decimals
 
 st_f32_file() {
 	local path=$1 mb=$2
@@ -59,4 +63,16 @@ rss() {
 	else
 		echo "?"
 	fi
+}
+
+report() {
+	local m lo hi c
+	read -r m lo hi < <(summary <"$dir/$2.t")
+	read -r c _ _ < <(summary <"$dir/$2.c")
+	printf '%-16s median %7.3f s (min %.3f, max %.3f)  CPU %.3f s\n' "$1" "$m" "$lo" "$hi" "$c"
+}
+
+ratio() {
+	awk -v a="$(summary <"$dir/$1" | cut -d' ' -f1)" -v b="$(summary <"$dir/$2" | cut -d' ' -f1)" \
+		'BEGIN { printf "%.2f", b ? a / b : 0 }'
 }

@@ -11,6 +11,8 @@
  * bytes. With no tolerance given, every other quantized type is judged
  * by its expected error (doc/ggml.md, "Expected error"): per element from
  * the block's stored scales, or per block's RMS for the IQ lattice types.
+ * Two GGUF files (st_diff_gguf_files) are compared the same way, both
+ * sides decoded a chunk of whole blocks at a time.
  */
 #include "ggml_internal.h"
 #include "internal.h"
@@ -54,19 +56,6 @@ static void cmp_end(struct cmp *c, st_diff_gguf_item *it)
 	it->mismatched = c->s.mismatched;
 	it->max_abs = c->s.max_abs;
 	it->max_rel = c->s.max_rel;
-}
-
-/* x against the reference y, n elements, into it's figures. */
-static int compare_f32(const float *x, const float *y, uint64_t n, double rtol, double atol,
-                       st_diff_gguf_item *it, st_error *err)
-{
-	struct cmp c;
-	int rc = cmp_start(&c, rtol, atol, err);
-	if (rc != ST_OK)
-		return rc;
-	cmp_add(&c, x, y, n, 0);
-	cmp_end(&c, it);
-	return ST_OK;
 }
 
 /* A stored F16 (little-endian bytes) as a float. */
@@ -824,21 +813,70 @@ static void gguf_pair_tol(unsigned ta, unsigned tb, const st_diff_opts *o,
 	it->atol = o->atol ? *o->atol : o->exact ? 0 : a1 > a2 ? a1 : a2;
 }
 
-/* Whether B's bytes are what encoding A's values x as B's type gives. */
-static int gguf_encoded(const float *x, const st_gguf *b, size_t ib, bool *out,
-                        st_error *err)
+/* The elements per chunk of a GGUF pair: whole blocks of both types,
+ * about CHUNK_ELEMENTS (a multiple of every ggml block, which are powers
+ * of two up to 256, and of ST_COMPARE_BLOCK). */
+static uint64_t pair_chunk(unsigned ba, unsigned bb)
 {
-	const st_gguf_tensor *tb = st_gguf_tensor_at(b, ib);
-	*out = false;
-	if (st_ggml_from_f32(tb->type, NULL, NULL, 0) != ST_OK)
-		return ST_OK;
-	unsigned char *enc = malloc(tb->n_bytes ? (size_t)tb->n_bytes : 1);
-	if (!enc)
-		return st__error(err, ST_ENOMEM, "out of memory");
-	*out = st_ggml_from_f32(tb->type, x, enc, tb->n_elements) == ST_OK &&
-	       !memcmp(enc, st_gguf_tensor_data(b, ib), (size_t)tb->n_bytes);
+	uint64_t step = ba / gcd(ba, bb) * bb;
+	return step >= CHUNK_ELEMENTS ? step : CHUNK_ELEMENTS / step * step;
+}
+
+/*
+ * A's and B's values decoded a chunk at a time (x and y, whole blocks of
+ * both types) into it's figures: compared with the tolerances set, B
+ * checked as A encoded in B's type (when libst can encode it) and, with no
+ * tolerance given, B's type's bound per block (type_bound).
+ */
+static int gguf_values(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
+                       const st_diff_opts *o, st_diff_gguf_item *it, st_error *err)
+{
+	const st_gguf_tensor *ta = st_gguf_tensor_at(a, ia), *tb = st_gguf_tensor_at(b, ib);
+	unsigned ba, sa, bb, sb;
+	if (st_ggml_type_block(ta->type, &ba, &sa) != ST_OK ||
+	    st_ggml_type_block(tb->type, &bb, &sb) != ST_OK)
+		return st__error(err, ST_EUNSUPPORTED, "%s: tensor '%s': ggml type %u",
+		                 st_gguf_path(b), tb->name, tb->type);
+	uint64_t n = it->n, step = pair_chunk(ba, bb), m = n < step ? n : step;
+	bool can_encode = st_ggml_from_f32(tb->type, NULL, NULL, 0) == ST_OK;
+	bool bounded = type_default(o) && type_has_bound(tb->type);
+	float *x = malloc((size_t)(m ? m : 1) * sizeof *x);
+	float *y = malloc((size_t)(m ? m : 1) * sizeof *y);
+	unsigned char *enc = can_encode ? malloc((size_t)(m / bb * sb + 1)) : NULL;
+	struct cmp c = {.scratch = NULL};
+	int rc = ST_OK;
+	if (!x || !y || (can_encode && !enc))
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	else
+		rc = cmp_start(&c, it->rtol, it->atol, err);
+	const unsigned char *da = st_gguf_tensor_data(a, ia), *db = st_gguf_tensor_data(b, ib);
+	uint64_t out_of_bound = 0;
+	double bound = 0;
+	it->encoded = can_encode;
+	/* Whole blocks of both: the parser checked that a row is. */
+	for (uint64_t e0 = 0; rc == ST_OK && e0 < n; e0 += m) {
+		uint64_t k = n - e0 < m ? n - e0 : m;
+		const unsigned char *bk = db + e0 / bb * sb;
+		st_ggml_to_f32(ta->type, da + e0 / ba * sa, x, k);
+		st_ggml_to_f32(tb->type, bk, y, k);
+		it->encoded = it->encoded && st_ggml_from_f32(tb->type, x, enc, k) == ST_OK &&
+		              !memcmp(enc, bk, (size_t)(k / bb * sb));
+		cmp_add(&c, x, y, k, e0);
+		if (bounded)
+			type_bound(tb->type, bk, x, y, k, &out_of_bound, &bound);
+	}
+	if (rc == ST_OK)
+		cmp_end(&c, it);
+	/* As with --map: with no tolerance given, B is judged by its type's
+	 * rule (and a Q8_0 B, in gguf_pair, is equal exactly when it is A
+	 * quantized). */
+	if (rc == ST_OK && bounded)
+		judged_by_type(it, tb->type, out_of_bound, bound);
+	free(c.scratch);
+	free(x);
+	free(y);
 	free(enc);
-	return ST_OK;
+	return rc;
 }
 
 /* Tensor ia of a against tensor ib of b (the same name) into *it. */
@@ -876,30 +914,10 @@ static int gguf_pair(const st_gguf *a, size_t ia, const st_gguf *b, size_t ib,
 		it->kind = known ? ST_DIFF_GGUF_NOT_FLOAT : ST_DIFF_GGUF_UNDECODABLE;
 		return ST_OK;
 	}
-	size_t n = (size_t)it->n;
-	float *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
-	int rc = ST_OK;
-	if (!x || !y)
-		rc = st__error(err, ST_ENOMEM, "out of memory");
-	if (rc == ST_OK) {
-		st_ggml_to_f32(ta->type, st_gguf_tensor_data(a, ia), x, n);
-		st_ggml_to_f32(tb->type, st_gguf_tensor_data(b, ib), y, n);
-		rc = gguf_encoded(x, b, ib, &it->encoded, err);
-	}
-	if (rc == ST_OK)
-		rc = compare_f32(x, y, n, it->rtol, it->atol, it, err);
-	/* As with --map: with no tolerance given, a Q8_0 B is equal exactly
-	 * when it is A quantized, a Q4_0 B when within its blocks' bounds. */
-	if (rc == ST_OK && type_default(o) && type_has_bound(tb->type)) {
-		uint64_t out = 0;
-		double bound = 0;
-		type_bound(tb->type, st_gguf_tensor_data(b, ib), x, y, it->n, &out, &bound);
-		judged_by_type(it, tb->type, out, bound);
-	}
-	free(x);
-	free(y);
+	int rc = gguf_values(a, ia, b, ib, o, it, err);
 	if (rc != ST_OK)
 		return rc;
+	uint64_t n = it->n;
 	bool q8_default = tb->type == ST_GGML_Q8_0 && type_default(o);
 	if (q8_default)
 		it->mismatched = it->encoded ? 0 : it->mismatched ? it->mismatched : 1;

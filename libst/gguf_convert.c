@@ -4,16 +4,20 @@
  * row-major, decoded by the codec table (ggml_types.c) where it is
  * quantized, streamed through st_writer in bounded memory; or, with
  * o->hf, under the Hugging Face names of the Llama family (gguf_hf.c) with
- * llama's q/k rows put back in HF's order a row at a time, as one file or
- * as a snapshot directory with config.json and generation_config.json
- * (st_gguf_write_snapshot).
+ * llama's q/k rows put back in HF's order, as one file or as a snapshot
+ * directory with config.json and generation_config.json
+ * (st_gguf_write_snapshot). The data goes through st_stream_run as
+ * stconvert's other writes do (convert_write.c): chunks of whole blocks,
+ * decoded on the run's threads straight from the mapping, appended to
+ * the writer in chunk order.
  */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements decoded at a time: 64 Ki floats (256 KiB), whole blocks. */
+/* Elements decoded at a time into a worker's F32 scratch: 64 Ki floats
+ * (256 KiB), whole blocks. */
 #define CHUNK_ELEMS 65536u
 
 int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o, st_dtype *out)
@@ -124,64 +128,34 @@ static int declare(st_writer *w, const st_gguf *g, const st_gguf_convert_options
 	return ST_OK;
 }
 
-struct pump {
-	st_writer *w;
-	const st_convert_run *r;
-	float *f32;
-	unsigned char *out;
-	st_convert_stats stats;
+/*
+ * One output tensor as the stream (st/stream.h, recipe 1) sees it: a run
+ * of GGUF blocks (a group each), which the work reads itself from the
+ * mapping. A permuted llama q/k tensor's block g is in output row
+ * g / per_row, which is GGUF row src_row() of it.
+ */
+struct gitem {
+	size_t ti;             /* GGUF tensor index */
+	st_dtype d, same;      /* output dtype; the GGUF's when plain */
+	int plain;             /* a type with a dtype: no decoding */
+	unsigned block, bytes; /* elements and bytes of a block */
+	uint64_t per_row;      /* blocks per row */
+	uint64_t heads;        /* the permutation's heads, 0: none */
+	uint64_t rows;
 };
 
-/* n elements of tensor t from src (whole blocks), decoded and converted a
- * chunk at a time. */
-static int pump_range(struct pump *p, const st_gguf *g, const st_gguf_tensor *t,
-                      const unsigned char *src, uint64_t n_elems, st_dtype d, st_error *err)
-{
-	unsigned block, bytes;
-	if (st_ggml_type_block(t->type, &block, &bytes) != ST_OK)
-		return st__error(err, ST_EUNSUPPORTED, "%s: tensor '%s': ggml type %u",
-		                 st_gguf_path(g), t->name, t->type);
-	st_dtype same;
-	int plain = st_ggml_type_dtype(t->type, &same) == ST_OK;
-	/* A type stored as safetensors stores it: its bytes as they are. */
-	if (plain && same == d) {
-		uint64_t nb = n_elems / block * bytes;
-		int rc = st_writer_write(p->w, src, (size_t)nb, err);
-		if (rc == ST_OK && p->r && p->r->progress)
-			p->r->progress(p->r->ctx, nb);
-		return rc;
-	}
-	uint64_t per = CHUNK_ELEMS / block * block;
-	unsigned osize = st_dtype_bits(d) / 8;
-	for (uint64_t done = 0; done < n_elems;) {
-		if (p->r && p->r->cancel && p->r->cancel(p->r->ctx))
-			return st__error(err, ST_EIO, "%s: cancelled", st_gguf_path(g));
-		uint64_t n = n_elems - done < per ? n_elems - done : per;
-		const unsigned char *at = src + done / block * bytes;
-		int rc;
-		if (plain)
-			rc = st_convert(d, p->out, same, at, (size_t)n, &p->stats);
-		else {
-			rc = st_ggml_to_f32(t->type, at, p->f32, n);
-			if (rc == ST_OK)
-				rc = st_convert(d, p->out, ST_DTYPE_F32, p->f32, (size_t)n,
-				                &p->stats);
-		}
-		if (rc != ST_OK)
-			return st__error(err, rc,
-			                 "%s: tensor '%s': cannot convert %s "
-			                 "to %s",
-			                 st_gguf_path(g), t->name, st_ggml_type_name(t->type),
-			                 st_dtype_name(d));
-		rc = st_writer_write(p->w, p->out, (size_t)n * osize, err);
-		if (rc != ST_OK)
-			return rc;
-		if (p->r && p->r->progress)
-			p->r->progress(p->r->ctx, n / block * bytes);
-		done += n;
-	}
-	return ST_OK;
-}
+struct job {
+	const st_gguf *g;
+	const st_convert_run *r;
+	st_writer *w;
+	const struct gitem *items;
+	st_convert_stats *stats; /* one per worker */
+};
+
+/* Output bytes per chunk (and its buffer), and between starts of
+ * writeback, as stconvert's other writes (convert_write.c). */
+#define CHUNK_BYTES (4u << 20)
+#define WRITEBACK_EVERY (64u << 20)
 
 /* The heads a permuted q (head_count) or k (head_count_kv, else
  * head_count) was permuted with, as llama.cpp reads them. */
@@ -202,56 +176,199 @@ static int permute_heads(const st_gguf *g, const st_gguf_tensor *t, int which, u
 	return ST_OK;
 }
 
-/*
- * llama's q/k: HF row r is GGUF row h*D + 2i + j for r = h*D + j*D/2 + i
- * (st_arch_permuted_row's map read backwards), written a row at a time;
- * a bias is a tensor of one-element rows.
- */
-static int pump_permuted(struct pump *p, const st_gguf *g, size_t ti, int which, st_dtype d,
-                         st_error *err)
+/* How tensor ti is read, decoded and converted to d; with which (a llama
+ * q/k, enum st_arch_permute) its rows in HF's order. */
+static int item_setup(const st_gguf *g, size_t ti, st_dtype d, int which, struct gitem *it,
+                      st_error *err)
 {
 	const st_gguf_tensor *t = st_gguf_tensor_at(g, ti);
-	const unsigned char *src = st_gguf_tensor_data(g, ti);
-	uint64_t heads = 0;
-	int rc = permute_heads(g, t, which, &heads, err);
-	if (rc != ST_OK)
-		return rc;
-	unsigned block, bytes;
-	if (st_ggml_type_block(t->type, &block, &bytes) != ST_OK)
+	memset(it, 0, sizeof *it);
+	it->ti = ti;
+	it->d = d;
+	if (st_ggml_type_block(t->type, &it->block, &it->bytes) != ST_OK)
 		return st__error(err, ST_EUNSUPPORTED, "%s: tensor '%s': ggml type %u",
 		                 st_gguf_path(g), t->name, t->type);
-	uint64_t cols = t->ndim == 1 ? 1 : t->dims[0];
-	uint64_t rows = t->ndim == 1 ? t->dims[0] : t->dims[1];
-	if (t->ndim > 2 || cols % block)
+	it->plain = st_ggml_type_dtype(t->type, &it->same) == ST_OK;
+	uint64_t cols = t->ndim == 1 ? 1 : t->ndim ? t->dims[0] : 1;
+	it->rows = t->ndim == 1 ? t->dims[0] : t->ndim ? t->dims[1] : 1;
+	it->per_row = cols / it->block;
+	if (!which)
+		return ST_OK;
+	int rc = permute_heads(g, t, which, &it->heads, err);
+	if (rc != ST_OK)
+		return rc;
+	if (t->ndim > 2 || cols % it->block)
 		return st__error(err, ST_EFORMAT,
 		                 "%s: tensor '%s': not a matrix or vector of whole %s blocks",
 		                 st_gguf_path(g), t->name, st_ggml_type_name(t->type));
-	uint64_t row_bytes = cols / block * bytes, unused;
-	if (st_arch_permuted_row(0, rows, heads, &unused) != ST_OK)
+	uint64_t unused;
+	if (st_arch_permuted_row(0, it->rows, it->heads, &unused) != ST_OK)
 		return st__error(err, ST_EFORMAT,
 		                 "%s: tensor '%s': %llu rows are not %llu heads of an even "
 		                 "size",
-		                 st_gguf_path(g), t->name, (unsigned long long)rows,
-		                 (unsigned long long)heads);
-	uint64_t dh = rows / heads;
-	for (uint64_t r = 0; r < rows; r++) {
-		uint64_t h = r / dh, in = r % dh, j = in / (dh / 2), i = in % (dh / 2);
-		uint64_t from = h * dh + 2 * i + j;
-		rc = pump_range(p, g, t, src + from * row_bytes, cols, d, err);
-		if (rc != ST_OK)
-			return rc;
+		                 st_gguf_path(g), t->name, (unsigned long long)it->rows,
+		                 (unsigned long long)it->heads);
+	return ST_OK;
+}
+
+/*
+ * llama's q/k: HF row r is GGUF row h*D + 2i + j for r = h*D + j*D/2 + i
+ * (st_arch_permuted_row's map read backwards); a bias is a tensor of
+ * one-element rows.
+ */
+static uint64_t src_row(const struct gitem *it, uint64_t r)
+{
+	uint64_t dh = it->rows / it->heads;
+	uint64_t h = r / dh, in = r % dh, j = in / (dh / 2), i = in % (dh / 2);
+	return h * dh + 2 * i + j;
+}
+
+/* n blocks of it from src into out, decoded (through f32, CHUNK_ELEMS
+ * floats) and converted a sub-chunk at a time. */
+static int decode_blocks(const struct job *j, const struct gitem *it, const unsigned char *src,
+                         uint64_t n, unsigned char *out, float *f32, st_convert_stats *stats,
+                         st_error *err)
+{
+	if (it->plain && it->same == it->d) {
+		memcpy(out, src, (size_t)(n * it->bytes));
+		return ST_OK;
+	}
+	uint64_t per = CHUNK_ELEMS / it->block;
+	size_t osize = st_dtype_bits(it->d) / 8;
+	for (uint64_t done = 0; done < n;) {
+		uint64_t k = n - done < per ? n - done : per, elems = k * it->block;
+		const unsigned char *at = src + done * it->bytes;
+		int rc;
+		if (it->plain)
+			rc = st_convert(it->d, out, it->same, at, (size_t)elems, stats);
+		else {
+			rc = st_ggml_to_f32(st_gguf_tensor_at(j->g, it->ti)->type, at, f32, elems);
+			if (rc == ST_OK)
+				rc = st_convert(it->d, out, ST_DTYPE_F32, f32, (size_t)elems,
+				                stats);
+		}
+		if (rc != ST_OK) {
+			const st_gguf_tensor *t = st_gguf_tensor_at(j->g, it->ti);
+			return st__error(err, rc, "%s: tensor '%s': cannot convert %s to %s",
+			                 st_gguf_path(j->g), t->name, st_ggml_type_name(t->type),
+			                 st_dtype_name(it->d));
+		}
+		out += elems * osize;
+		done += k;
 	}
 	return ST_OK;
 }
 
-/* One tensor's bytes, decoded and converted a chunk at a time. */
-static int pump_tensor(struct pump *p, const st_gguf *g, const struct plan *pl, size_t i,
-                       st_dtype d, st_error *err)
+static uint64_t out_bytes(const struct gitem *it, uint64_t n_blocks)
 {
-	const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
-	if (pl->permute && pl->permute[i])
-		return pump_permuted(p, g, i, pl->permute[i], d, err);
-	return pump_range(p, g, t, st_gguf_tensor_data(g, i), t->n_elements, d, err);
+	return n_blocks * it->block * (st_dtype_bits(it->d) / 8);
+}
+
+/* A chunk's pieces (runs of blocks) decoded into chunk->out, on any
+ * worker. */
+static int gguf_work(void *ctx, const st_stream_chunk *c, st_error *err)
+{
+	const struct job *j = ctx;
+	unsigned char *out = c->out;
+	if (j->r && j->r->cancel && j->r->cancel(j->r->ctx)) {
+		st__error(err, ST_EIO, "%s: cancelled", st_gguf_path(j->g));
+		return -1;
+	}
+	for (size_t k = 0; k < c->n_pieces; k++) {
+		const st_stream_piece *pc = &c->pieces[k];
+		const struct gitem *it = &j->items[pc->item];
+		const unsigned char *data = st_gguf_tensor_data(j->g, it->ti);
+		st_convert_stats *stats = &j->stats[c->worker];
+		for (uint64_t b = pc->group, end = pc->group + pc->n_groups; b < end;) {
+			/* Up to the end of the row, whose source row is permuted. */
+			uint64_t n = end - b, from = b;
+			if (it->heads) {
+				uint64_t r = b / it->per_row, in = b % it->per_row;
+				if (n > it->per_row - in)
+					n = it->per_row - in;
+				from = src_row(it, r) * it->per_row + in;
+			}
+			if (decode_blocks(j, it, data + from * it->bytes, n, out, c->scratch, stats,
+			                  err) != ST_OK)
+				return -1;
+			out += out_bytes(it, n);
+			b += n;
+		}
+	}
+	return 0;
+}
+
+/* chunk->out to the writer, in chunk order. */
+static int gguf_sink(void *ctx, const st_stream_chunk *c, st_error *err)
+{
+	const struct job *j = ctx;
+	uint64_t n = 0;
+	for (size_t k = 0; k < c->n_pieces; k++)
+		n += out_bytes(&j->items[c->pieces[k].item], c->pieces[k].n_groups);
+	return st_writer_write(j->w, c->out, (size_t)n, err) == ST_OK ? 0 : -1;
+}
+
+/* Progress in input bytes: the blocks the chunk decoded. */
+static void gguf_progress(void *ctx, const st_stream_chunk *c, uint64_t bytes)
+{
+	const struct job *j = ctx;
+	for (size_t k = 0; k < c->n_pieces; k++)
+		bytes += c->pieces[k].n_groups * j->items[c->pieces[k].item].bytes;
+	j->r->progress(j->r->ctx, bytes);
+}
+
+/*
+ * The data of the n tensors order[] (output dtypes dt[], by GGUF index)
+ * through the stream on r's threads: chunks of whole blocks decoded on
+ * any worker, written in order, so the bytes do not depend on the count.
+ * stats gains what narrowing lost.
+ */
+static int pump_all(st_writer *w, const st_gguf *g, const struct plan *pl, const size_t *order,
+                    size_t n, const st_dtype *dt, const st_convert_run *r, st_convert_stats *stats,
+                    st_error *err)
+{
+	unsigned threads = r && r->threads ? r->threads : 1;
+	struct gitem *items = calloc(n ? n : 1, sizeof *items);
+	st_stream_item *si = calloc(n ? n : 1, sizeof *si);
+	st_convert_stats *ws = calloc(threads, sizeof *ws);
+	int rc = items && si && ws ? ST_OK : st__error(err, ST_ENOMEM, "out of memory");
+	size_t out_size = CHUNK_BYTES;
+	for (size_t k = 0; rc == ST_OK && k < n; k++) {
+		size_t ti = order[k];
+		rc = item_setup(g, ti, dt[ti], pl->permute ? pl->permute[ti] : 0, &items[k], err);
+		if (rc != ST_OK)
+			break;
+		si[k].tensor[0] = ti;
+		si[k].n_groups = st_gguf_tensor_at(g, ti)->n_elements / items[k].block;
+		si[k].group_bytes[0] = 0; /* read by the work, from the mapping */
+		si[k].cost = (unsigned)out_bytes(&items[k], 1);
+		if (si[k].cost > out_size) /* a chunk holds at least one block */
+			out_size = si[k].cost;
+	}
+	struct job j = {g, r, w, items, ws};
+	st_stream_config cfg = {
+		.items = si,
+		.n_items = n,
+		.chunk_size = CHUNK_BYTES,
+		.pack = 1,
+		.threads = threads,
+		.out_size = out_size,
+		.scratch_size = CHUNK_ELEMS * sizeof(float),
+		.work = gguf_work,
+		.sink = gguf_sink,
+		.progress = r && r->progress ? gguf_progress : NULL,
+		.ctx = &j,
+	};
+	if (rc == ST_OK)
+		rc = st_stream_run(&cfg, err);
+	for (unsigned k = 0; rc == ST_OK && stats && k < threads; k++) {
+		stats->overflow += ws[k].overflow;
+		stats->underflow += ws[k].underflow;
+	}
+	free(items);
+	free(si);
+	free(ws);
+	return rc;
 }
 
 /*
@@ -322,38 +439,35 @@ static int write_st(const st_gguf *g, const struct target *to, const st_gguf_con
 	if (rc != ST_OK)
 		return rc;
 	size_t n = st_gguf_n_tensors(g);
-	struct pump p = {.r = r};
+	st_writer *w = NULL;
 	struct plan pl = {NULL, NULL, NULL, 0};
 	size_t *order = malloc((n ? n : 1) * sizeof *order);
 	st_dtype *dt = malloc((n ? n : 1) * sizeof *dt);
-	p.f32 = malloc(CHUNK_ELEMS * sizeof(float));
-	p.out = malloc(CHUNK_ELEMS * sizeof(double));
-	if (!order || !dt || !p.f32 || !p.out)
+	if (!order || !dt)
 		rc = st__error(err, ST_ENOMEM, "out of memory");
 	if (rc == ST_OK)
 		rc = plan_names(&pl, g, o, err);
 	if (rc == ST_OK)
-		rc = st_writer_new(&p.w, err);
+		rc = st_writer_new(&w, err);
 	if (rc == ST_OK)
-		rc = declare(p.w, g, o, &pl, err);
+		rc = declare(w, g, o, &pl, err);
 	if (rc == ST_OK)
 		rc = write_order(g, o, &pl, order, dt, err);
+	/* As stconvert's other writes: the disk works while the data is still
+	 * coming, so the final fsync has little left to wait for (set before
+	 * opening: a pipe turns it off). */
 	if (rc == ST_OK)
-		rc = open_target(p.w, to, err);
-	for (size_t k = 0; rc == ST_OK && k < pl.n_out; k++)
-		rc = pump_tensor(&p, g, &pl, order[k], dt[order[k]], err);
+		st_writer_set_writeback(w, WRITEBACK_EVERY);
 	if (rc == ST_OK)
-		rc = st_writer_finish(p.w, err);
-	st_writer_free(p.w);
-	if (stats) {
-		stats->overflow += p.stats.overflow;
-		stats->underflow += p.stats.underflow;
-	}
+		rc = open_target(w, to, err);
+	if (rc == ST_OK)
+		rc = pump_all(w, g, &pl, order, pl.n_out, dt, r, stats, err);
+	if (rc == ST_OK)
+		rc = st_writer_finish(w, err);
+	st_writer_free(w);
 	plan_free(&pl);
 	free(order);
 	free(dt);
-	free(p.f32);
-	free(p.out);
 	return rc;
 }
 

@@ -1,12 +1,14 @@
 /*
  * check_threads.c - reads from many threads on one handle (libst/file.c,
  * libst/index.c, a PyTorch file of views: libst/torch.c), and opens in
- * many threads at once (format.c, index.c).
+ * many threads at once (format.c, index.c), and a GGUF decoded to
+ * safetensors on many threads (gguf_convert.c through st/stream.h).
  *
  * The files are built here byte by byte (header text and data), not by
  * the writer, so the expected bytes come from the rule that made them:
  * data byte o of a file (counted from the start of its data buffer) is
- * (o * 13 + 5 + file) & 0xff. Run it under ThreadSanitizer
+ * (o * 13 + 5 + file) & 0xff (the GGUF's blocks too, whose header
+ * st_gguf_writer writes). Run it under ThreadSanitizer
  * (-DST_SANITIZE_THREAD=ON, ctest -L threads): the tests check the bytes,
  * TSan checks that no access races.
  */
@@ -334,6 +336,146 @@ START_TEST(test_open_in_many_threads)
 }
 END_TEST
 
+/* ---- a GGUF decoded on many threads (libst/gguf_convert.c) ------------- */
+
+/*
+ * A GGUF of Q8_0 blocks built here: block b's scale is F16 0x2400 (2^-6)
+ * and its code j is (int8)rule(b * 32 + j, 2), so element e decodes to
+ * exactly (int8)rule(e, 2) / 64 (ggml's Q8_0: d * q); and an F16 tensor
+ * of rule bytes, which is copied. "big" is 6 MiB of F32 output, more
+ * than one 4 MiB chunk.
+ */
+#define Q8_ROWS 1536u
+#define Q8_COLS 1024u
+
+static float q8_value(uint64_t e)
+{
+	return (float)(signed char)rule(e, 2) / 64.0f;
+}
+
+static void make_gguf(const char *path)
+{
+	st_gguf_writer *w;
+	const uint64_t big[2] = {Q8_COLS, Q8_ROWS}, small[2] = {64, 3}, f16[1] = {100};
+	ck_assert_int_eq(st_gguf_writer_new(&w, NULL), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "big", ST_GGML_Q8_0, 2, big, NULL), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "half", ST_GGML_F16, 1, f16, NULL), ST_OK);
+	ck_assert_int_eq(st_gguf_writer_add_tensor(w, "small", ST_GGML_Q8_0, 2, small, NULL),
+	                 ST_OK);
+	ck_assert_int_eq(st_gguf_writer_open(w, path, NULL), ST_OK);
+	const uint64_t n_q8[2] = {(uint64_t)Q8_ROWS * Q8_COLS, 64 * 3};
+	for (int t = 0; t < 2; t++) {
+		for (uint64_t b = 0; b < n_q8[t] / 32; b++) {
+			unsigned char blk[34] = {0x00, 0x24};
+			for (unsigned j = 0; j < 32; j++)
+				blk[2 + j] = rule(b * 32 + j, 2);
+			ck_assert_int_eq(st_gguf_writer_write(w, blk, sizeof blk, NULL), ST_OK);
+		}
+		if (t == 0) {
+			unsigned char h[200];
+			for (unsigned o = 0; o < sizeof h; o++)
+				h[o] = rule(o, 3);
+			ck_assert_int_eq(st_gguf_writer_write(w, h, sizeof h, NULL), ST_OK);
+		}
+	}
+	ck_assert_int_eq(st_gguf_writer_finish(w, NULL), ST_OK);
+	st_gguf_writer_free(w);
+}
+
+static uint64_t progress_bytes;
+
+static void count_progress(void *ctx, uint64_t bytes)
+{
+	(void)ctx;
+	progress_bytes += bytes; /* serialized by the stream */
+}
+
+/* Write g as safetensors to out on threads threads; its bytes. */
+static unsigned char *convert_on(const st_gguf *g, const char *out, unsigned threads,
+                                 size_t *len)
+{
+	st_convert_run r = {.threads = threads, .progress = count_progress};
+	st_error err;
+	progress_bytes = 0;
+	ck_assert_msg(st_gguf_write_safetensors(g, out, NULL, &r, NULL, &err) == ST_OK, "%s",
+	              err.message);
+	uint64_t in = 0;
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++)
+		in += st_gguf_tensor_at(g, i)->n_bytes;
+	ck_assert_uint_eq(progress_bytes, in);
+	return read_file(out, len);
+}
+
+static void check_values(const char *out)
+{
+	st_checkpoint *c;
+	const void *data;
+	ck_assert_int_eq(st_checkpoint_open(&c, out, 0, NULL), ST_OK);
+	long i = st_checkpoint_find(c, "big", 3);
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_eq(st_checkpoint_data(c, (size_t)i, &data, NULL), ST_OK);
+	const unsigned char *p = data;
+	int bad = 0;
+	for (uint64_t e = 0; e < (uint64_t)Q8_ROWS * Q8_COLS; e++) {
+		float v, want = q8_value(e);
+		memcpy(&v, p + e * 4, 4);
+		bad += v != want;
+	}
+	ck_assert_int_eq(bad, 0);
+	i = st_checkpoint_find(c, "half", 4);
+	ck_assert_int_ge(i, 0);
+	ck_assert_int_eq(st_checkpoint_data(c, (size_t)i, &data, NULL), ST_OK);
+	p = data;
+	for (unsigned o = 0; o < 200; o++)
+		bad += p[o] != rule(o, 3);
+	ck_assert_int_eq(bad, 0);
+	st_checkpoint_close(c);
+}
+
+START_TEST(test_gguf_decoded_on_threads)
+{
+	st_gguf *g;
+	const char *gguf = path_in("q8.gguf");
+	make_gguf(gguf);
+	ck_assert_int_eq(st_gguf_open(&g, gguf, NULL), ST_OK);
+	size_t n1, n4;
+	unsigned char *one = convert_on(g, path_in("one.safetensors"), 1, &n1);
+	unsigned char *four = convert_on(g, path_in("four.safetensors"), 4, &n4);
+	ck_assert_uint_eq(n1, n4);
+	ck_assert_int_eq(memcmp(one, four, n1), 0);
+	check_values(path_in("four.safetensors"));
+	free(one);
+	free(four);
+	st_gguf_close(g);
+	unlink(path_in("q8.gguf"));
+	unlink(path_in("one.safetensors"));
+	unlink(path_in("four.safetensors"));
+}
+END_TEST
+
+static int always(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
+
+START_TEST(test_gguf_decode_cancelled)
+{
+	st_gguf *g;
+	st_error err;
+	make_gguf(path_in("q8.gguf"));
+	ck_assert_int_eq(st_gguf_open(&g, path_in("q8.gguf"), NULL), ST_OK);
+	st_convert_run r = {.threads = 4, .cancel = always};
+	ck_assert_int_eq(st_gguf_write_safetensors(g, path_in("out.safetensors"), NULL, &r,
+	                                           NULL, &err),
+	                 ST_EIO);
+	ck_assert_ptr_nonnull(strstr(err.message, "cancelled"));
+	ck_assert_int_ne(access(path_in("out.safetensors"), F_OK), 0);
+	st_gguf_close(g);
+	unlink(path_in("q8.gguf"));
+}
+END_TEST
+
 static Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
@@ -343,6 +485,8 @@ static Suite *threads_suite(void)
 	tcase_add_test(tc, test_checkpoint_shared_by_threads);
 	tcase_add_test(tc, test_open_in_many_threads);
 	tcase_add_test(tc, test_torch_shared_by_threads);
+	tcase_add_test(tc, test_gguf_decoded_on_threads);
+	tcase_add_test(tc, test_gguf_decode_cancelled);
 	suite_add_tcase(s, tc);
 	return s;
 }

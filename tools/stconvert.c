@@ -122,7 +122,7 @@ static void usage(void)
 "  -v, --verbose           report every tensor, and the files copied\n"
 "  -q, --quiet             no report\n"
 "  -j, --threads N         worker threads (default: CPUs online, at most 4;\n"
-"                          a GGUF IN is decoded on one)\n"
+"                          a GGUF IN is decoded on them too)\n"
 "  -h, --help              print this help and exit\n"
 "  -V, --version           print the version and exit\n"
 "\n"
@@ -464,6 +464,11 @@ static void free_options(struct stconvert_options *o)
 	free(o->keys);
 }
 
+unsigned stconvert_threads(const struct stconvert_options *o)
+{
+	return (unsigned)(o->threads ? o->threads : cli_default_threads(MAX_WORKERS));
+}
+
 int main(int argc, char **argv)
 {
 	struct stconvert_options o;
@@ -523,7 +528,7 @@ int main(int argc, char **argv)
 
 	struct ui ui = {.o = &o};
 	st_convert_run run = {
-		.threads = (unsigned)(o.threads ? o.threads : cli_default_threads(MAX_WORKERS)),
+		.threads = stconvert_threads(&o),
 		.progress = progress,
 		.cancel = cancel,
 		.note = snapshot_note,

@@ -352,7 +352,9 @@ ST_API int st_diff_gguf_gpt2(st_checkpoint *ck, const st_gguf *g,
  * other dims; NOT_FLOAT: an integer type on a side whose bytes differ;
  * UNDECODABLE: a type libst does not know. The same known type and the
  * same bytes are IDENTICAL; otherwise both sides are decoded
- * (st_ggml_to_f32) and b's values compared with a's, as the reference,
+ * (st_ggml_to_f32) a chunk of 64 Ki elements (whole blocks) at a time, so
+ * memory stays about 1.5 MiB whatever the tensor's size, and b's values
+ * compared with a's, as the reference,
  * within o->rtol and o->atol, else the looser of the defaults of the types
  * that have a dtype (none for a quantized type: 0), 0 with exact.
  * .encoded says b's bytes are a's values encoded as b's type

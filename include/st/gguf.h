@@ -473,10 +473,12 @@ ST_API int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
  * order (the dims reversed: ggml's {cols, rows} is [rows, cols]) and the
  * dtype st_gguf_out_dtype gives; quantized types are decoded with
  * st_ggml_to_f32 (ggml's own to_float, bit for bit) and narrowed, if asked,
- * with st_convert's round to nearest even. Memory: 768 KiB of buffers,
- * whatever the tensors' sizes. The metadata is {"format": "pt"}.
- * r (may be NULL) gives progress, in input bytes, and cancelling (its
- * threads are not used); stats (may be NULL) is incremented with what
+ * with st_convert's round to nearest even. The tensors are decoded on
+ * r's threads (chunks of whole blocks, written in order: the output's
+ * bytes do not depend on the count). Memory: per thread two 4 MiB chunks
+ * and 256 KiB of scratch, whatever the tensors' sizes. The metadata is
+ * {"format": "pt"}. r (may be NULL) gives the threads, progress, in input
+ * bytes, and cancelling; stats (may be NULL) is incremented with what
  * narrowing lost. Returns ST_OK, ST_EINVAL (to is not F32, F16 or BF16),
  * ST_EUNSUPPORTED (a tensor of a type that cannot be decoded, named; no
  * file is written), ST_EIO ("cancelled", or a failed write), the writer's

@@ -53,6 +53,26 @@ else
 fi
 run diff_bf16 0 "$BIN/stdiff" "$TMP/q4k-bf16.safetensors" "$TMP/ref-bf16.safetensors"
 
+# -j: 2048 copies of the Q4_K fixture's blocks (23 MB of F32 out, six 4 MiB
+# chunks) are 2048 copies of ggml's floats, on 1 thread and on 3.
+cp "$G/q4_k.bin" "$TMP/big.bin"
+cp "$G/q4_k.f32" "$TMP/big.f32"
+for _ in $(seq 11); do
+	cat "$TMP/big.bin" "$TMP/big.bin" > "$TMP/big2" && mv "$TMP/big2" "$TMP/big.bin"
+	cat "$TMP/big.f32" "$TMP/big.f32" > "$TMP/big2" && mv "$TMP/big2" "$TMP/big.f32"
+done
+n=$(($(stat -c %s "$TMP/big.bin") / 144 * 256))
+mk_gguf "$TMP/big.gguf" 12 "$n" "$TMP/big.bin"
+run big_j1 0 "$C" -q -j 1 "$TMP/big.gguf" "$TMP/big1.safetensors"
+run big_j3 0 "$C" -q -j 3 "$TMP/big.gguf" "$TMP/big3.safetensors"
+cmp -s "$TMP/big1.safetensors" "$TMP/big3.safetensors" && ok || fail "-j 3: not -j 1's bytes"
+if cmp -s <(data "$TMP/big3.safetensors" $((n * 4))) "$TMP/big.f32"; then
+	ok
+else
+	fail "-j 3: the F32 written is not ggml's to_float"
+fi
+rm -f "$TMP"/big*
+
 # F16 and F32 keep their dtype and bytes; ggml's dims {4, 2} are [2, 4].
 head -c 16 /dev/urandom > "$TMP/f16.bin"
 mk_gguf_dims "$TMP/f16.gguf" 1 "4 2" "$TMP/f16.bin" blk.0.attn_q.weight

@@ -217,7 +217,10 @@ static int to_snapshot(const struct stconvert_options *o, st_gguf *g)
 	struct stat st;
 	unsigned flags = stat(o->out, &st) == 0 ? ST_SNAPSHOT_REPLACE : 0;
 	struct ui ui;
-	st_convert_run run = {.progress = progress, .cancel = cancel, .ctx = &ui};
+	st_convert_run run = {.threads = stconvert_threads(o),
+	                      .progress = progress,
+	                      .cancel = cancel,
+	                      .ctx = &ui};
 	st_gguf_convert_options go = {o->c.has_to, o->c.to, 1};
 	st_convert_stats stats = {0, 0};
 	unsigned lost = 0;
@@ -277,7 +280,10 @@ int stconvert_gguf(const struct stconvert_options *o)
 		return rc;
 	}
 	struct ui ui;
-	st_convert_run run = {.progress = progress, .cancel = cancel, .ctx = &ui};
+	st_convert_run run = {.threads = stconvert_threads(o),
+	                      .progress = progress,
+	                      .cancel = cancel,
+	                      .ctx = &ui};
 	st_gguf_convert_options go = {o->c.has_to, o->c.to, 0};
 	st_convert_stats stats = {0, 0};
 	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));

@@ -31,6 +31,9 @@ struct stconvert_options {
 void stconvert_report(const struct stconvert_options *o, st_checkpoint *c,
                       const st_convert_plan *p);
 
+/* The worker threads: --threads, else the CPUs online, at most four. */
+unsigned stconvert_threads(const struct stconvert_options *o);
+
 /* stconvert GGUF-IN OUT.safetensors (gguf.c): CLI_OK or CLI_ERROR, said. */
 int stconvert_gguf(const struct stconvert_options *o);
 

@@ -11,6 +11,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -201,4 +202,23 @@ int st_arch_permuted_row(uint64_t row, uint64_t rows, uint64_t heads, uint64_t *
 	uint64_t d = rows / heads, h = row / d, in = row % d;
 	*hf_row = h * d + (in % 2) * (d / 2) + in / 2;
 	return ST_OK;
+}
+
+void st__llama3_rope_freqs(double theta, double factor, double low, double high, double old,
+                           float *out, uint64_t n)
+{
+	uint64_t hd = 2 * n;
+	for (uint64_t i = 0; i < n; i++) {
+		float freq = 1.0f / powf((float)theta, (float)(2 * i) / (float)hd);
+		double wavelen = 2 * 3.14159265358979323846 / (double)freq, v;
+		if (wavelen < old / high)
+			v = 1.0;
+		else if (wavelen > old / low)
+			v = factor;
+		else {
+			double smooth = (old / wavelen - low) / (high - low);
+			v = 1 / ((1 - smooth) / factor + smooth);
+		}
+		out[i] = (float)v;
+	}
 }

@@ -182,6 +182,91 @@ static void put_token(struct st__buf *b, const char *field, const st_gguf_value 
 	*first = 0;
 }
 
+/* A float key's value; dflt when absent or of another type. */
+static double float_kv(const st_gguf_value *v, double dflt)
+{
+	if (v && v->type == ST_GGUF_FLOAT32)
+		return v->v.f;
+	if (v && v->type == ST_GGUF_FLOAT64)
+		return v->v.f;
+	return dflt;
+}
+
+/* d printed as transformers' config.json holds a float ("8.0", "0.5"). */
+static void put_number(struct st__buf *b, const char *field, double d)
+{
+	if (d == floor(d) && fabs(d) < 1e15)
+		st__buf_printf(b, ",\n    \"%s\": %.1f", field, d);
+	else
+		st__buf_printf(b, ",\n    \"%s\": %.9g", field, d);
+}
+
+/*
+ * rope_scaling llama3 from rope_freqs.weight: the four numbers are not in
+ * the file, but the model only uses the divisors they give, so any four
+ * that give the same divisors (each within 2^-20 of it: the converter's
+ * float32 powers are torch's, not this libm's) make the same model. Tried
+ * in order: factor the largest divisor, then 2, 4, ... 64; low_freq_factor
+ * 1, 2; high_freq_factor 4, 2, 8; original_max_position_embeddings 8192,
+ * then 2^0 ... 2^20 (Meta's Llama 3.1 and 3.2 values come first). Writes
+ * the first that matches and returns 1; 0 when none does (or the tensor is
+ * not F32 divisors of at least 1).
+ */
+static int llama3_scaling(const st_gguf *g, const char *arch, struct st__buf *b)
+{
+	long k = st_gguf_find(g, "rope_freqs.weight");
+	if (k < 0)
+		return 0;
+	const st_gguf_tensor *t = st_gguf_tensor_at(g, (size_t)k);
+	if (t->type != ST_GGML_F32 || t->ndim != 1 || t->dims[0] < 1 || t->dims[0] > 4096)
+		return 0;
+	size_t n = (size_t)t->dims[0];
+	float have[4096], want[4096];
+	const void *data = st_gguf_tensor_data(g, (size_t)k);
+	if (!data)
+		return 0;
+	memcpy(have, data, n * sizeof *have);
+	double most = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (!(have[i] >= 1.0f && have[i] <= 1e6f))
+			return 0;
+		most = have[i] > most ? have[i] : most;
+	}
+	double theta = float_kv(kv(g, arch, "rope.freq_base"), 10000.0);
+	const double factors[] = {most, 2, 4, 8, 16, 32, 64}, lows[] = {1, 2}, highs[] = {4, 2, 8};
+	double olds[22] = {8192};
+	for (int e = 0; e <= 20; e++)
+		olds[1 + e] = ldexp(1.0, e);
+	for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++)
+		for (size_t l = 0; l < 2; l++)
+			for (size_t h = 0; h < 3; h++)
+				for (size_t o = 0; o < 22; o++) {
+					if (factors[f] <= 1 || highs[h] <= lows[l])
+						continue;
+					st__llama3_rope_freqs(theta, factors[f], lows[l], highs[h],
+					                      olds[o], want, n);
+					size_t i = 0;
+					while (i < n && fabs((double)want[i] - have[i]) <=
+					                        ldexp((double)have[i], -20))
+						i++;
+					if (i < n)
+						continue;
+					st__buf_printf(b, ",\n  \"rope_scaling\": {\n    "
+					                  "\"rope_type\": "
+					                  "\"llama3\"");
+					put_number(b, "factor", factors[f]);
+					put_number(b, "low_freq_factor", lows[l]);
+					put_number(b, "high_freq_factor", highs[h]);
+					st__buf_printf(b,
+					               ",\n    "
+					               "\"original_max_position_embeddings\": %.0f",
+					               olds[o]);
+					st__buf_puts(b, "\n  }");
+					return 1;
+				}
+	return 0;
+}
+
 int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len, unsigned *lost,
                       st_error *err)
 {
@@ -242,8 +327,8 @@ int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len
 	               (unsigned long long)(kv_heads ? kv_heads : heads));
 	put_float(&b, "  ", "rms_norm_eps", kv(g, arch, "attention.layer_norm_rms_epsilon"));
 	put_float(&b, "  ", "rope_theta", kv(g, arch, "rope.freq_base"));
-	/* Linear scaling comes back whole; llama3's rope_freqs tensor holds
-	 * the factors its four numbers gave, which do not give them back. */
+	/* Linear scaling comes back whole; llama3's as four numbers that give
+	 * the rope_freqs tensor's divisors (llama3_scaling). */
 	const st_gguf_value *type = kv(g, arch, "rope.scaling.type");
 	const st_gguf_value *factor = kv(g, arch, "rope.scaling.factor");
 	if (type && type->type == ST_GGUF_STRING && type->n == 6 &&
@@ -252,7 +337,7 @@ int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len
 		st__buf_printf(&b, ",\n  \"rope_scaling\": {\n    \"rope_type\": \"linear\"");
 		put_float(&b, "    ", "factor", factor);
 		st__buf_puts(&b, "\n  }");
-	} else if (has_tensor(g, "rope_freqs.weight") && lost)
+	} else if (!llama3_scaling(g, arch, &b) && has_tensor(g, "rope_freqs.weight") && lost)
 		*lost |= ST_GGUF_HF_LOST_ROPE_SCALING;
 	int none = 0; /* the ids from the tokenizer's keys, as transformers keeps them */
 	put_token(&b, "bos_token_id", kv(g, NULL, "tokenizer.ggml.bos_token_id"), vocab, &none);

@@ -293,24 +293,11 @@ static int make_plan(struct plan *p, const st_checkpoint *ck, size_t i, const st
 	return ST_OK;
 }
 
-/* rope_freqs.weight: LlamaModel.generate_extra_tensors (as
- * testdata/llama/gguf_llama.py computes it, in float32 then double). */
+/* rope_freqs.weight (st__llama3_rope_freqs; as testdata/llama/gguf_llama.py
+ * computes it). */
 static void rope_freqs(const struct cfg *c, float *out, uint64_t n)
 {
-	uint64_t hd = 2 * n;
-	for (uint64_t i = 0; i < n; i++) {
-		float freq = 1.0f / powf((float)c->theta, (float)(2 * i) / (float)hd);
-		double wavelen = 2 * 3.14159265358979323846 / (double)freq, v;
-		if (wavelen < c->old / c->high)
-			v = 1.0;
-		else if (wavelen > c->old / c->low)
-			v = c->factor;
-		else {
-			double smooth = (c->old / wavelen - c->low) / (c->high - c->low);
-			v = 1 / ((1 - smooth) / c->factor + smooth);
-		}
-		out[i] = (float)v;
-	}
+	st__llama3_rope_freqs(c->theta, c->factor, c->low, c->high, c->old, out, n);
 }
 
 /* ---- writing ------------------------------------------------------------------ */

@@ -462,4 +462,14 @@ int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, cons
                        size_t cfg_len, uint64_t n_vocab, const char *name, st_error *err);
 void st__hf_vocab_free(struct st__hf_vocab *v);
 
+/*
+ * llama3 rope scaling as llama.cpp's rope_freqs.weight holds it: out[i],
+ * i < n, the divisor of rotary frequency i of a head of 2n dimensions
+ * (LlamaModel.generate_extra_tensors, transformers'
+ * _compute_llama3_parameters), the frequency in float32 and the rest in
+ * double, as convert_hf_to_gguf.py computes it (libst/arch_gguf.c).
+ */
+void st__llama3_rope_freqs(double theta, double factor, double low, double high, double old,
+                           float *out, uint64_t n);
+
 #endif

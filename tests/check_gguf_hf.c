@@ -204,6 +204,7 @@ START_TEST(test_llama)
 	HAS(j, "\"attention_bias\": false");
 	HAS(j, "\"torch_dtype\": \"bfloat16\"");
 	LACKS(j, "head_dim");
+	/* rope_freqs of zeros: no rope_scaling gives such divisors. */
 	LACKS(j, "rope_scaling");
 	LACKS(j, "mlp_bias");
 	ck_assert_uint_eq(lost, ST_GGUF_HF_LOST_ROPE_SCALING);

@@ -523,9 +523,9 @@ ST_API int st_gguf_hf_name(const st_gguf *g, size_t i, char *out, size_t size, i
                            st_error *err);
 
 /* What st_gguf_hf_config could not give back (bits of *lost). */
-#define ST_GGUF_HF_LOST_ROPE_SCALING 1u /* a llama3 rope_freqs.weight: the
-                                         * factors rope_scaling's four
-                                         * numbers gave; no rope_scaling */
+#define ST_GGUF_HF_LOST_ROPE_SCALING 1u /* a llama3 rope_freqs.weight that
+                                         * no rope_scaling tried gives
+                                         * (doc/llama.md): none written */
 #define ST_GGUF_HF_LOST_TOKENIZER 2u    /* st_gguf_write_snapshot: no
                                          * tokenizer.ggml.model, no
                                          * tokenizer files */
@@ -547,7 +547,9 @@ ST_API int st_gguf_hf_name(const st_gguf *g, size_t i, char *out, size_t size, i
  *   max_position_embeddings    <a>.context_length
  *   rms_norm_eps               <a>.attention.layer_norm_rms_epsilon
  *   rope_theta                 <a>.rope.freq_base
- *   rope_scaling               linear: <a>.rope.scaling.type, .factor
+ *   rope_scaling               linear: <a>.rope.scaling.type, .factor;
+ *                              llama3: four numbers that give
+ *                              rope_freqs.weight's divisors (doc/llama.md)
  *   bos_token_id, eos_token_id tokenizer.ggml.bos_token_id, eos_token_id
  *   vocab_size                 token_embd.weight's rows
  *   tie_word_embeddings        whether output.weight is absent

@@ -32,21 +32,25 @@ same_config() {
 }
 
 # llama3 F32: every tensor bit-identical to the snapshot it came from
-# (rope_freqs.weight is left out, and said so; rope_scaling cannot come back).
+# (rope_freqs.weight is left out, and said so; rope_scaling comes back from
+# its divisors, which gguf_llama.py computed in Python: strun's logits on the
+# result are the PyTorch reference's of the original).
 run l3 0 "$C" "$G/llama3-f32.gguf" "$TMP/l3"
 expect_err l3 "^stconvert: left out: .*tensor 'rope_freqs.weight': llama3 rope scaling factors"
 expect_err l3 "^stconvert: out: 21 tensors, 127616 bytes .*a snapshot: .*/l3/model.safetensors, config.json, generation_config.json$"
 expect_err l3 "^stconvert: nothing lost: 0 decoded to F32, 21 copied in their dtype$"
-expect_err l3 "^stconvert: config.json: no rope_scaling: llama3's rope_freqs.weight cannot be turned back"
+expect_not_err l3 "no rope_scaling"
 expect_err l3 "^stconvert: no tokenizer files: the GGUF has no tokenizer.ggml.model$"
 run l3_exact 0 "$BIN/stdiff" --exact "$L/llama3" "$TMP/l3"
 expect_out l3_exact "21 identical, 0 within tolerance, 0 differ; 0 only in A, 0 only in B"
 # The config.json fields strun reads equal the original's; what cannot come
-# back (rope_scaling, and bos/eos: the fixture has no tokenizer keys) is absent.
+# back (bos/eos: the fixture has no tokenizer keys) is absent.
 same_config l3 "$L/llama3"
 [ "$(key "$TMP/l3/config.json" rms_norm_eps)" = 1e-05 ] && ok || fail "l3: rms_norm_eps"
 [ "$(key "$TMP/l3/config.json" rope_theta)" = 500000.0 ] && ok || fail "l3: rope_theta"
-if grep -q rope_scaling "$TMP/l3/config.json"; then fail "l3: rope_scaling written"; else ok; fi
+tr -d ' \n' <"$TMP/l3/config.json" | grep -qF '"rope_scaling":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"original_max_position_embeddings":16}' &&
+	ok || fail "l3: rope_scaling: $(grep -A6 rope_scaling "$TMP/l3/config.json")"
+run l3_logits 0 "$BIN/strun" --model-dir "$TMP/l3" --check "$L/llama3/ref.safetensors" -q
 [ "$(cat "$TMP/l3/generation_config.json")" = "{}" ] && ok || fail "l3: generation_config.json"
 ls -A "$TMP/l3" | tr '\n' ' ' | grep -qx 'config.json generation_config.json model.safetensors ' &&
 	ok || fail "l3: files: $(ls -A "$TMP/l3")"

@@ -32,6 +32,16 @@ done
 (cd "$TMP" && grep -v -e qwen2_tok -e llama2_spm "$E/SHA256SUMS" | sha256sum --quiet -c -) >"$TMP/sums.err" 2>&1 &&
   ok || { fail "the exports are not the files llama.cpp ran"; head -5 "$TMP/sums.err" >&2; }
 
+# ---- and back: F32 exports give their snapshots again -------------------------
+# Every tensor bit-identical; llama3's rope_scaling from the rope_freqs.weight
+# libst computed, so strun's logits are the PyTorch reference's again.
+for m in llama3 qwen2 qwen3; do
+  run "back_$m" 0 "$C" -q "$TMP/${m}_f32.gguf" "$TMP/back_$m"
+  run "back_${m}_exact" 0 "$BIN/stdiff" --exact "$D/$m" "$TMP/back_$m"
+  expect_out "back_${m}_exact" " 0 differ; 0 only in A, 0 only in B, 0 shape changed, 0 dtype changed"
+  run "back_${m}_logits" 0 "$S" --model-dir "$TMP/back_$m" --check "$D/$m/ref.safetensors" -q
+done
+
 # ---- strun on the source, llama.cpp on the export ------------------------------
 for m in llama3 llama2_bf16 mistral_nowindow qwen2 qwen3; do
   : >"$TMP/strun_$m.txt"

@@ -187,8 +187,8 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 		         "underflow: %llu non-zero values became 0",
 		         (unsigned long long)stats->overflow, (unsigned long long)stats->underflow);
 	if (lost & ST_GGUF_HF_LOST_ROPE_SCALING)
-		cli_warn("config.json: no rope_scaling: llama3's rope_freqs.weight cannot be "
-		         "turned back into rope_scaling's four numbers exactly");
+		cli_warn("config.json: no rope_scaling: no llama3 rope_scaling tried gives "
+		         "rope_freqs.weight's divisors");
 	if (lost & ST_GGUF_HF_LOST_TOKENIZER)
 		cli_warn("no tokenizer files: the GGUF has no tokenizer.ggml.model");
 	if (lost & ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED)

@@ -135,16 +135,55 @@ static int read_rope(struct cfg *c, st_error *err)
 	                 c->arch);
 }
 
+/* The GPT-2 variants llama.cpp's gpt2 does not run (as gpt2export
+ * refused them): a flag off its default, another activation. */
+static int gpt2_variant(const struct cfg *c, st_error *err)
+{
+	static const struct {
+		const char *key;
+		int dflt, supported;
+		const char *what;
+	} flags[] = {
+		{"scale_attn_weights", 1, 1, "unscaled attention"},
+		{"scale_attn_by_inverse_layer_idx", 0, 0,
+	         "attention scaled by the inverse layer index"},
+		{"reorder_and_upcast_attn", 0, 0, "reordered, upcast attention"},
+		{"add_cross_attention", 0, 0, "cross-attention"},
+		{"tie_word_embeddings", 1, 1, "untied output head"},
+	};
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		enum st__json_type t = st__json_type(st__json_get(c->root, flags[i].key));
+		int v = t == ST__JSON_TRUE ? 1 : t == ST__JSON_FALSE ? 0 : flags[i].dflt;
+		if (v != flags[i].supported)
+			return st__error(err, ST_EUNSUPPORTED,
+			                 "%s: %s %s is not written (llama.cpp's gpt2 has no %s)",
+			                 c->file, flags[i].key, v ? "true" : "false",
+			                 flags[i].what);
+	}
+	const char *act = st__json_string(st__json_get(c->root, "activation_function"));
+	if (act && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh")) {
+		char q[80];
+		return st__error(err, ST_EUNSUPPORTED,
+		                 "%s: activation_function '%s' is not written (llama.cpp's gpt2 "
+		                 "runs gelu_new)",
+		                 c->file, st__qname(q, sizeof q, act, strlen(act)));
+	}
+	return ST_OK;
+}
+
 /* GPT-2's keys (GPT2Model.set_gguf_parameters): n_positions, and
  * layer_norm_epsilon (transformers' default 1e-5). */
 static int read_gpt2(struct cfg *c, st_error *err)
 {
+	int rc = gpt2_variant(c, err);
+	if (rc != ST_OK)
+		return rc;
 	c->arch = "gpt2";
 	c->context = c->a.positions;
 	c->eps = 1e-5;
 	const struct st__json *e = st__json_get(c->root, "layer_norm_epsilon");
 	if (st__json_type(e) != ST__JSON_NULL) {
-		int rc = number(c, c->root, "layer_norm_epsilon", 0, &c->eps, err);
+		rc = number(c, c->root, "layer_norm_epsilon", 0, &c->eps, err);
 		if (rc != ST_OK)
 			return rc;
 		if (!(c->eps > 0) || c->eps > 3.4e38 || (float)c->eps == 0)

@@ -808,7 +808,10 @@ static int check_tied(st_checkpoint *ck, const st_arch_report *rep, const char *
 		st_convert(ST_DTYPE_F32, a, head->dtype, (const char *)hd + off * eh, k, NULL);
 		st_convert(ST_DTYPE_F32, b, wte->dtype, (const char *)wd + off * ew, k, NULL);
 		for (size_t j = 0; j < k; j++) {
-			if (!memcmp(&a[j], &b[j], sizeof a[j]))
+			uint32_t x, y; /* bit for bit: a NaN equals itself, -0 is not 0 */
+			memcpy(&x, &a[j], 4);
+			memcpy(&y, &b[j], 4);
+			if (x == y)
 				continue;
 			char q[160], qw[160];
 			return st__error(err, ST_EUNSUPPORTED,

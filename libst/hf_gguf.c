@@ -6,7 +6,11 @@
  * from config.json (the inverse of gguf_hf.c's st_gguf_hf_config), the
  * tensors renamed by st/arch.h's one table (st_arch_to_gguf), llama's q/k
  * rows permuted (st_arch_permuted_row), llama3's rope_freqs.weight, and
- * the vocabulary of tokenizer.json (hf_gguf_vocab.c).
+ * the vocabulary of tokenizer.json (hf_gguf_vocab.c). GPT-2 (GPT2Model)
+ * as gpt2export wrote it: its keys, the model's tensor order, Conv1D
+ * weights transposed (write_transposed), a tied head checked value for
+ * value, the vocabulary also of vocab.json + merges.txt, gpt2export's
+ * special ids and fillers (gpt2_vocab).
  *
  * Types: vectors (norms, biases) F32; every matrix in the type asked for,
  * or in F16 when its rows are not whole blocks of it (gguf-py's QuantError
@@ -14,7 +18,8 @@
  * tensor_type_fallback does for a 32-block type). Encoding is
  * st_ggml_from_f32's (ggml's quantize_row_*_ref, byte for byte).
  *
- * Memory: a chunk of CHUNK floats and its encoding, whatever the tensors'
+ * Memory: a chunk of CHUNK floats and its encoding (a transposed band:
+ * CHUNK floats, or one row when a row is longer), whatever the tensors'
  * sizes; the file is st_gguf_writer's (a temporary, renamed at the end).
  */
 #include "internal.h"

@@ -141,7 +141,6 @@ set(ST_GPT2_SOURCES
   tools/gpt2/tokenizer_load.c
   tools/gpt2/tokenizer_pipe.c
   tools/gpt2/tokenizer_unicode.c
-  tools/gpt2/tokenizer_vocab.c
   tools/gpt2/trace.c
   tools/gpt2/util.c
 )

@@ -6,7 +6,11 @@
  * from config.json (the inverse of gguf_hf.c's st_gguf_hf_config), the
  * tensors renamed by st/arch.h's one table (st_arch_to_gguf), llama's q/k
  * rows permuted (st_arch_permuted_row), llama3's rope_freqs.weight, and
- * the vocabulary of tokenizer.json (hf_gguf_vocab.c).
+ * the vocabulary of tokenizer.json (hf_gguf_vocab.c). GPT-2 (GPT2Model)
+ * as gpt2export wrote it: its keys, the model's tensor order, Conv1D
+ * weights transposed (write_transposed), a tied head checked value for
+ * value, the vocabulary also of vocab.json + merges.txt, gpt2export's
+ * special ids and fillers (gpt2_vocab).
  *
  * Types: vectors (norms, biases) F32; every matrix in the type asked for,
  * or in F16 when its rows are not whole blocks of it (gguf-py's QuantError
@@ -14,7 +18,8 @@
  * tensor_type_fallback does for a 32-block type). Encoding is
  * st_ggml_from_f32's (ggml's quantize_row_*_ref, byte for byte).
  *
- * Memory: a chunk of CHUNK floats and its encoding, whatever the tensors'
+ * Memory: a chunk of CHUNK floats and its encoding (a transposed band:
+ * CHUNK floats, or one row when a row is longer), whatever the tensors'
  * sizes; the file is st_gguf_writer's (a temporary, renamed at the end).
  */
 #include "internal.h"
@@ -135,21 +140,82 @@ static int read_rope(struct cfg *c, st_error *err)
 	                 c->arch);
 }
 
+/* The GPT-2 variants llama.cpp's gpt2 does not run (as gpt2export
+ * refused them): a flag off its default, another activation. */
+static int gpt2_variant(const struct cfg *c, st_error *err)
+{
+	static const struct {
+		const char *key;
+		int dflt, supported;
+		const char *what;
+	} flags[] = {
+		{"scale_attn_weights", 1, 1, "unscaled attention"},
+		{"scale_attn_by_inverse_layer_idx", 0, 0,
+	         "attention scaled by the inverse layer index"},
+		{"reorder_and_upcast_attn", 0, 0, "reordered, upcast attention"},
+		{"add_cross_attention", 0, 0, "cross-attention"},
+		{"tie_word_embeddings", 1, 1, "untied output head"},
+	};
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		enum st__json_type t = st__json_type(st__json_get(c->root, flags[i].key));
+		int v = t == ST__JSON_TRUE ? 1 : t == ST__JSON_FALSE ? 0 : flags[i].dflt;
+		if (v != flags[i].supported)
+			return st__error(err, ST_EUNSUPPORTED,
+			                 "%s: %s %s is not written (llama.cpp's gpt2 has no %s)",
+			                 c->file, flags[i].key, v ? "true" : "false",
+			                 flags[i].what);
+	}
+	const char *act = st__json_string(st__json_get(c->root, "activation_function"));
+	if (act && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh")) {
+		char q[80];
+		return st__error(err, ST_EUNSUPPORTED,
+		                 "%s: activation_function '%s' is not written (llama.cpp's gpt2 "
+		                 "runs gelu_new)",
+		                 c->file, st__qname(q, sizeof q, act, strlen(act)));
+	}
+	return ST_OK;
+}
+
+/* GPT-2's keys (GPT2Model.set_gguf_parameters): n_positions, and
+ * layer_norm_epsilon (transformers' default 1e-5). */
+static int read_gpt2(struct cfg *c, st_error *err)
+{
+	int rc = gpt2_variant(c, err);
+	if (rc != ST_OK)
+		return rc;
+	c->arch = "gpt2";
+	c->context = c->a.positions;
+	c->eps = 1e-5;
+	const struct st__json *e = st__json_get(c->root, "layer_norm_epsilon");
+	if (st__json_type(e) != ST__JSON_NULL) {
+		rc = number(c, c->root, "layer_norm_epsilon", 0, &c->eps, err);
+		if (rc != ST_OK)
+			return rc;
+		if (!(c->eps > 0) || c->eps > 3.4e38 || (float)c->eps == 0)
+			return st__error(err, ST_EFORMAT,
+			                 "%s: \"layer_norm_epsilon\" is %g, not a positive float",
+			                 c->file, c->eps);
+	}
+	c->bos = -1; /* gpt2export's: <|endoftext|>, whatever bos_token_id says */
+	c->eos = token_id(st__json_get(c->root, "eos_token_id"));
+	return ST_OK;
+}
+
 static int read_config(struct cfg *c, const char *text, size_t len, st_error *err)
 {
 	int rc = st_arch_config_parse(&c->a, text, len, c->file, err);
-	if (rc == ST_EUNSUPPORTED || (rc == ST_OK && c->a.family != ST_ARCH_LLAMA)) {
+	if (rc == ST_EUNSUPPORTED) {
 		char q[80];
 		return st__error(err, ST_EUNSUPPORTED,
-		                 "%s: architecture '%s': a GGUF is written for llama, mistral, "
-		                 "qwen2 "
-		                 "and qwen3%s",
-		                 c->file, st__qname(q, sizeof q, c->a.arch, strlen(c->a.arch)),
-		                 rc == ST_OK ? " (GPT-2: gpt2export)" : "");
+		                 "%s: architecture '%s': a GGUF is written for gpt2, llama, "
+		                 "mistral, qwen2 and qwen3",
+		                 c->file, st__qname(q, sizeof q, c->a.arch, strlen(c->a.arch)));
 	}
 	if (rc != ST_OK)
 		return rc;
 	c->root = st__json_parse(text, len);
+	if (c->root && c->a.family == ST_ARCH_GPT2)
+		return read_gpt2(c, err);
 	const char *mt = st__json_string(st__json_get(c->root, "model_type"));
 	c->arch = gguf_arch(c->a.arch);
 	if (!c->arch && mt)
@@ -197,12 +263,14 @@ struct plan {
 	uint64_t dims[2];
 	uint64_t rows, cols; /* as read: cols floats a row */
 	uint64_t heads;      /* > 0: rows permuted with these heads */
+	int transpose;       /* GPT-2's Conv1D: rows x cols stored cols x rows */
 	int fallback;
 };
 
-static int check_dtype(const st_checkpoint *ck, const st_tensor *t, st_error *err)
+static int check_dtype(const st_checkpoint *ck, const st_tensor *t, int gpt2, st_error *err)
 {
-	if (t->dtype == ST_DTYPE_F32 || t->dtype == ST_DTYPE_F16 || t->dtype == ST_DTYPE_BF16)
+	if (t->dtype == ST_DTYPE_F32 || t->dtype == ST_DTYPE_F16 || t->dtype == ST_DTYPE_BF16 ||
+	    (gpt2 && t->dtype == ST_DTYPE_F64))
 		return ST_OK;
 	char q[160];
 	return st__error(err, ST_EUNSUPPORTED,
@@ -263,7 +331,11 @@ static int make_plan(struct plan *p, const st_checkpoint *ck, size_t i, const st
 		                 st_checkpoint_path(ck),
 		                 st__qname(q, sizeof q, t->name, t->name_len), c->arch);
 	p->ndim = t->ndim;
-	if (t->ndim == 1) {
+	p->transpose = info.transpose && t->ndim == 2;
+	if (p->transpose) { /* [in, out] -> [out, in], whose dims are {in, out} */
+		p->dims[0] = p->rows = t->shape[0];
+		p->dims[1] = p->cols = t->shape[1];
+	} else if (t->ndim == 1) {
 		p->dims[0] = p->cols = t->shape[0];
 		p->rows = 1;
 	} else {
@@ -360,11 +432,30 @@ static void put_key(struct job *j, const char *arch, const char *key, uint64_t u
 	put_u32(j, full, u);
 }
 
+/* GPT2Model.set_gguf_parameters' keys, in its order. */
+static void put_arch_gpt2(struct job *j, const struct cfg *c, const char *name, unsigned type)
+{
+	put_str(j, "general.architecture", "gpt2");
+	put_str(j, "general.name", name);
+	put_u32(j, "gpt2.block_count", c->a.layers);
+	put_u32(j, "gpt2.context_length", c->context);
+	put_u32(j, "gpt2.embedding_length", c->a.hidden);
+	put_u32(j, "gpt2.feed_forward_length", c->a.intermediate);
+	put_u32(j, "gpt2.attention.head_count", c->a.heads);
+	put_f32(j, "gpt2.attention.layer_norm_epsilon", c->eps);
+	put_u32(j, "general.file_type", (uint64_t)file_type(type));
+	put_u32(j, "general.quantization_version", 2);
+}
+
 /* The architecture's keys, in set_gguf_parameters' order. */
 static void put_arch(struct job *j, const struct cfg *c, const char *name, unsigned type)
 {
 	const char *a = c->arch;
 	char k[128];
+	if (c->a.family == ST_ARCH_GPT2) {
+		put_arch_gpt2(j, c, name, type);
+		return;
+	}
 	put_str(j, "general.architecture", a);
 	put_str(j, "general.name", name);
 	put_key(j, a, "context_length", c->context);
@@ -446,6 +537,30 @@ static int stand_in(struct st__hf_vocab *v, uint64_t n, st_error *err)
 	return ST_OK;
 }
 
+/* GPT-2 without tokenizer.json: vocab.json and merges.txt (as gpt2export
+ * read them). */
+static int load_pair(struct st__hf_vocab *v, const char *dir, const struct cfg *c, st_error *err)
+{
+	char *vj = st__path_join(dir, "vocab.json"), *mt = st__path_join(dir, "merges.txt");
+	char *vtext = NULL, *mtext = NULL;
+	size_t vlen = 0, mlen = 0;
+	int rc = vj && mt ? st_config_read_file(vj, &vtext, &vlen, err) : ST_ENOMEM;
+	if (rc == ST_OK)
+		rc = st_config_read_file(mt, &mtext, &mlen, err);
+	if (rc == ST_ENOTFOUND)
+		rc = st__error(err, ST_ENOTFOUND,
+		               "%s: no tokenizer.json, or vocab.json and merges.txt", dir);
+	else if (rc == ST_ENOMEM && !(vj && mt))
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	if (rc == ST_OK)
+		rc = st__hf_vocab_parse_pair(v, vtext, vlen, mtext, mlen, c->a.vocab, vj, mt, err);
+	free(vtext);
+	free(mtext);
+	free(vj);
+	free(mt);
+	return rc;
+}
+
 /* The vocabulary: tokenizer.json beside the snapshot, or the stand-in. */
 static int load_vocab(struct st__hf_vocab *v, const char *dir, const struct cfg *c, int stand,
                       int *stood, st_error *err)
@@ -457,7 +572,9 @@ static int load_vocab(struct st__hf_vocab *v, const char *dir, const struct cfg 
 	st_error e;
 	int rc = tj && tc ? st_config_read_file(tj, &text, &len, &e) : ST_ENOMEM;
 	*stood = 0;
-	if (rc == ST_ENOTFOUND && stand) {
+	if (rc == ST_ENOTFOUND && c->a.family == ST_ARCH_GPT2) {
+		rc = load_pair(v, dir, c, err);
+	} else if (rc == ST_ENOTFOUND && stand) {
 		*stood = 1;
 		rc = stand_in(v, c->a.vocab, err);
 	} else if (rc == ST_ENOTFOUND) {
@@ -516,6 +633,46 @@ static int flush(struct job *j, const struct plan *p, const float *buf, size_t n
 	return st_gguf_writer_write(j->w, enc, out, j->err);
 }
 
+/*
+ * A Conv1D weight, HF's [in, out] as GGUF rows of `in` (row q: column q of
+ * HF's): a band of GGUF rows at a time, each gathered from the HF rows'
+ * segments, so memory stays a band whatever the shape.
+ */
+static int write_transposed(struct job *j, st_checkpoint *ck, const struct plan *p,
+                            const st_convert_run *r)
+{
+	const st_tensor *t = st_checkpoint_tensor(ck, (size_t)p->src, NULL);
+	const void *data;
+	int rc = st_checkpoint_data(ck, (size_t)p->src, &data, j->err);
+	if (rc != ST_OK)
+		return rc;
+	size_t esize = st_dtype_bits(t->dtype) / 8, in = (size_t)p->rows, out = (size_t)p->cols;
+	size_t band = in < CHUNK ? CHUNK / in : 1;
+	band = band < out ? band : out;
+	float *buf = malloc(band * in * sizeof *buf), *seg = malloc(band * sizeof *seg);
+	void *enc = malloc(band * in * sizeof *buf);
+	if (!buf || !seg || !enc)
+		rc = st__error(j->err, ST_ENOMEM, "%s: out of memory", j->out);
+	for (size_t q0 = 0; rc == ST_OK && q0 < out; q0 += band) {
+		size_t k = out - q0 < band ? out - q0 : band;
+		for (size_t row = 0; row < in; row++) {
+			st_convert(ST_DTYPE_F32, seg, t->dtype,
+			           (const char *)data + (row * out + q0) * esize, k, NULL);
+			for (size_t q = 0; q < k; q++)
+				buf[q * in + row] = seg[q];
+		}
+		rc = flush(j, p, buf, k * in, enc);
+		if (rc == ST_OK && r && r->progress)
+			r->progress(r->ctx, k * in * esize);
+		if (rc == ST_OK && cancelled(r))
+			rc = st__error(j->err, ST_EIO, "%s: cancelled", j->out);
+	}
+	free(buf);
+	free(seg);
+	free(enc);
+	return rc;
+}
+
 /* One tensor's data: GGUF row by GGUF row (from its HF row), in chunks. */
 static int write_tensor(struct job *j, st_checkpoint *ck, const struct plan *p, const struct cfg *c,
                         float *buf, void *enc, const st_convert_run *r)
@@ -524,6 +681,8 @@ static int write_tensor(struct job *j, st_checkpoint *ck, const struct plan *p, 
 		rope_freqs(c, buf, p->dims[0]);
 		return flush(j, p, buf, (size_t)p->dims[0], enc);
 	}
+	if (p->transpose)
+		return write_transposed(j, ck, p, r);
 	const st_tensor *t = st_checkpoint_tensor(ck, (size_t)p->src, NULL);
 	const void *data;
 	int rc = st_checkpoint_data(ck, (size_t)p->src, &data, j->err);
@@ -569,13 +728,15 @@ static void folder_name(char *buf, size_t size, const char *dir)
 	snprintf(buf, size, "%.*s", (int)(n - b), dir + b);
 }
 
-/* The matrices' type without --to: the source's one float type, else F32. */
-static unsigned default_type(const st_checkpoint *ck)
+/* The matrices' type without --to: the source's one float type, else
+ * F32. GPT-2 (gpt2export's rule): the one type of every parameter, vectors
+ * too (rep: what is left out). */
+static unsigned default_type(const st_checkpoint *ck, const st_arch_report *rep)
 {
 	int one = -1;
 	for (size_t i = 0; i < st_checkpoint_n_tensors(ck); i++) {
 		const st_tensor *t = st_checkpoint_tensor(ck, i, NULL);
-		if (t->ndim == 2)
+		if (rep ? !left_out(rep, t) : t->ndim == 2)
 			one = one == -1 || one == (int)t->dtype ? (int)t->dtype : -2;
 	}
 	return one == ST_DTYPE_F16    ? ST_GGML_F16
@@ -609,6 +770,106 @@ static void state_free(struct state *s)
 	free(s->text);
 }
 
+/* GPT-2's lm_head.weight, when there is one, must be wte.weight's values
+ * (llama.cpp ties output to token_embd): compared a chunk at a time. */
+static int check_tied(st_checkpoint *ck, const st_arch_report *rep, const char *prefix, uint64_t C,
+                      st_error *err)
+{
+	const st_tensor *head = NULL;
+	for (size_t i = 0; i < rep->n_items; i++)
+		if (rep->items[i].what == ST_ARCH_ALIAS)
+			head = rep->items[i].found;
+	char wname[ST_ARCH_NAME_MAX + 16];
+	snprintf(wname, sizeof wname, "%swte.weight", prefix);
+	long wi = st_checkpoint_find(ck, wname, strlen(wname));
+	if (!head || wi < 0)
+		return ST_OK;
+	long hi = st_checkpoint_find(ck, head->name, head->name_len);
+	const st_tensor *wte = st_checkpoint_tensor(ck, (size_t)wi, NULL);
+	const void *hd, *wd;
+	int rc = st_checkpoint_data(ck, (size_t)hi, &hd, err);
+	if (rc == ST_OK)
+		rc = st_checkpoint_data(ck, (size_t)wi, &wd, err);
+	if (rc != ST_OK)
+		return rc;
+	size_t eh = st_dtype_bits(head->dtype) / 8, ew = st_dtype_bits(wte->dtype) / 8;
+	enum { N = 4096 };
+	float a[N], b[N];
+	for (uint64_t off = 0; off < head->n_elements; off += N) {
+		size_t k = head->n_elements - off < N ? (size_t)(head->n_elements - off) : N;
+		st_convert(ST_DTYPE_F32, a, head->dtype, (const char *)hd + off * eh, k, NULL);
+		st_convert(ST_DTYPE_F32, b, wte->dtype, (const char *)wd + off * ew, k, NULL);
+		for (size_t j = 0; j < k; j++) {
+			uint32_t x, y; /* bit for bit: a NaN equals itself, -0 is not 0 */
+			memcpy(&x, &a[j], 4);
+			memcpy(&y, &b[j], 4);
+			if (x == y)
+				continue;
+			char q[160], qw[160];
+			return st__error(err, ST_EUNSUPPORTED,
+			                 "%s: tensor '%s': differs from '%s' at [%llu, %llu] "
+			                 "(%.9g, "
+			                 "expected %.9g): an untied output head is not supported",
+			                 st_checkpoint_path(ck),
+			                 st__qname(q, sizeof q, head->name, head->name_len),
+			                 st__qname(qw, sizeof qw, wte->name, wte->name_len),
+			                 (unsigned long long)((off + j) / C),
+			                 (unsigned long long)((off + j) % C), (double)a[j],
+			                 (double)b[j]);
+		}
+	}
+	return ST_OK;
+}
+
+/* GPT-2: the tied head, and generation_config.json's eos_token_id (which
+ * says where text ends, over config.json's). */
+static int check_gpt2(struct state *s, const char *dir, st_error *err)
+{
+	int rc = check_tied(s->ck, &s->rep, s->rep.prefix ? s->rep.prefix : "", s->c.a.hidden, err);
+	char *path = st__path_join(dir, "generation_config.json"), *text = NULL;
+	size_t len = 0;
+	if (rc == ST_OK && !path)
+		rc = st__error(err, ST_ENOMEM, "out of memory");
+	if (rc == ST_OK) {
+		rc = st_config_read_file(path, &text, &len, err);
+		if (rc == ST_ENOTFOUND)
+			rc = ST_OK;
+		else if (rc == ST_OK) {
+			struct st__json *g = st__json_parse(text, len);
+			const struct st__json *e = st__json_get(g, "eos_token_id");
+			if (!g)
+				rc = st__error(err, ST_EFORMAT, "%s: not JSON", path);
+			else if (e)
+				s->c.eos = token_id(e);
+			st__json_free(g);
+		}
+	}
+	free(text);
+	free(path);
+	return rc;
+}
+
+/* GPT-2's tokenizer.ggml.* as gpt2export wrote them: fillers
+ * USER_DEFINED, eos the config's (generation_config.json's over
+ * config.json's; else <|endoftext|>), bos <|endoftext|> (else eos),
+ * add_bos_token false, no unk or pad ids. */
+static void gpt2_vocab(struct st__hf_vocab *v, const struct cfg *c)
+{
+	long long eot = -1;
+	for (uint64_t id = 0; id < v->n; id++) {
+		const char *t = v->tokens[id].v.s;
+		if (t >= v->pads && t < v->pads + v->n * 26)
+			memcpy(v->types + id * 4, "\4\0\0\0", 4);
+		else if (eot < 0 && v->tokens[id].n == 13 && !memcmp(t, "<|endoftext|>", 13))
+			eot = (long long)id;
+	}
+	v->eos = c->eos >= 0 ? c->eos : eot;
+	v->bos = eot >= 0 ? eot : v->eos;
+	v->unk = v->pad = -1;
+	v->add_bos = 0;
+	v->add_eos = v->add_space_prefix = -1;
+}
+
 /* Open, read config.json, compare, choose: everything before writing. */
 static int prepare(struct state *s, const char *snapshot, const st_hf_gguf_options *o,
                    const st_convert_run *r, st_hf_gguf_result *res, st_error *err)
@@ -616,8 +877,6 @@ static int prepare(struct state *s, const char *snapshot, const st_hf_gguf_optio
 	char *file = NULL;
 	size_t len = 0;
 	int rc = st_checkpoint_open(&s->ck, snapshot, ST_OPEN_TORCH, err);
-	for (size_t i = 0; rc == ST_OK && i < st_checkpoint_n_tensors(s->ck); i++)
-		rc = check_dtype(s->ck, st_checkpoint_tensor(s->ck, i, NULL), err);
 	if (rc != ST_OK)
 		return rc;
 	const char *dir = st_checkpoint_dir(s->ck);
@@ -625,10 +884,18 @@ static int prepare(struct state *s, const char *snapshot, const st_hf_gguf_optio
 	s->c.file = file ? file : "config.json";
 	if (rc == ST_OK)
 		rc = read_config(&s->c, s->text, len, err);
+	int gpt2 = rc == ST_OK && s->c.a.family == ST_ARCH_GPT2;
 	if (rc == ST_OK && st_arch_compare(&s->c.a, s->ck, &s->rep, NULL) != ST_OK)
 		rc = st__error(err, ST_ENOMEM, "%s: out of memory", s->c.file);
+	for (size_t i = 0; rc == ST_OK && i < st_checkpoint_n_tensors(s->ck); i++) {
+		const st_tensor *t = st_checkpoint_tensor(s->ck, i, NULL);
+		if (!gpt2 || !left_out(&s->rep, t)) /* gpt2export never read GPT-2's buffers */
+			rc = check_dtype(s->ck, t, gpt2, err);
+	}
 	if (rc == ST_OK)
 		rc = check_report(s->ck, &s->c, &s->rep, err);
+	if (rc == ST_OK && gpt2)
+		rc = check_gpt2(s, dir, err);
 	if (rc == ST_OK && s->c.window)
 		note(r, ST_PROBLEM_WARNING,
 		     "%s: sliding_window %lld is not written: llama.cpp's llama arch attends to "
@@ -638,7 +905,7 @@ static int prepare(struct state *s, const char *snapshot, const st_hf_gguf_optio
 	s->c.file = NULL;
 	if (rc != ST_OK)
 		return rc;
-	unsigned type = o && o->has_type ? o->type : default_type(s->ck);
+	unsigned type = o && o->has_type ? o->type : default_type(s->ck, gpt2 ? &s->rep : NULL);
 	if (file_type(type) < 0)
 		return st__error(err, ST_EINVAL,
 		                 "type %s: a GGUF is written in F32, F16, BF16, Q8_0, Q4_0, Q4_1, "
@@ -647,7 +914,48 @@ static int prepare(struct state *s, const char *snapshot, const st_hf_gguf_optio
 	res->arch = s->c.arch;
 	res->type = type;
 	res->file_type = (unsigned)file_type(type);
-	return load_vocab(&s->v, dir, &s->c, o && o->stand_in_vocab, &res->stand_in, err);
+	if (gpt2 && o && o->stand_in_vocab)
+		return st__error(err, ST_EINVAL,
+		                 "%s: a GPT-2 GGUF takes its vocabulary from the snapshot's "
+		                 "tokenizer files (no stand-in)",
+		                 dir);
+	rc = load_vocab(&s->v, dir, &s->c, o && o->stand_in_vocab, &res->stand_in, err);
+	if (rc == ST_OK && gpt2)
+		gpt2_vocab(&s->v, &s->c);
+	return rc;
+}
+
+/* The order tensors are written in: the checkpoint's; GPT-2's the model's
+ * (st_arch_expected: wte, wpe, the blocks, ln_f, as GPT2Model's
+ * state_dict), what is left out after it. */
+static int checkpoint_order(const struct state *s, size_t *order, st_error *err)
+{
+	size_t n = st_checkpoint_n_tensors(s->ck), m = 0;
+	if (s->c.a.family != ST_ARCH_GPT2) {
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		return ST_OK;
+	}
+	st_arch_param *ps = NULL;
+	size_t np = 0;
+	if (st_arch_expected(&s->c.a, &ps, &np, NULL) != ST_OK)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	const char *prefix = s->rep.prefix ? s->rep.prefix : "";
+	for (size_t k = 0; k < np && m < n; k++) {
+		char name[ST_ARCH_NAME_MAX + 16];
+		snprintf(name, sizeof name, "%s%s", prefix, ps[k].name);
+		long i = st_checkpoint_find(s->ck, name, strlen(name));
+		if (i >= 0)
+			order[m++] = (size_t)i;
+	}
+	free(ps);
+	for (size_t i = 0; i < n && m < n; i++)
+		if (left_out(&s->rep, st_checkpoint_tensor(s->ck, i, NULL)))
+			order[m++] = i;
+	if (m != n) /* check_report let nothing else through */
+		return st__error(err, ST_EFORMAT, "%s: %zu tensors are not GPT-2's parameters",
+		                 st_checkpoint_path(s->ck), n - m);
+	return ST_OK;
 }
 
 /* The plans, in file order: rope_freqs first (generate_extra_tensors). */
@@ -667,7 +975,12 @@ static int plan_all(struct state *s, unsigned type, const st_convert_run *r, st_
 		p->ndim = 1;
 		p->dims[0] = s->c.a.head_dim / 2;
 	}
-	for (size_t i = 0; i < n; i++) {
+	size_t *order = malloc((n ? n : 1) * sizeof *order);
+	if (!order)
+		return st__error(err, ST_ENOMEM, "out of memory");
+	int rc = checkpoint_order(s, order, err);
+	for (size_t k = 0; rc == ST_OK && k < n; k++) {
+		size_t i = order[k];
 		const st_tensor *t = st_checkpoint_tensor(s->ck, i, NULL);
 		const char *why = left_out(&s->rep, t);
 		if (why) {
@@ -678,9 +991,9 @@ static int plan_all(struct state *s, unsigned type, const st_convert_run *r, st_
 			continue;
 		}
 		struct plan *p = &s->plans[s->n];
-		int rc = make_plan(p, s->ck, i, &s->c, type, err);
+		rc = make_plan(p, s->ck, i, &s->c, type, err);
 		if (rc != ST_OK)
-			return rc;
+			break;
 		s->n++;
 		res->in_bytes += t->n_bytes;
 		if (p->fallback) {
@@ -690,7 +1003,8 @@ static int plan_all(struct state *s, unsigned type, const st_convert_run *r, st_
 			     p->name, (unsigned long long)p->dims[0], st_ggml_type_name(type));
 		}
 	}
-	return ST_OK;
+	free(order);
+	return rc;
 }
 
 int st_hf_write_gguf(const char *snapshot, const char *path, const st_hf_gguf_options *o,

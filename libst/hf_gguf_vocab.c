@@ -405,8 +405,9 @@ static int parse(struct st__hf_vocab *v, const char *name, st_error *err)
 	return ST_OK;
 }
 
-int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, const char *cfg,
-                       size_t cfg_len, uint64_t n_vocab, const char *name, st_error *err)
+/* The arrays for n_vocab ids, and tok parsed into v->tok. */
+static int start(struct st__hf_vocab *v, const char *tok, size_t len, uint64_t n_vocab,
+                 const char *name, st_error *err)
 {
 	memset(v, 0, sizeof *v);
 	st__hf_vocab_free(v);
@@ -415,19 +416,101 @@ int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, cons
 		                 (unsigned long long)n_vocab);
 	v->n = n_vocab;
 	v->tok = st__json_parse(tok, len);
-	v->cfg = cfg ? st__json_parse(cfg, cfg_len) : NULL;
 	v->tokens = calloc((size_t)n_vocab, sizeof *v->tokens);
 	v->types = malloc((size_t)n_vocab * 4);
 	v->pads = malloc((size_t)n_vocab * PAD_TEXT);
-	int rc;
 	if (!v->tokens || !v->types || !v->pads)
-		rc = st__error(err, ST_ENOMEM, "%s: out of memory for %llu tokens", name,
-		               (unsigned long long)n_vocab);
-	else if (!v->tok)
-		rc = st__error(err, ST_EFORMAT, "%s: not JSON", name);
-	else
+		return st__error(err, ST_ENOMEM, "%s: out of memory for %llu tokens", name,
+		                 (unsigned long long)n_vocab);
+	if (!v->tok)
+		return st__error(err, ST_EFORMAT, "%s: not JSON", name);
+	return ST_OK;
+}
+
+int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, const char *cfg,
+                       size_t cfg_len, uint64_t n_vocab, const char *name, st_error *err)
+{
+	int rc = start(v, tok, len, n_vocab, name, err);
+	if (rc == ST_OK) {
+		v->cfg = cfg ? st__json_parse(cfg, cfg_len) : NULL;
 		rc = parse(v, name, err);
+	}
 	if (rc != ST_OK)
 		st__hf_vocab_free(v);
 	return rc;
+}
+
+/* merges.txt: an optional "#version" line, then one "a b" a line. */
+static int read_merges_txt(struct st__hf_vocab *v, const char *text, size_t len, const char *name,
+                           st_error *err)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += text[i] == '\n';
+	v->merges = calloc(n + 1, sizeof *v->merges);
+	v->mtext = malloc(len + 1);
+	if (!v->merges || !v->mtext)
+		return st__error(err, ST_ENOMEM, "%s: out of memory for %zu merges", name, n);
+	memcpy(v->mtext, text, len);
+	size_t line = 0;
+	for (size_t at = 0; at < len; line++) {
+		char *s = v->mtext + at;
+		const char *end = memchr(s, '\n', len - at);
+		size_t k = end ? (size_t)(end - s) : len - at;
+		at += k + (end != NULL);
+		if (k && s[k - 1] == '\r')
+			k--;
+		if (memchr(s, '\0', k))
+			return st__error(err, ST_EFORMAT, "%s: line %zu holds a NUL", name,
+			                 line + 1);
+		s[k] = '\0'; /* each merge a C string too */
+		if (k == 0 || (line == 0 && k >= 8 && !memcmp(s, "#version", 8)))
+			continue;
+		const char *sp = memchr(s, ' ', k);
+		if (!sp || sp == s || sp == s + k - 1 ||
+		    memchr(sp + 1, ' ', k - (size_t)(sp - s) - 1))
+			return st__error(err, ST_EFORMAT, "%s: line %zu is not a merge \"a b\"",
+			                 name, line + 1);
+		st_gguf_value *m = &v->merges[v->n_merges++];
+		m->type = ST_GGUF_STRING;
+		m->v.s = s;
+		m->n = k;
+	}
+	return ST_OK;
+}
+
+int st__hf_vocab_parse_pair(struct st__hf_vocab *v, const char *vocab, size_t vlen,
+                            const char *merges, size_t mlen, uint64_t n_vocab, const char *vname,
+                            const char *mname, st_error *err)
+{
+	int rc = start(v, vocab, vlen, n_vocab, vname, err);
+	if (rc == ST_OK)
+		rc = read_vocab(v, v->tok, vname, err);
+	if (rc == ST_OK)
+		rc = read_merges_txt(v, merges, mlen, mname, err);
+	/* transformers' GPT2Tokenizer makes <|endoftext|> its bos/eos/unk: a
+	 * special added token, with the next free id when vocab.json lacks it. */
+	long long eot = rc == ST_OK ? json_id(st__json_get(v->tok, "<|endoftext|>"), v->n) : -1;
+	uint64_t next = 0;
+	for (uint64_t id = 0; rc == ST_OK && eot < 0 && id < v->n; id++)
+		if (v->tokens[id].v.s)
+			next = id + 1;
+	if (rc == ST_OK && eot < 0 && next >= v->n)
+		rc = st__error(err, ST_EFORMAT,
+		               "%s: no id below vocab_size %llu is left for <|endoftext|>", vname,
+		               (unsigned long long)v->n);
+	if (rc != ST_OK) {
+		st__hf_vocab_free(v);
+		return rc;
+	}
+	set_token(v, eot >= 0 ? (uint64_t)eot : next, "<|endoftext|>", T_CONTROL);
+	v->model = "gpt2";
+	v->pre = "gpt-2";
+	for (uint64_t id = 0; id < v->n; id++)
+		if (!v->tokens[id].v.s) {
+			char *p = v->pads + id * PAD_TEXT;
+			snprintf(p, PAD_TEXT, "[PAD%llu]", (unsigned long long)id);
+			set_token(v, id, p, T_UNUSED);
+		}
+	return ST_OK;
 }

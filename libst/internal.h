@@ -460,6 +460,13 @@ struct st__hf_vocab {
  */
 int st__hf_vocab_parse(struct st__hf_vocab *v, const char *tok, size_t len, const char *cfg,
                        size_t cfg_len, uint64_t n_vocab, const char *name, st_error *err);
+/* A GPT-2 vocab.json (an object {text: id}) and merges.txt ("#version"
+ * then "a b" lines), as transformers' GPT2Tokenizer reads them:
+ * <|endoftext|> a CONTROL token (the next free id when vocab.json lacks
+ * it), pre "gpt-2", no special ids (the caller's). Errors as above. */
+int st__hf_vocab_parse_pair(struct st__hf_vocab *v, const char *vocab, size_t vlen,
+                            const char *merges, size_t mlen, uint64_t n_vocab,
+                            const char *vname, const char *mname, st_error *err);
 void st__hf_vocab_free(struct st__hf_vocab *v);
 
 /*

@@ -1,6 +1,7 @@
 /*
- * check_gpt2_gguf_export.c - gpt2export's GGUF work (tools/gpt2/
- * gguf_export.c): a tiny random GPT-2 snapshot (gpt2_export_random, with
+ * check_gpt2_gguf_export.c - gpt2export's GGUF work (libst's
+ * st_hf_write_gguf one way, tools/gpt2/gguf_export.c the other): a tiny
+ * random GPT-2 snapshot (gpt2_export_random, with
  * the GPT-2 tokenizer of testdata/gpt2-tokenizer) exported to GGUF and
  * read with libst's reader. The metadata keys, tensor names, types and
  * dims are checked against llama.cpp's GPT-2 conventions, written out
@@ -49,15 +50,18 @@ static void make_snapshot(void)
 
 static st_gguf *export_gguf(const char *name, int type)
 {
-	char err[512];
 	const char *out = path_in(name);
-	gpt2_export_result res;
-	ck_assert_msg(gpt2_export_hf_to_gguf(snap, out, type, &opts, &res, err,
-	                                     sizeof err) == 0, "%s", err);
-	ck_assert_uint_eq(res.parameters, (uint64_t)V * C + (uint64_t)T * C +
-	                  (uint64_t)L * (12u * C * C + 13u * C) + 2u * C);
-	st_gguf *g;
+	st_hf_gguf_options o = {1, (unsigned)type, 0, NULL};
+	st_hf_gguf_result res;
 	st_error e;
+	ck_assert_msg(st_hf_write_gguf(snap, out, &o, NULL, &res, &e) == ST_OK, "%s", e.message);
+	/* Every parameter read once (F32), the tied head and buffers not. */
+	ck_assert_uint_eq(res.in_bytes, 4 * ((uint64_t)V * C + (uint64_t)T * C +
+	                                     (uint64_t)L * (12u * C * C + 13u * C) + 2u * C));
+	ck_assert_uint_eq(res.n_tensors, 4 + 12 * L);
+	ck_assert_str_eq(res.arch, "gpt2");
+	ck_assert_uint_eq(res.type, (unsigned)type);
+	st_gguf *g;
 	ck_assert_msg(st_gguf_open(&g, out, &e) == ST_OK, "%s", e.message);
 	return g;
 }
@@ -314,9 +318,13 @@ START_TEST(export_q8_0_quantizes_matrices_only)
 	ck_assert_uint_eq(kv(g, "general.file_type", ST_GGUF_UINT32)->v.u, 7);
 	check_tensors(g, ST_GGML_Q8_0);
 	st_gguf_close(g);
-	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_F16), 1);
-	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_BF16), 32);
-	ck_assert_int_eq(gpt2_gguf_file_type(ST_GGML_Q4_K), -1);
+	/* MOSTLY_F16 1, MOSTLY_BF16 32. */
+	g = export_gguf("f16.gguf", ST_GGML_F16);
+	ck_assert_uint_eq(kv(g, "general.file_type", ST_GGUF_UINT32)->v.u, 1);
+	st_gguf_close(g);
+	g = export_gguf("bf16.gguf", ST_GGML_BF16);
+	ck_assert_uint_eq(kv(g, "general.file_type", ST_GGUF_UINT32)->v.u, 32);
+	st_gguf_close(g);
 }
 END_TEST
 
@@ -446,9 +454,10 @@ START_TEST(export_and_import_refuse_bad_input_leaving_nothing)
 	gpt2_export_result res;
 	/* gpt2export writes F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 only. */
 	snprintf(out, sizeof out, "%s", path_in("q4.gguf"));
-	ck_assert_int_eq(gpt2_export_hf_to_gguf(snap, out, ST_GGML_Q4_K, &opts,
-	                                        &res, err, sizeof err), -1);
-	ck_assert_ptr_nonnull(strstr(err, "Q4_K"));
+	st_hf_gguf_options q4k = {1, ST_GGML_Q4_K, 0, NULL};
+	st_error e;
+	ck_assert_int_eq(st_hf_write_gguf(snap, out, &q4k, NULL, NULL, &e), ST_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.message, "Q4_K"));
 	ck_assert_int_ne(access(out, F_OK), 0);
 	/* Not a GGUF file: one line naming it, no folder made. */
 	const char *bad = path_in("bad.gguf");

@@ -21,7 +21,7 @@
 #include "fe/paths.h"
 #include "fe/signals.h"
 #include "gpt2/export.h"
-#include "gpt2/gguf_export.h"
+#include "gpt2/gguf_export.h" /* GGUF IN */
 
 static void usage(void)
 {
@@ -211,6 +211,55 @@ static int check(const char *in, int in_llmc, const char *out,
 	return CLI_OK;
 }
 
+struct gguf_ui {
+	int quiet;
+	cli_progress progress;
+};
+
+static void gguf_progress(void *ctx, uint64_t bytes)
+{
+	cli_progress_add(&((struct gguf_ui *)ctx)->progress, bytes);
+}
+
+static int gguf_cancel(void *ctx)
+{
+	(void)ctx;
+	return signals_caught();
+}
+
+/* libst's warnings (its notes, a buffer left out, are not gpt2export's). */
+static void gguf_note(void *ctx, int severity, const char *message)
+{
+	struct gguf_ui *ui = ctx;
+	if (ui->quiet || severity != ST_PROBLEM_WARNING)
+		return;
+	cli_progress_done(&ui->progress);
+	char *m = cli_printable(message, strlen(message));
+	cli_warn("warning: %s", m);
+	free(m);
+}
+
+/* SNAPSHOT -> OUT.gguf: libst's st_hf_write_gguf (type -1: the source's). */
+static int hf_to_gguf(const char *in, const char *out, int type, int quiet)
+{
+	st_hf_gguf_options go = {type >= 0, type >= 0 ? (unsigned)type : 0, 0, NULL};
+	struct gguf_ui ui = {.quiet = quiet};
+	st_convert_run run = {.progress = gguf_progress,
+	                      .cancel = gguf_cancel,
+	                      .note = gguf_note,
+	                      .ctx = &ui};
+	st_error err;
+	cli_progress_start(&ui.progress, "exporting", 0);
+	int rc = st_hf_write_gguf(in, out, &go, &run, NULL, &err);
+	cli_progress_done(&ui.progress);
+	if (rc != ST_OK) {
+		signals_reraise();
+		cli_error(&err);
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}
+
 /* A --type value: the ggml type, or a usage error. */
 static int parse_gguf_type(const char *s)
 {
@@ -311,10 +360,7 @@ int main(int argc, char **argv)
 			cli_usage_error("--check, --dtype and --tokenizer do not apply "
 			                "to a GGUF OUT (see --type)");
 		cli_check_out(out, force);
-		if (gpt2_export_hf_to_gguf(in, out, gguf_type, &o, &res, err,
-		                           sizeof err))
-			export_failed(err);
-		return cli_exit(CLI_OK);
+		return cli_exit(hf_to_gguf(in, out, gguf_type, quiet));
 	}
 	if (gguf_type >= 0)
 		cli_usage_error("--type applies to a GGUF OUT (OUT.gguf)");

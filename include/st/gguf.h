@@ -395,8 +395,9 @@ typedef struct st_hf_gguf_result {
 /*
  * Write the Hugging Face checkpoint at snapshot (a snapshot directory,
  * anything st_checkpoint_open takes with ST_OPEN_TORCH, with config.json
- * beside it) of model_type llama, mistral, qwen2 or qwen3 as one GGUF
- * file at path, as convert_hf_to_gguf.py writes it (doc/gguf_export.md):
+ * beside it) of model_type gpt2, llama, mistral, qwen2 or qwen3 as one
+ * GGUF file at path, as convert_hf_to_gguf.py writes it
+ * (doc/gguf_export.md; GPT-2 as gpt2export wrote it, its section there):
  *   general.architecture  llama (Mistral's too), qwen2, qwen3
  *   <a>.context_length, embedding_length, feed_forward_length,
  *   block_count, attention.head_count, head_count_kv, rope.freq_base,
@@ -423,7 +424,15 @@ typedef struct st_hf_gguf_result {
  * out. Vectors are F32, matrices `type` (default: the source's one float
  * type, F32 when mixed), F16 when their rows are not whole blocks of it;
  * st_ggml_from_f32 encodes (ggml's reference quantizers; NaN as it
- * documents). Memory: 512 KiB of buffers whatever the sizes. Atomic
+ * documents). GPT-2: its own keys (gpt2.block_count, context_length,
+ * embedding_length, feed_forward_length, attention.head_count,
+ * attention.layer_norm_epsilon), the model's tensor order, Conv1D weights
+ * transposed, an untied lm_head refused (ST_EUNSUPPORTED), the
+ * vocabulary of tokenizer.json or vocab.json + merges.txt, pre "gpt-2",
+ * fillers USER_DEFINED, bos <|endoftext|>, eos generation_config.json's
+ * (else config.json's, else <|endoftext|>), add_bos_token false, no
+ * stand-in (ST_EINVAL). Memory: 512 KiB of buffers (GPT-2: and a band of
+ * a Conv1D weight's rows) whatever the sizes. Atomic
  * (st_gguf_writer). r (may be NULL): progress in input bytes, cancel,
  * note: the warnings (ST_PROBLEM_WARNING: a sliding_window not written)
  * and notes (ST_PROBLEM_NOTE: a tensor left out or written F16). res
@@ -435,7 +444,8 @@ typedef struct st_hf_gguf_result {
  * or whose regex llama.cpp has no name for); ST_EFORMAT (a
  * config size missing or out of range, a tensor missing, misshapen or
  * not a parameter, a malformed tokenizer.json); ST_ENOTFOUND (no
- * tokenizer.json and no stand-in asked for); ST_EINVAL (another type);
+ * tokenizer.json and no stand-in asked for; GPT-2: nor vocab.json and
+ * merges.txt); ST_EINVAL (another type);
  * the writer's errors; ST_EIO "cancelled". Nothing is left at path on
  * failure.
  */

@@ -79,11 +79,11 @@ expect_err spm_tok "^stconvert: vocabulary: 256 tokens, tokenizer.ggml.model lla
 (cd "$TMP" && grep llama2_spm "$E/SHA256SUMS" | sha256sum --quiet -c -) >/dev/null 2>&1 && ok ||
   fail "spm_tok: not the file gguf-py and llama.cpp read"
 
-# ---- GPT-2: gpt2export's exporter, the files testdata/gguf/judge ran in llama.cpp ----
+# ---- GPT-2: the files testdata/gguf/judge ran in llama.cpp (gpt2export's too) ----
 J=$TESTDATA/gguf/judge
 for t in f32 bf16 q8_0 q5_1; do
   run "gpt2_$t" 0 "$C" -q --to "$t" "$J/model" "$TMP/gpt2_$t.gguf" &&
-    { cmp -s "$TMP/gpt2_$t.gguf" "$J/expected-$t.gguf" && ok || fail "gpt2 $t: not gpt2export's file"; }
+    { cmp -s "$TMP/gpt2_$t.gguf" "$J/expected-$t.gguf" && ok || fail "gpt2 $t: not the judge's file"; }
 done
 run gpt2_stand_in 2 "$C" --stand-in-vocab "$J/model" "$TMP/gpt2_stand_in.gguf"
 expect_err gpt2_stand_in "a GPT-2 GGUF takes its vocabulary from the snapshot's tokenizer files"
@@ -144,6 +144,18 @@ refused spm "a SentencePiece-style tokenizer that is not BPE with byte_fallback 
 sed 's/(?i:/(?:/' "$E/qwen2_tok/tokenizer.json" >"$TMP/regex/tokenizer.json"
 run regex 2 "$C" "$TMP/regex" "$TMP/regex.gguf"
 refused regex "pre-tokenizer regex '.*' is not one llama.cpp names \(gpt-2, llama-bpe, qwen2\)"
+# GPT-2: an untied head, a variant llama.cpp's gpt2 does not run, no tokenizer files.
+mkdir -p "$TMP/untied" "$TMP/gpt2_notok"
+cp -r "$TESTDATA/llmc/bad/untied_hf/." "$J/model/vocab.json" "$J/model/merges.txt" "$TMP/untied/"
+run untied 2 "$C" "$TMP/untied" "$TMP/untied.gguf"
+refused untied "tensor 'lm_head.weight': differs from 'wte.weight' at \[2, 3\] .*: an untied output head is not supported$"
+cp -r "$J/model" "$TMP/upcast"
+sed -i 's/"reorder_and_upcast_attn": false/"reorder_and_upcast_attn": true/' "$TMP/upcast/config.json"
+run upcast 2 "$C" "$TMP/upcast" "$TMP/upcast.gguf"
+refused upcast "reorder_and_upcast_attn true is not written \(llama.cpp's gpt2 has no reordered, upcast attention\)$"
+cp "$J/model/config.json" "$J/model/model.safetensors" "$TMP/gpt2_notok/"
+run gpt2_notok 2 "$C" "$TMP/gpt2_notok" "$TMP/gpt2_notok.gguf"
+refused gpt2_notok "gpt2_notok: no tokenizer.json, or vocab.json and merges.txt$"
 # Options.
 run qsafe 2 "$C" --to q8_0 "$D/qwen2" "$TMP/q.safetensors"
 expect_err qsafe "--to q8_0: writes a GGUF file: OUT must end in .gguf"

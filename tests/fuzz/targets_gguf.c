@@ -294,7 +294,10 @@ static void fuzz_gguf(const unsigned char *data, size_t size)
  *                a NUL-terminated string of its length, a known type,
  *                merges "a b", a pre name llama.cpp knows, special ids
  *                below vocab_size or -1; model "gpt2", or "llama" with
- *                scores and no merges (SentencePiece-style).
+ *                scores and no merges (SentencePiece-style). A
+ *                tokenizer_config.json text that starts "#version" is a
+ *                merges.txt instead, and the rest GPT-2's vocab.json
+ *                (st__hf_vocab_parse_pair): the same checks, pre "gpt-2".
  */
 static void fuzz_hf_vocab(const unsigned char *data, size_t size)
 {
@@ -309,12 +312,17 @@ static void fuzz_hf_vocab(const unsigned char *data, size_t size)
 	struct st__hf_vocab v;
 	st_error err;
 	const char *cfg = clen ? (const char *)data : NULL;
-	int rc = st__hf_vocab_parse(&v, (const char *)data + clen, size - clen, cfg, clen, n,
-	                            "tokenizer.json", &err);
+	int pair = clen >= 8 && !memcmp(cfg, "#version", 8);
+	int rc = pair ? st__hf_vocab_parse_pair(&v, (const char *)data + clen, size - clen, cfg,
+	                                        clen, n, "vocab.json", "merges.txt", &err)
+	              : st__hf_vocab_parse(&v, (const char *)data + clen, size - clen, cfg, clen,
+	                                   n, "tokenizer.json", &err);
 	if (rc != ST_OK) {
 		CHECK(rc == ST_EFORMAT || rc == ST_EUNSUPPORTED);
 		CHECK(strchr(err.message, '\n') == NULL &&
-		      strncmp(err.message, "tokenizer.json: ", 16) == 0);
+		      (strncmp(err.message, "tokenizer.json: ", 16) == 0 ||
+		       (pair && (strncmp(err.message, "vocab.json: ", 12) == 0 ||
+		                 strncmp(err.message, "merges.txt: ", 12) == 0))));
 		CHECK(v.tokens == NULL && v.n == 0);
 		st__hf_vocab_free(&v);
 		return;
@@ -332,6 +340,7 @@ static void fuzz_hf_vocab(const unsigned char *data, size_t size)
 	for (size_t i = 0; i < v.n_merges; i++) {
 		const st_gguf_value *m = &v.merges[i];
 		CHECK(m->type == ST_GGUF_STRING && memchr(m->v.s, ' ', (size_t)m->n));
+		CHECK(!pair || strlen(m->v.s) == m->n);
 	}
 	long long ids[] = {v.bos, v.eos, v.pad, v.unk};
 	for (size_t i = 0; i < 4; i++)

@@ -1,7 +1,7 @@
 /*
- * gguf_export.h - gpt2export's GGUF work: a Hugging Face GPT-2 snapshot
- * -> a GGUF file that llama.cpp loads and runs, and back. Not part of
- * libst.
+ * gguf_export.h - gpt2export's GGUF work: a GPT-2 GGUF file back to a
+ * Hugging Face snapshot. Not part of libst. The way there (snapshot ->
+ * GGUF) is libst's st_hf_write_gguf (st/gguf.h), which gpt2export calls.
  *
  * The file follows llama.cpp's convert_hf_to_gguf.py for GPT2LMHeadModel:
  * general.architecture "gpt2" with its keys (context_length,
@@ -20,24 +20,8 @@
 
 #include "gpt2/export.h"
 
-/* general.file_type of a GGUF whose matrices are type (ST_GGML_*), or -1. */
-int gpt2_gguf_file_type(unsigned type);
-
 /*
- * Snapshot in (a folder, .safetensors file or shard index with config.json
- * and the tokenizer files in its folder) -> GGUF file out, its matrices
- * (token_embd and the four per-layer weights) as type: ST_GGML_F32, F16,
- * BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 (rows not a multiple of 32 fall back
- * to F16, as llama-quantize and the converter do), or -1 for the source's
- * dtype (F32 when they mix). Streams one tensor at a time; out is written
- * atomically. Returns 0, or -1 with one line in err.
- */
-int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
-                           const gpt2_export_opts *o, gpt2_export_result *res,
-                           char *err, size_t errlen);
-
-/*
- * GGUF file in (a GPT-2, as gpt2_export_hf_to_gguf or llama.cpp's converter
+ * GGUF file in (a GPT-2, as st_hf_write_gguf or llama.cpp's converter
  * writes one) -> snapshot folder out_dir: config.json and
  * generation_config.json from the gpt2.* keys, model.safetensors with HF
  * names and layouts (quantized types dequantized), and vocab.json, merges.txt

@@ -3,15 +3,13 @@
  * snapshot as one GGUF file for llama.cpp (libst's st_hf_write_gguf does
  * the work: keys, names, q/k permutation, types, vocabulary). This file
  * checks the options that apply, chooses --to's ggml type, and words the
- * report. A GPT-2 snapshot goes to gpt2export's exporter (tools/gpt2/
- * gguf_export.c, its tokenizer files read by tools/gpt2), as
+ * report. A GPT-2 snapshot is written by the same call, as
  * `gpt2export SNAP OUT.gguf --type TYPE` writes it.
  */
 #include "stconvert/stconvert.h"
 
 #include "fe/cli.h"
 #include "fe/signals.h"
-#include "gpt2/gguf_export.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,45 +126,13 @@ static int is_gpt2(const char *in)
 	return gpt2;
 }
 
-static void gpt2_warn(void *ctx, int severity, const char *message)
-{
-	const struct stconvert_options *o = ctx;
-	(void)severity;
-	if (o->quiet)
-		return;
-	char *m = cli_printable(message, strlen(message));
-	cli_warn("warning: %s", m);
-	free(m);
-}
-
-/* GPT-2: gpt2export's exporter, its stand-in-less tokenizer rules. */
-static int gpt2_to_gguf(const struct stconvert_options *o, int type)
-{
-	if (o->stand_in_vocab)
-		cli_usage_error("--stand-in-vocab: a GPT-2 GGUF takes its vocabulary from the "
-		                "snapshot's tokenizer files");
-	gpt2_export_opts go = {.dtype = -1,
-	                       .progress = !o->quiet,
-	                       .warn = gpt2_warn,
-	                       .warn_ctx = (void *)o,
-	                       .cancel = signals_caught};
-	gpt2_export_result res;
-	char err[1024];
-	if (gpt2_export_hf_to_gguf(o->in, o->out, type, &go, &res, err, sizeof err)) {
-		signals_reraise();
-		cli_die(CLI_ERROR, "%s", err);
-	}
-	if (!o->quiet)
-		cli_warn("out: 1 GGUF file: gpt2, as gpt2export writes it");
-	return CLI_OK;
-}
-
 int stconvert_to_gguf(const struct stconvert_options *o)
 {
 	check_options(o);
 	int type = chosen_type(o);
-	if (is_gpt2(o->in))
-		return gpt2_to_gguf(o, type);
+	if (o->stand_in_vocab && is_gpt2(o->in))
+		cli_usage_error("--stand-in-vocab: a GPT-2 GGUF takes its vocabulary from the "
+		                "snapshot's tokenizer files");
 	st_hf_gguf_options go = {type >= 0, type >= 0 ? (unsigned)type : 0, o->stand_in_vocab,
 	                         NULL};
 	struct ui ui = {.o = o};

@@ -405,6 +405,8 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 	int rc = check_to(&hf, err);
 	if (rc == ST_OK)
 		rc = st_gguf_hf_arch(g, &arch, err);
+	if (rc == ST_OK && !strcmp(arch, "gpt2")) /* Conv1D's layout: gguf_hf_gpt2.c */
+		return st__gguf_gpt2_write_snapshot(g, dir, flags, &hf, r, stats, lost, err);
 	/* config.json first: a file it cannot describe writes nothing. */
 	char *cfg = NULL, *gen = NULL;
 	size_t cfg_len = 0, gen_len = 0;

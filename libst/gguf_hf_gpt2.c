@@ -102,11 +102,6 @@ static int plan(const st_gguf *g, const struct g2_hparams *h, const st_gguf_conv
                 struct g2_tensor *p, st_error *err)
 {
 	size_t n = st_gguf_n_tensors(g);
-	if ((uint64_t)n != 4 + 12 * h->layers)
-		return st__error(err, ST_EFORMAT,
-		                 "%s: %zu tensors; a GPT-2 of %llu layers has %llu",
-		                 st_gguf_path(g), n, (unsigned long long)h->layers,
-		                 (unsigned long long)(4 + 12 * h->layers));
 	for (size_t i = 0; i < n; i++) {
 		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
 		char q[160];
@@ -118,7 +113,7 @@ static int plan(const st_gguf *g, const struct g2_hparams *h, const st_gguf_conv
 			                 st_gguf_path(g), q);
 		if (info.layer >= 0 && (uint64_t)info.layer >= h->layers)
 			return st__error(err, ST_EFORMAT,
-			                 "%s: tensor '%s': layer %d of a GPT-2 of %llu layers",
+			                 "%s: tensor '%s': layer %d, past gpt2.block_count %llu",
 			                 st_gguf_path(g), q, info.layer,
 			                 (unsigned long long)h->layers);
 		uint64_t d[2];
@@ -147,6 +142,12 @@ static int plan(const st_gguf *g, const struct g2_hparams *h, const st_gguf_conv
 		p[i].gi = i;
 		p[i].transpose = info.transpose && t->ndim == 2;
 	}
+	/* Each one a GPT-2 name, and names are unique: all of them, or not. */
+	if ((uint64_t)n != 4 + 12 * h->layers)
+		return st__error(err, ST_EFORMAT,
+		                 "%s: %zu tensors; GPT-2's with gpt2.block_count %llu are %llu",
+		                 st_gguf_path(g), n, (unsigned long long)h->layers,
+		                 (unsigned long long)(4 + 12 * h->layers));
 	return ST_OK;
 }
 

@@ -12,9 +12,9 @@
  * a band of T input columns (T = 64, or one block of a larger type),
  * every GGUF row's T values are decoded into a T x out tile, which is
  * converted and written; each block is decoded once. The tile is
- * T * out floats plus its converted copy (GPT-2 XL's c_fc, out 6400, in a
- * 256-element type: 6.5 MB each). Other tensors go a chunk of 64 Ki
- * elements at a time.
+ * T * out floats (never more than the tensor) plus its converted copy
+ * (GPT-2 XL's c_fc, out 6400, in a 256-element type: 6.5 MB each). Other
+ * tensors go a chunk of 64 Ki elements at a time.
  */
 #include "internal.h"
 
@@ -195,7 +195,7 @@ static int pump_plain(struct g2_pump *p, size_t gi, st_dtype d, unsigned block, 
 {
 	const st_gguf_tensor *t = st_gguf_tensor_at(p->g, gi);
 	const unsigned char *src = st_gguf_tensor_data(p->g, gi);
-	uint64_t per = CHUNK_ELEMS / block * block;
+	uint64_t per = block > CHUNK_ELEMS ? block : CHUNK_ELEMS / block * block;
 	for (uint64_t done = 0; done < t->n_elements;) {
 		if (cancelled(p))
 			return st__error(err, ST_EIO, "%s: cancelled", st_gguf_path(p->g));
@@ -254,8 +254,10 @@ static size_t buffer_elems(const st_gguf *g, const struct g2_tensor *p, size_t n
 		uint64_t need = block > CHUNK_ELEMS ? block : 0;
 		if (p[i].transpose && block > ROW_MAX)
 			return 0;
+		/* a band of at most in columns: never more than the tensor */
+		uint64_t band = block >= TILE_MIN ? block : TILE_MIN / block * block;
 		if (p[i].transpose)
-			need = (block >= TILE_MIN ? block : TILE_MIN / block * block) * t->dims[1];
+			need = (band < t->dims[0] ? band : t->dims[0]) * t->dims[1];
 		cap = need > cap ? (size_t)need : cap;
 	}
 	return cap;
@@ -265,12 +267,12 @@ static int write_tensors(const st_gguf *g, st_snapshot *s, struct g2_tensor *p, 
                          const st_convert_run *r, st_convert_stats *stats, st_error *err)
 {
 	struct g2_pump pu = {.g = g, .r = r};
-	st_tensor *decl = calloc(n ? n : 1, sizeof *decl);
-	size_t *order = malloc((n ? n : 1) * sizeof *order);
 	pu.cap = buffer_elems(g, p, n);
 	if (!pu.cap)
 		return st__error(err, ST_EUNSUPPORTED, "%s: a block of more than %u elements",
 		                 st_gguf_path(g), ROW_MAX);
+	st_tensor *decl = calloc(n ? n : 1, sizeof *decl);
+	size_t *order = malloc((n ? n : 1) * sizeof *order);
 	pu.f32 = malloc(pu.cap * sizeof(float));
 	pu.row = malloc(ROW_MAX * sizeof(float));
 	pu.out = malloc(pu.cap * sizeof(float));

@@ -443,7 +443,7 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 		rc = add_json(s, "tokenizer_config.json", rc, tcfg, tcfg_len, err);
 	}
 	if (rc == ST_OK)
-		rc = st_snapshot_commit(s, err);
+		rc = st__gguf_snapshot_commit(s, flags, r, err);
 	st_snapshot_close(s);
 	return rc;
 }

@@ -437,6 +437,15 @@ static int make_files(const st_gguf *g, st_dtype dtype, struct g2_file *f, unsig
 	return ST_OK;
 }
 
+int st__gguf_snapshot_commit(st_snapshot *s, unsigned flags, const st_convert_run *r, st_error *err)
+{
+	/* Last: what the new directory holds already is not carried over. */
+	int rc = ST_OK;
+	if (flags & ST_GGUF_SNAPSHOT_KEEP_OLD)
+		rc = st_snapshot_keep_old(s, NULL, r ? r->note : NULL, r ? r->ctx : NULL, err);
+	return rc == ST_OK ? st_snapshot_commit(s, err) : rc;
+}
+
 int st__gguf_gpt2_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
                                  const st_gguf_convert_options *o, const st_convert_run *r,
                                  st_convert_stats *stats, unsigned *lost, st_error *err)
@@ -463,7 +472,7 @@ int st__gguf_gpt2_write_snapshot(const st_gguf *g, const char *dir, unsigned fla
 		if (f[k].data)
 			rc = st_snapshot_add_file(s, f[k].name, f[k].data, f[k].len, 0666, err);
 	if (rc == ST_OK)
-		rc = st_snapshot_commit(s, err);
+		rc = st__gguf_snapshot_commit(s, flags, r, err);
 	st_snapshot_close(s);
 	for (int k = 0; k < N_FILES; k++)
 		free(f[k].data);

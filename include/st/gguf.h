@@ -514,7 +514,9 @@ ST_API int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *l
  * generation_config.json, and tokenizer.json and tokenizer_config.json
  * (st_gguf_hf_tokenizer, st_gguf_hf_tokenizer_config). flags:
  * ST_SNAPSHOT_REPLACE to replace an existing dir (whose files are all
- * dropped). *lost as st_gguf_hf_config gives it, and
+ * dropped), with ST_GGUF_SNAPSHOT_KEEP_OLD to carry over what it held but
+ * its weights and the files written (st_snapshot_keep_old: a README, an
+ * earlier sharded save's shards not), as gpt2export's --force does. *lost as st_gguf_hf_config gives it, and
  * ST_GGUF_HF_LOST_TOKENIZER when g has no tokenizer.ggml.model or
  * ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED when its model or pre-tokenizer is
  * not one st_gguf_hf_tokenizer rebuilds (the snapshot is written without
@@ -528,6 +530,7 @@ ST_API int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *l
  * the errors of the functions above (a malformed tokenizer is ST_EFORMAT:
  * nothing is written), st_snapshot_open's and the writer's.
  */
+#define ST_GGUF_SNAPSHOT_KEEP_OLD 2u /* st_gguf_write_snapshot's flags */
 ST_API int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
                                   const st_gguf_convert_options *o, const st_convert_run *r,
                                   st_convert_stats *stats, unsigned *lost, st_error *err);

@@ -113,6 +113,17 @@ run st_q8_0_close 0 "$D" -q --atol 0.02 --rtol 0 "$J/model" "$O/st-q8_0"
 run st_q4_0_dequantized 0 "$D" --map gpt2 --atol 0 --rtol 0 -q "$O/st-q4_0" \
 	"$J/expected-q4_0.gguf"
 back_ids st
+# --force into a folder: written into as the other imports are, its
+# README kept, a stale sharded save dropped.
+mkdir -p "$O/into"
+echo keep > "$O/into/README.md"
+echo '{}' > "$O/into/model.safetensors.index.json"
+run import_into 2 "$G" "$J/expected-f32.gguf" "$O/into"
+expect_err import_into 'into: already exists \(use --force to replace it\)'
+run import_into_force 0 "$G" -f "$J/expected-f32.gguf" "$O/into"
+same import_into_readme "$O/into/README.md" <(echo keep)
+[ -e "$O/into/model.safetensors.index.json" ] && fail "into: the stale index was kept" || ok
+same import_into_model "$O/into/model.safetensors" "$O/back-f32/model.safetensors"
 run import_not_gguf 2 "$G" "$TESTDATA/gguf/bad_magic.gguf" "$O/nope"
 expect_err import_not_gguf "bad_magic.gguf: not a GGUF file"
 run import_not_gpt2 2 "$G" "$TESTDATA/gguf/ok_all_types.gguf" "$O/nope"

@@ -525,7 +525,10 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	memset(&ui.prog, 0, sizeof ui.prog); /* disabled until started */
 	st_convert_run run = {.progress = import_progress, .cancel = import_cancel, .ctx = &ui};
 	struct stat st;
-	unsigned flags = stat(out_dir, &st) == 0 ? ST_SNAPSHOT_REPLACE : 0;
+	/* An existing folder (--force) is written into, as the other imports
+	 * do: what it holds but weights is kept. */
+	unsigned flags =
+	        stat(out_dir, &st) == 0 ? ST_SNAPSHOT_REPLACE | ST_GGUF_SNAPSHOT_KEEP_OLD : 0;
 	if (o->progress)
 		cli_progress_start(&ui.prog, "importing", st_gguf_data_size(g));
 	unsigned lost = 0;

@@ -44,8 +44,9 @@ int gpt2_export_hf_to_gguf(const char *in, const char *out, int type,
  * vocab.json, merges.txt, tokenizer.json and tokenizer_config.json rebuilt
  * from tokenizer.ggml.*), every tensor in one dtype: ST_DTYPE_F32, _F16,
  * _BF16, or -1 for the matrices' type (F32 when they are quantized or
- * mixed). An existing out_dir (the caller checked --force) is replaced
- * whole. Returns 0, or -1 with one line.
+ * mixed). An existing out_dir (the caller checked --force) is written
+ * into: what it holds but weights is kept (ST_GGUF_SNAPSHOT_KEEP_OLD).
+ * Returns 0, or -1 with one line.
  */
 int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
                            const gpt2_export_opts *o, gpt2_export_result *res,

@@ -124,6 +124,13 @@ run import_into_force 0 "$G" -f "$J/expected-f32.gguf" "$O/into"
 same import_into_readme "$O/into/README.md" <(echo keep)
 [ -e "$O/into/model.safetensors.index.json" ] && fail "into: the stale index was kept" || ok
 same import_into_model "$O/into/model.safetensors" "$O/back-f32/model.safetensors"
+# A pre-tokenizer libst does not rebuild: the snapshot without tokenizer
+# files, and a line saying so.
+perl -0777 -pe 's/\x05\0\0\0\0\0\0\0gpt-2/\x05\0\0\0\0\0\0\0gpt-3/' \
+	"$J/expected-f32.gguf" > "$TMP/pre.gguf"
+run import_pre 0 "$G" "$TMP/pre.gguf" "$O/pre"
+expect_err import_pre "pre: no tokenizer files: the GGUF's tokenizer.ggml.pre is not one libst rebuilds$"
+[ -e "$O/pre/tokenizer.json" ] || [ -e "$O/pre/vocab.json" ] && fail "pre: tokenizer files written" || ok
 run import_not_gguf 2 "$G" "$TESTDATA/gguf/bad_magic.gguf" "$O/nope"
 expect_err import_not_gguf "bad_magic.gguf: not a GGUF file"
 run import_not_gpt2 2 "$G" "$TESTDATA/gguf/ok_all_types.gguf" "$O/nope"

@@ -538,5 +538,11 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	if (rc != ST_OK)
 		return gpt2_err(err, errlen, "%s", rc == ST_EIO && o->cancel && o->cancel()
 		                                       ? "interrupted" : e.message);
+	if (lost & ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED) {
+		char *p = cli_printable(out_dir, strlen(out_dir));
+		cli_warn("%s: no tokenizer files: the GGUF's tokenizer.ggml.pre is not one "
+		         "libst rebuilds", p);
+		free(p);
+	}
 	return 0;
 }

@@ -34,6 +34,7 @@ set(ST_SOURCES
   libst/gguf.c
   libst/gguf_convert.c
   libst/gguf_hf.c
+  libst/gguf_hf_gpt2.c
   libst/gguf_pre.c
   libst/gguf_split.c
   libst/gguf_tokenizer.c

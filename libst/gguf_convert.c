@@ -519,6 +519,8 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 	int rc = check_to(&hf, err);
 	if (rc == ST_OK)
 		rc = st_gguf_hf_arch(g, &arch, err);
+	if (rc == ST_OK && !strcmp(arch, "gpt2")) /* Conv1D's layout: gguf_hf_gpt2.c */
+		return st__gguf_gpt2_write_snapshot(g, dir, flags, &hf, r, stats, lost, err);
 	/* config.json first: a file it cannot describe writes nothing. */
 	char *cfg = NULL, *gen = NULL;
 	size_t cfg_len = 0, gen_len = 0;
@@ -555,7 +557,7 @@ int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
 		rc = add_json(s, "tokenizer_config.json", rc, tcfg, tcfg_len, err);
 	}
 	if (rc == ST_OK)
-		rc = st_snapshot_commit(s, err);
+		rc = st__gguf_snapshot_commit(s, flags, r, err);
 	st_snapshot_close(s);
 	return rc;
 }

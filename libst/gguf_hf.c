@@ -29,7 +29,7 @@ static const char *gguf_arch(const st_gguf *g, char *buf, size_t size)
 
 int st_gguf_hf_arch(const st_gguf *g, const char **arch, st_error *err)
 {
-	static const char *const known[] = {"llama", "qwen2", "qwen3"};
+	static const char *const known[] = {"gpt2", "llama", "qwen2", "qwen3"};
 	char buf[64];
 	const char *a = gguf_arch(g, buf, sizeof buf);
 	*arch = NULL;
@@ -42,8 +42,8 @@ int st_gguf_hf_arch(const st_gguf *g, const char **arch, st_error *err)
 	if (!*arch) {
 		char q[160];
 		return st__error(err, ST_EUNSUPPORTED,
-		                 "%s: architecture '%s' has no Hugging Face map (llama, qwen2, "
-		                 "qwen3)",
+		                 "%s: architecture '%s' has no Hugging Face map (gpt2, llama, "
+		                 "qwen2, qwen3)",
 		                 st_gguf_path(g), st__qname(q, sizeof q, a, strlen(a)));
 	}
 	return ST_OK;
@@ -267,6 +267,124 @@ static int llama3_scaling(const st_gguf *g, const char *arch, struct st__buf *b)
 	return 0;
 }
 
+/* ---- GPT-2: GPT2LMHeadModel's config.json ------------------------------- */
+
+/* transformers' release whose save_pretrained these files follow. */
+#define GPT2_TRANSFORMERS_VERSION "4.46.3"
+/* <|endoftext|>, GPT-2's bos and eos when the file names none. */
+#define GPT2_EOT 50256u
+
+/* bos_token_id and eos_token_id as GPT-2's config holds them: the file's
+ * ids (eos for a missing bos), else <|endoftext|>, else null. */
+static void gpt2_special(const st_gguf *g, uint64_t vocab, char bos[24], char eos[24])
+{
+	const st_gguf_value *b = kv(g, NULL, "tokenizer.ggml.bos_token_id");
+	const st_gguf_value *e = kv(g, NULL, "tokenizer.ggml.eos_token_id");
+	long long first = is_uint(e) && e->v.u < vocab ? (long long)e->v.u
+	                  : vocab > GPT2_EOT           ? (long long)GPT2_EOT
+	                                               : -1;
+	long long bid = is_uint(b) && b->v.u < vocab ? (long long)b->v.u : first;
+	if (bid >= 0)
+		snprintf(bos, 24, "%lld", bid);
+	else
+		snprintf(bos, 24, "null");
+	if (first >= 0)
+		snprintf(eos, 24, "%lld", first);
+	else
+		snprintf(eos, 24, "null");
+}
+
+static struct st__buf *buf_done(struct st__buf *b, char **json, size_t *len)
+{
+	if (b->failed) {
+		st__buf_free(b);
+		return NULL;
+	}
+	*json = b->data;
+	*len = b->len;
+	return b;
+}
+
+/*
+ * Every key transformers' GPT2Config.save_pretrained writes for a
+ * GPT2LMHeadModel (sorted, indent 2), plus n_ctx, as gpt2export has
+ * always written it; n_inner is null unless feed_forward_length is not
+ * GPT-2's 4 * n_embd.
+ */
+static int gpt2_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len, st_error *err)
+{
+	uint64_t ctx, embd, layers, heads, ff, vocab;
+	int rc = get_count(g, "gpt2", "context_length", 1, &ctx, err);
+	if (rc == ST_OK)
+		rc = get_count(g, "gpt2", "embedding_length", 1, &embd, err);
+	if (rc == ST_OK)
+		rc = get_count(g, "gpt2", "block_count", 1, &layers, err);
+	if (rc == ST_OK)
+		rc = get_count(g, "gpt2", "attention.head_count", 1, &heads, err);
+	if (rc == ST_OK)
+		rc = get_count(g, "gpt2", "feed_forward_length", 0, &ff, err);
+	if (rc == ST_OK)
+		rc = vocab_rows(g, &vocab, err);
+	if (rc != ST_OK)
+		return rc;
+	const st_gguf_value *eps = kv(g, "gpt2", "attention.layer_norm_epsilon");
+	if (!eps || (eps->type != ST_GGUF_FLOAT32 && eps->type != ST_GGUF_FLOAT64) ||
+	    !isfinite(eps->v.f) || eps->v.f <= 0)
+		return st__error(err, ST_EFORMAT,
+		                 "%s: gpt2.attention.layer_norm_epsilon is missing or not a "
+		                 "positive float",
+		                 st_gguf_path(g));
+	char bos[24], eos[24];
+	gpt2_special(g, vocab, bos, eos);
+	struct st__buf b = {0};
+	/* (st__buf_printf formats at most 127 bytes a call) */
+	st__buf_puts(&b, "{\n  \"activation_function\": \"gelu_new\",\n  \"architectures\": [\n"
+	                 "    \"GPT2LMHeadModel\"\n  ],\n  \"attn_pdrop\": 0.1,\n");
+	st__buf_printf(&b, "  \"bos_token_id\": %s,\n  \"embd_pdrop\": 0.1,\n", bos);
+	st__buf_printf(&b, "  \"eos_token_id\": %s,\n  \"initializer_range\": 0.02", eos);
+	put_float(&b, "  ", "layer_norm_epsilon", eps);
+	st__buf_printf(&b, ",\n  \"model_type\": \"gpt2\",\n  \"n_ctx\": %llu,\n  \"n_embd\": %llu",
+	               (unsigned long long)ctx, (unsigned long long)embd);
+	st__buf_printf(&b, ",\n  \"n_head\": %llu", (unsigned long long)heads);
+	if (ff && ff != 4 * embd)
+		st__buf_printf(&b, ",\n  \"n_inner\": %llu", (unsigned long long)ff);
+	else
+		st__buf_puts(&b, ",\n  \"n_inner\": null");
+	st__buf_printf(&b, ",\n  \"n_layer\": %llu,\n  \"n_positions\": %llu",
+	               (unsigned long long)layers, (unsigned long long)ctx);
+	st__buf_puts(&b, ",\n  \"reorder_and_upcast_attn\": false,\n  \"resid_pdrop\": 0.1,\n"
+	                 "  \"scale_attn_by_inverse_layer_idx\": false,\n"
+	                 "  \"scale_attn_weights\": true,\n  \"summary_activation\": null,\n"
+	                 "  \"summary_first_dropout\": 0.1,\n"
+	                 "  \"summary_proj_to_labels\": true,\n"
+	                 "  \"summary_type\": \"cls_index\",\n  \"summary_use_proj\": true");
+	st__buf_printf(&b, ",\n  \"torch_dtype\": \"%s\",\n  \"transformers_version\": \"%s\"",
+	               torch_dtype(dtype), GPT2_TRANSFORMERS_VERSION);
+	st__buf_printf(&b, ",\n  \"use_cache\": true,\n  \"vocab_size\": %llu\n}\n",
+	               (unsigned long long)vocab);
+	if (!buf_done(&b, json, len))
+		return st__error(err, ST_ENOMEM, "out of memory");
+	return ST_OK;
+}
+
+/* GenerationConfig.from_model_config's file, as save_pretrained writes it. */
+static int gpt2_generation_config(const st_gguf *g, char **json, size_t *len, st_error *err)
+{
+	uint64_t vocab;
+	int rc = vocab_rows(g, &vocab, err);
+	if (rc != ST_OK)
+		return rc;
+	char bos[24], eos[24];
+	gpt2_special(g, vocab, bos, eos);
+	struct st__buf b = {0};
+	st__buf_printf(&b, "{\n  \"_from_model_config\": true,\n  \"bos_token_id\": %s,\n", bos);
+	st__buf_printf(&b, "  \"eos_token_id\": %s,\n  \"transformers_version\": \"%s\"\n}\n", eos,
+	               GPT2_TRANSFORMERS_VERSION);
+	if (!buf_done(&b, json, len))
+		return st__error(err, ST_ENOMEM, "out of memory");
+	return ST_OK;
+}
+
 int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len, unsigned *lost,
                       st_error *err)
 {
@@ -279,6 +397,8 @@ int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size_t *len
 	int rc = st_gguf_hf_arch(g, &arch, err);
 	if (rc != ST_OK)
 		return rc;
+	if (!strcmp(arch, "gpt2"))
+		return gpt2_config(g, dtype, json, len, err);
 	const struct hf_names *nm = &names[0];
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!strcmp(names[i].arch, arch))
@@ -360,6 +480,10 @@ int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *len, st_
 	ST__REQUIRE(g && json && len);
 	*json = NULL;
 	*len = 0;
+	char buf[8];
+	const char *a = gguf_arch(g, buf, sizeof buf);
+	if (a && !strcmp(a, "gpt2"))
+		return gpt2_generation_config(g, json, len, err);
 	uint64_t vocab;
 	int rc = vocab_rows(g, &vocab, err);
 	if (rc != ST_OK)

@@ -170,6 +170,16 @@ int st__gguf_join(st_gguf **out, const char *path, st_gguf **parts,
  * neither (st_gguf_hf_tokenizer's errors), malloc'd. */
 int st__gguf_tokenizer_files(const st_gguf *g, char **tok, size_t *tok_len, char **cfg,
                              size_t *cfg_len, st_error *err);
+/* st_snapshot_commit for st_gguf_write_snapshot's flags (gguf_hf_gpt2.c):
+ * with ST_GGUF_SNAPSHOT_KEEP_OLD what an existing dir held but weights
+ * and the files written is carried over first (r->note hears of it). */
+int st__gguf_snapshot_commit(st_snapshot *s, unsigned flags, const st_convert_run *r,
+                             st_error *err);
+/* st_gguf_write_snapshot for general.architecture gpt2 (gguf_hf_gpt2.c);
+ * o is not NULL. */
+int st__gguf_gpt2_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
+                                 const st_gguf_convert_options *o, const st_convert_run *r,
+                                 st_convert_stats *stats, unsigned *lost, st_error *err);
 /* A GGUF file's split.no, or -1 when it has none (gguf_split.c). */
 long st__gguf_split_no(const st_gguf *g);
 /*

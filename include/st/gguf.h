@@ -494,7 +494,9 @@ ST_API int st_gguf_out_dtype(unsigned type, const st_gguf_convert_options *o,
  * file is written), ST_EIO ("cancelled", or a failed write), the writer's
  * errors (a GGUF name that is not UTF-8). With o->hf the tensors get their
  * Hugging Face names instead (st_gguf_hf_name; its errors, and none is
- * written for a tensor it leaves out), the shapes are the same, and a
+ * written for a tensor it leaves out), the shapes are the same (a gpt2
+ * Conv1D weight too: GGUF's [out, in], which only st_gguf_write_snapshot
+ * turns back into HF's layout), and a
  * llama q/k weight or bias is written a row at a time in HF's row order
  * (st_arch_permuted_row read backwards; the heads are
  * llama.attention.head_count for q, head_count_kv for k): ST_EFORMAT when
@@ -513,10 +515,9 @@ ST_API int st_gguf_write_safetensors_fd(const st_gguf *g, int fd, const char *na
 /* ---- a GGUF back to a Hugging Face snapshot (Llama family) -------------- */
 
 /*
- * The map of g's general.architecture: *arch is "llama" (Mistral's too),
- * "qwen2" or "qwen3" (static). Returns ST_OK, or ST_EUNSUPPORTED naming
- * the architecture (gpt2: its Conv1D layout is gpt2export's) or saying
- * there is none.
+ * The map of g's general.architecture: *arch is "gpt2", "llama"
+ * (Mistral's too), "qwen2" or "qwen3" (static). Returns ST_OK, or
+ * ST_EUNSUPPORTED naming the architecture or saying there is none.
  */
 ST_API int st_gguf_hf_arch(const st_gguf *g, const char **arch, st_error *err);
 
@@ -565,6 +566,15 @@ ST_API int st_gguf_hf_name(const st_gguf *g, size_t i, char *out, size_t size, i
  *   tie_word_embeddings        whether output.weight is absent
  *   attention_bias             llama: whether blk.0.attn_q.bias exists
  *   hidden_act                 "silu"; torch_dtype: dtype's name
+ * For gpt2 it is a GPT2LMHeadModel's config, the keys gpt2export writes
+ * (transformers 4.46.3's save_pretrained, plus n_ctx): n_ctx and
+ * n_positions gpt2.context_length, n_embd .embedding_length, n_head
+ * .attention.head_count, n_layer .block_count, n_inner
+ * .feed_forward_length when not 4 * n_embd (else null),
+ * layer_norm_epsilon .attention.layer_norm_epsilon (required), bos/eos
+ * ids (bos defaults to eos, eos to 50256 when the vocabulary has it, else
+ * null), vocab_size and torch_dtype as above, GPT-2's constants for the
+ * rest.
  * Floats are written as the shortest decimal that reads back to the
  * stored value (a FLOAT32 1e-05 as 1e-05). *json (malloc'd, free()) holds
  * *len bytes and a NUL; *lost (may be NULL) gets
@@ -579,7 +589,9 @@ ST_API int st_gguf_hf_config(const st_gguf *g, st_dtype dtype, char **json, size
 /*
  * generation_config.json for g: bos_token_id, eos_token_id, pad_token_id
  * from tokenizer.ggml.bos_token_id, eos_token_id, padding_token_id, each
- * one only when present and below vocab_size ({} when none is). *json as
+ * one only when present and below vocab_size ({} when none is). For gpt2:
+ * _from_model_config, bos_token_id and eos_token_id as its config.json
+ * has them, transformers_version. *json as
  * st_gguf_hf_config's. Returns ST_OK, ST_EFORMAT (no token_embd.weight),
  * ST_ENOMEM.
  */
@@ -595,14 +607,23 @@ ST_API int st_gguf_hf_generation_config(const st_gguf *g, char **json, size_t *l
  * generation_config.json, and tokenizer.json and tokenizer_config.json
  * (st_gguf_hf_tokenizer, st_gguf_hf_tokenizer_config). flags:
  * ST_SNAPSHOT_REPLACE to replace an existing dir (whose files are all
- * dropped). *lost as st_gguf_hf_config gives it, and
+ * dropped), with ST_GGUF_SNAPSHOT_KEEP_OLD to carry over what it held but
+ * its weights and the files written (st_snapshot_keep_old: a README, an
+ * earlier sharded save's shards not), as gpt2export's --force does. *lost as st_gguf_hf_config gives it, and
  * ST_GGUF_HF_LOST_TOKENIZER when g has no tokenizer.ggml.model or
  * ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED when its model or pre-tokenizer is
  * not one st_gguf_hf_tokenizer rebuilds (the snapshot is written without
- * tokenizer files). Returns ST_OK, or the errors of the functions above
- * (a malformed tokenizer is ST_EFORMAT: nothing is written),
- * st_snapshot_open's and the writer's.
+ * tokenizer files). A gpt2 g (libst/gguf_hf_gpt2.c) must hold exactly
+ * GPT-2's 4 + 12 * gpt2.block_count tensors of the shapes its keys give
+ * (ST_EFORMAT naming a tensor that is not one, or of another shape); its
+ * Conv1D weights (attn_qkv, attn_output, ffn_up, ffn_down) are written in
+ * HF's [in, out] layout a band of rows at a time (buffers of at most 256
+ * times the output width in floats, twice), no lm_head (tied), and
+ * vocab.json and merges.txt join the tokenizer files. Returns ST_OK, or
+ * the errors of the functions above (a malformed tokenizer is ST_EFORMAT:
+ * nothing is written), st_snapshot_open's and the writer's.
  */
+#define ST_GGUF_SNAPSHOT_KEEP_OLD 2u /* st_gguf_write_snapshot's flags */
 ST_API int st_gguf_write_snapshot(const st_gguf *g, const char *dir, unsigned flags,
                                   const st_gguf_convert_options *o, const st_convert_run *r,
                                   st_convert_stats *stats, unsigned *lost, st_error *err);

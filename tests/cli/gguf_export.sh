@@ -74,15 +74,63 @@ for text in "The cat sat on the mat" "Hello, world<|endoftext|> é 日本" \
 		fi
 	done
 done
-# gpt2run on the snapshots that came back gives llama.cpp's ids.
-while read -r type prompt ids; do
-	case $type in f32|f16) ;; *) continue ;; esac
-	run "back_ids_$type" 0 "$R" --model-dir "$O/back-$type" --ids "$prompt" \
-		--new-tokens 16 --greedy --print-ids || continue
-	if [ "$(cat "$TMP/back_ids_$type.out")" = "$ids" ]; then ok; else
-		fail "back-$type $prompt: gpt2run $(cat "$TMP/back_ids_$type.out"), llama.cpp $ids"
-	fi
-done < "$J/ids.txt"
+# gpt2run on the snapshots that came back (OUT/PREFIX-f32, -f16) gives
+# llama.cpp's ids.
+back_ids() {
+	local prefix=$1 type prompt ids
+	while read -r type prompt ids; do
+		case $type in f32|f16) ;; *) continue ;; esac
+		run "${prefix}_ids_$type" 0 "$R" --model-dir "$O/$prefix-$type" --ids "$prompt" \
+			--new-tokens 16 --greedy --print-ids || continue
+		if [ "$(cat "$TMP/${prefix}_ids_$type.out")" = "$ids" ]; then ok; else
+			fail "$prefix-$type $prompt: gpt2run $(cat "$TMP/${prefix}_ids_$type.out"), llama.cpp $ids"
+		fi
+	done < "$J/ids.txt"
+}
+back_ids back
+# stconvert IN.gguf OUT/ takes the same way (libst's st_gguf_write_snapshot):
+# without --to each tensor keeps its GGUF type (F16 matrices, F32 norms),
+# quantized ones decoded to F32. F32: the source snapshot back, its JSON
+# and tokenizer files byte for byte; F16 and Q8_0 as the stdiff bounds
+# above; gpt2run on them gives llama.cpp's ids.
+for t in f32 f16 q8_0 q4_0; do
+	run "stconvert_$t" 0 "$C" -q "$J/expected-$t.gguf" "$O/st-$t"
+done
+run st_f32_exact 0 "$D" --exact -q "$J/model" "$O/st-f32"
+for f in config.json generation_config.json vocab.json merges.txt; do
+	same "st_f32_$f" "$O/st-f32/$f" "$J/model/$f"
+done
+same st_f32_is_gpt2export "$O/st-f32/model.safetensors" "$O/back-f32/model.safetensors"
+run st_f16_dtypes 0 "$BIN/stinfo" --json "$O/st-f16/model.safetensors"
+n16=$(grep -o '"dtype": *"F16"' "$TMP/st_f16_dtypes.out" | wc -l)
+n32=$(grep -o '"dtype": *"F32"' "$TMP/st_f16_dtypes.out" | wc -l)
+# wte and the 4 matrices of each of 2 layers F16; wpe and 19 norms/biases F32.
+if [ "$n16" = 9 ] && [ "$n32" = 19 ]; then ok; else fail "st-f16: $n16 F16, $n32 F32 tensors"; fi
+# --to f16 narrows the F32 norms too: gpt2export's snapshot, byte for byte.
+run st_to_f16 0 "$C" -q --to f16 "$J/expected-f16.gguf" "$O/st-to-f16"
+same st_to_f16 "$O/st-to-f16/model.safetensors" "$O/back-f16/model.safetensors"
+run st_q8_0_close 0 "$D" -q --atol 0.02 --rtol 0 "$J/model" "$O/st-q8_0"
+run st_q4_0_dequantized 0 "$D" --map gpt2 --atol 0 --rtol 0 -q "$O/st-q4_0" \
+	"$J/expected-q4_0.gguf"
+back_ids st
+# --force into a folder: written into as the other imports are, its
+# README kept, a stale sharded save dropped.
+mkdir -p "$O/into"
+echo keep > "$O/into/README.md"
+echo '{}' > "$O/into/model.safetensors.index.json"
+run import_into 2 "$G" "$J/expected-f32.gguf" "$O/into"
+expect_err import_into 'into: already exists \(use --force to replace it\)'
+run import_into_force 0 "$G" -f "$J/expected-f32.gguf" "$O/into"
+same import_into_readme "$O/into/README.md" <(echo keep)
+[ -e "$O/into/model.safetensors.index.json" ] && fail "into: the stale index was kept" || ok
+same import_into_model "$O/into/model.safetensors" "$O/back-f32/model.safetensors"
+# A pre-tokenizer libst does not rebuild: the snapshot without tokenizer
+# files, and a line saying so.
+perl -0777 -pe 's/\x05\0\0\0\0\0\0\0gpt-2/\x05\0\0\0\0\0\0\0gpt-3/' \
+	"$J/expected-f32.gguf" > "$TMP/pre.gguf"
+run import_pre 0 "$G" "$TMP/pre.gguf" "$O/pre"
+expect_err import_pre "pre: no tokenizer files: the GGUF's tokenizer.ggml.pre is not one libst rebuilds$"
+[ -e "$O/pre/tokenizer.json" ] || [ -e "$O/pre/vocab.json" ] && fail "pre: tokenizer files written" || ok
 run import_not_gguf 2 "$G" "$TESTDATA/gguf/bad_magic.gguf" "$O/nope"
 expect_err import_not_gguf "bad_magic.gguf: not a GGUF file"
 run import_not_gpt2 2 "$G" "$TESTDATA/gguf/ok_all_types.gguf" "$O/nope"

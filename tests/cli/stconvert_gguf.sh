@@ -98,7 +98,7 @@ expect_err rename "^stconvert: --rename/--strip-prefix: not available for a GGUF
 run to_f8 2 "$C" --to f8_e4m3 "$TMP/f16.gguf" "$TMP/k.safetensors"
 mkdir -p "$TMP/outdir"
 run outdir 2 "$C" "$TMP/f16.gguf" "$TMP/outdir"
-expect_err outdir "architecture 'test' has no Hugging Face map \(llama, qwen2, qwen3\); stconvert .*f16.gguf OUT.safetensors writes its tensors under their GGUF names"
+expect_err outdir "architecture 'test' has no Hugging Face map \(gpt2, llama, qwen2, qwen3\); stconvert .*f16.gguf OUT.safetensors writes its tensors under their GGUF names"
 run outname 2 "$C" "$TMP/f16.gguf" "$TMP/model"
 if [ -e "$TMP/model" ]; then fail "outname: left a directory"; else ok; fi
 run exists 2 "$C" "$TMP/f16.gguf" "$TMP/f16.safetensors"

@@ -113,16 +113,13 @@ run force 0 "$C" -q --force "$G/qwen3-q8_0.gguf" "$TMP/empty"
 cmp -s "$TMP/empty/config.json" "$TMP/q3/config.json" && ok || fail "force: OUT not replaced"
 
 # Refused: an architecture with no HF map (naming it, with the way to keep
-# the GGUF names), GPT-2 (gpt2export's), a truncated file; none leaves OUT.
+# the GGUF names), a truncated file; none leaves OUT. (GPT-2: gguf_export.sh.)
 run falcon 2 "$C" "$G/falcon.gguf" "$TMP/falcon"
-expect_err falcon "architecture 'falcon' has no Hugging Face map \(llama, qwen2, qwen3\); stconvert .*falcon.gguf OUT.safetensors writes its tensors under their GGUF names$"
+expect_err falcon "architecture 'falcon' has no Hugging Face map \(gpt2, llama, qwen2, qwen3\); stconvert .*falcon.gguf OUT.safetensors writes its tensors under their GGUF names$"
 [ -e "$TMP/falcon" ] && fail "falcon: left OUT" || ok
 head -c 100000 "$G/llama3-f32.gguf" > "$TMP/cut.gguf"
 run cut 2 "$C" "$TMP/cut.gguf" "$TMP/cut"
 expect_err cut "cut.gguf"
 [ -e "$TMP/cut" ] && fail "cut: left OUT" || ok
 if ls -A "$TMP" | grep -q '^\.cut\.tmp'; then fail "cut: left a temporary"; else ok; fi
-run gpt2 2 "$C" "$TESTDATA/gguf/judge/expected-f32.gguf" "$TMP/g2"
-expect_err gpt2 "a GPT-2 GGUF: gpt2export .*expected-f32.gguf OUT/ rebuilds its snapshot$"
-[ -e "$TMP/g2" ] && fail "gpt2: left OUT" || ok
 finish

@@ -10,9 +10,11 @@
  *              every key and tensor is found by its name; every tensor lies
  *              inside the data section, aligned, and the decodable ones
  *              decode (ASan watches the exact-size copy of the input);
- *              a file of a Llama-family map gives a config.json, a
- *              generation_config.json and each tensor's HF name, or one
- *              line saying why not; a file with a tokenizer.ggml.model
+ *              a file of a GPT-2 or Llama-family map gives a config.json,
+ *              a generation_config.json and each tensor's HF name, or one
+ *              line saying why not, and a GPT-2 one is written as a
+ *              snapshot (every tensor there) or refused in one line,
+ *              leaving nothing; a file with a tokenizer.ggml.model
  *              gives a tokenizer.json and tokenizer_config.json that are
  *              JSON objects, or one line saying why not.
  *
@@ -32,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct fz_gguf_counts {
@@ -127,6 +131,48 @@ static void fz_gguf_path(const unsigned char *buf, size_t size, int ok)
 	unlink(path);
 }
 
+static int fz_gguf_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/*
+ * A gpt2 file written as a snapshot (gguf_hf_gpt2.c) into $TMPDIR: done,
+ * or one line why not and no directory; what is written opens with every
+ * tensor of the GGUF, each of as many elements.
+ */
+static void fz_gguf_gpt2_snapshot(const st_gguf *g)
+{
+	char dir[4096], model[4200];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/fz_gguf_gpt2.%ld", tmp ? tmp : "/tmp", (long)getpid());
+	snprintf(model, sizeof model, "%s/model.safetensors", dir);
+	st_error err = {0};
+	unsigned lost = 0;
+	int rc = st_gguf_write_snapshot(g, dir, ST_SNAPSHOT_REPLACE, NULL, NULL, NULL, &lost, &err);
+	if (rc != ST_OK) {
+		CHECK(rc == ST_EFORMAT || rc == ST_EUNSUPPORTED || rc == ST_ENOMEM);
+		CHECK(strchr(err.message, '\n') == NULL && access(dir, F_OK) != 0);
+		return;
+	}
+	st_file *f = NULL;
+	CHECK(st_file_open(&f, model, 0, &err) == ST_OK);
+	CHECK(st_file_n_tensors(f) == st_gguf_n_tensors(g));
+	for (size_t i = 0; i < st_gguf_n_tensors(g); i++) {
+		const st_gguf_tensor *t = st_gguf_tensor_at(g, i);
+		char name[128];
+		CHECK(st_gguf_hf_name(g, i, name, sizeof name, NULL, &err) == ST_OK);
+		long j = st_file_find(f, name, strlen(name));
+		CHECK(j >= 0 && st_file_tensor(f, (size_t)j)->n_elements == t->n_elements);
+	}
+	st_file_close(f);
+	nftw(dir, fz_gguf_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* What a snapshot would say of the metadata (gguf_hf.c). */
 static void fz_gguf_hf(const st_gguf *g)
 {
@@ -158,6 +204,8 @@ static void fz_gguf_hf(const st_gguf *g)
 		else
 			CHECK(strchr(err.message, '\n') == NULL);
 	}
+	if (!strcmp(arch, "gpt2"))
+		fz_gguf_gpt2_snapshot(g);
 }
 
 /* A JSON object text of len bytes, NUL-terminated, ending in a newline. */

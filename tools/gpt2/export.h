@@ -155,36 +155,4 @@ double gpt2_export_rng_normal(gpt2_export_rng *r);
  */
 int gpt2_export_init(const gpt2_config *cfg, int slot, double *value);
 
-/*
- * A snapshot folder written from values another exporter reads (a GGUF
- * file), with the same atomic folder and file handling as the llm.c
- * import: open it for cfg in dtype (F32, BF16 or F16), put each tensor's
- * values as F32 in the writer's order (gpt2_export_snapshot_tensor(s, i)
- * names tensor i) and add its other files, then finish: config.json,
- * generation_config.json and the tokenizer files of o->tokenizer_dir. Each
- * 0, or -1 with a message.
- */
-typedef struct gpt2_export_snapshot gpt2_export_snapshot;
-int gpt2_export_snapshot_open(gpt2_export_snapshot **out, const char *dir,
-                              const gpt2_config *cfg, st_dtype dtype,
-                              const gpt2_export_opts *o, char *err,
-                              size_t errlen);
-size_t gpt2_export_snapshot_n_tensors(const gpt2_export_snapshot *s);
-const st_tensor *gpt2_export_snapshot_tensor(const gpt2_export_snapshot *s,
-                                             size_t i);
-int gpt2_export_snapshot_put(gpt2_export_snapshot *s, const float *x,
-                             size_t n, char *err, size_t errlen);
-/*
- * Add file name (a plain name) of n bytes to the folder, written at once
- * (before the tensors or after them), as the JSON files are. 0 or -1.
- */
-int gpt2_export_snapshot_add(gpt2_export_snapshot *s, const char *name,
-                             const void *data, size_t n, char *err,
-                             size_t errlen);
-int gpt2_export_snapshot_finish(gpt2_export_snapshot *s,
-                                const gpt2_config *cfg, char *err,
-                                size_t errlen);
-/* Free s; unfinished, what it made is removed. NULL does nothing. */
-void gpt2_export_snapshot_free(gpt2_export_snapshot *s);
-
 #endif

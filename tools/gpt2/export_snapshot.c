@@ -2,8 +2,8 @@
  * export_snapshot.c - the Hugging Face snapshot folders gpt2export writes:
  * the folder itself through st/snapshot.h (built beside OUT, swapped in
  * whole), its config.json and generation_config.json as transformers'
- * save_pretrained writes them, its tokenizer files, and the open, put,
- * finish interface another exporter (GGUF) writes one through.
+ * save_pretrained writes them, and its tokenizer files (a GGUF's snapshot
+ * is libst's st_gguf_write_snapshot).
  *
  * What it is not: the values (export.c maps and converts them) or the
  * atomicity itself (libst's st/snapshot.h and st/atomic.h).
@@ -365,69 +365,4 @@ void gpt2_writer_slot(const gpt2_config *cfg, const st_tensor *t,
 	/* declare_tensors made every name from the table. */
 	assert(k == GPT2_NAME_PARAM);
 	(void)k;
-}
-
-/* ---- snapshots written by other exporters (GGUF) -------------------------- */
-
-struct gpt2_export_snapshot {
-	gpt2_snapshot_out s;
-};
-
-int gpt2_export_snapshot_open(gpt2_export_snapshot **out, const char *dir,
-                              const gpt2_config *cfg, st_dtype dtype,
-                              const gpt2_export_opts *o, char *err,
-                              size_t errlen)
-{
-	*out = NULL;
-	if (gpt2_snapshot_dtype(dtype, err, errlen))
-		return -1;
-	gpt2_export_snapshot *s = calloc(1, sizeof *s);
-	if (!s)
-		return gpt2_err(err, errlen, "out of memory");
-	if (gpt2_snapshot_out_open(&s->s, dir, cfg, dtype, o, "importing", err,
-	                           errlen)) {
-		gpt2_export_snapshot_free(s);
-		return -1;
-	}
-	*out = s;
-	return 0;
-}
-
-size_t gpt2_export_snapshot_n_tensors(const gpt2_export_snapshot *s)
-{
-	return st_writer_n_tensors(s->s.w);
-}
-
-const st_tensor *gpt2_export_snapshot_tensor(const gpt2_export_snapshot *s,
-                                             size_t i)
-{
-	return st_writer_tensor(s->s.w, i);
-}
-
-int gpt2_export_snapshot_put(gpt2_export_snapshot *s, const float *x,
-                             size_t n, char *err, size_t errlen)
-{
-	return gpt2_sink_put(&s->s.sink, ST_DTYPE_F32, x, n, err, errlen);
-}
-
-int gpt2_export_snapshot_add(gpt2_export_snapshot *s, const char *name,
-                             const void *data, size_t n, char *err,
-                             size_t errlen)
-{
-	return put_file(s->s.snap, name, NULL, data, n, err, errlen);
-}
-
-int gpt2_export_snapshot_finish(gpt2_export_snapshot *s,
-                                const gpt2_config *cfg, char *err,
-                                size_t errlen)
-{
-	return gpt2_snapshot_out_finish(&s->s, cfg, err, errlen);
-}
-
-void gpt2_export_snapshot_free(gpt2_export_snapshot *s)
-{
-	if (!s)
-		return;
-	gpt2_snapshot_out_free(&s->s);
-	free(s);
 }

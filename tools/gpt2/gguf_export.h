@@ -22,12 +22,15 @@
 
 /*
  * GGUF file in (a GPT-2, as st_hf_write_gguf or llama.cpp's converter
- * writes one) -> snapshot folder out_dir: config.json and
- * generation_config.json from the gpt2.* keys, model.safetensors with HF
- * names and layouts (quantized types dequantized), and vocab.json, merges.txt
- * and tokenizer.json rebuilt from tokenizer.ggml.* ("[PAD<id>]" fillers
- * dropped). dtype: ST_DTYPE_F32, _F16, _BF16, or -1 for the matrices' type
- * (F32 when they are quantized or mixed). Returns 0, or -1 with one line.
+ * writes one) -> snapshot folder out_dir, by libst's st_gguf_write_snapshot
+ * (config.json and generation_config.json from the gpt2.* keys,
+ * model.safetensors with HF names and layouts, quantized types dequantized,
+ * vocab.json, merges.txt, tokenizer.json and tokenizer_config.json rebuilt
+ * from tokenizer.ggml.*), every tensor in one dtype: ST_DTYPE_F32, _F16,
+ * _BF16, or -1 for the matrices' type (F32 when they are quantized or
+ * mixed). An existing out_dir (the caller checked --force) is written
+ * into: what it holds but weights is kept (ST_GGUF_SNAPSHOT_KEEP_OLD).
+ * Returns 0, or -1 with one line.
  */
 int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
                            const gpt2_export_opts *o, gpt2_export_result *res,

@@ -2,8 +2,8 @@
  * gguf.c - stconvert with a GGUF input: every tensor into one
  * .safetensors file under its GGUF name, row-major, quantized types
  * decoded (st_gguf_write_safetensors); or, for an OUT directory, a
- * Hugging Face snapshot of a Llama-family GGUF (st_gguf_write_snapshot:
- * HF names, llama's q/k rows back in HF's order, config.json,
+ * Hugging Face snapshot of a GPT-2 or Llama-family GGUF (st_gguf_write_snapshot:
+ * HF names, llama's q/k rows and GPT-2's Conv1D weights back in HF's layout, config.json,
  * generation_config.json and the tokenizer files), or for a GGUF without
  * tensors only its tokenizer files (st_gguf_write_tokenizer). libst does
  * the work; this file checks the
@@ -81,7 +81,8 @@ static int cancel(void *ctx)
 	return signals_caught();
 }
 
-/* The one file's out: line, or the snapshot's. */
+/* The one file's out: line, or the snapshot's (tokenizer: 0 none, 1 the
+ * tokenizer files, 2 GPT-2's, vocab.json and merges.txt too). */
 static void report_out(const struct stconvert_options *o, int hf, size_t n, uint64_t bytes,
                        int tokenizer)
 {
@@ -96,7 +97,9 @@ static void report_out(const struct stconvert_options *o, int hf, size_t n, uint
 	cli_warn("out: %zu tensor%s, %llu bytes (%s), a snapshot: %s/model.safetensors, "
 	         "config.json, generation_config.json%s",
 	         n, n == 1 ? "" : "s", (unsigned long long)bytes, h, out,
-	         tokenizer ? ", tokenizer.json, tokenizer_config.json" : "");
+	         tokenizer == 2 ? ", vocab.json, merges.txt, tokenizer.json, tokenizer_config.json"
+	         : tokenizer == 1 ? ", tokenizer.json, tokenizer_config.json"
+	                          : "");
 	free(out);
 }
 
@@ -174,8 +177,10 @@ static void report(const struct stconvert_options *o, const st_gguf *g,
 	cli_fmt_bytes(h, sizeof h, st_gguf_data_size(g));
 	cli_warn("in:  %zu tensor%s, %llu bytes (%s), 1 GGUF file", n, n == 1 ? "" : "s",
 	         (unsigned long long)st_gguf_data_size(g), h);
-	report_out(o, hf, written, out_bytes,
-	           !(lost & (ST_GGUF_HF_LOST_TOKENIZER | ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED)));
+	const char *arch = NULL;
+	int gpt2 = hf && st_gguf_hf_arch(g, &arch, NULL) == ST_OK && !strcmp(arch, "gpt2");
+	int tok = !(lost & (ST_GGUF_HF_LOST_TOKENIZER | ST_GGUF_HF_LOST_TOKENIZER_UNSUPPORTED));
+	report_out(o, hf, written, out_bytes, tok ? 1 + gpt2 : 0);
 	if (o->c.has_to)
 		cli_warn("to %s: %zu decoded, %zu converted, %zu copied", st_dtype_name(o->c.to),
 		         decoded, converted, kept);
@@ -201,13 +206,7 @@ static int to_snapshot(const struct stconvert_options *o, st_gguf *g)
 	st_error err;
 	const char *arch;
 	if (st_gguf_hf_arch(g, &arch, &err) != ST_OK) {
-		long k = st_gguf_find_kv(g, "general.architecture");
-		const st_gguf_value *v = k < 0 ? NULL : &st_gguf_kv_at(g, (size_t)k)->value;
 		char *in = cli_printable(o->in, strlen(o->in));
-		if (v && v->type == ST_GGUF_STRING && v->n == 4 && !memcmp(v->v.s, "gpt2", 4))
-			cli_die(CLI_ERROR,
-			        "%s: a GPT-2 GGUF: gpt2export %s OUT/ rebuilds its snapshot", in,
-			        in);
 		char *m = cli_printable(err.message, strlen(err.message));
 		cli_die(CLI_ERROR,
 		        "%s; stconvert %s OUT.safetensors writes its tensors under "

@@ -201,8 +201,8 @@ static void legacy_bound(const struct qbound *q, const unsigned char *gd, const 
  * The types whose quantizer (ggml_quantize_chunk, imatrix or not) ends by
  * choosing each code as the point of its sub-block's grid nearest to the
  * value, with the block's final scales (doc/ggml.md, "Expected error"):
- * the K-quants, Q8_K, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0 and
- * Q2_0. An element is within the distance from the reference x to the
+ * the K-quants, Q8_K, Q8_1 (quantize_row_q8_1_ref), IQ4_NL, IQ4_XS, TQ1_0,
+ * TQ2_0, MXFP4, NVFP4, Q1_0 and Q2_0. An element is within the distance from the reference x to the
  * nearest point of its grid, plus slack (a scale chosen in F32 and stored
  * as F16) plus 2^-20 of the magnitudes (F32 rounding on both sides).
  */
@@ -282,6 +282,13 @@ static void grids_q8_k(const unsigned char *s, struct grid *g)
 	g[0] = affine(d, 0, -128, 127, 0);
 }
 
+/* Q8_1 (quantize_row_q8_1_ref): d = amax / 127 in F32, stored as F16. */
+static void grids_q8_1(const unsigned char *s, struct grid *g)
+{
+	double d = f16_at(s);
+	g[0] = affine(d, 0, -127, 127, f16_slack(d, 127));
+}
+
 static void grids_iq4_nl(const unsigned char *s, struct grid *g)
 {
 	double d = f16_at(s);
@@ -344,6 +351,7 @@ static const struct nearest nearests[] = {
 	{ST_GGML_Q2_K, 256, 84, 16, grids_q2_k},      {ST_GGML_Q3_K, 256, 110, 16, grids_q3_k},
 	{ST_GGML_Q4_K, 256, 144, 32, grids_q4_k},     {ST_GGML_Q5_K, 256, 176, 32, grids_q5_k},
 	{ST_GGML_Q6_K, 256, 210, 16, grids_q6_k},     {ST_GGML_Q8_K, 256, 292, 256, grids_q8_k},
+	{ST_GGML_Q8_1, 32, 36, 32, grids_q8_1},
 	{ST_GGML_IQ4_NL, 32, 18, 32, grids_iq4_nl},   {ST_GGML_IQ4_XS, 256, 136, 32, grids_iq4_xs},
 	{ST_GGML_TQ1_0, 256, 54, 256, grids_tq1_0},   {ST_GGML_TQ2_0, 256, 66, 256, grids_tq2_0},
 	{ST_GGML_MXFP4, 32, 17, 32, grids_mxfp4},     {ST_GGML_NVFP4, 64, 36, 16, grids_nvfp4},

@@ -292,7 +292,7 @@ typedef struct st_diff_gguf_item {
 	bool identical; /* the GGUF bytes are the checkpoint's, same dtype */
 	bool encoded;   /* ... are its values encoded (rounded, Q8_0 quantized) */
 	bool type_bound; /* judged by the quantized type's expected error
-	                  * (every quantized type but Q8_0 and Q8_1;
+	                  * (every quantized type but Q8_0;
 	                  * doc/ggml.md): atol is the largest element's bound,
 	                  * rtol 0 */
 	bool type_rms;   /* ... by each block's RMS error (the IQ lattice
@@ -305,7 +305,7 @@ typedef struct st_diff_gguf_item {
  * UNDECODABLE or COMPARED). Tolerances o->rtol and o->atol, else the
  * quantized type's expected error (doc/ggml.md): Q8_0 is within
  * tolerance exactly when it is the checkpoint's values quantized, every
- * other quantized type (but Q8_1) when every element is within its bound
+ * other quantized type when every element is within its bound
  * (the IQ lattice types: every block's RMS error); else the looser of the
  * two types' defaults (0 with exact). Returns ST_OK, ST_ENOMEM or the read
  * error.

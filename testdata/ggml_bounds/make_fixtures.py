@@ -5,10 +5,11 @@ tests/cli/stdiff_gguf_bounds.sh reads.
 
 Usage: PYTHONPATH=/work/ref/llama.cpp/gguf-py make_fixtures.py [STDIFF] [--evidence]
 
-The quantized blocks are ggml's own: ggml_quantize_chunk (Q8_K:
-quantize_row_q8_K_ref) and to_float from node-llama-cpp
-3.21.1's libggml-base.so through ctypes (loaded as ../ggml/make_fixtures.py
-loads it); the GGUF files are written by gguf-py's GGUFWriter. Nothing here
+The quantized blocks are ggml's own: ggml_quantize_chunk (Q8_1 and Q8_K:
+quantize_row_q8_1_ref, quantize_row_q8_K_ref) and to_float from
+node-llama-cpp 3.21.1's libggml-base.so through ctypes (loaded as
+../ggml/make_fixtures.py loads it; Q8_1's values, which ggml has no
+to_float for, are d * q in numpy, as ../ggml/make_fixtures.py computes them); the GGUF files are written by gguf-py's GGUFWriter. Nothing here
 uses libst but STDIFF, the program under test, in --evidence.
 
 Writes, next to this script:
@@ -46,18 +47,23 @@ sys.argv[1:] = []  # ../ggml/make_fixtures.py reads its own arguments
 import make_fixtures as mf  # noqa: E402  (ggml through ctypes, the type table)
 import gguf  # noqa: E402
 
+# gguf-py's size table gives Q8_1 40 bytes (4 + 4 + 32); ggml's block_q8_1
+# is 36 (two F16, 32 int8: ggml_type_size, checked by ../ggml): the writer
+# computes the tensor's shape from it.
+gguf.constants.GGML_QUANT_SIZES[gguf.GGMLQuantizationType.Q8_1] = (32, 36)
+
 STDIFF = ARGS[0] if ARGS else os.path.join(HERE, "..", "..", "build", "bin", "stdiff")
 
 # The types judged by an error rule (Q8_0 is judged by exact re-quantization).
 JUDGED = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K",
-          "Q8_K", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
+          "Q8_K", "Q8_1", "IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
           "Q2_0", "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"]
 # Also quantized with an importance matrix in quant.gguf ("T.imatrix").
 IMATRIX_TOO = ["Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K"]
 LEGACY = {"Q4_0", "Q4_1", "Q5_0", "Q5_1"}
 LATTICE = {"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S"}
 # Types whose quantizer uses an importance matrix when given one.
-TAKES_IMATRIX = set(JUDGED) - {"Q8_K", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
+TAKES_IMATRIX = set(JUDGED) - {"Q8_K", "Q8_1", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0",
                                "Q2_0"}
 
 # Byte ranges [lo, hi) of a block: stored scales (F16/F32/E8M0/UE4M3 and
@@ -65,7 +71,7 @@ TAKES_IMATRIX = set(JUDGED) - {"Q8_K", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0
 SCALE_BYTES = {
     "Q4_0": [(0, 2)], "Q4_1": [(0, 4)], "Q5_0": [(0, 2)], "Q5_1": [(0, 4)],
     "Q2_K": [(0, 16), (80, 84)], "Q3_K": [(96, 110)], "Q4_K": [(0, 16)],
-    "Q5_K": [(0, 16)], "Q6_K": [(192, 210)], "Q8_K": [(0, 4)], "IQ4_NL": [(0, 2)],
+    "Q5_K": [(0, 16)], "Q6_K": [(192, 210)], "Q8_K": [(0, 4)], "Q8_1": [(0, 2)], "IQ4_NL": [(0, 2)],
     "IQ4_XS": [(0, 8)], "TQ1_0": [(52, 54)], "TQ2_0": [(64, 66)], "MXFP4": [(0, 1)],
     "NVFP4": [(0, 4)], "Q1_0": [(0, 2)], "Q2_0": [(0, 2)], "IQ1_S": [(0, 2)],
     "IQ1_M": [(48, 56)], "IQ2_XXS": [(0, 2)], "IQ2_XS": [(0, 2), (66, 74)],
@@ -74,7 +80,7 @@ SCALE_BYTES = {
 CODE_BYTES = {
     "Q4_0": (2, 18), "Q4_1": (4, 20), "Q5_0": (2, 22), "Q5_1": (4, 24),
     "Q2_K": (16, 80), "Q3_K": (0, 96), "Q4_K": (16, 144), "Q5_K": (16, 176),
-    "Q6_K": (0, 192), "Q8_K": (4, 260), "IQ4_NL": (2, 18), "IQ4_XS": (8, 136),
+    "Q6_K": (0, 192), "Q8_K": (4, 260), "Q8_1": (4, 36), "IQ4_NL": (2, 18), "IQ4_XS": (8, 136),
     "TQ1_0": (0, 52), "TQ2_0": (0, 64), "MXFP4": (1, 17), "NVFP4": (4, 36),
     "Q1_0": (2, 18), "Q2_0": (2, 18), "IQ1_S": (2, 50), "IQ1_M": (0, 48),
     "IQ2_XXS": (2, 66), "IQ2_XS": (2, 66), "IQ2_S": (2, 74), "IQ3_XXS": (2, 98),
@@ -84,7 +90,7 @@ CODE_BYTES = {
 # high byte XOR 0x20 (the exponent moved by 8: 256 times), E8M0 + 8, ...
 DAMAGE = {
     "Q2_K": (81, 0x20), "Q3_K": (109, 0x20), "Q4_K": (1, 0x20), "Q5_K": (1, 0x20),
-    "Q6_K": (209, 0x20), "Q8_K": (3, 0x04), "IQ4_NL": (1, 0x20), "IQ4_XS": (1, 0x20),
+    "Q6_K": (209, 0x20), "Q8_K": (3, 0x04), "Q8_1": (1, 0x20), "IQ4_NL": (1, 0x20), "IQ4_XS": (1, 0x20),
     "TQ1_0": (53, 0x20), "TQ2_0": (65, 0x20), "MXFP4": (0, 0x08), "NVFP4": (0, 0x40),
     "Q1_0": (2, 0xFF), "Q2_0": (1, 0x20), "IQ1_S": (1, 0x20), "IQ1_M": (55, 0x20),
     "IQ2_XXS": (1, 0x20), "IQ2_XS": (1, 0x20), "IQ2_S": (1, 0x20), "IQ3_XXS": (1, 0x20),
@@ -95,18 +101,21 @@ DAMAGE = {
 rng = np.random.default_rng(20261202)
 
 
-def quantize_q8_k(x):
-    """Q8_K has no ggml_quantize_chunk path: quantize_row_q8_K_ref."""
-    t, blk, size = mf.TYPES["Q8_K"]
+def quantize_ref(name, x):
+    """Q8_1 and Q8_K have no ggml_quantize_chunk path: quantize_row_*_ref."""
+    t, blk, size = mf.TYPES[name]
     dst = ctypes.create_string_buffer(size * (len(x) // blk))
-    fn = mf.ggml.quantize_row_q8_K_ref
+    fn = getattr(mf.ggml, "quantize_row_%s_ref" % name.lower().replace("q8_k", "q8_K"))
     fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
     fn(x.ctypes.data_as(ctypes.c_void_p), dst, len(x))
     return bytes(dst.raw)
 
 
 def to_float(name, raw, n):
-    """ggml's values of the bytes raw (Q8_K: dequantize_row_q8_K)."""
+    """ggml's values of the bytes raw (Q8_K: dequantize_row_q8_K; Q8_1,
+    which ggml cannot decode: d * q in numpy)."""
+    if name == "Q8_1":
+        return mf.numpy_q8_1(bytes(raw))
     if name != "Q8_K":
         return mf.ggml_to_float(mf.TYPES[name][0], raw, n)
     out = np.zeros(n, dtype=np.float32)
@@ -118,8 +127,8 @@ def to_float(name, raw, n):
 
 def quantize(name, x, imat):
     """ggml's bytes for the F32 values x (whole blocks, one row)."""
-    if name == "Q8_K":
-        return quantize_q8_k(x)
+    if name in ("Q8_1", "Q8_K"):
+        return quantize_ref(name, x)
     t, blk, size = mf.TYPES[name]
     dst = ctypes.create_string_buffer(size * (len(x) // blk))
     w = None if imat is None else imat.ctypes.data_as(ctypes.c_void_p)

@@ -139,6 +139,17 @@ for m in qwen3 qwen2 llama2_bf16; do
     done
   done
 done
+# Blocks of 5 and 7 rows: the decode's four-row loop with one, two and
+# three rows left over (48 = 6 * 7 + 6), 64-column blocks and 48-column.
+for b in 5,64 7,48; do
+  run "fp8b_$b" 0 "$BIN/stconvert" "$D/qwen3" "$TMP/fp8b_$b" --to f8_e4m3 --block $b -q
+  run "deqb_$b" 0 "$BIN/stconvert" "$TMP/fp8b_$b" "$TMP/deqb_$b" --to f32 -q
+  run "deqblo_$b" 0 "$S" --model-dir "$TMP/deqb_$b" --ids 42 --logits-out "$TMP/deqb_$b.st" -q
+  for k in portable avx2 avx512; do
+    GPT2RUN_KERNEL=$k "$S" --model-dir "$TMP/fp8b_$b" --ids 1 -n 1 -q --print-ids >/dev/null 2>&1 || continue
+    GPT2RUN_KERNEL=$k run "fp8bchk_${b}_$k" 0 "$S" --model-dir "$TMP/fp8b_$b" --ids 42 --check "$TMP/deqb_$b.st" -q
+  done
+done
 run fp8_vs_f32 0 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" --atol 0.5 -q &&
   expect_out fp8_vs_f32 '^greedy: 8 ids match'
 run fp8_vs_f32_tight 1 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" -q

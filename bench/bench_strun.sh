@@ -51,12 +51,12 @@ run() {
 	local label=$1 model=$2 j=$3 err=$dir/err.txt
 	/usr/bin/time -f "rss %M" "$strun" --model-dir "$model" --ids "$ids8" -n 32 --greedy \
 		--ignore-eos --print-ids -j "$j" >/dev/null 2>"$err"
-	awk -v l="$label" '/loaded/ {for (i = 1; i <= NF; i++) if ($i == "ms") print l, "load_ms", $(i - 1)}
-		/generated:/ {print l, "decode_ms", $6 / $3}
-		/^rss/ {print l, "rss_mb", $2 / 1024}' "$err" >>"$out"
+	awk -v l="$label" -v r="$r" '/loaded/ {for (i = 1; i <= NF; i++) if ($i == "ms") print l, "load_ms", $(i - 1), r}
+		/generated:/ {print l, "decode_ms", $6 / $3, r}
+		/^rss/ {print l, "rss_mb", $2 / 1024, r}' "$err" >>"$out"
 	"$strun" --model-dir "$model" --ids "$ids512" -n 1 --greedy --ignore-eos --print-ids \
 		-j "$j" >/dev/null 2>"$err"
-	awk -v l="$label" '/prompt:/ {print l, "prompt512_ms", $6}' "$err" >>"$out"
+	awk -v l="$label" -v r="$r" '/prompt:/ {print l, "prompt512_ms", $6, r}' "$err" >>"$out"
 }
 for r in $(seq "$rounds"); do
 	run "strun-bf16-j1" "$snap" 1
@@ -66,8 +66,8 @@ for r in $(seq "$rounds"); do
 		for t in bf16 f16; do
 			BENCH_VOCAB=151936 BENCH_PROMPT=512 node "$here/llama_bench.mjs" \
 				"$NODE_LLAMA_CPP_DIR" "$dir/qwen2-$t.gguf" "$t" 1 "$threads" |
-				awk -v j="$threads" '$3 == "decode8" {print "llama.cpp-" $2 "-j" j, "decode_ms", $4}
-					$3 == "prompt512" {print "llama.cpp-" $2 "-j" j, "prompt512_ms", $4 * 512}' >>"$out"
+				awk -v j="$threads" -v r="$r" '$3 == "decode8" {print "llama.cpp-" $2 "-j" j, "decode_ms", $4, r}
+					$3 == "prompt512" {print "llama.cpp-" $2 "-j" j, "prompt512_ms", $4 * 512, r}' >>"$out"
 		done
 	fi
 done
@@ -78,4 +78,21 @@ sort "$out" | awk '{k = $1 " " $2; v[k] = v[k] " " $3} END {for (k in v) print k
 	echo "$vals" | tr ' ' '\n' | sort -g | awk -v l="$label" -v w="$what" '
 		{a[NR] = $1} END {m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
 		printf "%-20s %-13s %10.1f [%.1f, %.1f]\n", l, w, m, a[1], a[NR]}'
+done
+# Ratios of two figures of the same round (the machine's speed drifts
+# between rounds, less within one): median [min, max] over the rounds.
+ratio() {
+	awk -v a="$1" -v b="$2" -v w="$3" '$2 == w && $1 == a {x[$4] = $3} $2 == w && $1 == b {y[$4] = $3}
+		END {for (r in x) if (r in y && y[r] > 0) print x[r] / y[r]}' "$out" | sort -g |
+		awk -v l="$1/$2" -v w="$3" '{a[NR] = $1} END {if (!NR) exit;
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
+			printf "%-40s %-13s %6.3f [%.3f, %.3f]\n", l, w, m, a[1], a[NR]}'
+}
+echo "ratios of the same round | median [min, max]"
+ratio "strun-fp8-j$threads" "strun-bf16-j$threads" decode_ms
+ratio "strun-bf16-j1" "strun-bf16-j$threads" decode_ms
+ratio "strun-bf16-j1" "strun-bf16-j$threads" prompt512_ms
+for t in bf16 f16; do
+	ratio "strun-bf16-j$threads" "llama.cpp-$t-j$threads" decode_ms
+	ratio "strun-bf16-j$threads" "llama.cpp-$t-j$threads" prompt512_ms
 done

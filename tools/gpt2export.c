@@ -212,20 +212,9 @@ static int check(const char *in, int in_llmc, const char *out,
 }
 
 struct gguf_ui {
+	cli_progress progress; /* first: cli_progress_cb */
 	int quiet;
-	cli_progress progress;
 };
-
-static void gguf_progress(void *ctx, uint64_t bytes)
-{
-	cli_progress_add(&((struct gguf_ui *)ctx)->progress, bytes);
-}
-
-static int gguf_cancel(void *ctx)
-{
-	(void)ctx;
-	return signals_caught();
-}
 
 /* libst's warnings (its notes, a buffer left out, are not gpt2export's). */
 static void gguf_note(void *ctx, int severity, const char *message)
@@ -244,8 +233,8 @@ static int hf_to_gguf(const char *in, const char *out, int type, int quiet)
 {
 	st_hf_gguf_options go = {type >= 0, type >= 0 ? (unsigned)type : 0, 0, NULL};
 	struct gguf_ui ui = {.quiet = quiet};
-	st_convert_run run = {.progress = gguf_progress,
-	                      .cancel = gguf_cancel,
+	st_convert_run run = {.progress = cli_progress_cb,
+	                      .cancel = signals_cancel_cb,
 	                      .note = gguf_note,
 	                      .ctx = &ui};
 	st_error err;

@@ -326,11 +326,12 @@ static void check_block_out(const struct outloc *loc, const st_convert_plan *p)
 
 /* ---- notes, progress and cancelling ------------------------------------------ */
 
-/* What the write's callbacks share with main. The signal handlers only
- * record the signal (signals.h); cancel passes it on to libst. */
+/* What the write's callbacks share with main (cli_progress_cb: the
+ * progress first). The signal handlers only record the signal
+ * (signals.h); signals_cancel_cb passes it on to libst. */
 struct ui {
-	const struct stconvert_options *o;
 	cli_progress progress;
+	const struct stconvert_options *o;
 };
 
 /* The lines the plan gives, before anything is written. */
@@ -386,17 +387,6 @@ static void snapshot_note(void *ctx, int severity, const char *message)
 		cli_warn("warning: %s", message);
 	else if (ui->o->verbose)
 		cli_warn("%s", message);
-}
-
-static void progress(void *ctx, uint64_t bytes)
-{
-	cli_progress_add(&((struct ui *)ctx)->progress, bytes);
-}
-
-static int cancel(void *ctx)
-{
-	(void)ctx;
-	return signals_caught();
 }
 
 /* Give up (libst removed its temporaries): die of a signal caught, or say why. */
@@ -464,6 +454,19 @@ static void free_options(struct stconvert_options *o)
 	free(o->keys);
 }
 
+const char *stconvert_safetensors_option(const struct stconvert_options *o)
+{
+	return o->c.quantize     ? "--to f8_e4m3"
+	       : o->c.n_keep     ? "--keep"
+	       : o->c.n_drop     ? "--drop"
+	       : o->n_keys       ? "--key"
+	       : o->c.n_meta     ? "--metadata"
+	       : o->shard_size   ? "--shard-size"
+	       : o->c.block_rows ? "--block"
+	       : o->c.n_rename   ? "--rename/--strip-prefix"
+	                         : NULL;
+}
+
 unsigned stconvert_threads(const struct stconvert_options *o)
 {
 	return (unsigned)(o->threads ? o->threads : cli_default_threads(MAX_WORKERS));
@@ -529,8 +532,8 @@ int main(int argc, char **argv)
 	struct ui ui = {.o = &o};
 	st_convert_run run = {
 		.threads = stconvert_threads(&o),
-		.progress = progress,
-		.cancel = cancel,
+		.progress = cli_progress_cb,
+		.cancel = signals_cancel_cb,
 		.note = snapshot_note,
 		.ctx = &ui,
 	};

@@ -175,6 +175,8 @@ expect_err qsafe "--to q8_0: writes a GGUF file: OUT must end in .gguf"
 run f64 2 "$C" --to f64 --stand-in-vocab "$D/qwen2" "$TMP/f64.gguf"
 expect_err f64 "--to f64: not available for a GGUF OUT"
 [ -e "$TMP/f64.gguf" ] && fail "f64: left OUT" || ok
+run keep 2 "$C" --keep 'model.*' --stand-in-vocab "$D/qwen2" "$TMP/keep.gguf"
+expect_err keep "--keep: not available for a GGUF OUT"
 run exists 2 "$C" --stand-in-vocab "$D/qwen2" "$TMP/r.gguf"
 expect_err exists "already exists \(use --force to replace it\)"
 run force 0 "$C" -q --force --stand-in-vocab --to f32 "$D/qwen2" "$TMP/r.gguf"

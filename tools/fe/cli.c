@@ -669,6 +669,11 @@ static void progress_line(cli_progress *p, const char *text)
 	fflush(stderr);
 }
 
+void cli_progress_cb(void *ctx, uint64_t bytes)
+{
+	cli_progress_add((cli_progress *)ctx, bytes);
+}
+
 void cli_progress_add(cli_progress *p, uint64_t n)
 {
 	p->done += n;

@@ -168,6 +168,12 @@ void cli_progress_start(cli_progress *p, const char *label, uint64_t total);
 void cli_progress_add(cli_progress *p, uint64_t n);
 void cli_progress_done(cli_progress *p);
 /*
+ * libst's progress callback (st_convert_run, st_gguf_hf_run, ...) for a
+ * tool whose ctx points at a struct that begins with its cli_progress:
+ * cli_progress_add of the bytes.
+ */
+void cli_progress_cb(void *ctx, uint64_t bytes);
+/*
  * The bar's time left: "  ETA 1:05", "  ETA 1:02:05" (seconds rounded),
  * "" when secs is negative, NaN or 100 hours or more.
  */

@@ -37,6 +37,12 @@ int signals_caught(void)
 	return atomic_load(&caught);
 }
 
+int signals_cancel_cb(void *ctx)
+{
+	(void)ctx;
+	return signals_caught();
+}
+
 void signals_block(sigset_t *old)
 {
 	sigset_t set;

@@ -31,5 +31,7 @@ void signals_block(sigset_t *old);
  * _exit(128 + signal) should it not kill; else return.
  */
 void signals_reraise(void);
+/* libst's cancel callback: a signal caught (ctx unused). */
+int signals_cancel_cb(void *ctx);
 
 #endif

@@ -29,14 +29,9 @@ static int key_is(const st_gguf *g, const char *key, const char *want)
 }
 
 struct import_ui {
-	cli_progress prog;
+	cli_progress prog; /* first: cli_progress_cb */
 	const gpt2_export_opts *o;
 };
-
-static void import_progress(void *ctx, uint64_t bytes)
-{
-	cli_progress_add(&((struct import_ui *)ctx)->prog, bytes);
-}
 
 static int import_cancel(void *ctx)
 {
@@ -99,7 +94,7 @@ int gpt2_export_gguf_to_hf(const char *in, const char *out_dir, int dtype,
 	st_gguf_convert_options go = {1, (st_dtype)res->dst_dtype, 1};
 	struct import_ui ui = {.o = o};
 	memset(&ui.prog, 0, sizeof ui.prog); /* disabled until started */
-	st_convert_run run = {.progress = import_progress, .cancel = import_cancel, .ctx = &ui};
+	st_convert_run run = {.progress = cli_progress_cb, .cancel = import_cancel, .ctx = &ui};
 	struct stat st;
 	/* An existing folder (--force) is written into, as the other imports
 	 * do: what it holds but weights is kept. */

@@ -37,15 +37,7 @@ static int out_is_dir(const char *out)
 /* Options that a GGUF input has no meaning for are refused, not ignored. */
 static void check_options(const struct stconvert_options *o, int dir)
 {
-	const char *bad = o->c.quantize     ? "--to f8_e4m3"
-	                  : o->c.n_keep     ? "--keep"
-	                  : o->c.n_drop     ? "--drop"
-	                  : o->n_keys       ? "--key"
-	                  : o->c.n_meta     ? "--meta"
-	                  : o->shard_size   ? "--shard-size"
-	                  : o->c.block_rows ? "--block"
-	                  : o->c.n_rename   ? "--rename/--strip-prefix"
-	                                    : NULL;
+	const char *bad = stconvert_safetensors_option(o);
 	if (bad)
 		cli_usage_error("%s: not available for a GGUF input (it converts every "
 		                "tensor to one .safetensors file)",
@@ -64,21 +56,6 @@ static void check_options(const struct stconvert_options *o, int dir)
 		cli_die(CLI_ERROR, "%s: exists and is not a regular file or directory", o->out);
 	if (exists && !o->force)
 		cli_die(CLI_ERROR, "%s: already exists (use --force to replace it)", o->out);
-}
-
-struct ui {
-	cli_progress progress;
-};
-
-static void progress(void *ctx, uint64_t bytes)
-{
-	cli_progress_add(&((struct ui *)ctx)->progress, bytes);
-}
-
-static int cancel(void *ctx)
-{
-	(void)ctx;
-	return signals_caught();
 }
 
 /* The one file's out: line, or the snapshot's (tokenizer: 0 none, 1 the
@@ -215,17 +192,17 @@ static int to_snapshot(const struct stconvert_options *o, st_gguf *g)
 	}
 	struct stat st;
 	unsigned flags = stat(o->out, &st) == 0 ? ST_SNAPSHOT_REPLACE : 0;
-	struct ui ui;
+	cli_progress prog;
 	st_convert_run run = {.threads = stconvert_threads(o),
-	                      .progress = progress,
-	                      .cancel = cancel,
-	                      .ctx = &ui};
+	                      .progress = cli_progress_cb,
+	                      .cancel = signals_cancel_cb,
+	                      .ctx = &prog};
 	st_gguf_convert_options go = {o->c.has_to, o->c.to, 1};
 	st_convert_stats stats = {0, 0};
 	unsigned lost = 0;
-	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
+	cli_progress_start(&prog, "stconvert", st_gguf_data_size(g));
 	int rc = st_gguf_write_snapshot(g, o->out, flags, &go, &run, &stats, &lost, &err);
-	cli_progress_done(&ui.progress);
+	cli_progress_done(&prog);
 	if (rc != ST_OK) {
 		signals_reraise();
 		cli_error(&err);
@@ -278,18 +255,18 @@ int stconvert_gguf(const struct stconvert_options *o)
 		st_gguf_close(g);
 		return rc;
 	}
-	struct ui ui;
+	cli_progress prog;
 	st_convert_run run = {.threads = stconvert_threads(o),
-	                      .progress = progress,
-	                      .cancel = cancel,
-	                      .ctx = &ui};
+	                      .progress = cli_progress_cb,
+	                      .cancel = signals_cancel_cb,
+	                      .ctx = &prog};
 	st_gguf_convert_options go = {o->c.has_to, o->c.to, 0};
 	st_convert_stats stats = {0, 0};
-	cli_progress_start(&ui.progress, "stconvert", st_gguf_data_size(g));
+	cli_progress_start(&prog, "stconvert", st_gguf_data_size(g));
 	int rc = strcmp(o->out, "-") ? st_gguf_write_safetensors(g, o->out, &go, &run, &stats, &err)
 	                             : st_gguf_write_safetensors_fd(g, STDOUT_FILENO, "<stdout>",
 	                                                            &go, &run, &stats, &err);
-	cli_progress_done(&ui.progress);
+	cli_progress_done(&prog);
 	if (rc != ST_OK) {
 		st_gguf_close(g);
 		signals_reraise();

@@ -31,6 +31,15 @@ struct stconvert_options {
 void stconvert_report(const struct stconvert_options *o, st_checkpoint *c,
                       const st_convert_plan *p);
 
+/*
+ * The first option given that only a safetensors OUT from a safetensors
+ * or PyTorch IN has a meaning for (--to f8_e4m3, --keep, --drop, --key,
+ * --metadata, --shard-size, --block, --rename/--strip-prefix), as
+ * written on the command line; NULL: none. A GGUF on either side refuses
+ * it.
+ */
+const char *stconvert_safetensors_option(const struct stconvert_options *o);
+
 /* The worker threads: --threads, else the CPUs online, at most four. */
 unsigned stconvert_threads(const struct stconvert_options *o);
 

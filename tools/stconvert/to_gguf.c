@@ -19,16 +19,8 @@
 /* Options that have no meaning for a GGUF OUT are refused, not ignored. */
 static void check_options(const struct stconvert_options *o)
 {
-	const char *bad = o->c.quantize                            ? "--to f8_e4m3"
-	                  : o->c.has_to && o->c.to == ST_DTYPE_F64 ? "--to f64"
-	                  : o->c.n_keep                            ? "--keep"
-	                  : o->c.n_drop                            ? "--drop"
-	                  : o->n_keys                              ? "--key"
-	                  : o->c.n_meta                            ? "--metadata"
-	                  : o->shard_size                          ? "--shard-size"
-	                  : o->c.block_rows                        ? "--block"
-	                  : o->c.n_rename                          ? "--rename/--strip-prefix"
-	                                                           : NULL;
+	const char *bad = o->c.has_to && o->c.to == ST_DTYPE_F64 ? "--to f64"
+	                                                         : stconvert_safetensors_option(o);
 	if (bad)
 		cli_usage_error("%s: not available for a GGUF OUT (it writes every parameter "
 		                "under llama.cpp's names)",
@@ -52,20 +44,9 @@ static int chosen_type(const struct stconvert_options *o)
 }
 
 struct ui {
+	cli_progress progress; /* first: cli_progress_cb */
 	const struct stconvert_options *o;
-	cli_progress progress;
 };
-
-static void progress(void *ctx, uint64_t bytes)
-{
-	cli_progress_add(&((struct ui *)ctx)->progress, bytes);
-}
-
-static int cancel(void *ctx)
-{
-	(void)ctx;
-	return signals_caught();
-}
 
 /* libst's warnings always, its notes (a tensor left out, F16 rows) with -v. */
 static void note(void *ctx, int severity, const char *message)
@@ -136,7 +117,10 @@ int stconvert_to_gguf(const struct stconvert_options *o)
 	st_hf_gguf_options go = {type >= 0, type >= 0 ? (unsigned)type : 0, o->stand_in_vocab,
 	                         NULL};
 	struct ui ui = {.o = o};
-	st_convert_run run = {.progress = progress, .cancel = cancel, .note = note, .ctx = &ui};
+	st_convert_run run = {.progress = cli_progress_cb,
+	                      .cancel = signals_cancel_cb,
+	                      .note = note,
+	                      .ctx = &ui};
 	st_hf_gguf_result res;
 	st_error err;
 	cli_progress_start(&ui.progress, "stconvert", 0);

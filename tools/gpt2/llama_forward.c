@@ -30,6 +30,7 @@ struct llama_cache {
 	size_t kv_bytes;
 	int act_T;
 	float *x, *xn, *q, *kk, *vv, *att, *proj, *gate, *up;
+	float *rope; /* (T, hd): rope_table's angles */
 	int scratch_threads;
 	float *att_scratch; /* (threads, capacity) */
 	float *panels;      /* (threads, max IN, panel) */
@@ -205,23 +206,40 @@ static void rows_run(gpt2_pool *pool, struct rows_ctx c)
 }
 
 /*
- * The rotary embedding of q (T, NH, hd) or k (T, NKV, hd) in place, at positions pos0.., rotate-half: element i and
- * i + hd/2 of a head form a pair (transformers' rotate_half), not i and
- * i + 1 (GGUF's interleaved layout, doc/llama.md).
+ * The rotary angles of T positions pos0..: cs (T, hd), cos of position t's
+ * angles in the first hd/2, sin in the rest; one table for every head of
+ * every layer.
  */
-static void rope_heads(float *x, int T, int heads, int hd, int pos0, const float *inv_freq)
+static void rope_table(float *cs, int T, int hd, int pos0, const float *inv_freq)
 {
 	int half = hd / 2;
 	for (int t = 0; t < T; t++) {
-		float pos = (float)(pos0 + t);
+		float pos = (float)(pos0 + t), *row = cs + (size_t)t * (size_t)hd;
+		for (int i = 0; i < half; i++) {
+			float f = pos * inv_freq[i];
+			row[i] = cosf(f);
+			row[half + i] = sinf(f);
+		}
+	}
+}
+
+/*
+ * The rotary embedding of q (T, NH, hd) or k (T, NKV, hd) in place, with
+ * rope_table's angles, rotate-half: element i and i + hd/2 of a head form
+ * a pair (transformers' rotate_half), not i and i + 1 (GGUF's interleaved
+ * layout, doc/llama.md).
+ */
+static void rope_heads(float *x, int T, int heads, int hd, const float *cs)
+{
+	int half = hd / 2;
+	for (int t = 0; t < T; t++) {
+		const float *cosv = cs + (size_t)t * (size_t)hd, *sinv = cosv + half;
 		for (int h = 0; h < heads; h++) {
 			float *v = x + ((size_t)t * (size_t)heads + (size_t)h) * (size_t)hd;
 			for (int i = 0; i < half; i++) {
-				float f = pos * inv_freq[i];
-				float cs = cosf(f), sn = sinf(f);
 				float a = v[i], b = v[i + half];
-				v[i] = a * cs - b * sn;
-				v[i + half] = b * cs + a * sn;
+				v[i] = a * cosv[i] - b * sinv[i];
+				v[i + half] = b * cosv[i] + a * sinv[i];
 			}
 		}
 	}
@@ -283,7 +301,8 @@ int llama_cache_new(llama_cache **out, const llama_model *m, int capacity, char 
 
 static void free_acts(llama_cache *c)
 {
-	float **a[] = {&c->x, &c->xn, &c->q, &c->kk, &c->vv, &c->att, &c->proj, &c->gate, &c->up};
+	float **a[] = {&c->x,   &c->xn,   &c->q,    &c->kk, &c->vv,
+	               &c->att, &c->proj, &c->gate, &c->up, &c->rope};
 	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
 		free(*a[i]);
 		*a[i] = NULL;
@@ -332,8 +351,9 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threa
 		c->proj = malloc(t * C * sizeof(float));
 		c->gate = malloc(t * I * sizeof(float));
 		c->up = malloc(t * I * sizeof(float));
-		if (!c->x || !c->xn || !c->q || !c->kk || !c->vv || !c->att || !c->proj ||
-		    !c->gate || !c->up) {
+		c->rope = malloc(t * (size_t)c->hd * sizeof(float));
+		if (!c->rope || !c->x || !c->xn || !c->q || !c->kk || !c->vv || !c->att ||
+		    !c->proj || !c->gate || !c->up) {
 			free_acts(c);
 			return -1;
 		}
@@ -411,8 +431,8 @@ static void attention_block(llama_model *m, llama_cache *c, int l, int T, int po
 		TRACE("attn.q_norm", l, c->q, T, Q, NH);
 		TRACE("attn.k_norm", l, c->kk, T, KV, NKV);
 	}
-	rope_heads(c->q, T, NH, hd, pos0, m->inv_freq);
-	rope_heads(c->kk, T, NKV, hd, pos0, m->inv_freq);
+	rope_heads(c->q, T, NH, hd, c->rope);
+	rope_heads(c->kk, T, NKV, hd, c->rope);
 	TRACE("attn.q_rope", l, c->q, T, Q, NH);
 	TRACE("attn.k_rope", l, c->kk, T, KV, NKV);
 	store_kv(c, l, T, pos0);
@@ -470,6 +490,7 @@ int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T, flo
 	if (ensure_acts(c, cfg, T, gpt2_pool_size(m->pool), m->kernels->panel))
 		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	int pos0 = c->len;
+	rope_table(c->rope, T, cfg->head_dim, pos0, m->inv_freq);
 	size_t es = gpt2_dtype_size(m->embed.dt);
 	for (int t = 0; t < T; t++) {
 		float *x = c->x + (size_t)t * (size_t)C;

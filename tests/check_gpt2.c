@@ -643,6 +643,63 @@ START_TEST(test_matmul_fast_near_naive)
 }
 END_TEST
 
+/*
+ * Every kernel's dots (the head, and the Llama family's decode products)
+ * against the definition in double, for widths around the vector widths
+ * and every count of rows up to 13 (the four-row groups, their tails, the
+ * rows fetched ahead); and each row's bits the same whether it is the
+ * only row of a call or one of n.
+ */
+START_TEST(test_dots_near_naive)
+{
+	if (!use_kernel(_i))
+		return;
+	static const int Cs[] = {1, 7, 8, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 100, 140};
+	static const st_dtype types[] = {ST_DTYPE_F32, ST_DTYPE_F16, ST_DTYPE_BF16};
+	enum { N = 13, CMAX = 140 };
+	uint64_t rng = 7;
+	float w32[N * CMAX], wr[N * CMAX], x[CMAX], out[N], one;
+	uint16_t w16[N * CMAX];
+	for (int i = 0; i < N * CMAX; i++)
+		w32[i] = gpt2_random_f32(&rng) - 0.5f;
+	for (int i = 0; i < CMAX; i++)
+		x[i] = gpt2_random_f32(&rng) * 4 - 2;
+	for (size_t k = 0; k < 3; k++)
+		for (size_t ci = 0; ci < sizeof Cs / sizeof Cs[0]; ci++) {
+			int C = Cs[ci];
+			const void *w = w32;
+			memcpy(wr, w32, sizeof wr);
+			if (types[k] != ST_DTYPE_F32) {
+				st_convert(types[k], w16, ST_DTYPE_F32, w32, (size_t)N * CMAX, NULL);
+				st_convert(ST_DTYPE_F32, wr, types[k], w16, (size_t)N * CMAX, NULL);
+				w = w16;
+			}
+			size_t es = types[k] == ST_DTYPE_F32 ? 4 : 2;
+			for (int n = 1; n <= N; n++) {
+				kern->dots(out, x, w, types[k], C, n);
+				for (int v = 0; v < n; v++) {
+					double want = 0.0, mag = 0.0;
+					for (int i = 0; i < C; i++) {
+						want += (double)x[i] * wr[v * C + i];
+						mag += fabs((double)x[i] * wr[v * C + i]);
+					}
+					ck_assert_msg(fabs(want - out[v]) <= (C + 1) * 1.2e-7 * mag,
+					              "%s %s C=%d n=%d row %d: %.9g vs %.9g", kern->name,
+					              st_dtype_name(types[k]), C, n, v, (double)out[v],
+					              want);
+					kern->dots(&one, x, (const char *)w + (size_t)v * (size_t)C * es,
+					           types[k], C, 1);
+					ck_assert_msg(memcmp(&one, &out[v], sizeof one) == 0,
+					              "%s %s C=%d n=%d row %d: %.9g alone, %.9g of %d",
+					              kern->name, st_dtype_name(types[k]), C, n, v,
+					              (double)one, (double)out[v], n);
+				}
+			}
+		}
+	kern = NULL;
+}
+END_TEST
+
 /* ---- logits against the PyTorch reference ---------------------------------------- */
 
 /* Every fixture, every prompt, every position: within 1e-4 of the reference. */
@@ -1099,6 +1156,7 @@ static Suite *gpt2_suite(void)
 	tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_matmul_fast_near_naive, 0, 3);
+	tcase_add_loop_test(tc, test_dots_near_naive, 0, 3);
 	tcase_add_loop_test(tc, test_logits_match_reference, 0, 3);
 	tcase_add_loop_test(tc, test_logits_hand_derived, 0, 3);
 	tcase_add_test(tc, test_dtype_as_stored);

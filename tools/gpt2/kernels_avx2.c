@@ -95,12 +95,6 @@ INLINE void store_part(float *p, __m256 v, int n)
 
 enum { PANEL = 16, MR = 6 };
 
-/* The head's rows are not fetched ahead here. */
-INLINE void prefetch_row(const void *w, st_dtype wt, size_t i, int n)
-{
-	(void)w, (void)wt, (void)i, (void)n;
-}
-
 #include "gpt2/kernels_simd.inc"
 
 /*

@@ -82,16 +82,6 @@ INLINE void store_part(float *p, __m512 v, int n)
 	_mm512_mask_storeu_ps(p, tail_mask(n), v);
 }
 
-/* dots_bf16 fetches its rows as it goes (kernel_fetch); the simd loops,
- * which see no BF16 here, fetch nothing. */
-INLINE void prefetch_row(const void *w, st_dtype wt, size_t i, int n)
-{
-	(void)w;
-	(void)wt;
-	(void)i;
-	(void)n;
-}
-
 enum { PANEL = 64, MR = 6 };
 
 #include "gpt2/kernels_simd.inc"
@@ -193,56 +183,6 @@ static void mv_avx512(float *part, const float *x, const void *w, st_dtype wt,
 }
 
 /*
- * The head with BF16 weights: two rows at a time, so that four chains of
- * FMAs, not two, hide their latency; each row sums exactly as dot_row.
- * The rows KERNEL_FETCH_ROWS on are fetched a line per 32 columns.
- */
-static void dots_bf16(float *out, const float *x, const void *w, int C, int n)
-{
-	const st_dtype wt = ST_DTYPE_BF16;
-	int v = 0;
-	for (; v + 2 <= n; v += 2) {
-		size_t ra = (size_t)v * (size_t)C, rb = ra + (size_t)C;
-		__m512 a0 = _mm512_setzero_ps(), a1 = a0, b0 = a0, b1 = a0;
-		int i = 0;
-		const uint16_t *wa = (const uint16_t *)w + ra, *wb = (const uint16_t *)w + rb;
-		size_t ahead = KERNEL_FETCH_ROWS * (size_t)C * 2;
-		for (; i + 32 <= C; i += 32) {
-			kernel_fetch(wa + i, ahead);
-			kernel_fetch(wb + i, ahead);
-			__m512 xl = _mm512_loadu_ps(x + i), xh = _mm512_loadu_ps(x + i + 16);
-			a0 = _mm512_fmadd_ps(xl, load_w(w, wt, ra + (size_t)i), a0);
-			a1 = _mm512_fmadd_ps(xh, load_w(w, wt, ra + (size_t)i + 16), a1);
-			b0 = _mm512_fmadd_ps(xl, load_w(w, wt, rb + (size_t)i), b0);
-			b1 = _mm512_fmadd_ps(xh, load_w(w, wt, rb + (size_t)i + 16), b1);
-		}
-		for (; i + 16 <= C; i += 16) {
-			__m512 xl = _mm512_loadu_ps(x + i);
-			a0 = _mm512_fmadd_ps(xl, load_w(w, wt, ra + (size_t)i), a0);
-			b0 = _mm512_fmadd_ps(xl, load_w(w, wt, rb + (size_t)i), b0);
-		}
-		if (i < C) {
-			__m512 xl = load_part(x + i, C - i);
-			a1 = _mm512_fmadd_ps(xl, load_w_part(w, wt, ra + (size_t)i, C - i), a1);
-			b1 = _mm512_fmadd_ps(xl, load_w_part(w, wt, rb + (size_t)i, C - i), b1);
-		}
-		out[v] = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-		out[v + 1] = _mm512_reduce_add_ps(_mm512_add_ps(b0, b1));
-	}
-	if (v < n)
-		out[v] = dot_row(x, w, wt, (size_t)v * (size_t)C, C);
-}
-
-static void dots_avx512(float *out, const float *x, const void *w, st_dtype wt,
-                        int C, int n)
-{
-	if (wt == ST_DTYPE_BF16)
-		dots_bf16(out, x, w, C, n);
-	else
-		simd_dots(out, x, w, wt, C, n);
-}
-
-/*
  * The prompt's register tile: 6 rows by 64 columns (24 accumulators), per
  * k four panel loads and six broadcasts for 24 FMAs.
  */
@@ -298,7 +238,7 @@ static void gemm_avx512(float *out, size_t ldo, const float *a, size_t lda,
 }
 
 const gpt2_kernels gpt2_kernels_avx512 = {
-	"avx512", PANEL, mv_avx512, dots_avx512, simd_pack, gemm_avx512,
+	"avx512", PANEL, mv_avx512, simd_dots, simd_pack, gemm_avx512,
 	simd_attend, simd_gelu,
 };
 

@@ -17,7 +17,8 @@
 # greedy tokens), a 512-token prompt, and peak RSS (/usr/bin/time), on 1
 # thread and on THREADS; the same on an FP8 copy (stconvert --to
 # f8_e4m3); llama.cpp's decode and 512-token prompt on the BF16 and F16
-# GGUF files (bench/llama_bench.mjs). Prints the medians with [min, max].
+# GGUF files (bench/llama_bench.mjs), BF16 on 1 thread as well. Prints
+# the medians with [min, max], then ratios of figures of the same round.
 # Speed is never asserted anywhere; this is not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,10 +64,14 @@ for r in $(seq "$rounds"); do
 	run "strun-bf16-j$threads" "$snap" "$threads"
 	run "strun-fp8-j$threads" "$dir/qwen2-fp8" "$threads"
 	if [ -n "${NODE_LLAMA_CPP_DIR:-}" ] && [ -d "$NODE_LLAMA_CPP_DIR/node-llama-cpp" ]; then
-		for t in bf16 f16; do
+		# BF16 on 1 thread too: llama.cpp's own scaling, the machine's
+		# baseline for strun's.
+		for tj in bf16:1 bf16:$threads f16:$threads; do
+			t=${tj%:*} j=${tj#*:}
+			[ "$tj" = bf16:1 ] && [ "$threads" = 1 ] && continue
 			BENCH_VOCAB=151936 BENCH_PROMPT=512 node "$here/llama_bench.mjs" \
-				"$NODE_LLAMA_CPP_DIR" "$dir/qwen2-$t.gguf" "$t" 1 "$threads" |
-				awk -v j="$threads" -v r="$r" '$3 == "decode8" {print "llama.cpp-" $2 "-j" j, "decode_ms", $4, r}
+				"$NODE_LLAMA_CPP_DIR" "$dir/qwen2-$t.gguf" "$t" 1 "$j" |
+				awk -v j="$j" -v r="$r" '$3 == "decode8" {print "llama.cpp-" $2 "-j" j, "decode_ms", $4, r}
 					$3 == "prompt512" {print "llama.cpp-" $2 "-j" j, "prompt512_ms", $4 * 512, r}' >>"$out"
 		done
 	fi
@@ -92,6 +97,8 @@ echo "ratios of the same round | median [min, max]"
 ratio "strun-fp8-j$threads" "strun-bf16-j$threads" decode_ms
 ratio "strun-bf16-j1" "strun-bf16-j$threads" decode_ms
 ratio "strun-bf16-j1" "strun-bf16-j$threads" prompt512_ms
+ratio "llama.cpp-bf16-j1" "llama.cpp-bf16-j$threads" decode_ms
+ratio "llama.cpp-bf16-j1" "llama.cpp-bf16-j$threads" prompt512_ms
 for t in bf16 f16; do
 	ratio "strun-bf16-j$threads" "llama.cpp-$t-j$threads" decode_ms
 	ratio "strun-bf16-j$threads" "llama.cpp-$t-j$threads" prompt512_ms

@@ -55,7 +55,8 @@ typedef struct gpt2_kernels {
 	 */
 	void (*mv)(float *part, const float *x, const void *w, st_dtype wt,
 	           int rows, int OUT);
-	/* out[v] = x . w[v * C .. v * C + C) for v in [0, n): the head. */
+	/* out[v] = x . w[v * C .. v * C + C) for v in [0, n): the head, and
+	 * the Llama family's decode products ([out, in] weights). */
 	void (*dots)(float *out, const float *x, const void *w, st_dtype wt,
 	             int C, int n);
 	/*

@@ -560,6 +560,17 @@ const char *st_file_warning(const st_file *f, size_t i)
 	return f->h.warnings[i];
 }
 
+void *st__map(int fd, size_t n)
+{
+	void *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+#ifdef MADV_HUGEPAGE
+	/* Advice only: a kernel without transparent huge pages says no. */
+	if (m != MAP_FAILED)
+		(void)madvise(m, n, MADV_HUGEPAGE);
+#endif
+	return m;
+}
+
 /*
  * The file's bytes: the memory buffer, or the mapping of a path file, made
  * once (see struct st_file). Safe from several threads at once.
@@ -578,7 +589,7 @@ static int map_file(st_file *f, const unsigned char **base, st_error *err)
 	if (f->size > SIZE_MAX)
 		return st__error(err, ST_EIO, "%s: too large to map",
 		                 f->path);
-	m = mmap(NULL, (size_t)f->size, PROT_READ, MAP_SHARED, f->fd, 0);
+	m = st__map(f->fd, (size_t)f->size);
 	if (m == MAP_FAILED)
 		return st__error_sys(err, ST_EIO, errno, "%s: mmap", f->path);
 	void *expected = NULL;

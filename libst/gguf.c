@@ -1046,7 +1046,7 @@ static int open_path(st_gguf **out, const char *path, struct st__report *r,
 		goto fail;
 	}
 	if (g->size) {
-		void *m = mmap(NULL, (size_t)g->size, PROT_READ, MAP_SHARED, g->fd, 0);
+		void *m = st__map(g->fd, (size_t)g->size);
 		if (m == MAP_FAILED) {
 			rc = st__error_sys(r->err, ST_EIO, errno, "%s: mmap", path);
 			goto fail;

@@ -238,6 +238,20 @@ int st__temp_is_stale(const char *name);
 int st__rm_tree(const char *path);
 void st__writeback(int fd, uint64_t off, uint64_t len);
 
+/*
+ * Files in the page cache and in mappings (file.c). ST__FOLIO is the
+ * size of a huge page: output written in pieces that start and end on
+ * its multiples lets the kernel keep the file in folios of that size
+ * (Linux 6.x on ext4, xfs, tmpfs), which a mapping then maps with huge
+ * pages. st__map maps n bytes of fd read-only and shared (MAP_FAILED and
+ * errno on failure), asking for huge pages, so that pages read through
+ * it come in as such folios: decode reads every weight once per token,
+ * and with 4 KiB pages its TLB misses cost about a fifth of the time
+ * (bench/README.md, "page cache").
+ */
+#define ST__FOLIO ((size_t)2 << 20)
+void *st__map(int fd, size_t n);
+
 /* The writer's canonical order: descending dtype rank, then name bytes. */
 int st__tensor_cmp(const st_tensor *a, const st_tensor *b);
 

@@ -188,8 +188,7 @@ static int map_src(struct parse *p)
 	if (p->src->size == 0 || p->src->size > SIZE_MAX)
 		return BAD("cannot map a file of %llu bytes",
 		           (unsigned long long)p->src->size);
-	void *m = mmap(NULL, (size_t)p->src->size, PROT_READ, MAP_SHARED,
-	               p->src->fd, 0);
+	void *m = st__map(p->src->fd, (size_t)p->src->size);
 	if (m == MAP_FAILED)
 		return st__error_sys(r->err, ST_EIO, errno, "%s: mmap", r->path);
 	p->mapped = m;

@@ -40,8 +40,13 @@
 
 /* A reader rejects a header longer than this (doc/format.md, rule 2). */
 #define HEADER_MAX 100000000u
-/* Small writes are gathered up to this size; larger ones go straight out. */
-#define WBUF_SIZE ((size_t)1 << 20)
+/*
+ * Data reaches the file in pieces that end on multiples of ST__FOLIO
+ * (internal.h): a piece short of the next multiple is gathered in the
+ * buffer, whole ones from there on go straight out. Only the folio
+ * holding the header's end is written in two.
+ */
+#define WBUF_SIZE ST__FOLIO
 
 struct meta_entry {
 	char *key, *value;
@@ -909,22 +914,32 @@ int st_writer_write(st_writer *w, const void *data, size_t n, st_error *err)
 	if (n == 0)
 		return ST_OK;
 	ST__REQUIRE(data != NULL);
-	if (w->blen + n > WBUF_SIZE && w->blen) {
-		int rc = flush(w, err);
-		if (rc != ST_OK)
-			return rc;
-	}
-	if (n >= WBUF_SIZE) {
-		/* Large chunks go straight to the file: no copy. */
-		int e = st__write_all(w->fd, data, n);
-		if (e)
-			return fail(w, err, e, "write");
-		account(w, n);
-	} else {
-		memcpy(w->buf + w->blen, data, n);
-		w->blen += n;
-	}
+	const unsigned char *p = data;
 	w->written += n;
+	while (n) {
+		if (w->blen == 0 && w->out_pos % WBUF_SIZE == 0 && n >= WBUF_SIZE) {
+			/* Whole folios straight from the caller's memory: no copy. */
+			size_t k = n / WBUF_SIZE * WBUF_SIZE;
+			int e = st__write_all(w->fd, p, k);
+			if (e)
+				return fail(w, err, e, "write");
+			account(w, k);
+			p += k;
+			n -= k;
+			continue;
+		}
+		size_t room = WBUF_SIZE - (size_t)((w->out_pos + w->blen) % WBUF_SIZE);
+		size_t k = n < room ? n : room;
+		memcpy(w->buf + w->blen, p, k);
+		w->blen += k;
+		p += k;
+		n -= k;
+		if (k == room) {
+			int rc = flush(w, err);
+			if (rc != ST_OK)
+				return rc;
+		}
+	}
 	return ST_OK;
 }
 

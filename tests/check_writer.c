@@ -600,19 +600,26 @@ START_TEST(test_stream_chunks)
 END_TEST
 
 /*
- * Chunks around the 1 MiB buffer: small ones gathered, large ones written
- * directly, chunks that span tensors; the file is the header followed by
- * the data, byte for byte.
+ * Chunks around the 2 MiB folio the writer cuts its output at: small ones
+ * gathered up to the next multiple of it, whole folios written directly
+ * once the file is at one, chunks that span tensors and several folios;
+ * the file is the header followed by the data, byte for byte.
  */
 START_TEST(test_stream_large)
 {
 	static const struct ct t[] = {
-		{S("big"), ST_DTYPE_F32, 2, {768, 1025}},  /* 3,148,800 bytes */
+		{S("big"), ST_DTYPE_F32, 2, {2048, 1025}}, /* 8,396,800 bytes */
 		{S("mid"), ST_DTYPE_BF16, 1, {300001}},    /* 600,002 bytes */
 		{S("tiny"), ST_DTYPE_U8, 1, {3}},
 	};
 	struct wcase c = {"large", t, NELEM(t), NULL, 0};
-	static const size_t chunks[] = {17, (1u << 20) - 1, (1u << 20) + 1, 4u << 20};
+	static const size_t chunks[] = {17,
+	                                (1u << 20) + 1,
+	                                (2u << 20) - 1,
+	                                2u << 20,
+	                                (2u << 20) + 1,
+	                                (4u << 20) + 77,
+	                                9u << 20};
 	const char *path = tpath("large.safetensors");
 	for (size_t k = 0; k < NELEM(chunks); k++) {
 		write_case(&c, path, chunks[k]);

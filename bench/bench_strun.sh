@@ -34,8 +34,15 @@ if [ -z "$dir" ]; then
 fi
 mkdir -p "$dir"
 snap=$dir/qwen2
-[ -f "$snap/model.safetensors" ] && [ -f "$dir/qwen2-bf16.gguf" ] ||
-	python3 "$here/qwen2_random.py" "$snap" "$dir/qwen2-bf16.gguf" bf16
+# The snapshot goes through libst's writer, as the FP8 copy does, so that
+# both lie in the page cache alike: in 2 MiB folios, which strun's
+# mappings map with huge pages (bench/README.md, "page cache").
+if ! [ -f "$snap/model.safetensors" ] || ! [ -f "$dir/qwen2-bf16.gguf" ]; then
+	python3 "$here/qwen2_random.py" "$dir/py" "$dir/qwen2-bf16.gguf" bf16
+	rm -rf "$snap"
+	"$build/bin/stconvert" "$dir/py" "$snap" -q
+	rm -rf "$dir/py"
+fi
 [ -f "$dir/qwen2-f16.gguf" ] || python3 "$here/qwen2_random.py" "$dir/tmp" "$dir/qwen2-f16.gguf" f16
 rm -rf "$dir/tmp"
 [ -f "$dir/qwen2-fp8/model.safetensors" ] ||

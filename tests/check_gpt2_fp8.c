@@ -127,9 +127,11 @@ static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
 	float *x = malloc((size_t)IN * sizeof(float));
 	int pad = (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
 	float *xs = malloc((size_t)pad * sizeof(float));
+	float *px = malloc((size_t)pad * sizeof(float));
 	float *out = malloc((size_t)OUT * sizeof(float));
 	ck_assert_ptr_nonnull(x);
 	ck_assert_ptr_nonnull(xs);
+	ck_assert_ptr_nonnull(px);
 	ck_assert_ptr_nonnull(out);
 	for (int i = 0; i < IN; i++)
 		x[i] = (float)((int)(next() % 2001) - 1000) * 1e-2f;
@@ -137,10 +139,12 @@ static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
 		const gpt2_kernels *k = gpt2_kernels_find(gpt2_kernel_names[kt]);
 		if (!k)
 			continue;
-		/* As strun's tasks: blocks of rows from o0, the last one short. */
+		/* As strun's tasks: x prepared once, blocks of rows from o0, the
+		 * last one short. */
+		llama_fp8_prepare(px, x, IN, llama_fp8_layout(k, &m.w));
 		for (int o0 = 0; o0 < OUT; o0 += 7) {
 			int n = OUT - o0 < 7 ? OUT - o0 : 7;
-			llama_fp8_dots(k, out + o0, x, &m.w, IN, o0, n, xs);
+			llama_fp8_dots(k, out + o0, px, &m.w, IN, o0, n, xs);
 		}
 		for (int r = 0; r < OUT; r++) {
 			double mag, v = want(&m, x, r, &mag);
@@ -151,6 +155,7 @@ static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
 	}
 	free(x);
 	free(xs);
+	free(px);
 	free(out);
 	unmake(&m);
 }
@@ -199,21 +204,24 @@ START_TEST(nan_codes_as_documented)
 	m.codes[70] = 0x7f;
 	m.codes[80 + 3] = 0xff;
 	m.scale[0] = 0.5f;
-	float x[80], xs[128], out[2];
+	float x[80], xs[128], px[128], out[2];
 	for (int i = 0; i < 80; i++)
 		x[i] = 1.0f;
 	const gpt2_kernels *k = gpt2_kernels_find("portable");
-	llama_fp8_dots(k, out, x, &m.w, 80, 0, 2, xs);
+	llama_fp8_prepare(px, x, 80, llama_fp8_layout(k, &m.w));
+	llama_fp8_dots(k, out, px, &m.w, 80, 0, 2, xs);
 	ck_assert(isnan(out[0]) && isnan(out[1]));
 	if ((k = gpt2_kernels_find("avx2"))) {
-		llama_fp8_dots(k, out, x, &m.w, 80, 0, 2, xs);
+		llama_fp8_prepare(px, x, 80, llama_fp8_layout(k, &m.w));
+		llama_fp8_dots(k, out, px, &m.w, 80, 0, 2, xs);
 		ck_assert_float_eq(out[0], (79.0f + 480.0f) * 0.5f);
 		ck_assert_float_eq(out[1], (79.0f - 480.0f) * 0.5f);
 	}
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
 	if ((k = gpt2_kernels_find("avx512")) && __builtin_cpu_supports("avx512vbmi")) {
-		llama_fp8_dots(k, out, x, &m.w, 80, 0, 2, xs);
+		llama_fp8_prepare(px, x, 80, llama_fp8_layout(k, &m.w));
+		llama_fp8_dots(k, out, px, &m.w, 80, 0, 2, xs);
 		ck_assert(isnan(out[0]) && isnan(out[1]));
 	}
 #endif

@@ -150,12 +150,17 @@ void llama_rope_inv_freq(const llama_config *cfg, float *inv_freq);
  * Scaled FP8 in the products (llama_fp8.c): row r of w (IN values)
  * decoded and scaled into dst; out[j] = x . row o0 + j of w for j < n,
  * with kernel table k's instruction set (AVX-512 VBMI where w->bf16 is
- * set, AVX2 for E4M3, else portable), xs scratch of IN rounded up to a
- * multiple of LLAMA_FP8_PAD floats.
+ * set, AVX2 for E4M3, else portable), x as llama_fp8_prepare left it in
+ * the layout llama_fp8_layout(k, w) names, and xs scratch; both x and
+ * xs of IN rounded up to a multiple of LLAMA_FP8_PAD floats. One
+ * prepared x serves every product of the same layout and every task.
  */
 enum { LLAMA_FP8_PAD = 64 };
+enum { LLAMA_FP8_X_PLAIN, LLAMA_FP8_X_PERMUTED };
 void llama_fp8_row(float *dst, const llama_mat *w, int IN, int r);
 struct gpt2_kernels;
+int llama_fp8_layout(const struct gpt2_kernels *k, const llama_mat *w);
+void llama_fp8_prepare(float *px, const float *x, int IN, int layout);
 void llama_fp8_dots(const struct gpt2_kernels *k, float *out, const float *x, const llama_mat *w,
                     int IN, int o0, int n, float *xs);
 /*

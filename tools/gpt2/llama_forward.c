@@ -35,7 +35,8 @@ struct llama_cache {
 	float *att_scratch; /* (threads, capacity) */
 	float *panels;      /* (threads, max IN, panel) */
 	float *rows;        /* (threads, max IN padded): a row, or FP8's xs */
-	size_t panel_floats, max_in;
+	float *px;          /* (3, GEMM_MIN_T - 1, max IN padded): FP8's prepared x */
+	size_t panel_floats, max_in, px_floats;
 	llama_trace_fn trace;
 	void *trace_ctx;
 };
@@ -50,6 +51,7 @@ struct lin_ctx {
 	llama_mat w;
 	const float *bias;
 	int T, IN, OUT;
+	const float *px; /* FP8 decode: inp as llama_fp8_prepare left it, rows of max_in */
 };
 
 static void dot_task(void *arg, int task, int thread)
@@ -64,8 +66,8 @@ static void dot_task(void *arg, int task, int thread)
 		float *out = c->out + (size_t)t * (size_t)c->OUT + o0;
 		const float *x = c->inp + (size_t)t * (size_t)c->IN;
 		if (c->w.lut)
-			llama_fp8_dots(c->k, out, x, &c->w, c->IN, o0, n,
-			               c->c->rows + (size_t)thread * c->c->max_in);
+			llama_fp8_dots(c->k, out, c->px + (size_t)t * c->c->max_in, &c->w, c->IN,
+			               o0, n, c->c->rows + (size_t)thread * c->c->max_in);
 		else
 			c->k->dots(out, x, w, c->w.dt, c->IN, n);
 		if (c->bias)
@@ -131,13 +133,40 @@ static void batch_add(struct lin_batch *b, const llama_model *m, const llama_cac
 	 * it saves); a prompt: the packed-panel matmul. */
 	b->gemm = T >= GEMM_MIN_T;
 	int per = b->gemm ? K->panel : DOT_ROWS;
-	b->job[b->n] = (struct lin_ctx){K, c, out, inp, w, bias, T, IN, OUT};
+	b->job[b->n] = (struct lin_ctx){K, c, out, inp, w, bias, T, IN, OUT, NULL};
 	b->first[b->n + 1] = b->first[b->n] + (OUT + per - 1) / per;
 	b->n++;
 }
 
+/*
+ * FP8 decode: each job's input prepared once (llama_fp8_prepare) into a
+ * slot of c->px, shared by every task and by the jobs of the same input
+ * and layout (q, k and v; gate and up), before the tasks run.
+ */
+static void batch_prepare(struct lin_batch *b, const llama_cache *c)
+{
+	int layout[3];
+	for (int j = 0; j < b->n; j++) {
+		struct lin_ctx *l = &b->job[j];
+		if (b->gemm || !l->w.lut)
+			continue;
+		layout[j] = llama_fp8_layout(l->k, &l->w);
+		for (int i = 0; i < j && !l->px; i++)
+			if (b->job[i].px && b->job[i].inp == l->inp && layout[i] == layout[j])
+				l->px = b->job[i].px;
+		if (l->px)
+			continue;
+		float *px = c->px + (size_t)j * (GEMM_MIN_T - 1) * c->max_in;
+		for (int t = 0; t < l->T; t++)
+			llama_fp8_prepare(px + (size_t)t * c->max_in,
+			                  l->inp + (size_t)t * (size_t)l->IN, l->IN, layout[j]);
+		l->px = px;
+	}
+}
+
 static void batch_run(const llama_model *m, struct lin_batch *b)
 {
+	batch_prepare(b, b->job[0].c);
 	gpt2_pool_run(m->pool, batch_task, b, b->first[b->n]);
 }
 
@@ -320,6 +349,7 @@ void llama_cache_free(llama_cache *c)
 	free(c->att_scratch);
 	free(c->panels);
 	free(c->rows);
+	free(c->px);
 	free(c);
 }
 
@@ -375,6 +405,16 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threa
 		c->scratch_threads = threads;
 		if (!c->att_scratch || !c->panels || !c->rows) {
 			c->scratch_threads = 0;
+			return -1;
+		}
+	}
+	/* FP8 decode's prepared inputs: up to GEMM_MIN_T - 1 tokens, three jobs. */
+	if (3 * (size_t)(GEMM_MIN_T - 1) * c->max_in > c->px_floats) {
+		free(c->px);
+		c->px_floats = 3 * (size_t)(GEMM_MIN_T - 1) * c->max_in;
+		c->px = malloc(c->px_floats * sizeof(float));
+		if (!c->px) {
+			c->px_floats = 0;
 			return -1;
 		}
 	}

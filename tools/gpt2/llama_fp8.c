@@ -9,7 +9,10 @@
  * block scale, once per call and row of blocks (xs, in the caller's
  * scratch), so that a row's dot product is a plain one, xs . codes, with
  * no per-block sum to reduce and scale: the weights stream at the pace
- * of the memory. The codes become F32 in registers:
+ * of the memory. x comes from llama_fp8_prepare, once per product and
+ * token rather than once per task: in the column order the AVX-512 loop
+ * reads (below), so that a task only scales it. The codes become F32 in
+ * registers:
  *   AVX-512 with VBMI: two 128-entry byte tables (vpermi2b) give the
  *     high and low bytes of the code's value as a BF16 (every E4M3 and
  *     E5M2 value is one exactly; the sign is ORed in), interleaved and
@@ -69,6 +72,9 @@ int llama_fp8_bf16_table(unsigned char tab[256], const float lut[256])
 	}
 	return 1;
 }
+
+/* Which loop a product of w with kernel table k runs (fp8_path). */
+enum fp8_path { PORTABLE, AVX2, AVX512 };
 
 /* Portable: lanes summed in a fixed order, per block of columns. */
 static float row_dot_portable(const float *x, const unsigned char *row, const float *lut,
@@ -250,32 +256,58 @@ static inline __attribute__((always_inline)) void store_permuted(float *dst, con
 	}
 }
 
-/*
- * xs for scale row sr in bf16_acc's order, padded(IN) floats (the
- * padding exactly 0). Blocks of 64 columns or a multiple of it take one
- * scale per 64 columns, in registers; others are scaled one by one first.
- */
-static void permuted_xs(float *xs, const float *x, const llama_mat *w, int IN, int sr)
+/* Lanes of 16 columns from b + 16q that lie before IN. */
+static inline __attribute__((always_inline)) __mmask16 lanes(int IN, int b, int q)
 {
-	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
-	int one_scale = w->bc % 64 == 0;
-	if (!one_scale)
-		scale_x(xs, x, w, IN, sr);
+	int n = IN - b - 16 * q;
+	return n >= 16 ? (__mmask16)0xFFFF : n > 0 ? (__mmask16)((1u << n) - 1u) : (__mmask16)0;
+}
+
+/* x (IN floats) into dst in bf16_acc's order, padded(IN) floats (the
+ * padding exactly 0). */
+static void permute_x(float *dst, const float *x, int IN)
+{
 	for (int b = 0; b < IN; b += 64) {
 		__m512 v[4];
+		for (int q = 0; q < 4; q++)
+			v[q] = _mm512_maskz_loadu_ps(lanes(IN, b, q), x + b + 16 * q);
+		store_permuted(dst + b, v);
+	}
+}
+
+/*
+ * xs for scale row sr in bf16_acc's order, padded(IN) floats (the
+ * padding exactly 0), from px as llama_fp8_prepare left it: with blocks
+ * of 64 columns or a multiple of it, already in that order, one scale
+ * per 64 columns; with others in column order, scaled one by one first
+ * and then permuted.
+ */
+static void permuted_xs(float *xs, const float *px, const llama_mat *w, int IN, int sr)
+{
+	const float *s = w->scale + (size_t)sr * (size_t)w->scols;
+	if (w->bc % 64 != 0) {
+		scale_x(xs, px, w, IN, sr);
+		permute_x(xs, xs, IN);
+		return;
+	}
+	for (int b = 0; b < IN; b += 64) {
+		__m512 sb = _mm512_set1_ps(s[b / w->bc]);
 		for (int q = 0; q < 4; q++) {
-			int n = IN - b - 16 * q;
-			__mmask16 m = n >= 16 ? (__mmask16)0xFFFF
-			              : n > 0 ? (__mmask16)((1u << n) - 1u)
-			                      : (__mmask16)0;
-			v[q] = one_scale
-			               ? _mm512_maskz_mul_ps(m,
-			                                     _mm512_maskz_loadu_ps(m,
-			                                                           x + b + 16 * q),
-			                                     _mm512_set1_ps(s[b / w->bc]))
-			               : _mm512_maskz_loadu_ps(m, xs + b + 16 * q);
+			/* The padding stays 0 whatever the scale: only the lanes
+			 * of columns before IN (lane 4L + d holds column 16L +
+			 * 8(q / 2) + 2d + q % 2, as store_permuted puts them). */
+			__mmask16 m = 0xFFFF;
+			if (IN - b < 64) {
+				m = 0;
+				for (int l = 0; l < 16; l++)
+					if (16 * (l / 4) + 8 * (q / 2) + 2 * (l % 4) + q % 2 <
+					    IN - b)
+						m = (__mmask16)(m | 1u << l);
+			}
+			_mm512_storeu_ps(xs + b + 16 * q,
+			                 _mm512_maskz_mul_ps(m, _mm512_loadu_ps(px + b + 16 * q),
+			                                     sb));
 		}
-		store_permuted(xs + b, v);
 	}
 }
 
@@ -292,13 +324,19 @@ static inline __attribute__((always_inline)) void rows_bf16tab(float *out, const
 	for (int r = 0; r < R; r++)
 		a[r] = b[r] = _mm512_setzero_ps();
 	size_t ahead = KERNEL_FETCH_ROWS * ld;
-	for (int i = 0; i < IN; i += 64) {
+	/* Whole blocks of 64 codes (no test of the length inside), then the
+	 * last part. */
+	int full = IN - IN % 64, i = 0;
+	for (; i < full; i += 64) {
 		if (fetch)
 			for (int r = 0; r < R; r++)
 				kernel_fetch(p + (size_t)r * ld + i, ahead);
 		for (int r = 0; r < R; r++)
-			bf16_acc(t, p + (size_t)r * ld + i, IN - i, xs + i, &a[r], &b[r]);
+			bf16_acc(t, p + (size_t)r * ld + i, 64, xs + i, &a[r], &b[r]);
 	}
+	if (i < IN)
+		for (int r = 0; r < R; r++)
+			bf16_acc(t, p + (size_t)r * ld + i, IN - i, xs + i, &a[r], &b[r]);
 	for (int r = 0; r < R; r++)
 		out[r] = _mm512_reduce_add_ps(_mm512_add_ps(a[r], b[r]));
 }
@@ -342,17 +380,47 @@ static int has_vbmi(void)
 }
 #endif
 
+static enum fp8_path fp8_path(const gpt2_kernels *k, const llama_mat *w)
+{
+#ifdef HAVE_X86
+	if (strcmp(k->name, "avx512") == 0 && w->bf16 && has_vbmi())
+		return AVX512;
+	if (strcmp(k->name, "portable") != 0 && w->dt == ST_DTYPE_F8_E4M3)
+		return AVX2;
+#else
+	(void)k;
+	(void)w;
+#endif
+	return PORTABLE;
+}
+
+int llama_fp8_layout(const gpt2_kernels *k, const llama_mat *w)
+{
+	return fp8_path(k, w) == AVX512 && w->bc % 64 == 0 ? LLAMA_FP8_X_PERMUTED
+	                                                   : LLAMA_FP8_X_PLAIN;
+}
+
+void llama_fp8_prepare(float *px, const float *x, int IN, int layout)
+{
+	int pad = (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
+#ifdef HAVE_X86
+	if (layout == LLAMA_FP8_X_PERMUTED) {
+		permute_x(px, x, IN);
+		return;
+	}
+#else
+	(void)layout;
+#endif
+	memcpy(px, x, (size_t)IN * sizeof(float));
+	for (int i = IN; i < pad; i++)
+		px[i] = 0.0f;
+}
+
 void llama_fp8_dots(const gpt2_kernels *k, float *out, const float *x, const llama_mat *w, int IN,
                     int o0, int n, float *xs)
 {
-	enum { PORTABLE, AVX2, AVX512 } path = PORTABLE;
-#ifdef HAVE_X86
-	if (strcmp(k->name, "avx512") == 0 && w->bf16 && has_vbmi())
-		path = AVX512;
-	else if (strcmp(k->name, "portable") != 0 && w->dt == ST_DTYPE_F8_E4M3)
-		path = AVX2;
-#else
-	(void)k;
+	enum fp8_path path = fp8_path(k, w);
+#ifndef HAVE_X86
 	(void)xs;
 #endif
 	for (int j = 0; j < n;) {

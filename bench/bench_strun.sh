@@ -17,8 +17,13 @@
 # greedy tokens), a 512-token prompt, and peak RSS (/usr/bin/time), on 1
 # thread and on THREADS; the same on an FP8 copy (stconvert --to
 # f8_e4m3); llama.cpp's decode and 512-token prompt on the BF16 and F16
-# GGUF files (bench/llama_bench.mjs), BF16 on 1 thread as well. Prints
-# the medians with [min, max], then ratios of figures of the same round.
+# GGUF files (bench/llama_bench.mjs), BF16 on 1 thread as well; and the
+# machine's read bandwidth on 1 and THREADS threads (bench_fp8 -R, best
+# of 5 passes over 253 MB), as the time one pass over the BF16 weights
+# takes at it: decode reads every weight once a token, so that is its
+# floor, and its 1 -> THREADS ratio is the most any decode can scale by.
+# Prints the medians with [min, max], then ratios of figures of the same
+# round.
 # Speed is never asserted anywhere; this is not a test.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,6 +57,7 @@ ids8=$(ids 8)
 ids512=$(ids 512)
 cat "$snap/model.safetensors" "$dir/qwen2-fp8/model.safetensors" >/dev/null # warm
 
+bytes=$(stat -c %s "$snap/model.safetensors")
 out=$dir/results.txt
 : >"$out"
 # run LABEL MODEL THREADS: one round of strun's figures into $out.
@@ -66,7 +72,15 @@ run() {
 		-j "$j" >/dev/null 2>"$err"
 	awk -v l="$label" -v r="$r" '/prompt:/ {print l, "prompt512_ms", $6, r}' "$err" >>"$out"
 }
+# readbw THREADS: one pass over the weights at the read bandwidth, ms.
+readbw() {
+	[ -x "$build/bench/bench_fp8" ] || return 0
+	"$build/bench/bench_fp8" -R -r 5 -t "$1" |
+		awk -v b="$bytes" -v j="$1" -v r="$r" '/^read/ {print "read-j" j, "weights_read_ms", b / ($9 * 1e9) * 1e3, r}' >>"$out"
+}
 for r in $(seq "$rounds"); do
+	readbw 1
+	readbw "$threads"
 	run "strun-bf16-j1" "$snap" 1
 	run "strun-bf16-j$threads" "$snap" "$threads"
 	run "strun-fp8-j$threads" "$dir/qwen2-fp8" "$threads"
@@ -93,8 +107,9 @@ sort "$out" | awk '{k = $1 " " $2; v[k] = v[k] " " $3} END {for (k in v) print k
 done
 # Ratios of two figures of the same round (the machine's speed drifts
 # between rounds, less within one): median [min, max] over the rounds.
+# ratio A B WHAT [WHAT_B]: A's WHAT over B's (WHAT_B, default WHAT).
 ratio() {
-	awk -v a="$1" -v b="$2" -v w="$3" '$2 == w && $1 == a {x[$4] = $3} $2 == w && $1 == b {y[$4] = $3}
+	awk -v a="$1" -v b="$2" -v w="$3" -v wb="${4:-$3}" '$2 == w && $1 == a {x[$4] = $3} $2 == wb && $1 == b {y[$4] = $3}
 		END {for (r in x) if (r in y && y[r] > 0) print x[r] / y[r]}' "$out" | sort -g |
 		awk -v l="$1/$2" -v w="$3" '{a[NR] = $1} END {if (!NR) exit;
 			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
@@ -104,6 +119,9 @@ echo "ratios of the same round | median [min, max]"
 ratio "strun-fp8-j$threads" "strun-bf16-j$threads" decode_ms
 ratio "strun-bf16-j1" "strun-bf16-j$threads" decode_ms
 ratio "strun-bf16-j1" "strun-bf16-j$threads" prompt512_ms
+ratio "read-j1" "read-j$threads" weights_read_ms
+ratio "strun-bf16-j1" "read-j1" decode_ms weights_read_ms
+ratio "strun-bf16-j$threads" "read-j$threads" decode_ms weights_read_ms
 ratio "llama.cpp-bf16-j1" "llama.cpp-bf16-j$threads" decode_ms
 ratio "llama.cpp-bf16-j1" "llama.cpp-bf16-j$threads" prompt512_ms
 for t in bf16 f16; do

@@ -4,7 +4,10 @@
  * definition W[o][i] = value(code) * scale[o / br][i / bc] summed in
  * double: ragged widths and heights around the vector loops' 16, 32 and
  * 64 columns, blocks that do and do not divide them, rows starting inside
- * a block of rows, E4M3 and E5M2; the prompt's dequantized rows; the BF16
+ * a block of rows, E4M3 and E5M2, the codes at every offset from a 64-byte
+ * boundary with NaN codes on both sides of them (nothing outside the rows
+ * is read); the prompt's
+ * dequantized rows; the BF16
  * byte table against values worked by hand from the formats; and the NaN
  * codes as llama_fp8.c documents them.
  */
@@ -72,18 +75,24 @@ END_TEST
 
 struct mat {
 	llama_mat w;
-	unsigned char *codes, tab[256];
+	unsigned char *base, *codes, tab[256];
 	float *scale, lut[256];
 	int OUT, IN;
 };
 
-static void make(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc)
+/* The codes at offset off from a 64-byte boundary, NaN codes (0x7f, in
+ * E4M3 and E5M2) in the bytes around them. */
+static void make_at(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc, int off)
 {
 	m->OUT = OUT;
 	m->IN = IN;
 	fill_lut(m->lut, dt);
 	int srows = (OUT + br - 1) / br, scols = (IN + bc - 1) / bc;
-	m->codes = malloc((size_t)OUT * (size_t)IN);
+	size_t room = ((size_t)OUT * (size_t)IN + 128 + 63) / 64 * 64;
+	m->base = aligned_alloc(64, room);
+	ck_assert_ptr_nonnull(m->base);
+	memset(m->base, 0x7f, room);
+	m->codes = m->base + off;
 	m->scale = malloc((size_t)srows * (size_t)scols * sizeof(float));
 	ck_assert_ptr_nonnull(m->codes);
 	ck_assert_ptr_nonnull(m->scale);
@@ -100,9 +109,14 @@ static void make(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc)
 	m->w = (llama_mat){m->codes, dt, m->lut, m->scale, br, bc, scols, ok ? m->tab : NULL};
 }
 
+static void make(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc)
+{
+	make_at(m, dt, OUT, IN, br, bc, 0);
+}
+
 static void unmake(struct mat *m)
 {
-	free(m->codes);
+	free(m->base);
 	free(m->scale);
 }
 
@@ -120,14 +134,14 @@ static double want(const struct mat *m, const float *x, int r, double *mag)
 	return s;
 }
 
-static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
+static void check_shape_at(st_dtype dt, int OUT, int IN, int br, int bc, int off)
 {
 	struct mat m;
-	make(&m, dt, OUT, IN, br, bc);
+	make_at(&m, dt, OUT, IN, br, bc, off);
 	float *x = malloc((size_t)IN * sizeof(float));
-	int pad = (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
-	float *xs = malloc((size_t)pad * sizeof(float));
-	float *px = malloc((size_t)pad * sizeof(float));
+	size_t pad = ((size_t)IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
+	float *xs = malloc(pad * sizeof(float));
+	float *px = malloc(pad * sizeof(float));
 	float *out = malloc((size_t)OUT * sizeof(float));
 	ck_assert_ptr_nonnull(x);
 	ck_assert_ptr_nonnull(xs);
@@ -149,8 +163,9 @@ static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
 		for (int r = 0; r < OUT; r++) {
 			double mag, v = want(&m, x, r, &mag);
 			ck_assert_msg(fabs(out[r] - v) <= 4e-6 * mag + 1e-30,
-			              "%s %s %dx%d block %dx%d: row %d = %.9g, want %.9g", k->name,
-			              st_dtype_name(dt), OUT, IN, br, bc, r, out[r], v);
+			              "%s %s %dx%d block %dx%d at +%d: row %d = %.9g, want %.9g",
+			              k->name, st_dtype_name(dt), OUT, IN, br, bc, off, r, out[r],
+			              v);
 		}
 	}
 	free(x);
@@ -158,6 +173,11 @@ static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
 	free(px);
 	free(out);
 	unmake(&m);
+}
+
+static void check_shape(st_dtype dt, int OUT, int IN, int br, int bc)
+{
+	check_shape_at(dt, OUT, IN, br, bc, 0);
 }
 
 START_TEST(dots_match_definition)
@@ -169,6 +189,23 @@ START_TEST(dots_match_definition)
 			check_shape(ST_DTYPE_F8_E4M3, 45, widths[w], blocks[b][0], blocks[b][1]);
 	check_shape(ST_DTYPE_F8_E5M2, 45, 200, 128, 128);
 	check_shape(ST_DTYPE_F8_E5M2, 45, 65, 16, 16);
+}
+END_TEST
+
+/* Rows at offsets from a 64-byte boundary, as a checkpoint's tensors lie,
+ * NaN codes around them: widths that are multiples of 64 (every row as
+ * far from a boundary) and one that is not. */
+START_TEST(dots_any_alignment)
+{
+	static const int widths[] = {64, 128, 192, 896, 200};
+	static const int blocks[][2] = {{128, 128}, {64, 64}, {16, 192}, {5, 16}};
+	static const int offs[] = {1, 16, 36, 63};
+	for (size_t o = 0; o < sizeof offs / sizeof offs[0]; o++)
+		for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+			for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+				check_shape_at(ST_DTYPE_F8_E4M3, 21, widths[w], blocks[b][0],
+				               blocks[b][1], offs[o]);
+	check_shape_at(ST_DTYPE_F8_E5M2, 21, 128, 128, 128, 36);
 }
 END_TEST
 
@@ -236,6 +273,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, bf16_table_by_hand);
 	tcase_add_test(tc, dots_match_definition);
+	tcase_add_test(tc, dots_any_alignment);
 	tcase_add_test(tc, row_is_dequantized);
 	tcase_add_test(tc, nan_codes_as_documented);
 	suite_add_tcase(s, tc);

@@ -43,16 +43,16 @@ snap=$dir/qwen2
 # both lie in the page cache alike: in 2 MiB folios, which strun's
 # mappings map with huge pages (bench/README.md, "page cache").
 if ! [ -f "$snap/model.safetensors" ] || ! [ -f "$dir/qwen2-bf16.gguf" ]; then
-	python3 "$here/qwen2_random.py" "$dir/py" "$dir/qwen2-bf16.gguf" bf16
+	/usr/bin/python3 "$here/qwen2_random.py" "$dir/py" "$dir/qwen2-bf16.gguf" bf16
 	rm -rf "$snap"
 	"$build/bin/stconvert" "$dir/py" "$snap" -q
 	rm -rf "$dir/py"
 fi
-[ -f "$dir/qwen2-f16.gguf" ] || python3 "$here/qwen2_random.py" "$dir/tmp" "$dir/qwen2-f16.gguf" f16
+[ -f "$dir/qwen2-f16.gguf" ] || /usr/bin/python3 "$here/qwen2_random.py" "$dir/tmp" "$dir/qwen2-f16.gguf" f16
 rm -rf "$dir/tmp"
 [ -f "$dir/qwen2-fp8/model.safetensors" ] ||
 	"$build/bin/stconvert" "$snap" "$dir/qwen2-fp8" --to f8_e4m3 -q
-ids() { python3 -c "print(','.join(str((1000 + 7919 * t) % 151936) for t in range($1)))"; }
+ids() { /usr/bin/python3 -c "print(','.join(str((1000 + 7919 * t) % 151936) for t in range($1)))"; }
 ids8=$(ids 8)
 ids512=$(ids 512)
 cat "$snap/model.safetensors" "$dir/qwen2-fp8/model.safetensors" >/dev/null # warm

@@ -4,12 +4,11 @@
  * definition W[o][i] = value(code) * scale[o / br][i / bc] summed in
  * double: ragged widths and heights around the vector loops' 16, 32 and
  * 64 columns, blocks that do and do not divide them, rows starting inside
- * a block of rows, E4M3 and E5M2, the codes at every offset from a 64-byte
- * boundary with NaN codes on both sides of them (nothing outside the rows
- * is read); the prompt's
- * dequantized rows; the BF16
- * byte table against values worked by hand from the formats; and the NaN
- * codes as llama_fp8.c documents them.
+ * a block of rows, E4M3 and E5M2, the codes 1, 16, 36 and 63 bytes past a
+ * 64-byte boundary with NaN codes on both sides of them (nothing outside
+ * the rows is read); the prompt's dequantized rows; the BF16 byte table
+ * against values worked by hand from the formats; and the NaN codes as
+ * llama_fp8.c documents them.
  */
 #include <check.h>
 #include <math.h>

@@ -365,7 +365,8 @@ void llama_cache_set_trace(llama_cache *c, llama_trace_fn fn, void *ctx)
 }
 
 /* Activations for T rows and scratch for threads; no-op once sized. */
-static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threads, int panel)
+static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threads, int panel,
+                       int fp8)
 {
 	size_t C = (size_t)cfg->hidden, Q = (size_t)cfg->heads * (size_t)c->hd;
 	size_t KV = (size_t)c->NKV * (size_t)c->hd, I = (size_t)cfg->intermediate;
@@ -408,8 +409,9 @@ static int ensure_acts(llama_cache *c, const llama_config *cfg, int T, int threa
 			return -1;
 		}
 	}
-	/* FP8 decode's prepared inputs: up to GEMM_MIN_T - 1 tokens, three jobs. */
-	if (3 * (size_t)(GEMM_MIN_T - 1) * c->max_in > c->px_floats) {
+	/* FP8 decode's prepared inputs (FP8 models only): up to GEMM_MIN_T - 1
+	 * tokens, three jobs. */
+	if (fp8 && 3 * (size_t)(GEMM_MIN_T - 1) * c->max_in > c->px_floats) {
 		free(c->px);
 		c->px_floats = 3 * (size_t)(GEMM_MIN_T - 1) * c->max_in;
 		c->px = malloc(c->px_floats * sizeof(float));
@@ -527,7 +529,8 @@ int llama_forward(llama_model *m, llama_cache *c, const int32_t *ids, int T, flo
 			                "token id %ld is outside the "
 			                "vocabulary (0..%d)",
 			                (long)ids[t], V - 1);
-	if (ensure_acts(c, cfg, T, gpt2_pool_size(m->pool), m->kernels->panel))
+	if (ensure_acts(c, cfg, T, gpt2_pool_size(m->pool), m->kernels->panel,
+	                m->f8type != ST_DTYPE_F32))
 		return gpt2_err(err, errlen, "out of memory for %d tokens", T);
 	int pos0 = c->len;
 	rope_table(c->rope, T, cfg->head_dim, pos0, m->inv_freq);

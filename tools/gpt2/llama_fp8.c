@@ -98,12 +98,12 @@ static float row_dot_portable(const float *x, const unsigned char *row, const fl
 	return sum;
 }
 
-#ifdef HAVE_X86
 static int padded(int IN)
 {
 	return (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
 }
 
+#ifdef HAVE_X86
 /* xs = x times its column's scale in scale row sr, then zeros up to
  * padded(IN). */
 static void scale_x(float *xs, const float *x, const llama_mat *w, int IN, int sr)
@@ -402,7 +402,6 @@ int llama_fp8_layout(const gpt2_kernels *k, const llama_mat *w)
 
 void llama_fp8_prepare(float *px, const float *x, int IN, int layout)
 {
-	int pad = (IN + LLAMA_FP8_PAD - 1) / LLAMA_FP8_PAD * LLAMA_FP8_PAD;
 #ifdef HAVE_X86
 	if (layout == LLAMA_FP8_X_PERMUTED) {
 		permute_x(px, x, IN);
@@ -412,7 +411,7 @@ void llama_fp8_prepare(float *px, const float *x, int IN, int layout)
 	(void)layout;
 #endif
 	memcpy(px, x, (size_t)IN * sizeof(float));
-	for (int i = IN; i < pad; i++)
+	for (int i = IN; i < padded(IN); i++)
 		px[i] = 0.0f;
 }
 

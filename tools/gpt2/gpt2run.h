@@ -39,8 +39,7 @@ struct gpt2run_options {
 void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o);
 /* The same for another runner (strun): intro, the lines of --help after
  * "Usage: PROG --model-dir DIR [OPTION]...", says what it runs. */
-void gpt2run_parse_options_as(int argc, char **argv,
-                              struct gpt2run_options *o, const char *intro);
+void gpt2run_parse_options_as(int argc, char **argv, struct gpt2run_options *o, const char *intro);
 
 /* ---- the prompt (gpt2run_prompt.c) --------------------------------------- */
 
@@ -50,8 +49,7 @@ int32_t *gpt2run_parse_ids(const char *s, size_t *n_out);
  * --prompt or the whole of --prompt-file ('-': stdin) encoded by tok; a
  * warning when invalid UTF-8 was replaced, exit 2 when it cannot be read.
  */
-int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
-                               const struct gpt2run_options *o, size_t *n);
+int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok, const struct gpt2run_options *o, size_t *n);
 /*
  * Exit 2, saying what the file is, when the model path is not a folder
  * or a file the model loader reads (safetensors, shard index, PyTorch):
@@ -85,18 +83,17 @@ int32_t *gpt2run_ref_greedy(st_checkpoint *ref, const char *path, size_t *n);
  * Compare this run's logits (T x V) with REF's: print the max abs diff
  * and where; CLI_OK within atol, else CLI_NO.
  */
-int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path,
-                         const float *logits, int T, int V, double atol);
+int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path, const float *logits, int T,
+                         int V, double atol);
 /*
  * Level 3: generate n ids greedily after the prompt (last: its last
  * logits) and compare with REF's want; print the first step that differs.
  * CLI_OK or CLI_NO.
  */
-int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
-                         const int32_t *want, size_t n, const char *path);
+int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last, const int32_t *want,
+                         size_t n, const char *path);
 /* The same on any model of the model layer (strun). */
-int gpt2run_check_greedy_model(model *m, const float *last,
-                               const int32_t *want, size_t n,
+int gpt2run_check_greedy_model(model *m, const float *last, const int32_t *want, size_t n,
                                const char *path);
 /* --logits-out: the logits (T x V) as one F32 tensor 'logits'; exit 2. */
 void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
@@ -109,12 +106,10 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
  * (--print-ids); stop at end-of-text unless --ignore-eos, or at the
  * context limit with a warning; the timings on stderr unless --quiet.
  */
-void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
-                      const int32_t *prompt, size_t T,
-                      const struct gpt2run_options *o);
+void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok, const int32_t *prompt,
+                      size_t T, const struct gpt2run_options *o);
 /* The same on any model of the model layer (strun). */
-void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
-                            const int32_t *prompt, size_t T,
+void gpt2run_generate_model(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
                             const struct gpt2run_options *o);
 
 #endif

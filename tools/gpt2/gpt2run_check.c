@@ -27,17 +27,19 @@ st_checkpoint *gpt2run_open_ref(const char *path, long *logits_i)
 		cli_die(CLI_ERROR, "%s: no tensor 'logits'", path);
 	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)*logits_i, NULL);
 	if (!st_dtype_is_wide_float(t->dtype))
-		cli_die(CLI_ERROR, "%s: tensor 'logits': dtype %s is not a float type",
-		        path, st_dtype_name(t->dtype));
+		cli_die(CLI_ERROR, "%s: tensor 'logits': dtype %s is not a float type", path,
+		        st_dtype_name(t->dtype));
 	if (t->ndim != 2)
-		cli_die(CLI_ERROR, "%s: tensor 'logits': %u dimensions, expected 2 "
-		        "[tokens, vocab_size]", path, t->ndim);
+		cli_die(CLI_ERROR,
+		        "%s: tensor 'logits': %u dimensions, expected 2 "
+		        "[tokens, vocab_size]",
+		        path, t->ndim);
 	return ref;
 }
 
 /* REF's integer tensor i (name) as token ids. */
-static int32_t *ref_int_ids(st_checkpoint *ref, size_t i, const char *name,
-                            const char *path, size_t *n)
+static int32_t *ref_int_ids(st_checkpoint *ref, size_t i, const char *name, const char *path,
+                            size_t *n)
 {
 	const st_tensor *t = st_checkpoint_tensor(ref, i, NULL);
 	const void *data;
@@ -56,8 +58,8 @@ static int32_t *ref_int_ids(st_checkpoint *ref, size_t i, const char *name,
 			v = w;
 		}
 		if (v < 0 || v > INT32_MAX)
-			cli_die(CLI_ERROR, "%s: tensor '%s': %lld is not a token id",
-			        path, name, (long long)v);
+			cli_die(CLI_ERROR, "%s: tensor '%s': %lld is not a token id", path, name,
+			        (long long)v);
 		ids[k] = (int32_t)v;
 	}
 	*n = count;
@@ -77,15 +79,15 @@ int32_t *gpt2run_ref_ids(st_checkpoint *ref, const char *path, size_t *n)
 }
 
 /* Compare; print the max abs diff and where; return the exit code. */
-int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path,
-                         const float *logits, int T, int V, double atol)
+int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path, const float *logits, int T,
+                         int V, double atol)
 {
 	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)li, NULL);
 	if (t->shape[0] != (uint64_t)T || t->shape[1] != (uint64_t)V) {
 		cli_warn("%s: tensor 'logits': shape [%llu, %llu] does not match "
-		         "this run ([%d, %d]: prompt tokens, vocab_size)", path,
-		         (unsigned long long)t->shape[0],
-		         (unsigned long long)t->shape[1], T, V);
+		         "this run ([%d, %d]: prompt tokens, vocab_size)",
+		         path, (unsigned long long)t->shape[0], (unsigned long long)t->shape[1], T,
+		         V);
 		return CLI_NO;
 	}
 	const void *data;
@@ -100,8 +102,7 @@ int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path,
 	float got_at = 0, want_at = 0;
 	for (size_t i = 0; i < n; i += CHUNK) {
 		size_t k = n - i < CHUNK ? n - i : CHUNK;
-		st_convert(ST_DTYPE_F32, buf, t->dtype, (const char *)data + i * es,
-		           k, NULL);
+		st_convert(ST_DTYPE_F32, buf, t->dtype, (const char *)data + i * es, k, NULL);
 		for (size_t j = 0; j < k; j++) {
 			float a = logits[i + j], b = buf[j];
 			double d;
@@ -123,8 +124,8 @@ int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path,
 	}
 	int ok = worst <= atol;
 	printf("max abs diff %.3g at position %zu, token %zu (%.9g, reference "
-	       "%.9g): %s (atol %g, %d positions x %d logits)\n", worst,
-	       at / (size_t)V, at % (size_t)V, (double)got_at, (double)want_at,
+	       "%.9g): %s (atol %g, %d positions x %d logits)\n",
+	       worst, at / (size_t)V, at % (size_t)V, (double)got_at, (double)want_at,
 	       ok ? "OK" : "MISMATCH", atol, T, V);
 	return ok ? CLI_OK : CLI_NO;
 }
@@ -138,9 +139,10 @@ int32_t *gpt2run_ref_greedy(st_checkpoint *ref, const char *path, size_t *n)
 		return NULL;
 	const st_tensor *t = st_checkpoint_tensor(ref, (size_t)i, NULL);
 	if (t->ndim != 1 || (t->dtype != ST_DTYPE_I64 && t->dtype != ST_DTYPE_I32))
-		cli_die(CLI_ERROR, "%s: tensor 'greedy': expected 1-D I64 or I32 "
-		        "token ids, got %s with %u dimensions", path,
-		        st_dtype_name(t->dtype), t->ndim);
+		cli_die(CLI_ERROR,
+		        "%s: tensor 'greedy': expected 1-D I64 or I32 "
+		        "token ids, got %s with %u dimensions",
+		        path, st_dtype_name(t->dtype), t->ndim);
 	return ref_int_ids(ref, (size_t)i, "greedy", path, n);
 }
 
@@ -148,16 +150,15 @@ int32_t *gpt2run_ref_greedy(st_checkpoint *ref, const char *path, size_t *n)
  * Level 3: generate n ids greedily after the prompt (last: its last
  * logits) and compare with REF's; print the first step that differs.
  */
-int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last,
-                         const int32_t *want, size_t n, const char *path)
+int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last, const int32_t *want,
+                         size_t n, const char *path)
 {
 	model rm;
 	model_wrap_gpt2(&rm, m, cache);
 	return gpt2run_check_greedy_model(&rm, last, want, n, path);
 }
 
-int gpt2run_check_greedy_model(model *m, const float *last,
-                               const int32_t *want, size_t n,
+int gpt2run_check_greedy_model(model *m, const float *last, const int32_t *want, size_t n,
                                const char *path)
 {
 	int V = m->vocab_size;
@@ -168,12 +169,12 @@ int gpt2run_check_greedy_model(model *m, const float *last,
 		int32_t next = gpt2_argmax(logits, V);
 		if (next != want[k]) {
 			printf("greedy: step %zu of %zu: id %ld, reference %ld: "
-			       "MISMATCH\n", k + 1, n, (long)next, (long)want[k]);
+			       "MISMATCH\n",
+			       k + 1, n, (long)next, (long)want[k]);
 			free(logits);
 			return CLI_NO;
 		}
-		if (k + 1 < n &&
-		    model_forward(m, &next, 1, logits, 0, err, sizeof err))
+		if (k + 1 < n && model_forward(m, &next, 1, logits, 0, err, sizeof err))
 			cli_die(CLI_ERROR, "%s", err);
 	}
 	char *shown = cli_printable(path, strlen(path));
@@ -191,8 +192,7 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V)
 	if (st_writer_new(&w, &e) != ST_OK ||
 	    st_writer_add(w, "logits", 6, ST_DTYPE_F32, 2, shape, &e) != ST_OK ||
 	    cli_writer_open(w, path, &e) != ST_OK ||
-	    st_writer_write(w, logits, (size_t)T * (size_t)V * sizeof(float),
-	                    &e) != ST_OK ||
+	    st_writer_write(w, logits, (size_t)T * (size_t)V * sizeof(float), &e) != ST_OK ||
 	    st_writer_finish(w, &e) != ST_OK) {
 		st_writer_free(w);
 		cli_error_path(path, &e);

@@ -31,7 +31,8 @@ static void emit(struct output *out, int32_t id)
 	if (!bytes) {
 		if (!out->warned++)
 			cli_warn("token id %ld has no text in the tokenizer; "
-			         "nothing printed for it", (long)id);
+			         "nothing printed for it",
+			         (long)id);
 		return;
 	}
 	char *buf = cli_xmalloc(len + 4);
@@ -54,25 +55,23 @@ static int same_stream(void)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok,
-                      const int32_t *prompt, size_t T,
-                      const struct gpt2run_options *o)
+void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok, const int32_t *prompt,
+                      size_t T, const struct gpt2run_options *o)
 {
 	model rm;
 	model_wrap_gpt2(&rm, m, cache);
 	gpt2run_generate_model(&rm, tok, prompt, T, o);
 }
 
-void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
-                            const int32_t *prompt, size_t T,
+void gpt2run_generate_model(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
                             const struct gpt2run_options *o)
 {
 	int V = m->vocab_size;
 	char err[1024];
 	gpt2_sampler s;
 	float temp = o->greedy ? 0.0f : (float)o->temperature;
-	if (gpt2_sampler_init(&s, V, temp, (int)o->top_k, (float)o->top_p,
-	                      o->seed, err, sizeof err))
+	if (gpt2_sampler_init(&s, V, temp, (int)o->top_k, (float)o->top_p, o->seed, err,
+	                      sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	s.pool = m->pool;
 	struct output out = {.print_ids = o->print_ids, .tok = tok};
@@ -99,8 +98,8 @@ void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
 		if (model_cache_len(m) == m->max_seq_len) {
 			fflush(stdout);
 			cli_warn("stopped at the context limit: %d tokens "
-			         "(%s) after %llu new tokens", m->max_seq_len,
-			         m->ctx_key, (unsigned long long)n_gen);
+			         "(%s) after %llu new tokens",
+			         m->max_seq_len, m->ctx_key, (unsigned long long)n_gen);
 			break;
 		}
 		if (model_forward(m, &next, 1, logits, 0, err, sizeof err))
@@ -115,19 +114,19 @@ void gpt2run_generate_model(model *m, gpt2_tokenizer *tok,
 			out.last = (unsigned char)tail[n - 1];
 	}
 	if (o->print_ids || (out.last != '\n' && out.last != 0 &&
-	                     (isatty(STDOUT_FILENO) ||
-	                      (!o->quiet && same_stream())))) {
+	                     (isatty(STDOUT_FILENO) || (!o->quiet && same_stream())))) {
 		putchar('\n');
 	}
 	fflush(stdout);
 	if (!o->quiet) {
 		fprintf(stderr, "%s: prompt: %zu tokens in %.1f ms (%.1f tokens/s)\n",
 		        cli_progname(), T, t_prompt * 1e3, (double)T / t_prompt);
-		fprintf(stderr, "%s: generated: %llu tokens in %.1f ms (%.1f "
-		        "tokens/s)%s%s\n", cli_progname(),
-		        (unsigned long long)n_gen, t_gen * 1e3,
-		        t_gen > 0 ? (double)n_gen / t_gen : 0.0,
-		        stop ? ", stopped at " : "", stop ? stop : "");
+		fprintf(stderr,
+		        "%s: generated: %llu tokens in %.1f ms (%.1f "
+		        "tokens/s)%s%s\n",
+		        cli_progname(), (unsigned long long)n_gen, t_gen * 1e3,
+		        t_gen > 0 ? (double)n_gen / t_gen : 0.0, stop ? ", stopped at " : "",
+		        stop ? stop : "");
 	}
 	free(logits);
 	gpt2_sampler_free(&s);

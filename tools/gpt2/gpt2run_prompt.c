@@ -76,8 +76,7 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
-                               const struct gpt2run_options *o, size_t *n)
+int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok, const struct gpt2run_options *o, size_t *n)
 {
 	const char *text = o->prompt;
 	char *owned = NULL;
@@ -89,12 +88,13 @@ int32_t *gpt2run_encode_prompt(gpt2_tokenizer *tok,
 	char err[512];
 	/* With the special tokens the tokenizer's files ask for (a BOS for
 	 * Llama), as Hugging Face's encode by default; GPT-2 asks for none. */
-	if (gpt2_tokenizer_encode(tok, text, len, GPT2_ENCODE_ADD_SPECIAL, &ids, n, &replaced,
-	                          err, sizeof err))
+	if (gpt2_tokenizer_encode(tok, text, len, GPT2_ENCODE_ADD_SPECIAL, &ids, n, &replaced, err,
+	                          sizeof err))
 		cli_die(CLI_ERROR, "%s", err);
 	if (replaced)
 		cli_warn("the prompt holds %zu invalid UTF-8 sequence%s, replaced "
-		         "by U+FFFD", replaced, replaced == 1 ? "" : "s");
+		         "by U+FFFD",
+		         replaced, replaced == 1 ? "" : "s");
 	free(owned);
 	return ids;
 }
@@ -118,8 +118,7 @@ void gpt2run_check_model_path(const char *dir)
 	case ST_KIND_JSON: /* a shard index */
 	case ST_KIND_ZIP:  /* PyTorch checkpoints */
 	case ST_KIND_PICKLE:
-	case ST_KIND_TAR:
-		return;
+	case ST_KIND_TAR: return;
 	case ST_KIND_GGUF:
 		cli_die(CLI_ERROR,
 		        "%s: this is a GGUF file, not a snapshot: %s runs a Hugging "
@@ -134,8 +133,8 @@ void gpt2run_check_model_path(const char *dir)
 	}
 }
 
-gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o,
-                                       int for_output, int gpt2_fallback)
+gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o, int for_output,
+                                       int gpt2_fallback)
 {
 	const char *dir = o->tokenizer_dir ? o->tokenizer_dir : o->model_dir;
 	gpt2_tokenizer *tok;
@@ -153,8 +152,7 @@ gpt2_tokenizer *gpt2run_load_tokenizer(const struct gpt2run_options *o,
 	    !has_file(dir, "vocab.json") && !has_file(dir, "merges.txt")) {
 		if (gpt2_tokenizer_load(&tok, fallback, err2, sizeof err2) != 0)
 			cli_die(CLI_ERROR, "%s", err2);
-		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s",
-		         dir, fallback);
+		cli_warn("%s: no tokenizer files; using the GPT-2 tokenizer in %s", dir, fallback);
 		return tok;
 	}
 	cli_die(CLI_ERROR, "%s (give --tokenizer PATH%s)", err,

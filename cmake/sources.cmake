@@ -122,6 +122,7 @@ set(ST_GPT2_SOURCES
   tools/gpt2/gpt2_sample.c
   tools/gpt2/gpt2run_check.c
   tools/gpt2/gpt2run_generate.c
+  tools/gpt2/gpt2run_main.c
   tools/gpt2/gpt2run_options.c
   tools/gpt2/gpt2run_prompt.c
   tools/gpt2/kernels.c

@@ -15,7 +15,7 @@
  * Errors: every function that can fail returns 0 or -1 and then leaves
  * one line in err (errlen bytes, err may be NULL); see internal.h.
  *
- * Recipe (see gpt2run.c):
+ * Recipe (model.c drives it so for gpt2run and strun):
  *   1. gpt2_model_load(&m, "snapshot/", -1, err, sizeof err)
  *   2. gpt2_model_set_threads(m, n, err, sizeof err)
  *   3. gpt2_cache_new(&c, m, 0, err, sizeof err)

@@ -1,8 +1,9 @@
 /*
- * gpt2run.h - the parts of the gpt2run tool (tools/gpt2run.c holds its
- * main): its options, its prompt, --check and --logits-out, and the
- * generation loop that streams text. Not the model (gpt2.h) and not
- * shared with gpt2export: these are one tool's front end split in files,
+ * gpt2run.h - the front end of the runners gpt2run and strun (one main,
+ * gpt2run_main.c; tools/gpt2run.c and tools/strun.c call it): its
+ * options, its prompt, --check and --logits-out, and the generation loop
+ * that streams text. Not the models (model.h) and not shared with
+ * gpt2export: these are one tool's front end split in files,
  * so, like a main(), they print, and die through cli_die and
  * cli_usage_error (doc/errors.md) with gpt2run's messages and exit codes.
  */
@@ -33,13 +34,21 @@ struct gpt2run_options {
 };
 
 /*
- * Parse the command line into *o (defaults first); --help and --version
- * print and exit 0, a usage error exits 2 (gpt2run_options.c).
+ * The whole run, after cli_init: its options, the model from --model-dir,
+ * then the logits or the generated text; the exit code. any_family: any
+ * model the model layer loads (strun), else GPT-2's loader alone, which
+ * refuses every other model_type (gpt2run). intro: as
+ * gpt2run_parse_options's.
  */
-void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o);
-/* The same for another runner (strun): intro, the lines of --help after
- * "Usage: PROG --model-dir DIR [OPTION]...", says what it runs. */
-void gpt2run_parse_options_as(int argc, char **argv, struct gpt2run_options *o, const char *intro);
+int gpt2run_main(int argc, char **argv, const char *intro, int any_family);
+
+/*
+ * Parse the command line into *o (defaults first); --help and --version
+ * print and exit 0, a usage error exits 2 (gpt2run_options.c). intro, the
+ * lines of --help after "Usage: PROG --model-dir DIR [OPTION]...", says
+ * what the runner runs.
+ */
+void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o, const char *intro);
 
 /* ---- the prompt (gpt2run_prompt.c) --------------------------------------- */
 
@@ -90,11 +99,8 @@ int gpt2run_check_logits(st_checkpoint *ref, long li, const char *path, const fl
  * logits) and compare with REF's want; print the first step that differs.
  * CLI_OK or CLI_NO.
  */
-int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last, const int32_t *want,
-                         size_t n, const char *path);
-/* The same on any model of the model layer (strun). */
-int gpt2run_check_greedy_model(model *m, const float *last, const int32_t *want, size_t n,
-                               const char *path);
+int gpt2run_check_greedy(model *m, const float *last, const int32_t *want, size_t n,
+                         const char *path);
 /* --logits-out: the logits (T x V) as one F32 tensor 'logits'; exit 2. */
 void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
 
@@ -106,10 +112,7 @@ void gpt2run_write_logits(const char *path, const float *logits, int T, int V);
  * (--print-ids); stop at end-of-text unless --ignore-eos, or at the
  * context limit with a warning; the timings on stderr unless --quiet.
  */
-void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok, const int32_t *prompt,
-                      size_t T, const struct gpt2run_options *o);
-/* The same on any model of the model layer (strun). */
-void gpt2run_generate_model(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
-                            const struct gpt2run_options *o);
+void gpt2run_generate(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
+                      const struct gpt2run_options *o);
 
 #endif

@@ -150,16 +150,8 @@ int32_t *gpt2run_ref_greedy(st_checkpoint *ref, const char *path, size_t *n)
  * Level 3: generate n ids greedily after the prompt (last: its last
  * logits) and compare with REF's; print the first step that differs.
  */
-int gpt2run_check_greedy(gpt2_model *m, gpt2_cache *cache, const float *last, const int32_t *want,
-                         size_t n, const char *path)
-{
-	model rm;
-	model_wrap_gpt2(&rm, m, cache);
-	return gpt2run_check_greedy_model(&rm, last, want, n, path);
-}
-
-int gpt2run_check_greedy_model(model *m, const float *last, const int32_t *want, size_t n,
-                               const char *path)
+int gpt2run_check_greedy(model *m, const float *last, const int32_t *want, size_t n,
+                         const char *path)
 {
 	int V = m->vocab_size;
 	float *logits = cli_xmalloc((size_t)V * sizeof(float));

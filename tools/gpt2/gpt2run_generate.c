@@ -55,16 +55,8 @@ static int same_stream(void)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-void gpt2run_generate(gpt2_model *m, gpt2_cache *cache, gpt2_tokenizer *tok, const int32_t *prompt,
-                      size_t T, const struct gpt2run_options *o)
-{
-	model rm;
-	model_wrap_gpt2(&rm, m, cache);
-	gpt2run_generate_model(&rm, tok, prompt, T, o);
-}
-
-void gpt2run_generate_model(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
-                            const struct gpt2run_options *o)
+void gpt2run_generate(model *m, gpt2_tokenizer *tok, const int32_t *prompt, size_t T,
+                      const struct gpt2run_options *o)
 {
 	int V = m->vocab_size;
 	char err[1024];

@@ -11,14 +11,6 @@
 #include "common/ckpt.h"
 #include "fe/cli.h"
 
-static const char GPT2RUN_INTRO[] =
-	"Run GPT-2 from a Hugging Face snapshot on the CPU: generate text, or dump\n"
-	"or check the logits of a prompt.\n"
-	"\n"
-	"DIR holds config.json and the weights (model.safetensors, a shard index,\n"
-	"one *.safetensors file, or pytorch_model.bin read without running its\n"
-	"pickle), F32, F16 or BF16, and normally the tokenizer files.\n";
-
 static void usage(const char *intro)
 {
 	printf("Usage: %s --model-dir DIR [OPTION]...\n%s\n", cli_progname(), intro);
@@ -82,12 +74,7 @@ static void usage(const char *intro)
 	       "error, unreadable or invalid snapshot, I/O error.\n");
 }
 
-void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o)
-{
-	gpt2run_parse_options_as(argc, argv, o, GPT2RUN_INTRO);
-}
-
-void gpt2run_parse_options_as(int argc, char **argv, struct gpt2run_options *o, const char *intro)
+void gpt2run_parse_options(int argc, char **argv, struct gpt2run_options *o, const char *intro)
 {
 	enum {
 		OPT_TOKENIZE = 256,

@@ -74,10 +74,8 @@ static void gpt2_ops_describe(const model *rm, char *buf, size_t size)
 static void gpt2_ops_free(model *rm)
 {
 	gpt2_trace_free(rm->trace);
-	if (rm->owned) {
-		gpt2_cache_free(rm->cache);
-		gpt2_model_free(rm->impl);
-	}
+	gpt2_cache_free(rm->cache);
+	gpt2_model_free(rm->impl);
 }
 
 static const model_ops GPT2_OPS = {
@@ -92,13 +90,15 @@ static const model_ops GPT2_OPS = {
 	gpt2_ops_free,
 };
 
-void model_wrap_gpt2(model *rm, gpt2_model *m, gpt2_cache *cache)
+int model_load_gpt2(model *rm, const char *dir, int wdtype, char *err, size_t errlen)
 {
-	const gpt2_config *cfg = &m->config;
+	gpt2_model *m;
 	memset(rm, 0, sizeof *rm);
+	if (gpt2_model_load(&m, dir, wdtype, err, errlen))
+		return -1;
+	const gpt2_config *cfg = &m->config;
 	rm->ops = &GPT2_OPS;
 	rm->impl = m;
-	rm->cache = cache;
 	rm->vocab_size = cfg->vocab_size;
 	rm->max_seq_len = cfg->max_seq_len;
 	rm->ctx_key = "n_positions";
@@ -108,6 +108,7 @@ void model_wrap_gpt2(model *rm, gpt2_model *m, gpt2_cache *cache)
 	rm->num_parameters = m->num_parameters;
 	rm->wdtype = m->wdtype;
 	rm->pool = m->pool;
+	return 0;
 }
 
 /* ---- the Llama family ---------------------------------------------------- */
@@ -202,7 +203,6 @@ static int load_llama(model *rm, const char *dir, int wdtype, char *err, size_t 
 	memset(rm, 0, sizeof *rm);
 	rm->ops = &LLAMA_OPS;
 	rm->impl = m;
-	rm->owned = 1;
 	rm->vocab_size = cfg->vocab_size;
 	rm->max_seq_len = cfg->max_seq_len;
 	rm->ctx_key = "max_position_embeddings";
@@ -231,12 +231,7 @@ int model_load(model *rm, const char *dir, int wdtype, char *err, size_t errlen)
 	if (llama)
 		return load_llama(rm, dir, wdtype, err, errlen);
 	/* Everything else is GPT-2's to accept or refuse, with its reason. */
-	gpt2_model *m;
-	if (gpt2_model_load(&m, dir, wdtype, err, errlen))
-		return -1;
-	model_wrap_gpt2(rm, m, NULL);
-	rm->owned = 1;
-	return 0;
+	return model_load_gpt2(rm, dir, wdtype, err, errlen);
 }
 
 int model_set_threads(model *rm, int n, char *err, size_t errlen)

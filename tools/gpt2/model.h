@@ -52,7 +52,6 @@ struct model {
 	void *impl;  /* gpt2_model * or llama_model * */
 	void *cache; /* gpt2_cache * or llama_cache *, after cache_new */
 	void *trace; /* the recorder of a --trace */
-	int owned;   /* model_free frees impl and cache */
 	/* What the front end needs, whatever the family. */
 	int vocab_size;
 	int max_seq_len;
@@ -72,8 +71,9 @@ struct model {
  * stored and refuses another). 0, or -1 with one line in err.
  */
 int model_load(model *rm, const char *dir, int wdtype, char *err, size_t errlen);
-/* A GPT-2 model and cache of the caller's (not freed by model_free). */
-void model_wrap_gpt2(model *rm, gpt2_model *m, gpt2_cache *cache);
+/* The same with GPT-2's loader alone, whatever config.json names (gpt2run:
+ * another model_type is refused with GPT-2's loader's reason). */
+int model_load_gpt2(model *rm, const char *dir, int wdtype, char *err, size_t errlen);
 int model_set_threads(model *rm, int n, char *err, size_t errlen);
 int model_cache_new(model *rm, int capacity, char *err, size_t errlen);
 int model_forward(model *rm, const int32_t *ids, int T, float *logits, int all_logits, char *err,

@@ -8,5 +8,5 @@
 set -eu
 build=${1:-build}
 ggml=${2:-/work/ref/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so}
-exec python3 "$(dirname "$0")/bench_ggml.py" "$build/lib/libst.so" "$ggml" \
+exec /usr/bin/python3 "$(dirname "$0")/bench_ggml.py" "$build/lib/libst.so" "$ggml" \
 	"${3:-4194304}" "${4:-7}"

@@ -45,13 +45,13 @@ mkdir -p "$dir"
 f16=$dir/qwen2-$shape-f16.gguf
 q4=$dir/qwen2-$shape-q4_k_m.gguf
 if [ ! -f "$f16" ]; then
-	python3 "$here/qwen2_random.py" "$dir/tmp" "$f16.part" f16 "$shape"
+	/usr/bin/python3 "$here/qwen2_random.py" "$dir/tmp" "$f16.part" f16 "$shape"
 	rm -rf "$dir/tmp"
 	mv "$f16.part" "$f16"
 fi
 if [ ! -f "$q4" ]; then
 	[ -n "$lib" ] || { echo "bench_gguf_stats: no libllama under $nlc" >&2; exit 2; }
-	python3 "$here/llama_quantize.py" "$lib" "$f16" "$q4.part" 15 >"$dir/quantize.log" 2>&1 ||
+	/usr/bin/python3 "$here/llama_quantize.py" "$lib" "$f16" "$q4.part" 15 >"$dir/quantize.log" 2>&1 ||
 		{ tail "$dir/quantize.log" >&2; exit 2; }
 	mv "$q4.part" "$q4"
 fi

@@ -54,7 +54,7 @@ for f in "$A" "$B"; do
 	[ -f "$f" ] && continue
 	dt=$(basename "$f" .gguf | sed 's/.*-//')
 	mkdir -p "$(dirname "$f")"
-	python3 "$here/qwen2_random.py" "$dir/model" "$f.part" "$dt"
+	/usr/bin/python3 "$here/qwen2_random.py" "$dir/model" "$f.part" "$dt"
 	rm -rf "$dir/model"
 	mv "$f.part" "$f"
 done
@@ -64,7 +64,7 @@ mkdir -p "$qdir"
 for q in "q8 7" "q4km 15"; do
 	set -- $q
 	[ ! -f "$qdir/$1.gguf" ] || continue
-	python3 "$here/llama_quantize.py" "$lib" "$B" "$qdir/$1.part" "$2" >"$dir/q.log" 2>&1 ||
+	/usr/bin/python3 "$here/llama_quantize.py" "$lib" "$B" "$qdir/$1.part" "$2" >"$dir/q.log" 2>&1 ||
 		{ tail "$dir/q.log" >&2; exit 2; }
 	mv "$qdir/$1.part" "$qdir/$1.gguf"
 done
@@ -135,7 +135,7 @@ for q in q8 q4km; do
 	mem "stconvert -j 2" "$build/bin/stconvert" -q -j 2 "$X" -
 	if [ -d "$gpy" ]; then
 		printf '  gguf-py dequantize (no write): %s\n' \
-			"$(PYTHONPATH=$gpy python3 "$here/gguf_py_dequant.py" "$X")"
+			"$(PYTHONPATH=$gpy /usr/bin/python3 "$here/gguf_py_dequant.py" "$X")"
 	fi
 	rm -f "$dir"/o*.safetensors
 done

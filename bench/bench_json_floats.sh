@@ -21,7 +21,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/lib.sh"
 export PYTHONPATH=${GGUF_PY:-/work/ref/llama.cpp/gguf-py}
-python3 - "$dir" "$n" <<'PY'
+/usr/bin/python3 - "$dir" "$n" <<'PY'
 import sys, numpy as np, gguf
 d, n = sys.argv[1], int(sys.argv[2])
 rng = np.random.default_rng(7)
@@ -43,7 +43,7 @@ PY
 f=$dir/floats.gguf
 "$build/bin/stinfo" --all --json "$f" >"$dir/new.json"
 # Every value reads back as the float it was written from.
-python3 - "$dir" <<'PY'
+/usr/bin/python3 - "$dir" <<'PY'
 import json, sys, numpy as np
 d = sys.argv[1]
 doc = json.load(open(d + "/new.json"))
@@ -54,7 +54,7 @@ PY
 for r in $(seq 1 "$runs"); do
 	time_one new "$build/bin/stinfo" --all --json "$f"
 	[ -z "$base" ] || time_one base "$base/bin/stinfo" --all --json "$f"
-	python3 "$dir/dumps.py" "$dir/values.f32" >"$dir/py.out"
+	/usr/bin/python3 "$dir/dumps.py" "$dir/values.f32" >"$dir/py.out"
 	read -r pt pc plen <"$dir/py.out"
 	echo "$pt" >>"$dir/python.t"
 	echo "$pc" >>"$dir/python.c"

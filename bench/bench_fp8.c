@@ -204,7 +204,8 @@ int main(int argc, char **argv)
 		                      BLOCK,
 		                      BLOCK,
 		                      (int)scols,
-		                      tab_ok ? tab : NULL};
+		                      tab_ok ? tab : NULL,
+		                      0};
 
 	float *px = malloc(scratch_n * sizeof(float));
 	if (!px) {

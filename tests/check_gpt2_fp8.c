@@ -105,7 +105,7 @@ static void make_at(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc,
 	for (int i = 0; i < srows * scols; i++)
 		m->scale[i] = (float)(1 + next() % 1000) * 1e-4f;
 	int ok = llama_fp8_bf16_table(m->tab, m->lut);
-	m->w = (llama_mat){m->codes, dt, m->lut, m->scale, br, bc, scols, ok ? m->tab : NULL};
+	m->w = (llama_mat){m->codes, dt, m->lut, m->scale, br, bc, scols, ok ? m->tab : NULL, 0};
 }
 
 static void make(struct mat *m, st_dtype dt, int OUT, int IN, int br, int bc)
@@ -231,7 +231,8 @@ START_TEST(row_is_dequantized)
 END_TEST
 
 /* A NaN code: NaN from the table (portable; AVX-512 through the BF16
- * table), 480 on the table-free AVX2 loop. */
+ * table), 480 on the table-free AVX2 loop, NaN again once the loader's
+ * scan (llama_fp8_mark_nan) has marked the matrix. */
 START_TEST(nan_codes_as_documented)
 {
 	struct mat m;
@@ -252,6 +253,11 @@ START_TEST(nan_codes_as_documented)
 		llama_fp8_dots(k, out, px, &m.w, 80, 0, 2, xs);
 		ck_assert_float_eq(out[0], (79.0f + 480.0f) * 0.5f);
 		ck_assert_float_eq(out[1], (79.0f - 480.0f) * 0.5f);
+		ck_assert_int_eq(llama_fp8_mark_nan(k, &m.w, 160), 1);
+		llama_fp8_prepare(px, x, 80, llama_fp8_layout(k, &m.w));
+		llama_fp8_dots(k, out, px, &m.w, 80, 0, 2, xs);
+		ck_assert(isnan(out[0]) && isnan(out[1]));
+		m.w.nan_codes = 0;
 	}
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
@@ -261,6 +267,48 @@ START_TEST(nan_codes_as_documented)
 		ck_assert(isnan(out[0]) && isnan(out[1]));
 	}
 #endif
+	unmake(&m);
+}
+END_TEST
+
+/*
+ * The loader's scan on the AVX2 table: one NaN code (0x7f or 0xff)
+ * anywhere in the n codes, and only there, whatever n and the alignment
+ * (the bytes around the codes are NaN codes too: a read past either end
+ * would find them); never on a loop that reads NaN as NaN.
+ */
+START_TEST(nan_scan_finds_every_place)
+{
+	const gpt2_kernels *k = gpt2_kernels_find("avx2");
+	if (!k)
+		return;
+	static const int sizes[][2] = {{1, 1}, {1, 31}, {1, 32}, {3, 33}, {64, 64}, {70, 97}};
+	for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+		for (int off = 0; off < 64; off += 21) {
+			struct mat m;
+			make_at(&m, ST_DTYPE_F8_E4M3, sizes[z][0], sizes[z][1], 128, 128, off);
+			size_t n = (size_t)m.OUT * (size_t)m.IN;
+			ck_assert_int_eq(llama_fp8_mark_nan(k, &m.w, n), 0);
+			size_t at[] = {0, n - 1, n / 2, 31, 32, 4095, 4096, 4127};
+			for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+				if (at[a] >= n)
+					continue;
+				unsigned char keep = m.codes[at[a]];
+				m.codes[at[a]] = a % 2 ? 0xff : 0x7f;
+				ck_assert_msg(llama_fp8_mark_nan(k, &m.w, n) == 1,
+				              "%zu codes at +%d: NaN at %zu not found", n, off,
+				              at[a]);
+				m.w.nan_codes = 0;
+				m.codes[at[a]] = keep;
+			}
+			unmake(&m);
+		}
+	/* A 0x7f in E5M2 is NaN too, but that loop is the table's: no scan. */
+	struct mat m;
+	make(&m, ST_DTYPE_F8_E5M2, 2, 40, 128, 128);
+	m.codes[3] = 0x7f;
+	ck_assert_int_eq(llama_fp8_mark_nan(k, &m.w, 80), 0);
+	ck_assert_int_eq(llama_fp8_mark_nan(gpt2_kernels_find("portable"), &m.w, 80), 0);
 	unmake(&m);
 }
 END_TEST
@@ -275,6 +323,7 @@ int main(void)
 	tcase_add_test(tc, dots_any_alignment);
 	tcase_add_test(tc, row_is_dequantized);
 	tcase_add_test(tc, nan_codes_as_documented);
+	tcase_add_test(tc, nan_scan_finds_every_place);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -153,6 +153,23 @@ done
 run fp8_vs_f32 0 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" --atol 0.5 -q &&
   expect_out fp8_vs_f32 '^greedy: 8 ids match'
 run fp8_vs_f32_tight 1 "$S" --model-dir "$TMP/fp8_qwen3" --check "$D/qwen3/ref.safetensors" -q
+# A NaN code (0x7f) in one weight: NaN logits on every kernel table, as
+# libst's dequantization of the same file gives (the table-free AVX2 loop
+# alone would read the code as 480: the loader scans the matrices that
+# loop would run and sends this one to the portable loop).
+cp -r "$TMP/fp8_qwen3" "$TMP/fp8_nan"
+nanj=$("$BIN/stinfo" --json --tensors 'model.layers.0.mlp.up_proj.weight' "$TMP/fp8_nan")
+hb=$(printf '%s\n' "$nanj" | sed -n 's/.*"header_bytes": \([0-9]*\).*/\1/p')
+off=$(printf '%s\n' "$nanj" | sed -n 's/.*"data_offsets": \[\([0-9]*\),.*/\1/p')
+[ -n "$hb" ] && [ -n "$off" ] || fail "fp8_nan: no offsets in stinfo --json"
+printf '\177' | dd of="$TMP/fp8_nan/model.safetensors" bs=1 seek=$((8 + hb + off + 37)) conv=notrunc 2>/dev/null
+run fp8_nan_deq 0 "$BIN/stconvert" "$TMP/fp8_nan" "$TMP/deq_nan" --to f32 -q
+run fp8_nan_ref 0 "$S" --model-dir "$TMP/deq_nan" --ids 42 --logits-out "$TMP/deq_nan.st" -q
+for k in portable avx2 avx512; do
+  GPT2RUN_KERNEL=$k "$S" --model-dir "$TMP/fp8_nan" --ids 1 -n 1 -q --print-ids >/dev/null 2>&1 || continue
+  GPT2RUN_KERNEL=$k run "fp8_nan_$k" 0 "$S" --model-dir "$TMP/fp8_nan" --ids 42 --check "$TMP/deq_nan.st" -q &&
+    expect_out "fp8_nan_$k" '\(-?nan, reference -?nan\): OK'
+done
 # An FP8 weight without its scale is refused, by name.
 run fp8_drop 0 "$BIN/stconvert" "$TMP/fp8_qwen3" "$TMP/fp8_noscale2" --drop 'model.layers.1.mlp.up_proj.weight_scale_inv' -q
 run fp8_noscale 2 "$S" --model-dir "$TMP/fp8_noscale2" --ids 1 -n 1 --print-ids -q &&

@@ -88,6 +88,9 @@ typedef struct llama_mat {
 	/* F8: codes 0..127 as BF16 bits, 128 high bytes then 128 low bytes
 	 * (llama_fp8_bf16_table), or NULL when a value is not a BF16. */
 	const unsigned char *bf16;
+	/* F8: a code is NaN, where the loop llama_fp8_mark_nan names would
+	 * give it a value: the portable loop runs it. */
+	int nan_codes;
 } llama_mat;
 
 /* One block's parameters; vectors are F32 (NULL when absent). */
@@ -168,6 +171,15 @@ void llama_fp8_dots(const struct gpt2_kernels *k, float *out, const float *x, co
  * is a BF16 and code c | 0x80 is -lut[c] (NaN for NaN): 1, else 0.
  */
 int llama_fp8_bf16_table(unsigned char tab[256], const float lut[256]);
+/*
+ * Before w's first product with table k (w's n codes in place): when k
+ * would run w on the table-free AVX2 loop, which reads a NaN code (0x7f,
+ * 0xff) as 480, scan the codes and set w->nan_codes if one is NaN, so
+ * that NaN comes out as the model's table says, on every table. A scan
+ * of the codes at the read bandwidth, on AVX2 machines only. Returns
+ * w->nan_codes.
+ */
+int llama_fp8_mark_nan(const struct gpt2_kernels *k, llama_mat *w, size_t n);
 
 /*
  * The KV cache (F32, (L, NKV, capacity, hd): by head) and the scratch of

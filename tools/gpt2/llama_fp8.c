@@ -21,7 +21,9 @@
  *     code's bits moved into an F16's (sign to bit 15, exponent and
  *     mantissa shifted left 7) make an F16 of value x * 2^-8 exactly,
  *     subnormals included, which vcvtph2ps widens; the 2^8 goes into xs.
- *     Only NaN codes (0x7f, 0xff) differ: 480 instead of NaN.
+ *     Only NaN codes (0x7f, 0xff) differ: 480 instead of NaN; the loader
+ *     scans the matrices this loop would run (llama_fp8_mark_nan) and
+ *     sends one holding a NaN code to the portable loop instead.
  * Sums are F32, each output row reduced in a fixed order by one call.
  * The portable loop sums each block of columns and scales the block's
  * sum, as the format reads; the vector loops round x * scale instead, so
@@ -196,6 +198,29 @@ static void dots_e4m3_avx2(float *out, const float *xs, const unsigned char *w, 
 		if (two)
 			out[j + 1] = hsum8(_mm256_add_ps(b0, b1));
 	}
+}
+
+/* Whether one of the n codes at p is an E4M3 NaN (0x7f or 0xff). */
+static int any_nan_e4m3_avx2(const unsigned char *p, size_t n)
+{
+	const __m256i sign = _mm256_set1_epi8((char)0x80), ones = _mm256_set1_epi8((char)0xFF);
+	size_t i = 0;
+	while (i + 32 <= n) {
+		/* 4 KiB between tests: the compare stays off the loop's path. */
+		size_t end = n - i > 4096 ? i + 4096 : n - n % 32;
+		__m256i any = _mm256_setzero_si256();
+		for (; i < end; i += 32) {
+			__m256i c = _mm256_loadu_si256((const __m256i *)(p + i));
+			any = _mm256_or_si256(any,
+			                      _mm256_cmpeq_epi8(_mm256_or_si256(c, sign), ones));
+		}
+		if (!_mm256_testz_si256(any, any))
+			return 1;
+	}
+	for (; i < n; i++)
+		if ((p[i] & 0x7f) == 0x7f)
+			return 1;
+	return 0;
 }
 GPT2_TARGET_END
 
@@ -385,13 +410,25 @@ static enum fp8_path fp8_path(const gpt2_kernels *k, const llama_mat *w)
 #ifdef HAVE_X86
 	if (strcmp(k->name, "avx512") == 0 && w->bf16 && has_vbmi())
 		return AVX512;
-	if (strcmp(k->name, "portable") != 0 && w->dt == ST_DTYPE_F8_E4M3)
+	if (strcmp(k->name, "portable") != 0 && w->dt == ST_DTYPE_F8_E4M3 && !w->nan_codes)
 		return AVX2;
 #else
 	(void)k;
 	(void)w;
 #endif
 	return PORTABLE;
+}
+
+int llama_fp8_mark_nan(const gpt2_kernels *k, llama_mat *w, size_t n)
+{
+#ifdef HAVE_X86
+	if (fp8_path(k, w) == AVX2)
+		w->nan_codes = any_nan_e4m3_avx2(w->w, n);
+#else
+	(void)k;
+	(void)n;
+#endif
+	return w->nan_codes;
 }
 
 int llama_fp8_layout(const gpt2_kernels *k, const llama_mat *w)

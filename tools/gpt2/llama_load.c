@@ -228,6 +228,8 @@ static int take_matrix(llama_model *m, size_t i, llama_mat *out, const char *fil
 	}
 	out->w = data;
 	out->dt = t->dtype;
+	if (f8)
+		llama_fp8_mark_nan(m->kernels, out, (size_t)t->n_elements);
 	return 0;
 }
 
@@ -411,6 +413,10 @@ int llama_model_load(llama_model **out, const char *dir, char *err, size_t errle
 	                                                   : st_checkpoint_path(m->ck);
 	long alias;
 	m->f8type = ST_DTYPE_F32;
+	/* The kernels first: which FP8 loop runs a matrix decides whether its
+	 * codes are scanned for NaN (take_matrix). */
+	if (gpt2_kernels_default(&m->kernels, err, errlen))
+		goto fail;
 	if (st_config_read_block_size(cdir, &m->block_rows, &m->block_cols, NULL, &e) != ST_OK) {
 		gpt2_err(err, errlen, "%s", e.message);
 		goto fail;
@@ -429,8 +435,6 @@ int llama_model_load(llama_model **out, const char *dir, char *err, size_t errle
 		goto fail;
 	}
 	llama_rope_inv_freq(&m->config, m->inv_freq);
-	if (gpt2_kernels_default(&m->kernels, err, errlen))
-		goto fail;
 	*out = m;
 	return 0;
 fail:

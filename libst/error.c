@@ -67,6 +67,28 @@ const char *st_strerror(int code)
 	}
 }
 
+void st__one_line(char *s, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p && *p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p)
+		return; /* nothing to escape: the message as it was */
+	char out[1024];
+	size_t lim = size < sizeof out ? size : sizeof out, k = 0;
+	for (p = (const unsigned char *)s; *p; p++) {
+		int ctl = *p < 0x20 || *p == 0x7f;
+		if (k + (ctl ? 4 : 1) >= lim)
+			break;
+		if (ctl)
+			k += (size_t)snprintf(out + k, lim - k, "\\x%02x", *p);
+		else
+			out[k++] = (char)*p;
+	}
+	out[k] = 0;
+	memcpy(s, out, k + 1);
+}
+
 int st__error(st_error *err, int code, const char *fmt, ...)
 {
 	if (err) {
@@ -76,6 +98,7 @@ int st__error(st_error *err, int code, const char *fmt, ...)
 		err->sys_errno = 0;
 		vsnprintf(err->message, sizeof err->message, fmt, ap);
 		va_end(ap);
+		st__one_line(err->message, sizeof err->message);
 	}
 	return code;
 }
@@ -92,6 +115,7 @@ int st__error_sys(st_error *err, int code, int errnum, const char *fmt, ...)
 		if (n >= 0 && (size_t)n < sizeof err->message)
 			snprintf(err->message + n, sizeof err->message - (size_t)n,
 			         ": %s", strerror(errnum));
+		st__one_line(err->message, sizeof err->message);
 	}
 	return code;
 }
@@ -105,6 +129,7 @@ void st_problem_report(st_problem_fn fn, void *ctx, int severity, const char *fm
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	st__one_line(msg, sizeof msg);
 	fn(ctx, severity, msg);
 }
 
@@ -119,6 +144,7 @@ void st__report(struct st__report *r, int severity, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	st__one_line(msg, sizeof msg);
 	if (severity == ST_PROBLEM_ERROR) {
 		r->n_errors++;
 		if (!r->fn && r->n_errors == 1)
@@ -127,6 +153,7 @@ void st__report(struct st__report *r, int severity, const char *fmt, ...)
 	if (r->fn) {
 		char line[512 + 480];
 		snprintf(line, sizeof line, "%s: %s", r->path, msg);
+		st__one_line(line, sizeof line);
 		r->fn(r->ctx, severity, line);
 	}
 }

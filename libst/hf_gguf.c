@@ -612,6 +612,7 @@ static void note(const st_convert_run *r, int severity, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof m, fmt, ap);
 	va_end(ap);
+	st__one_line(m, sizeof m);
 	r->note(r->ctx, severity, m);
 }
 

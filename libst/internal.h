@@ -67,6 +67,15 @@ void st__buf_free(struct st__buf *b);
 const uint32_t *st__f8_table(st_dtype t);
 
 /*
+ * A message made one line (doc/errors.md), whatever the names and paths
+ * from a file in it hold: each byte below 0x20 and DEL as \xNN, the text
+ * cut to fit size bytes (at most 1024) when that lengthens it. A message
+ * with no such byte is left as it is. st__error, st__error_sys,
+ * st__report and st_problem_report apply it to what they format.
+ */
+void st__one_line(char *s, size_t size);
+
+/*
  * For messages (format.c): a name quoted with bytes < 0x20 escaped and cut
  * at 120 bytes; a shape as "[2, 3]". Both write into buf and never overflow.
  */

@@ -545,6 +545,34 @@ START_TEST(test_sniff)
 }
 END_TEST
 
+/* Every message is one line (doc/errors.md): a file's bytes below 0x20
+ * and DEL in it come out as \xNN, cut whole when they do not fit. */
+START_TEST(test_messages_one_line)
+{
+	st_error e;
+	st__error(&e, ST_EFORMAT, "f: '%s'", "a\nb\x1b[2J\x7f\t");
+	ck_assert_str_eq(e.message, "f: 'a\\x0ab\\x1b[2J\\x7f\\x09'");
+	st__error(&e, ST_EFORMAT, "plain \\ text");
+	ck_assert_str_eq(e.message, "plain \\ text");
+	char big[600];
+	memset(big, 'n', sizeof big);
+	big[sizeof big - 1] = 0;
+	big[509] = '\n'; /* its escape would end past the 511 bytes: cut there */
+	st__error(&e, ST_EFORMAT, "%s", big);
+	ck_assert_uint_eq(strlen(e.message), 509);
+	ck_assert(strchr(e.message, '\n') == NULL && strchr(e.message, '\\') == NULL);
+	big[509] = 'n';
+	big[300] = '\r';
+	st__error(&e, ST_EFORMAT, "%s", big);
+	ck_assert_uint_eq(strlen(e.message), 511);
+	ck_assert(strstr(e.message, "n\\x0dn") != NULL);
+	char line[64];
+	snprintf(line, sizeof line, "x\033y");
+	st__one_line(line, sizeof line);
+	ck_assert_str_eq(line, "x\\x1by");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("format");
@@ -555,6 +583,7 @@ int main(void)
 	tc = tcase_create("core");
 	tcase_add_test(tc, test_table);
 	tcase_add_test(tc, test_index_out_of_range_aborts);
+	tcase_add_test(tc, test_messages_one_line);
 	tcase_add_test(tc, test_metadata);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_shapes);

@@ -20,8 +20,10 @@
 #include <st.h>
 
 /*
- * Format one line into err (errlen bytes; nothing when err is NULL) and
- * return -1, so that a failure reads "return gpt2_err(err, ...)".
+ * Format one line into err (errlen bytes; nothing when err is NULL): each
+ * byte below 0x20 and DEL of what the format gives (a name from a file)
+ * as \xNN, as libst's messages (st__one_line). Returns -1, so that a
+ * failure reads "return gpt2_err(err, ...)". An argument may be err itself.
  */
 int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

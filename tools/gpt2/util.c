@@ -13,10 +13,24 @@
 int gpt2_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (err && errlen) {
+		char m[1024];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		vsnprintf(m, sizeof m, fmt, ap);
 		va_end(ap);
+		/* One line, whatever a file's names hold (doc/errors.md): each
+		 * byte below 0x20 and DEL as \xNN, as libst's messages. */
+		size_t k = 0;
+		for (const unsigned char *p = (const unsigned char *)m; *p; p++) {
+			int ctl = *p < 0x20 || *p == 0x7f;
+			if (k + (ctl ? 4 : 1) >= errlen)
+				break;
+			if (ctl)
+				k += (size_t)snprintf(err + k, errlen - k, "\\x%02x", *p);
+			else
+				err[k++] = (char)*p;
+		}
+		err[k] = 0;
 	}
 	return -1;
 }

@@ -1,7 +1,7 @@
 /*
  * check_gpt2_fuzz_corpus.c - replay the committed fuzz corpus of the GPT-2
  * tools (tests/fuzz/corpus/<target>/ for fuzz_tokenizer, fuzz_encode,
- * fuzz_tok_gguf, fuzz_encode_vocab, fuzz_config, fuzz_llmc and fuzz_model) through the targets of
+ * fuzz_tok_gguf, fuzz_encode_vocab, fuzz_config, fuzz_llmc, fuzz_model and fuzz_llama_model) through the targets of
  * tests/fuzz/targets_gpt2.c with the normal build, so that every input that
  * once broke tools/gpt2, and the seeds, keep passing without clang or
  * libFuzzer. A target calls abort() when a property fails, which fails the
@@ -34,6 +34,7 @@ static const struct replay_target targets[] = {
 	{"config", fuzz_config, 6, fz_gpt2_cleanup},
 	{"llmc", fuzz_llmc, 6, fz_gpt2_cleanup},
 	{"model", fuzz_model, 6, fz_gpt2_cleanup},
+	{"llama_model", fuzz_llama_model, 8, fz_gpt2_cleanup},
 };
 
 int main(void)

@@ -4,7 +4,7 @@
 # fuzz_config_dtype, fuzz_gguf, fuzz_hf_vocab, fuzz_quant, fuzz_verify, fuzz_arch,
 # and those of the GPT-2 tools: fuzz_tokenizer, fuzz_encode, fuzz_tok_gguf,
 # fuzz_encode_vocab, fuzz_config,
-# fuzz_llmc, fuzz_model,
+# fuzz_llmc, fuzz_model, fuzz_llama_model,
 # and of tools/common (with tools/fe): fuzz_order, fuzz_dequant.
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev).
 set -eu
@@ -58,7 +58,7 @@ for src in "$root"/tools/gpt2/*.c "$root"/tools/fe/cli.c "$root"/tools/fe/json.c
 		-I"$root/tools" $cjson -c "$src" -o "$obj"
 	gobjs+=("$obj")
 done
-for t in fuzz_tokenizer fuzz_encode fuzz_tok_gguf fuzz_encode_vocab fuzz_config fuzz_llmc fuzz_model; do
+for t in fuzz_tokenizer fuzz_encode fuzz_tok_gguf fuzz_encode_vocab fuzz_config fuzz_llmc fuzz_model fuzz_llama_model; do
 	"$cc" "${flags[@]}" -I"$root/tools" -DFUZZ_GPT2 -DFUZZ_TARGET="$t" \
 		-DST_TESTDATA="\"$root/testdata\"" "$here/fuzz.c" "${gobjs[@]}" \
 		"${objs[@]}" "${libs[@]}" -lonig -lutf8proc -o "$out/$t"
@@ -78,5 +78,5 @@ for t in fuzz_order fuzz_dequant; do
 		"${objs[@]}" "${libs[@]}" -o "$out/$t"
 done
 echo "built: $out/{fuzz_header,fuzz_torch,fuzz_legacy,fuzz_tar,fuzz_index,fuzz_writer,fuzz_gguf,fuzz_hf_vocab,fuzz_quant,fuzz_verify,fuzz_arch}"
-echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_tok_gguf,fuzz_encode_vocab,fuzz_config,fuzz_llmc,fuzz_model}"
+echo "built: $out/{fuzz_tokenizer,fuzz_encode,fuzz_tok_gguf,fuzz_encode_vocab,fuzz_config,fuzz_llmc,fuzz_model,fuzz_llama_model}"
 echo "built: $out/{fuzz_order,fuzz_dequant}"

@@ -30,7 +30,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 all="fuzz_header fuzz_torch fuzz_legacy fuzz_tar fuzz_index fuzz_writer
 fuzz_config_dtype fuzz_gguf fuzz_hf_vocab fuzz_quant fuzz_verify fuzz_arch fuzz_tokenizer
-fuzz_encode fuzz_config fuzz_llmc fuzz_model fuzz_order fuzz_dequant"
+fuzz_encode fuzz_config fuzz_llmc fuzz_model fuzz_llama_model fuzz_order fuzz_dequant"
 
 usage() {
 	echo "usage: $0 SECONDS [TARGET...]   (SECONDS per target; targets: $(echo $all))" >&2
@@ -60,7 +60,7 @@ fi
 # (README.md, "Build and run").
 max_len() {
 	case $1 in
-	fuzz_torch | fuzz_legacy | fuzz_tar | fuzz_model) echo 8192 ;;
+	fuzz_torch | fuzz_legacy | fuzz_tar | fuzz_model | fuzz_llama_model) echo 8192 ;;
 	fuzz_index | fuzz_verify) echo 2048 ;;
 	fuzz_writer) echo 1024 ;;
 	fuzz_dequant) echo 128 ;;

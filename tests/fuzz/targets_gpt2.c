@@ -40,6 +40,13 @@
  *                   complete, takes at most twice the file's size, and
  *                   gives the same logits after a round trip through an
  *                   llm.c checkpoint.
+ *   fuzz_llama_model  a config.json plus a hostile model.safetensors for
+ *                   the Llama family's loader (llama_model_load: F32,
+ *                   F16, BF16, scaled F8 and their scales, tied heads):
+ *                   a refusal is one line; what loads runs a prompt on
+ *                   every kernel table the CPU has, every traced stage
+ *                   has the prompt's rows, and the last token's logits
+ *                   do not depend on whether all positions' were asked.
  *
  * Files go to one temporary folder (under $TMPDIR, else /tmp), removed at
  * exit. It is not a test of messages or exact results: the unit tests do
@@ -47,6 +54,7 @@
  */
 #include "gpt2/export.h"
 #include "gpt2/gpt2.h"
+#include "gpt2/kernels.h"
 #include "gpt2/llama.h"
 #include "gpt2/llmc.h"
 #include "gpt2/tokenizer.h"
@@ -815,6 +823,25 @@ static void fuzz_llmc(const unsigned char *data, size_t size)
 
 /* ---- model snapshots --------------------------------------------------------- */
 
+/*
+ * The input's config.json, up to its first NUL (then *data and *size the
+ * rest: the checkpoint), else dflt (the whole input the checkpoint),
+ * written into the temporary folder.
+ */
+static void fz_write_config(const unsigned char **data, size_t *size, const char *dflt)
+{
+	const unsigned char *nul = memchr(*data, 0, *size);
+	char p[512];
+	if (!nul) {
+		fz_write(fz_path(p, "config.json"), dflt, strlen(dflt));
+		return;
+	}
+	size_t len = (size_t)(nul - *data);
+	fz_write(fz_path(p, "config.json"), *data, len);
+	*size -= len + 1;
+	*data = nul + 1;
+}
+
 /* The config of testdata/gpt2/hand: the smallest GPT-2. */
 static const char fz_hand_config[] =
 	"{\"model_type\": \"gpt2\", \"vocab_size\": 2, \"n_positions\": 2, "
@@ -832,17 +859,8 @@ static void fuzz_model(const unsigned char *data, size_t size)
 	int mode = fz_mode(&data, &size);
 	if (mode < 0)
 		return;
-	const unsigned char *nul = memchr(data, 0, size);
-	const unsigned char *cfg_text = (const unsigned char *)fz_hand_config;
-	size_t cfg_len = sizeof fz_hand_config - 1;
-	if (nul) {
-		cfg_text = data;
-		cfg_len = (size_t)(nul - data);
-		size -= cfg_len + 1;
-		data = nul + 1;
-	}
+	fz_write_config(&data, &size, fz_hand_config);
 	char p[512], err[1024];
-	fz_write(fz_path(p, "config.json"), cfg_text, cfg_len);
 	remove(fz_path(p, "model.safetensors"));
 	remove(fz_path(p, "pytorch_model.bin"));
 	fz_write(fz_path(p, mode & 1 ? "pytorch_model.bin" : "model.safetensors"),
@@ -890,4 +908,95 @@ static void fuzz_model(const unsigned char *data, size_t size)
 		remove(bin);
 	}
 	gpt2_model_free(m);
+}
+
+/* ---- Llama-family snapshots --------------------------------------------------- */
+
+/* The config of tests/fuzz/make_llama_seeds.py's llama seed. */
+static const char fz_llama_hand_config[] =
+	"{\"model_type\": \"llama\", \"hidden_size\": 8, \"intermediate_size\": 12, "
+	"\"num_attention_heads\": 2, \"num_key_value_heads\": 1, \"num_hidden_layers\": 1, "
+	"\"vocab_size\": 16, \"max_position_embeddings\": 32, \"tie_word_embeddings\": true}";
+
+/* Every stage the forward pass records: the prompt's rows, values that
+ * can be read (ASan watches them). */
+struct fz_stages {
+	int T, n;
+	float sum;
+};
+
+static void fz_stage(void *ctx, const char *name, int layer, const float *values, int rows,
+                     size_t width, int heads)
+{
+	struct fz_stages *st = ctx;
+	CHECK(name && name[0] && layer >= -1 && rows == st->T && width > 0);
+	CHECK(heads >= 0 && (heads == 0 || width % (size_t)heads == 0));
+	for (size_t i = 0; i < (size_t)rows * width; i++)
+		st->sum += values[i] * 0.0f;
+	st->n++;
+}
+
+/*
+ * Input: a mode byte, then a config.json ended by a NUL byte and a
+ * model.safetensors (without a NUL the whole input is the checkpoint,
+ * beside fz_llama_hand_config). Mode bit 0: a prompt of 16 tokens (the
+ * packed-panel matmul), else 1 + (bits 1-2) tokens (the dot products).
+ */
+static void fuzz_llama_model(const unsigned char *data, size_t size)
+{
+	int mode = fz_mode(&data, &size);
+	if (mode < 0)
+		return;
+	fz_write_config(&data, &size, fz_llama_hand_config);
+	char p[512], err[1024];
+	fz_write(fz_path(p, "model.safetensors"), data, size);
+	llama_model *m = NULL;
+	err[0] = 0;
+	int rc = llama_model_load(&m, fz_dir, err, sizeof err);
+	if (rc != 0) {
+		CHECK(rc == -1 && m == NULL);
+		CHECK_MESSAGE(err);
+		return;
+	}
+	int V = m->config.vocab_size, T = mode & 1 ? 16 : 1 + (mode >> 1 & 3);
+	CHECK(V >= 1 && m->config.max_seq_len >= 1);
+	if (T > m->config.max_seq_len)
+		T = m->config.max_seq_len;
+	int32_t ids[16];
+	for (int t = 0; t < T; t++)
+		ids[t] = (int32_t)((7 * t + 1) % V);
+	float *all = malloc((size_t)T * (size_t)V * sizeof(float));
+	float *last = malloc((size_t)V * sizeof(float));
+	CHECK(all && last);
+	const gpt2_kernels *dflt = m->kernels;
+	for (int kt = 0; kt < 3; kt++) {
+		const gpt2_kernels *k = gpt2_kernels_find(gpt2_kernel_names[kt]);
+		if (!k)
+			continue;
+		m->kernels = k;
+		llama_cache *c = NULL;
+		CHECK(llama_cache_new(&c, m, T, err, sizeof err) == 0);
+		struct fz_stages st = {T, 0, 0.0f};
+		llama_cache_set_trace(c, fz_stage, &st);
+		if (llama_forward(m, c, ids, T, all, 1, err, sizeof err) != 0) {
+			fprintf(stderr, "loads but does not run: %s\n", err);
+			CHECK(0);
+		}
+		CHECK(st.n > 0 && llama_cache_len(c) == T);
+		llama_cache_free(c);
+		/* The last token's logits alone: the same bits, where both go
+		 * through the dot products (a prompt's head is a matmul). */
+		if (T < 16) {
+			c = NULL;
+			CHECK(llama_cache_new(&c, m, T, err, sizeof err) == 0);
+			CHECK(llama_forward(m, c, ids, T, last, 0, err, sizeof err) == 0);
+			CHECK(memcmp(last, all + (size_t)(T - 1) * (size_t)V,
+			             (size_t)V * sizeof(float)) == 0);
+			llama_cache_free(c);
+		}
+	}
+	m->kernels = dflt;
+	free(all);
+	free(last);
+	llama_model_free(m);
 }

@@ -144,7 +144,7 @@ void st__report(struct st__report *r, int severity, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	st__one_line(msg, sizeof msg);
+	/* st__error and the line below make it one line, path included. */
 	if (severity == ST_PROBLEM_ERROR) {
 		r->n_errors++;
 		if (!r->fn && r->n_errors == 1)
